@@ -1,0 +1,30 @@
+// Package cas is casckpt's content-addressed object store: the leaf of the
+// layering that every other package builds on.
+//
+// Vocabulary:
+//   - An object is a byte string of a Kind (a file chunk or a tree). Its ID is
+//     the BLAKE3 keyed hash of its plain bytes, keyed per kind, so a chunk can
+//     never be read as a tree nor the other way round.
+//   - A pack is a file under the store's packs directory holding many objects,
+//     each zstd-compressed (or raw when zstd does not help), with a per-object
+//     header and a trailing table, so the object index can be rebuilt from the
+//     packs alone. Packs are named by 128 random bits; their number within the
+//     index is what object locations refer to.
+//   - The object index maps an ID to its pack, offset and lengths. It lives in
+//     two buckets ("objects", "packs") of the store's bbolt database, beside
+//     the snapshot records, so a single bbolt commit makes new objects and the
+//     records that refer to them visible together.
+//
+// Write order: a Writer appends objects to temporary pack files, fsyncs each,
+// renames it into place and fsyncs the directory; only then does Commit add
+// the locations to the index inside the caller's write transaction. A crash
+// therefore leaves at most unreferenced pack files, never an index entry that
+// points at missing data.
+//
+// Caveats:
+//   - The package takes no locks. Callers hold the store lock (shared while
+//     writing or reading, exclusive while deleting) and pass bbolt
+//     transactions in; see the root package.
+//   - Get verifies every object against its ID and returns ErrCorrupt on a
+//     mismatch; it never returns unverified bytes.
+package cas

@@ -1,0 +1,329 @@
+package casckpt
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	udiff "github.com/aymanbagabas/go-udiff"
+
+	"github.com/casckpt/casckpt/cas"
+	"github.com/casckpt/casckpt/index"
+	"github.com/casckpt/casckpt/internal/scan"
+	"github.com/casckpt/casckpt/manifest"
+)
+
+// FileDiff is one changed file or link between two trees.
+type FileDiff struct {
+	Path       string
+	Status     manifest.Status
+	Old, New   manifest.Entry // Old unset when added, New unset when deleted
+	Binary     bool
+	Insertions int64
+	Deletions  int64
+	// Patch is the git-style unified diff of the file (with DiffOptions.Patch).
+	Patch string
+}
+
+// DiffResult is the change from one snapshot to another or to the
+// working tree.
+type DiffResult struct {
+	From         cas.ID
+	To           cas.ID // zero: the working tree
+	Files        []FileDiff
+	FilesChanged int64
+	Insertions   int64
+	Deletions    int64
+}
+
+// DiffOptions tune Diff.
+type DiffOptions struct {
+	// To is the snapshot to compare with; empty compares with the working
+	// tree (with the exclusions of Snapshot).
+	To Ref
+	// Patch fills FileDiff.Patch.
+	Patch bool
+	// MaxFileSize and MaxFiles are the exclusion limits of the working tree
+	// scan, as in SnapshotOptions.
+	MaxFileSize int64
+	MaxFiles    int
+}
+
+// Diff compares snapshot from of the project in dir with another snapshot
+// or with the working tree. It changes nothing.
+func (s *Store) Diff(ctx context.Context, dir string, from Ref, opts DiffOptions) (DiffResult, error) {
+	workdir, err := projectName(dir)
+	if err != nil {
+		return DiffResult{}, err
+	}
+	var res DiffResult
+	err = s.read(ctx, func(ss *session) error {
+		snaps, err := ss.snapshots(workdir)
+		if err != nil {
+			return err
+		}
+		a, _, err := resolve(snaps, from, workdir)
+		if err != nil {
+			return err
+		}
+		res.From = a.ID
+		var (
+			toRoot cas.ID
+			newer  contentSource
+			getter cas.Getter = ss.objects
+		)
+		if opts.To != "" {
+			b, _, err := resolve(snaps, opts.To, workdir)
+			if err != nil {
+				return err
+			}
+			res.To, toRoot = b.ID, b.Root
+			newer = storeContent{ss.objects}
+		} else {
+			overlay := newTreeOverlay(ss.objects)
+			scanned, err := scan.Scan(ctx, workdir, overlay, scan.Options{
+				MaxFileSize: opts.MaxFileSize, MaxFiles: opts.MaxFiles,
+				Cache: index.LoadStatCache(ss.tx, workdir),
+			})
+			if err != nil {
+				return err
+			}
+			toRoot, getter = scanned.Root, overlay
+			root, err := os.OpenRoot(workdir)
+			if err != nil {
+				return err
+			}
+			defer root.Close()
+			newer = diskContent{root}
+		}
+		changes, err := manifest.Diff(ctx, getter, a.Root, toRoot)
+		if err != nil {
+			return damaged(a, err)
+		}
+		res.Files, err = fileDiffs(ctx, changes, storeContent{ss.objects}, newer, opts.Patch)
+		if err != nil {
+			return err
+		}
+		res.FilesChanged, res.Insertions, res.Deletions = totals(res.Files)
+		return nil
+	})
+	return res, err
+}
+
+func totals(files []FileDiff) (changed, ins, del int64) {
+	for _, f := range files {
+		ins += f.Insertions
+		del += f.Deletions
+	}
+	return int64(len(files)), ins, del
+}
+
+// contentSource reads the bytes of a file entry (or a link's target).
+type contentSource interface {
+	content(ctx context.Context, path string, e manifest.Entry) ([]byte, error)
+}
+
+type storeContent struct{ g cas.Getter }
+
+func (c storeContent) content(ctx context.Context, _ string, e manifest.Entry) ([]byte, error) {
+	if e.Kind == manifest.KindSymlink {
+		return []byte(e.Target), nil
+	}
+	return manifest.ReadFile(ctx, c.g, e)
+}
+
+type diskContent struct{ root *os.Root }
+
+func (c diskContent) content(_ context.Context, p string, e manifest.Entry) ([]byte, error) {
+	if e.Kind == manifest.KindSymlink {
+		return []byte(e.Target), nil
+	}
+	return c.root.ReadFile(filepath.FromSlash(p))
+}
+
+// fileDiffs turns tree changes into per-file line statistics and, with
+// patch, git-style unified diffs. Added and deleted files take their line
+// counts from their entries; only modified files are read.
+func fileDiffs(ctx context.Context, changes []manifest.Change, older, newer contentSource, patch bool) ([]FileDiff, error) {
+	out := []FileDiff{}
+	for _, c := range changes {
+		if c.Status == manifest.TypeChanged {
+			// Shown as git shows it: the old entry deleted, the new one added.
+			if c.Old.Kind != manifest.KindDir {
+				d, err := fileDiff(ctx, manifest.Change{Path: c.Path, Status: manifest.Deleted, Old: c.Old}, older, newer, patch)
+				if err != nil {
+					return nil, err
+				}
+				d.Status = manifest.TypeChanged
+				out = append(out, d)
+			}
+			if c.New.Kind != manifest.KindDir {
+				d, err := fileDiff(ctx, manifest.Change{Path: c.Path, Status: manifest.Added, New: c.New}, older, newer, patch)
+				if err != nil {
+					return nil, err
+				}
+				d.Status = manifest.TypeChanged
+				if n := len(out); n > 0 && out[n-1].Path == c.Path {
+					out[n-1].Insertions += d.Insertions
+					out[n-1].Binary = out[n-1].Binary || d.Binary
+					out[n-1].Patch += d.Patch
+					out[n-1].New = c.New
+					continue
+				}
+				out = append(out, d)
+			}
+			continue
+		}
+		if c.Old.Kind == manifest.KindDir || c.New.Kind == manifest.KindDir {
+			continue
+		}
+		d, err := fileDiff(ctx, c, older, newer, patch)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, d)
+	}
+	return out, nil
+}
+
+func entryLines(e manifest.Entry) (int64, bool) {
+	if e.Kind == manifest.KindSymlink {
+		return 1, false
+	}
+	return e.Lines, e.Binary
+}
+
+func gitMode(e manifest.Entry) string {
+	switch {
+	case e.Kind == manifest.KindSymlink:
+		return "120000"
+	case e.Exec:
+		return "100755"
+	}
+	return "100644"
+}
+
+func fileDiff(ctx context.Context, c manifest.Change, older, newer contentSource, patch bool) (FileDiff, error) {
+	d := FileDiff{Path: c.Path, Status: c.Status, Old: c.Old, New: c.New}
+	var header strings.Builder
+	if patch {
+		fmt.Fprintf(&header, "diff --git a/%s b/%s\n", c.Path, c.Path)
+	}
+	oldLabel, newLabel := "a/"+c.Path, "b/"+c.Path
+	switch c.Status {
+	case manifest.Added:
+		lines, bin := entryLines(c.New)
+		d.Insertions, d.Binary = lines, bin
+		oldLabel = "/dev/null"
+		fmt.Fprintf(&header, "new file mode %s\n", gitMode(c.New))
+	case manifest.Deleted:
+		lines, bin := entryLines(c.Old)
+		d.Deletions, d.Binary = lines, bin
+		newLabel = "/dev/null"
+		fmt.Fprintf(&header, "deleted file mode %s\n", gitMode(c.Old))
+	case manifest.Modified:
+		_, ob := entryLines(c.Old)
+		_, nb := entryLines(c.New)
+		d.Binary = ob || nb
+		if gitMode(c.Old) != gitMode(c.New) {
+			fmt.Fprintf(&header, "old mode %s\nnew mode %s\n", gitMode(c.Old), gitMode(c.New))
+		}
+	}
+	sameContent := c.Status == manifest.Modified && c.Old.Kind == c.New.Kind &&
+		c.Old.Target == c.New.Target && equalChunks(c.Old.Chunks, c.New.Chunks)
+	if sameContent {
+		if patch {
+			d.Patch = header.String()
+		}
+		return d, nil
+	}
+	if d.Binary {
+		if patch {
+			fmt.Fprintf(&header, "Binary files %s and %s differ\n", oldLabel, newLabel)
+			d.Patch = header.String()
+		}
+		return d, nil
+	}
+	if c.Status == manifest.Modified || patch {
+		var oldText, newText []byte
+		var err error
+		if c.Status != manifest.Added {
+			if oldText, err = older.content(ctx, c.Path, c.Old); err != nil {
+				return d, err
+			}
+		}
+		if c.Status != manifest.Deleted {
+			if newText, err = newer.content(ctx, c.Path, c.New); err != nil {
+				return d, err
+			}
+		}
+		u, err := udiff.ToUnifiedDiff(oldLabel, newLabel, string(oldText), udiff.Bytes(oldText, newText), udiff.DefaultContextLines)
+		if err != nil {
+			return d, err
+		}
+		d.Insertions, d.Deletions = 0, 0
+		for _, h := range u.Hunks {
+			for _, l := range h.Lines {
+				switch l.Kind {
+				case udiff.Insert:
+					d.Insertions++
+				case udiff.Delete:
+					d.Deletions++
+				}
+			}
+		}
+		if patch {
+			header.WriteString(u.String())
+			d.Patch = header.String()
+		}
+	}
+	return d, nil
+}
+
+func equalChunks(a, b []cas.ID) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// treeOverlay is a Putter that keeps trees in memory and only hashes file
+// content, over a Getter for everything else: a working tree can then be
+// compared with snapshots without writing to the store.
+type treeOverlay struct {
+	base  cas.Getter
+	mu    sync.Mutex
+	trees map[cas.ID][]byte
+}
+
+func newTreeOverlay(base cas.Getter) *treeOverlay {
+	return &treeOverlay{base: base, trees: map[cas.ID][]byte{}}
+}
+
+func (o *treeOverlay) Put(_ context.Context, kind cas.Kind, data []byte) (cas.ID, error) {
+	id := cas.Sum(kind, data)
+	if kind == cas.KindTree {
+		o.mu.Lock()
+		o.trees[id] = append([]byte(nil), data...)
+		o.mu.Unlock()
+	}
+	return id, nil
+}
+
+func (o *treeOverlay) Get(ctx context.Context, id cas.ID) ([]byte, error) {
+	o.mu.Lock()
+	b, ok := o.trees[id]
+	o.mu.Unlock()
+	if ok {
+		return b, nil
+	}
+	return o.base.Get(ctx, id)
+}

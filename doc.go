@@ -1,0 +1,28 @@
+// Package casckpt is a git-free undo for the files an AI coding agent
+// touches: a content-addressed checkpoint store that snapshots a working
+// directory once per turn, lists and diffs the snapshots, and restores any
+// of them exactly.
+//
+// A host opens a Store on a directory and calls Snapshot, List, Diff,
+// Restore and the rest with a project directory; or it uses a Manager,
+// which takes at most one checkpoint per project per conversation turn and
+// never fails the caller.
+//
+// Vocabulary:
+//   - A project is a working directory, named by its absolute,
+//     symlink-resolved path.
+//   - A snapshot is a record pointing at a manifest tree (package manifest)
+//     whose file contents are chunks in the object store (package cas).
+//   - A reference (Ref) names a snapshot of a project: its full 64-digit ID,
+//     a unique hex prefix of at least 4 digits, or @N, the N-th newest.
+//
+// Concurrency: several processes and goroutines may use one store. Every
+// operation holds a kernel flock on the store's lock file, shared for
+// snapshot, restore and reads, exclusive for garbage collection, so the
+// lock vanishes with a process that dies. The bbolt database is opened per
+// operation with a timeout and held only briefly.
+//
+// Caveats: modification times, owners and permission bits other than the
+// executable bit are not recorded. Special files (sockets, FIFOs, devices)
+// are never captured nor touched.
+package casckpt

@@ -1,0 +1,295 @@
+package index
+
+import (
+	"encoding/binary"
+	"fmt"
+	"time"
+
+	"github.com/zeebo/blake3"
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/casckpt/casckpt/cas"
+)
+
+const recordVersion = 1
+
+// Project is a working directory known to the store.
+type Project struct {
+	Workdir   string
+	Created   time.Time
+	LastTouch time.Time
+}
+
+// EncodeProject returns the stored form of p (without its workdir, the key).
+func EncodeProject(p Project) []byte {
+	b := []byte{recordVersion}
+	b = binary.AppendVarint(b, p.Created.UnixNano())
+	return binary.AppendVarint(b, p.LastTouch.UnixNano())
+}
+
+// DecodeProject parses a project record stored under workdir.
+func DecodeProject(workdir string, v []byte) (Project, error) {
+	r := reader{b: v}
+	if r.byte() != recordVersion {
+		return Project{}, fmt.Errorf("%w: project %s: unknown version", ErrCorrupt, workdir)
+	}
+	p := Project{Workdir: workdir, Created: r.time(), LastTouch: r.time()}
+	if err := r.done(); err != nil {
+		return Project{}, fmt.Errorf("project %s: %w", workdir, err)
+	}
+	return p, nil
+}
+
+// GetProject returns the project record of workdir, if any.
+func GetProject(tx *bolt.Tx, workdir string) (Project, bool, error) {
+	b := tx.Bucket(bucketProjects)
+	if b == nil {
+		return Project{}, false, nil
+	}
+	v := b.Get([]byte(workdir))
+	if v == nil {
+		return Project{}, false, nil
+	}
+	p, err := DecodeProject(workdir, v)
+	return p, err == nil, err
+}
+
+// PutProject stores p.
+func PutProject(tx *bolt.Tx, p Project) error {
+	return tx.Bucket(bucketProjects).Put([]byte(p.Workdir), EncodeProject(p))
+}
+
+// Projects lists every project, in workdir order.
+func Projects(tx *bolt.Tx) ([]Project, error) {
+	var out []Project
+	b := tx.Bucket(bucketProjects)
+	if b == nil {
+		return out, nil
+	}
+	err := b.ForEach(func(k, v []byte) error {
+		p, err := DecodeProject(string(k), v)
+		out = append(out, p)
+		return err
+	})
+	return out, err
+}
+
+// DeleteProject removes a project with its snapshots and stat cache.
+func DeleteProject(tx *bolt.Tx, workdir string) error {
+	key := []byte(workdir)
+	for _, name := range [][]byte{bucketSnapshots, bucketStatCache} {
+		if b := tx.Bucket(name); b != nil && b.Bucket(key) != nil {
+			if err := b.DeleteBucket(key); err != nil {
+				return err
+			}
+		}
+	}
+	return tx.Bucket(bucketProjects).Delete(key)
+}
+
+// Stats describes a snapshot's content.
+type Stats struct {
+	Files int64 // regular files and links captured
+	Bytes int64 // their total size
+}
+
+// Snapshot is a snapshot record.
+type Snapshot struct {
+	ID      cas.ID
+	Project string
+	Seq     uint64 // creation order within the project
+	Root    cas.ID
+	Time    time.Time
+	Reason  string
+	Pinned  bool
+	Stats   Stats
+}
+
+// SnapshotID computes the ID of a new snapshot record: a hash over what
+// identifies it, so two records never share an ID by accident.
+func SnapshotID(project string, seq uint64, root cas.ID, t time.Time, reason string) cas.ID {
+	h := blake3.NewDeriveKey("casckpt 2026-11 snapshot v1")
+	var b []byte
+	b = binary.AppendUvarint(b, uint64(len(project)))
+	b = append(b, project...)
+	b = binary.AppendUvarint(b, seq)
+	b = append(b, root[:]...)
+	b = binary.AppendVarint(b, t.UnixNano())
+	b = append(b, reason...)
+	_, _ = h.Write(b)
+	var id cas.ID
+	h.Sum(id[:0])
+	return id
+}
+
+// EncodeSnapshot returns the stored form of s (without project and seq,
+// which are its bucket and key).
+func EncodeSnapshot(s Snapshot) []byte {
+	b := []byte{recordVersion}
+	b = append(b, s.ID[:]...)
+	b = append(b, s.Root[:]...)
+	b = binary.AppendVarint(b, s.Time.UnixNano())
+	var flags byte
+	if s.Pinned {
+		flags |= 1
+	}
+	b = append(b, flags)
+	b = binary.AppendUvarint(b, uint64(len(s.Reason)))
+	b = append(b, s.Reason...)
+	b = binary.AppendUvarint(b, uint64(s.Stats.Files))
+	return binary.AppendUvarint(b, uint64(s.Stats.Bytes))
+}
+
+// DecodeSnapshot parses a snapshot record of project stored under seq.
+func DecodeSnapshot(project string, seq uint64, v []byte) (Snapshot, error) {
+	r := reader{b: v}
+	if r.byte() != recordVersion {
+		return Snapshot{}, fmt.Errorf("%w: snapshot %d of %s: unknown version", ErrCorrupt, seq, project)
+	}
+	s := Snapshot{Project: project, Seq: seq}
+	s.ID = r.id()
+	s.Root = r.id()
+	s.Time = r.time()
+	flags := r.byte()
+	if flags > 1 {
+		r.fail("bad flags")
+	}
+	s.Pinned = flags&1 != 0
+	s.Reason = string(r.bytes(r.uvarint()))
+	s.Stats.Files = int64(r.uvarint())
+	s.Stats.Bytes = int64(r.uvarint())
+	if err := r.done(); err != nil {
+		return Snapshot{}, fmt.Errorf("snapshot %d of %s: %w", seq, project, err)
+	}
+	return s, nil
+}
+
+func seqKey(seq uint64) []byte { return binary.BigEndian.AppendUint64(nil, seq) }
+
+// Snapshots lists a project's snapshots, newest first.
+func Snapshots(tx *bolt.Tx, workdir string) ([]Snapshot, error) {
+	out := []Snapshot{}
+	root := tx.Bucket(bucketSnapshots)
+	if root == nil {
+		return out, nil
+	}
+	b := root.Bucket([]byte(workdir))
+	if b == nil {
+		return out, nil
+	}
+	c := b.Cursor()
+	for k, v := c.Last(); k != nil; k, v = c.Prev() {
+		if len(k) != 8 {
+			return out, fmt.Errorf("%w: snapshot key of %s", ErrCorrupt, workdir)
+		}
+		s, err := DecodeSnapshot(workdir, binary.BigEndian.Uint64(k), v)
+		if err != nil {
+			return out, err
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// AddSnapshot stores a new snapshot record, assigning s.Seq and s.ID.
+func AddSnapshot(tx *bolt.Tx, s *Snapshot) error {
+	b, err := tx.Bucket(bucketSnapshots).CreateBucketIfNotExists([]byte(s.Project))
+	if err != nil {
+		return err
+	}
+	if s.Seq, err = b.NextSequence(); err != nil {
+		return err
+	}
+	s.ID = SnapshotID(s.Project, s.Seq, s.Root, s.Time, s.Reason)
+	return b.Put(seqKey(s.Seq), EncodeSnapshot(*s))
+}
+
+// PutSnapshot rewrites an existing snapshot record (to pin it, say).
+func PutSnapshot(tx *bolt.Tx, s Snapshot) error {
+	b := tx.Bucket(bucketSnapshots).Bucket([]byte(s.Project))
+	if b == nil || b.Get(seqKey(s.Seq)) == nil {
+		return fmt.Errorf("snapshot %s of %s is gone", s.ID.Short(), s.Project)
+	}
+	return b.Put(seqKey(s.Seq), EncodeSnapshot(s))
+}
+
+// DeleteSnapshot removes a snapshot record. Its data stays until gc.
+func DeleteSnapshot(tx *bolt.Tx, s Snapshot) error {
+	b := tx.Bucket(bucketSnapshots).Bucket([]byte(s.Project))
+	if b == nil {
+		return nil
+	}
+	return b.Delete(seqKey(s.Seq))
+}
+
+// reader decodes records, remembering the first error.
+type reader struct {
+	b   []byte
+	err error
+}
+
+func (r *reader) fail(what string) {
+	if r.err == nil {
+		r.err = fmt.Errorf("%w: %s", ErrCorrupt, what)
+	}
+}
+
+func (r *reader) byte() byte {
+	if r.err != nil || len(r.b) == 0 {
+		r.fail("truncated")
+		return 0
+	}
+	c := r.b[0]
+	r.b = r.b[1:]
+	return c
+}
+
+func (r *reader) bytes(n uint64) []byte {
+	if r.err != nil || n > uint64(len(r.b)) {
+		r.fail("truncated")
+		return nil
+	}
+	s := r.b[:n]
+	r.b = r.b[n:]
+	return s
+}
+
+func (r *reader) id() (id cas.ID) {
+	copy(id[:], r.bytes(cas.IDSize))
+	return id
+}
+
+func (r *reader) uvarint() uint64 {
+	if r.err != nil {
+		return 0
+	}
+	v, n := binary.Uvarint(r.b)
+	if n <= 0 {
+		r.fail("bad varint")
+		return 0
+	}
+	r.b = r.b[n:]
+	return v
+}
+
+func (r *reader) varint() int64 {
+	if r.err != nil {
+		return 0
+	}
+	v, n := binary.Varint(r.b)
+	if n <= 0 {
+		r.fail("bad varint")
+		return 0
+	}
+	r.b = r.b[n:]
+	return v
+}
+
+func (r *reader) time() time.Time { return time.Unix(0, r.varint()) }
+
+func (r *reader) done() error {
+	if r.err == nil && len(r.b) != 0 {
+		r.fail("trailing bytes")
+	}
+	return r.err
+}

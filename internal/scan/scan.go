@@ -1,0 +1,538 @@
+// Package scan walks a working directory the way a snapshot sees it: it
+// applies the exclusions, reuses the stat cache for unchanged files, hashes
+// and stores the rest in parallel, and builds the manifest trees.
+package scan
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	chunkers "github.com/PlakarKorp/go-cdc-chunkers"
+	_ "github.com/PlakarKorp/go-cdc-chunkers/chunkers/fastcdc" // registers fastcdc-v1.0.0
+	"golang.org/x/sync/errgroup"
+	"golang.org/x/sys/unix"
+
+	"github.com/casckpt/casckpt/cas"
+	"github.com/casckpt/casckpt/index"
+	"github.com/casckpt/casckpt/manifest"
+)
+
+// Chunking parameters: part of the store format (see index.ChunkerName).
+const (
+	chunkAlgorithm = "fastcdc-v1.0.0"
+	chunkMin       = 16 << 10
+	chunkNormal    = 64 << 10
+	chunkMax       = 256 << 10
+	// SingleChunkMax: files up to this size are stored as one chunk.
+	SingleChunkMax = chunkMax
+)
+
+// Defaults of Options.
+const (
+	DefaultMaxFileSize = 10 << 20
+	DefaultMaxFiles    = 50_000
+)
+
+// ErrTooManyFiles is returned when a tree holds more files than allowed.
+var ErrTooManyFiles = errors.New("too many files")
+
+// Options tune a scan. The zero value means the defaults.
+type Options struct {
+	MaxFileSize int64 // files larger than this are excluded (default 10 MiB)
+	MaxFiles    int   // more files and links than this fail the scan (default 50,000)
+	Workers     int   // parallel hashers (default GOMAXPROCS)
+	// Cache is the project's stat cache; nil hashes every file.
+	Cache map[string]index.StatEntry
+	// Progress, if set, is called after each file is hashed, from any
+	// goroutine, with the running totals.
+	Progress func(filesHashed, bytesHashed int64)
+}
+
+func (o Options) withDefaults() Options {
+	if o.MaxFileSize <= 0 {
+		o.MaxFileSize = DefaultMaxFileSize
+	}
+	if o.MaxFiles <= 0 {
+		o.MaxFiles = DefaultMaxFiles
+	}
+	if o.Workers <= 0 {
+		o.Workers = runtime.GOMAXPROCS(0)
+	}
+	return o
+}
+
+// Result is what a scan found.
+type Result struct {
+	Root   cas.ID // the root tree
+	Files  int64  // regular files and symlinks captured
+	Bytes  int64  // their total size
+	Hashed int64  // files read because the cache could not vouch for them
+	// CachePut and CacheRemove update the stat cache to this scan.
+	CachePut    map[string]index.StatEntry
+	CacheRemove []string
+	// Excluded lists the entries present but not captured (excluded by a
+	// rule or the size limit, unreadable, or special files), relative to the
+	// root, outermost only: a restore must never touch them.
+	Excluded []string
+	// Warnings name files that could not be captured or were changing while
+	// read.
+	Warnings []string
+}
+
+type node struct {
+	name     string
+	kind     manifest.Kind
+	exec     bool
+	size     int64
+	target   string
+	stat     index.StatEntry
+	chunks   []cas.ID
+	hashed   bool
+	children []*node
+}
+
+type scanner struct {
+	ctx      context.Context
+	root     string
+	put      cas.Putter
+	opts     Options
+	start    int64 // ns, real clock: for racily-clean decisions
+	files    atomic.Int64
+	sem      chan struct{} // bounds parallel directory listing
+	mu       sync.Mutex    // guards the fields below
+	excluded []string
+	warnings []string
+	toHash   []hashJob
+	firstErr error
+	hashedN  atomic.Int64
+	hashedB  atomic.Int64
+	bufPool  sync.Pool
+	kept     map[string]struct{} // cached files reused as they were
+}
+
+type hashJob struct {
+	rel string
+	n   *node
+}
+
+// Scan walks root and stores what a snapshot captures through put (pass
+// cas.HashOnly{} to compute IDs without storing).
+func Scan(ctx context.Context, root string, put cas.Putter, opts Options) (Result, error) {
+	opts = opts.withDefaults()
+	s := &scanner{
+		ctx: ctx, root: root, put: put, opts: opts,
+		start: time.Now().UnixNano(),
+		sem:   make(chan struct{}, opts.Workers*2),
+		kept:  map[string]struct{}{},
+	}
+	s.bufPool.New = func() any { b := make([]byte, 2*chunkMax); return &b }
+	top := &node{kind: manifest.KindDir}
+	var wg sync.WaitGroup
+	s.walkDir(top, "", nil, &wg)
+	wg.Wait()
+	if s.firstErr != nil {
+		return Result{}, s.firstErr
+	}
+	if err := ctx.Err(); err != nil {
+		return Result{}, err
+	}
+	if err := s.hashAll(); err != nil {
+		return Result{}, err
+	}
+	res := Result{CachePut: map[string]index.StatEntry{}}
+	id, err := s.buildTree(top, "", &res)
+	if err != nil {
+		return Result{}, err
+	}
+	res.Root = id
+	res.Hashed = s.hashedN.Load()
+	for p := range opts.Cache {
+		if _, ok := res.CachePut[p]; !ok {
+			if _, kept := s.kept[p]; !kept {
+				res.CacheRemove = append(res.CacheRemove, p)
+			}
+		}
+	}
+	slices.Sort(res.CacheRemove)
+	res.Excluded = s.excluded
+	slices.Sort(res.Excluded)
+	res.Warnings = s.warnings
+	slices.Sort(res.Warnings)
+	return res, nil
+}
+
+func (s *scanner) fail(err error) {
+	s.mu.Lock()
+	if s.firstErr == nil {
+		s.firstErr = err
+	}
+	s.mu.Unlock()
+}
+
+func (s *scanner) warn(format string, args ...any) {
+	s.mu.Lock()
+	s.warnings = append(s.warnings, fmt.Sprintf(format, args...))
+	s.mu.Unlock()
+}
+
+func (s *scanner) exclude(rel string) {
+	s.mu.Lock()
+	s.excluded = append(s.excluded, rel)
+	s.mu.Unlock()
+}
+
+func (s *scanner) abs(rel string) string {
+	if rel == "" {
+		return s.root
+	}
+	return filepath.Join(s.root, filepath.FromSlash(rel))
+}
+
+// walkDir lists directory n (at rel) and its subdirectories, in parallel
+// where the semaphore allows.
+func (s *scanner) walkDir(n *node, rel string, ign *ignoreFile, wg *sync.WaitGroup) {
+	if s.ctx.Err() != nil {
+		return
+	}
+	dirPath := s.abs(rel)
+	fd, err := unix.Open(dirPath, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		if rel == "" {
+			s.fail(fmt.Errorf("open %s: %w", dirPath, err))
+			return
+		}
+		s.warn("%s: cannot open directory: %v", rel, err)
+		s.exclude(rel)
+		n.kind = 0 // not captured
+		return
+	}
+	dir := os.NewFile(uintptr(fd), dirPath)
+	names, err := dir.Readdirnames(-1)
+	if err != nil {
+		dir.Close()
+		if rel == "" {
+			s.fail(fmt.Errorf("read %s: %w", dirPath, err))
+			return
+		}
+		s.warn("%s: cannot read directory: %v", rel, err)
+		s.exclude(rel)
+		n.kind = 0
+		return
+	}
+	slices.Sort(names)
+	if slices.Contains(names, ".gitignore") {
+		if content, err := readSmall(fd, ".gitignore"); err == nil {
+			ign = parseIgnore(ign, rel, content)
+		} else {
+			s.warn("%s: cannot read: %v", path.Join(rel, ".gitignore"), err)
+		}
+	}
+	var subdirs []*node
+	for _, name := range names {
+		childRel := path.Join(rel, name)
+		if err := manifest.ValidName(name); err != nil {
+			s.warn("%s: %v", childRel, err)
+			s.exclude(childRel)
+			continue
+		}
+		var st unix.Stat_t
+		if err := unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+			if !errors.Is(err, unix.ENOENT) { // vanished since listing: not there
+				s.warn("%s: cannot stat: %v", childRel, err)
+				s.exclude(childRel)
+			}
+			continue
+		}
+		fmtBits := st.Mode & unix.S_IFMT
+		isDir := fmtBits == unix.S_IFDIR
+		if defaults.excluded(name, isDir) || (ign != nil && ign.ignored(childRel, isDir)) {
+			s.exclude(childRel)
+			continue
+		}
+		child := &node{name: name}
+		switch fmtBits {
+		case unix.S_IFDIR:
+			child.kind = manifest.KindDir
+			subdirs = append(subdirs, child)
+		case unix.S_IFREG:
+			if st.Size > s.opts.MaxFileSize {
+				s.exclude(childRel)
+				continue
+			}
+			child.kind = manifest.KindFile
+			child.exec = st.Mode&0o100 != 0
+			child.size = st.Size
+			child.stat = statEntry(&st)
+		case unix.S_IFLNK:
+			target, err := readlinkat(fd, name)
+			if err != nil || target == "" || strings.IndexByte(target, 0) >= 0 || len(target) > manifest.MaxTargetLen {
+				s.warn("%s: cannot read link: %v", childRel, err)
+				s.exclude(childRel)
+				continue
+			}
+			child.kind = manifest.KindSymlink
+			child.target = target
+			child.size = int64(len(target))
+		default: // sockets, FIFOs, devices: never opened, never captured
+			s.exclude(childRel)
+			continue
+		}
+		if child.kind != manifest.KindDir {
+			if s.files.Add(1) > int64(s.opts.MaxFiles) {
+				s.fail(fmt.Errorf("%w: more than %d files under %s (raise --max-files or add a .gitignore)", ErrTooManyFiles, s.opts.MaxFiles, s.root))
+				dir.Close()
+				return
+			}
+		}
+		if child.kind == manifest.KindFile {
+			if c, ok := s.opts.Cache[childRel]; ok && c.Matches(child.stat) && c.Trusted() {
+				child.chunks = c.Chunks
+				child.stat = c
+			} else {
+				s.mu.Lock()
+				s.toHash = append(s.toHash, hashJob{rel: childRel, n: child})
+				s.mu.Unlock()
+			}
+		}
+		n.children = append(n.children, child)
+	}
+	dir.Close()
+	for _, sub := range subdirs {
+		subRel := path.Join(rel, sub.name)
+		select {
+		case s.sem <- struct{}{}:
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				defer func() { <-s.sem }()
+				s.walkDir(sub, subRel, ign, wg)
+			}()
+		default:
+			s.walkDir(sub, subRel, ign, wg)
+		}
+	}
+}
+
+func statEntry(st *unix.Stat_t) index.StatEntry {
+	return index.StatEntry{
+		Size:  st.Size,
+		Mtime: st.Mtim.Nano(),
+		Ctime: st.Ctim.Nano(),
+		Inode: st.Ino,
+		Mode:  st.Mode,
+	}
+}
+
+func readlinkat(dirfd int, name string) (string, error) {
+	buf := make([]byte, 256)
+	for {
+		n, err := unix.Readlinkat(dirfd, name, buf)
+		if err != nil {
+			return "", err
+		}
+		if n < len(buf) {
+			return string(buf[:n]), nil
+		}
+		if len(buf) > manifest.MaxTargetLen {
+			return "", errors.New("link target too long")
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+}
+
+// readSmall reads a small regular file (a .gitignore) relative to dirfd.
+func readSmall(dirfd int, name string) ([]byte, error) {
+	fd, err := unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	f := os.NewFile(uintptr(fd), name)
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() || st.Size() > 1<<20 {
+		return nil, errors.New("not a regular file of at most 1 MiB")
+	}
+	return io.ReadAll(f)
+}
+
+// hashAll reads and stores the files the cache could not vouch for.
+func (s *scanner) hashAll() error {
+	// Large files first, so the tail of the work is small files.
+	slices.SortFunc(s.toHash, func(a, b hashJob) int { return int(b.n.size>>10) - int(a.n.size>>10) })
+	g, ctx := errgroup.WithContext(s.ctx)
+	g.SetLimit(s.opts.Workers)
+	for _, job := range s.toHash {
+		if ctx.Err() != nil {
+			break
+		}
+		g.Go(func() error { return s.hashFile(ctx, job) })
+	}
+	return g.Wait()
+}
+
+const readAttempts = 3
+
+// hashFile stores one file's chunks. A file that changes while it is read
+// is read again; after readAttempts tries the last read is kept, with a
+// warning. A file that cannot be opened is left out, with a warning.
+func (s *scanner) hashFile(ctx context.Context, job hashJob) error {
+	p := s.abs(job.rel)
+	for attempt := 1; ; attempt++ {
+		chunks, before, stable, err := s.readChunks(ctx, p)
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			var pe *os.PathError
+			if errors.As(err, &pe) || errors.Is(err, errNotRegular) {
+				s.warn("%s: not captured: %v", job.rel, err)
+				job.n.kind = 0
+				return nil
+			}
+			return fmt.Errorf("%s: %w", job.rel, err)
+		}
+		if stable || attempt == readAttempts {
+			if !stable {
+				s.warn("%s: changed while being read; captured the last read", job.rel)
+			}
+			before.Recorded = s.start
+			if !stable {
+				before.Recorded = 0 // never trust this entry
+			}
+			job.n.chunks, job.n.stat, job.n.size, job.n.hashed = chunks, before, before.Size, true
+			job.n.exec = before.Mode&0o100 != 0
+			fb := s.hashedB.Add(before.Size)
+			fn := s.hashedN.Add(1)
+			if s.opts.Progress != nil {
+				s.opts.Progress(fn, fb)
+			}
+			return nil
+		}
+	}
+}
+
+var errNotRegular = errors.New("no longer a regular file")
+
+// readChunks reads the file at p once and stores its chunks. stable reports
+// whether its size and times were the same before and after the read.
+func (s *scanner) readChunks(ctx context.Context, p string) (chunks []cas.ID, before index.StatEntry, stable bool, err error) {
+	f, err := os.OpenFile(p, os.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, before, false, err
+	}
+	defer f.Close()
+	var st unix.Stat_t
+	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
+		return nil, before, false, &os.PathError{Op: "fstat", Path: p, Err: err}
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return nil, before, false, errNotRegular
+	}
+	before = statEntry(&st)
+	bufp := s.bufPool.Get().(*[]byte)
+	defer s.bufPool.Put(bufp)
+	buf := *bufp
+	var total int64
+	var lines manifest.LineCounter
+	if st.Size <= SingleChunkMax {
+		n, err := io.ReadFull(f, buf[:SingleChunkMax+1])
+		if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
+			return nil, before, false, &os.PathError{Op: "read", Path: p, Err: err}
+		}
+		if n > SingleChunkMax { // grew past one chunk while we looked
+			return nil, before, false, nil
+		}
+		total = int64(n)
+		_, _ = lines.Write(buf[:n])
+		if n > 0 {
+			id, err := s.put.Put(ctx, cas.KindChunk, buf[:n])
+			if err != nil {
+				return nil, before, false, err
+			}
+			chunks = []cas.ID{id}
+		}
+	} else {
+		ch, err := chunkers.NewChunkerBuffer(chunkAlgorithm, f, &chunkers.ChunkerOpts{MinSize: chunkMin, NormalSize: chunkNormal, MaxSize: chunkMax}, buf)
+		if err != nil {
+			return nil, before, false, err
+		}
+		for {
+			data, cerr := ch.Next()
+			if cerr != nil && cerr != io.EOF {
+				return nil, before, false, &os.PathError{Op: "read", Path: p, Err: cerr}
+			}
+			if len(data) > 0 {
+				id, err := s.put.Put(ctx, cas.KindChunk, data)
+				if err != nil {
+					return nil, before, false, err
+				}
+				chunks = append(chunks, id)
+				total += int64(len(data))
+				_, _ = lines.Write(data)
+			}
+			if cerr == io.EOF {
+				break
+			}
+		}
+	}
+	var after unix.Stat_t
+	if err := unix.Fstat(int(f.Fd()), &after); err != nil {
+		return nil, before, false, &os.PathError{Op: "fstat", Path: p, Err: err}
+	}
+	a := statEntry(&after)
+	stable = a.Matches(before) && total == before.Size
+	before.Size = total
+	before.Lines, before.Binary = lines.Result()
+	return chunks, before, stable, nil
+}
+
+// buildTree stores the trees bottom-up and fills the result's counts and
+// stat cache updates.
+func (s *scanner) buildTree(n *node, rel string, res *Result) (cas.ID, error) {
+	t := manifest.Tree{Entries: make([]manifest.Entry, 0, len(n.children))}
+	for _, c := range n.children {
+		childRel := path.Join(rel, c.name)
+		e := manifest.Entry{Name: c.name, Kind: c.kind}
+		switch c.kind {
+		case 0:
+			s.exclude(childRel)
+			continue
+		case manifest.KindDir:
+			id, err := s.buildTree(c, childRel, res)
+			if err != nil {
+				return cas.ID{}, err
+			}
+			e.Tree = id
+		case manifest.KindFile:
+			e.Exec, e.Size, e.Chunks = c.exec, c.size, c.chunks
+			e.Lines, e.Binary = c.stat.Lines, c.stat.Binary
+			if c.hashed {
+				res.CachePut[childRel] = c.stat
+			} else {
+				s.kept[childRel] = struct{}{}
+			}
+			res.Files++
+			res.Bytes += c.size
+		case manifest.KindSymlink:
+			e.Target, e.Size = c.target, c.size
+			res.Files++
+			res.Bytes += c.size
+		}
+		t.Entries = append(t.Entries, e)
+	}
+	return manifest.Put(s.ctx, s.put, t)
+}

@@ -1,0 +1,128 @@
+// Package testtree writes fixture directory trees described as data and
+// reads trees back in the same form, so tests can compare them exactly.
+package testtree
+
+import (
+	"os"
+	"path/filepath"
+	"sort"
+	"testing"
+)
+
+// Entry describes one path of a tree. Exactly one of the kinds applies:
+// Dir, Link (a symlink to Link) or a regular file with Data.
+type Entry struct {
+	Data string
+	Exec bool
+	Link string
+	Dir  bool
+}
+
+// Tree maps slash-separated paths to entries. Parent directories are
+// implied.
+type Tree map[string]Entry
+
+// Write creates t under root.
+func Write(tb testing.TB, root string, t Tree) {
+	tb.Helper()
+	paths := make([]string, 0, len(t))
+	for p := range t {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	for _, p := range paths {
+		e := t[p]
+		full := filepath.Join(root, filepath.FromSlash(p))
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			tb.Fatal(err)
+		}
+		var err error
+		switch {
+		case e.Dir:
+			err = os.MkdirAll(full, 0o755)
+		case e.Link != "":
+			err = os.Symlink(e.Link, full)
+		default:
+			mode := os.FileMode(0o644)
+			if e.Exec {
+				mode = 0o755
+			}
+			err = os.WriteFile(full, []byte(e.Data), mode)
+			if err == nil {
+				err = os.Chmod(full, mode)
+			}
+		}
+		if err != nil {
+			tb.Fatal(err)
+		}
+	}
+}
+
+// Read returns the tree under root, every directory listed (so empty ones
+// are seen), skipping the names in skip wherever they occur.
+func Read(tb testing.TB, root string, skip ...string) Tree {
+	tb.Helper()
+	t := Tree{}
+	err := filepath.WalkDir(root, func(full string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if full == root {
+			return nil
+		}
+		for _, s := range skip {
+			if d.Name() == s {
+				if d.IsDir() {
+					return filepath.SkipDir
+				}
+				return nil
+			}
+		}
+		rel, _ := filepath.Rel(root, full)
+		rel = filepath.ToSlash(rel)
+		switch {
+		case d.Type()&os.ModeSymlink != 0:
+			target, err := os.Readlink(full)
+			if err != nil {
+				return err
+			}
+			t[rel] = Entry{Link: target}
+		case d.IsDir():
+			t[rel] = Entry{Dir: true}
+		default:
+			b, err := os.ReadFile(full)
+			if err != nil {
+				return err
+			}
+			info, err := d.Info()
+			if err != nil {
+				return err
+			}
+			t[rel] = Entry{Data: string(b), Exec: info.Mode()&0o100 != 0}
+		}
+		return nil
+	})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return t
+}
+
+// Equal reports the first difference between two trees, or "".
+func Equal(want, got Tree) string {
+	for p, w := range want {
+		g, ok := got[p]
+		if !ok {
+			return "missing " + p
+		}
+		if w != g {
+			return "differs at " + p
+		}
+	}
+	for p := range got {
+		if _, ok := want[p]; !ok {
+			return "unexpected " + p
+		}
+	}
+	return ""
+}

@@ -1,0 +1,83 @@
+package casckpt
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/casckpt/casckpt/cas"
+	"github.com/casckpt/casckpt/index"
+	"github.com/casckpt/casckpt/manifest"
+)
+
+// snapshots lists a project's snapshots, newest first (none without a
+// database).
+func (ss *session) snapshots(workdir string) ([]Snapshot, error) {
+	if ss.tx == nil {
+		return []Snapshot{}, nil
+	}
+	return index.Snapshots(ss.tx, workdir)
+}
+
+// damaged turns a missing or corrupt object met while reading snapshot sn
+// into ErrDamaged; other errors pass through.
+func damaged(sn Snapshot, err error) error {
+	if errors.Is(err, cas.ErrCorrupt) || errors.Is(err, cas.ErrNotFound) {
+		return fmt.Errorf("%w: snapshot %s of %s: %w", ErrDamaged, sn.ID.Short(), sn.Project, err)
+	}
+	return err
+}
+
+// ListEntry is a snapshot with its change from the next older one (the
+// oldest: from an empty tree).
+type ListEntry struct {
+	Snapshot
+	FilesChanged int64
+	Insertions   int64
+	Deletions    int64
+	// Damaged is set when the change could not be computed because the
+	// snapshot's data is missing or corrupt.
+	Damaged bool
+}
+
+// List returns the snapshots of the project in dir, newest first; at most n
+// of them when n > 0.
+func (s *Store) List(ctx context.Context, dir string, n int) ([]ListEntry, error) {
+	workdir, err := projectName(dir)
+	if err != nil {
+		return nil, err
+	}
+	out := []ListEntry{}
+	err = s.read(ctx, func(ss *session) error {
+		snaps, err := ss.snapshots(workdir)
+		if err != nil {
+			return err
+		}
+		for i, sn := range snaps {
+			if n > 0 && i >= n {
+				break
+			}
+			parent := manifest.EmptyTreeID
+			if i+1 < len(snaps) {
+				parent = snaps[i+1].Root
+			}
+			e := ListEntry{Snapshot: sn}
+			changes, err := manifest.Diff(ctx, ss.objects, parent, sn.Root)
+			var files []FileDiff
+			if err == nil {
+				files, err = fileDiffs(ctx, changes, storeContent{ss.objects}, storeContent{ss.objects}, false)
+			}
+			switch {
+			case errors.Is(damaged(sn, err), ErrDamaged):
+				e.Damaged = true
+			case err != nil:
+				return err
+			default:
+				e.FilesChanged, e.Insertions, e.Deletions = totals(files)
+			}
+			out = append(out, e)
+		}
+		return nil
+	})
+	return out, err
+}

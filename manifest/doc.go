@@ -1,0 +1,21 @@
+// Package manifest is the snapshot tree: a Merkle tree of directories stored
+// as objects in package cas.
+//
+// Vocabulary:
+//   - A Tree is one directory: its Entries sorted by name (byte order).
+//   - An Entry is a regular file (size, executable bit, the IDs of its
+//     chunks in order), a symbolic link (its target text) or a directory (the
+//     ID of its Tree).
+//   - A tree's ID is the cas ID of its encoding, so identical directories are
+//     stored once and unchanged subtrees are shared between snapshots; two
+//     trees are equal exactly when their IDs are.
+//
+// The encoding (version 1) is deterministic: one byte 0x01, the entry count,
+// then per entry its kind, flags, name and payload, integers as unsigned
+// varints. Decode rejects anything Encode would not produce, including names
+// that could address outside a directory ("", ".", "..", or containing '/'
+// or NUL), so a damaged or hostile tree cannot steer a restore.
+//
+// Caveats: modification times, owners and permission bits other than the
+// executable bit are not recorded, as in git.
+package manifest

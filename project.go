@@ -1,0 +1,86 @@
+package casckpt
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// ProjectDir returns the project name of dir: its absolute path with every
+// symbolic link resolved. dir must be an existing directory.
+func ProjectDir(dir string) (string, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", fmt.Errorf("project %s: %w", dir, err)
+	}
+	real, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return "", fmt.Errorf("project %s: %w", dir, err)
+	}
+	st, err := os.Stat(real)
+	if err != nil {
+		return "", fmt.Errorf("project %s: %w", dir, err)
+	}
+	if !st.IsDir() {
+		return "", fmt.Errorf("project %s: %w: not a directory", dir, ErrRefused)
+	}
+	return real, nil
+}
+
+// projectName resolves dir as ProjectDir does, but also accepts a directory
+// that no longer exists (its snapshots can still be listed and read), in
+// which case the absolute path is its name.
+func projectName(dir string) (string, error) {
+	p, err := ProjectDir(dir)
+	if err == nil || !os.IsNotExist(err) {
+		return p, err
+	}
+	abs, aerr := filepath.Abs(dir)
+	if aerr != nil {
+		return "", err
+	}
+	return filepath.Clean(abs), nil
+}
+
+// rootMarkers are the names whose presence makes a directory a project root.
+var rootMarkers = []string{".git", "go.mod", "package.json", "pyproject.toml", "Cargo.toml", "Makefile", "pom.xml", ".hg", "Gemfile"}
+
+// ProjectRoot returns the project root of path: the nearest ancestor
+// directory (path itself included, if a directory) holding one of .git,
+// go.mod, package.json, pyproject.toml, Cargo.toml, Makefile, pom.xml, .hg
+// or Gemfile; else the directory of path (path itself if it is one).
+func ProjectRoot(path string) (string, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", err
+	}
+	start := abs
+	if st, err := os.Stat(abs); err != nil || !st.IsDir() {
+		start = filepath.Dir(abs)
+	}
+	for d := start; ; d = filepath.Dir(d) {
+		for _, m := range rootMarkers {
+			if _, err := os.Lstat(filepath.Join(d, m)); err == nil {
+				return d, nil
+			}
+		}
+		if parent := filepath.Dir(d); parent == d {
+			break
+		}
+	}
+	return start, nil
+}
+
+// refuseSnapshotDir rejects directories never to be snapshotted whole: the
+// file system root and the user's home directory.
+func refuseSnapshotDir(workdir string) error {
+	if workdir == string(filepath.Separator) {
+		return fmt.Errorf("%w: %s is the root directory; snapshot a project directory instead", ErrRefused, workdir)
+	}
+	if home, err := os.UserHomeDir(); err == nil {
+		if real, err := filepath.EvalSymlinks(home); err == nil && real == workdir {
+			return fmt.Errorf("%w: %s is your home directory; snapshot a project directory instead", ErrRefused, workdir)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,111 @@
+package casckpt
+
+import (
+	"archive/tar"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+
+	"github.com/casckpt/casckpt/manifest"
+)
+
+// withSnapshot resolves ref in the project of dir and runs fn under a read
+// view.
+func (s *Store) withSnapshot(ctx context.Context, dir string, ref Ref, fn func(ss *session, sn Snapshot) error) error {
+	workdir, err := projectName(dir)
+	if err != nil {
+		return err
+	}
+	return s.read(ctx, func(ss *session) error {
+		snaps, err := ss.snapshots(workdir)
+		if err != nil {
+			return err
+		}
+		sn, _, err := resolve(snaps, ref, workdir)
+		if err != nil {
+			return err
+		}
+		return damaged(sn, fn(ss, sn))
+	})
+}
+
+// Cat writes one file's bytes from snapshot ref to w (a link's target text).
+func (s *Store) Cat(ctx context.Context, dir string, ref Ref, p string, w io.Writer) error {
+	clean, err := relPath(p)
+	if err != nil {
+		return err
+	}
+	return s.withSnapshot(ctx, dir, ref, func(ss *session, sn Snapshot) error {
+		e, err := manifest.Lookup(ctx, ss.objects, sn.Root, clean)
+		if errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("%s: %w in snapshot %s", p, ErrNotFound, sn.ID.Short())
+		}
+		if err != nil {
+			return err
+		}
+		switch e.Kind {
+		case manifest.KindDir:
+			return fmt.Errorf("%w: %s is a directory in snapshot %s; use ls", ErrRefused, p, sn.ID.Short())
+		case manifest.KindSymlink:
+			_, err = io.WriteString(w, e.Target)
+			return err
+		}
+		_, err = io.Copy(w, manifest.NewFileReader(ctx, ss.objects, e))
+		return err
+	})
+}
+
+// LsEntry is one entry of a snapshot listing.
+type LsEntry struct {
+	Path  string
+	Entry manifest.Entry
+}
+
+// Ls lists every entry of snapshot ref, parents before children.
+func (s *Store) Ls(ctx context.Context, dir string, ref Ref) ([]LsEntry, error) {
+	out := []LsEntry{}
+	err := s.withSnapshot(ctx, dir, ref, func(ss *session, sn Snapshot) error {
+		return manifest.Walk(ctx, ss.objects, sn.Root, func(p string, e manifest.Entry) error {
+			out = append(out, LsEntry{Path: p, Entry: e})
+			return nil
+		})
+	})
+	return out, err
+}
+
+// Export writes snapshot ref as a POSIX (PAX) tar archive to w.
+func (s *Store) Export(ctx context.Context, dir string, ref Ref, w io.Writer) error {
+	return s.withSnapshot(ctx, dir, ref, func(ss *session, sn Snapshot) error {
+		tw := tar.NewWriter(w)
+		err := manifest.Walk(ctx, ss.objects, sn.Root, func(p string, e manifest.Entry) error {
+			h := &tar.Header{Name: p, Mode: int64(e.Mode()), ModTime: sn.Time, Format: tar.FormatPAX}
+			switch e.Kind {
+			case manifest.KindDir:
+				h.Typeflag, h.Name = tar.TypeDir, p+"/"
+			case manifest.KindSymlink:
+				h.Typeflag, h.Linkname = tar.TypeSymlink, e.Target
+			default:
+				h.Typeflag, h.Size = tar.TypeReg, e.Size
+			}
+			if err := tw.WriteHeader(h); err != nil {
+				return err
+			}
+			if e.Kind == manifest.KindFile {
+				n, err := io.Copy(tw, manifest.NewFileReader(ctx, ss.objects, e))
+				if err != nil {
+					return err
+				}
+				if n != e.Size {
+					return fmt.Errorf("%s: %d bytes, its entry says %d", p, n, e.Size)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		return tw.Close()
+	})
+}

@@ -1,0 +1,71 @@
+package casckpt
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// Ref is a snapshot reference as a user writes it: the full 64-digit ID, a
+// unique hex prefix of at least MinPrefix digits, or @N for the N-th newest
+// snapshot of the project (@1 is the newest).
+type Ref string
+
+// MinPrefix is the shortest hex prefix a Ref may be.
+const MinPrefix = 4
+
+// parsedRef is a syntactically valid Ref.
+type parsedRef struct {
+	nth    int    // >0 for @N
+	prefix string // lower-case hex otherwise
+}
+
+// parseRef checks a reference's syntax. Anything else than hex digits or
+// @N is refused, so a reference can never be taken for a flag or a path.
+func parseRef(r Ref) (parsedRef, error) {
+	s := string(r)
+	if n, ok := strings.CutPrefix(s, "@"); ok {
+		v, err := strconv.Atoi(n)
+		if err != nil || v < 1 || strconv.Itoa(v) != n {
+			return parsedRef{}, fmt.Errorf("%w %q: @N needs a whole number N of at least 1", ErrBadRef, s)
+		}
+		return parsedRef{nth: v}, nil
+	}
+	if len(s) < MinPrefix || len(s) > 64 {
+		return parsedRef{}, fmt.Errorf("%w %q: give 4 to 64 hex digits of a snapshot id, or @N", ErrBadRef, s)
+	}
+	for _, c := range s {
+		if !strings.ContainsRune("0123456789abcdefABCDEF", c) {
+			return parsedRef{}, fmt.Errorf("%w %q: give 4 to 64 hex digits of a snapshot id, or @N", ErrBadRef, s)
+		}
+	}
+	return parsedRef{prefix: strings.ToLower(s)}, nil
+}
+
+// resolve finds the snapshot r names among a project's snapshots (newest
+// first).
+func resolve(snaps []Snapshot, r Ref, project string) (Snapshot, int, error) {
+	p, err := parseRef(r)
+	if err != nil {
+		return Snapshot{}, 0, err
+	}
+	if p.nth > 0 {
+		if p.nth > len(snaps) {
+			return Snapshot{}, 0, fmt.Errorf("snapshot %s: %w: %s has %d snapshots", r, ErrNotFound, project, len(snaps))
+		}
+		return snaps[p.nth-1], p.nth - 1, nil
+	}
+	found := -1
+	for i, sn := range snaps {
+		if strings.HasPrefix(sn.ID.String(), p.prefix) {
+			if found >= 0 {
+				return Snapshot{}, 0, fmt.Errorf("snapshot %s: %w: matches %s and %s; give more digits", r, ErrAmbiguousRef, snaps[found].ID.Short(), sn.ID.Short())
+			}
+			found = i
+		}
+	}
+	if found < 0 {
+		return Snapshot{}, 0, fmt.Errorf("snapshot %s: %w in %s (see casckpt list)", r, ErrNotFound, project)
+	}
+	return snaps[found], found, nil
+}

@@ -1,0 +1,399 @@
+package casckpt
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+
+	"github.com/casckpt/casckpt/cas"
+	"github.com/casckpt/casckpt/index"
+	"github.com/casckpt/casckpt/internal/scan"
+	"github.com/casckpt/casckpt/manifest"
+)
+
+// RestoreOptions tune Restore. The zero value restores the whole tree.
+type RestoreOptions struct {
+	// Paths, relative to the project directory, restricts the restore to
+	// these files or directories.
+	Paths []string
+	// DryRun computes what would change and changes nothing, taking no
+	// pre-restore snapshot.
+	DryRun bool
+	// MaxFileSize and MaxFiles are the exclusion limits, as in
+	// SnapshotOptions; paths they exclude are never touched.
+	MaxFileSize int64
+	MaxFiles    int
+}
+
+// RestoreResult says what Restore did (or, in a dry run, would do).
+type RestoreResult struct {
+	RestoredTo   cas.ID
+	PreRestoreID cas.ID // zero when no pre-restore snapshot was taken
+	Written      int    // files and links written (or re-moded)
+	Deleted      int    // files and links deleted
+	DryRun       bool
+	// Changes is the plan: every path written or deleted, in order.
+	Changes []manifest.Change
+	// Skipped names paths left alone because an excluded entry (ignored,
+	// over the size limit, unreadable) is in the way.
+	Skipped []string
+}
+
+// PreRestorePrefix starts the reason of every pre-restore snapshot.
+const PreRestorePrefix = "pre-restore"
+
+// Restore makes the project's working tree (or the given paths) equal to
+// snapshot ref: every entry of the snapshot is written with its bytes,
+// executable bit and link target, and every path a snapshot would capture
+// that the snapshot lacks is deleted. Excluded paths are never touched and
+// nothing is written outside the project directory, whatever links it
+// holds. Files that already match are left as they are. It first takes a
+// pre-restore snapshot, verifies the data it needs, and replaces each file
+// atomically.
+func (s *Store) Restore(ctx context.Context, dir string, ref Ref, opts RestoreOptions) (RestoreResult, error) {
+	res := RestoreResult{DryRun: opts.DryRun}
+	workdir, err := ProjectDir(dir)
+	if err != nil {
+		return res, err
+	}
+	paths, err := cleanRestorePaths(opts.Paths)
+	if err != nil {
+		return res, err
+	}
+	ss, err := s.begin(ctx, false, !opts.DryRun)
+	if err != nil {
+		return res, err
+	}
+	defer ss.end()
+
+	// Resolve the snapshot and check that it is whole before anything else.
+	if err := ss.view(); err != nil {
+		return res, err
+	}
+	snaps, err := ss.snapshots(workdir)
+	if err != nil {
+		return res, err
+	}
+	target, _, err := resolve(snaps, ref, workdir)
+	if err != nil {
+		return res, err
+	}
+	res.RestoredTo = target.ID
+	for _, p := range paths {
+		if _, err := manifest.Lookup(ctx, ss.objects, target.Root, p); err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return res, fmt.Errorf("restore %s: %w in snapshot %s", p, ErrNotFound, target.ID.Short())
+			}
+			return res, ss.refuseDamaged(ctx, snaps, target, err)
+		}
+	}
+	if err := ss.checkComplete(ctx, target); err != nil {
+		return res, ss.refuseDamaged(ctx, snaps, target, err)
+	}
+
+	// The current tree: stored as the pre-restore snapshot, or in a dry run
+	// only hashed, with its trees kept in memory.
+	var current scan.Result
+	var getter cas.Getter = ss.objects
+	if opts.DryRun {
+		overlay := newTreeOverlay(ss.objects)
+		current, err = scan.Scan(ctx, workdir, overlay, scan.Options{
+			MaxFileSize: opts.MaxFileSize, MaxFiles: opts.MaxFiles,
+			Cache: index.LoadStatCache(ss.tx, workdir),
+		})
+		if err != nil {
+			return res, err
+		}
+		getter = overlay
+	} else {
+		ss.endView()
+		var pre SnapshotResult
+		pre, current, err = ss.snapshot(ctx, workdir, SnapshotOptions{
+			Reason:      fmt.Sprintf("%s: before restoring %s", PreRestorePrefix, target.ID.Short()),
+			Keep:        -1, // a restore never drops snapshots
+			MaxFileSize: opts.MaxFileSize, MaxFiles: opts.MaxFiles,
+		})
+		if err != nil {
+			return res, fmt.Errorf("pre-restore snapshot: %w", err)
+		}
+		if pre.Created {
+			res.PreRestoreID = pre.ID
+		}
+		if err := ss.view(); err != nil {
+			return res, err
+		}
+		getter = ss.objects
+	}
+
+	changes, err := manifest.Diff(ctx, getter, current.Root, target.Root)
+	if err != nil {
+		return res, ss.refuseDamaged(ctx, snaps, target, err)
+	}
+	res.Changes, res.Skipped = planRestore(changes, paths, current.Excluded)
+	for _, c := range res.Changes {
+		if c.Status == manifest.Deleted && c.Old.Kind != manifest.KindDir {
+			res.Deleted++
+		}
+		if c.Status != manifest.Deleted && c.New.Kind != manifest.KindDir {
+			res.Written++
+		}
+	}
+	// Verify every chunk that will be written before touching the tree.
+	for _, c := range res.Changes {
+		if c.Status == manifest.Deleted || c.New.Kind != manifest.KindFile || sameData(c) {
+			continue
+		}
+		for _, id := range c.New.Chunks {
+			if _, err := ss.objects.Get(ctx, id); err != nil {
+				return res, ss.refuseDamaged(ctx, snaps, target, err)
+			}
+		}
+	}
+	if opts.DryRun {
+		return res, nil
+	}
+	return res, applyRestore(ctx, workdir, ss.objects, res.Changes)
+}
+
+// cleanRestorePaths checks restore paths; "." (or none) is the whole tree.
+func cleanRestorePaths(paths []string) ([]string, error) {
+	var out []string
+	for _, p := range paths {
+		c, err := relPath(p)
+		if err != nil {
+			return nil, err
+		}
+		if c == "" {
+			return nil, nil
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+// relPath cleans a path given relative to the project directory, refusing
+// absolute paths and paths that lead outside. "." yields "".
+func relPath(p string) (string, error) {
+	if p == "" || filepath.IsAbs(p) {
+		return "", fmt.Errorf("%w: path %q must be relative to the project directory", ErrRefused, p)
+	}
+	c := path.Clean(filepath.ToSlash(p))
+	if c == ".." || strings.HasPrefix(c, "../") {
+		return "", fmt.Errorf("%w: path %q leads outside the project directory", ErrRefused, p)
+	}
+	if c == "." {
+		return "", nil
+	}
+	return c, nil
+}
+
+// under reports whether p is base or inside it.
+func under(p, base string) bool {
+	return p == base || strings.HasPrefix(p, base+"/")
+}
+
+// planRestore keeps the changes inside paths (all when paths is empty), with
+// the directories needed above them, and drops those an excluded entry is
+// in the way of.
+func planRestore(changes []manifest.Change, paths, excluded []string) (plan []manifest.Change, skipped []string) {
+	blocked := func(p string) bool {
+		for _, e := range excluded {
+			if under(p, e) {
+				return true
+			}
+		}
+		return false
+	}
+	wanted := func(c manifest.Change) bool {
+		if len(paths) == 0 {
+			return true
+		}
+		for _, p := range paths {
+			if under(c.Path, p) {
+				return true
+			}
+			// A directory that must exist (or replace a file) above p.
+			if strings.HasPrefix(p, c.Path+"/") && c.Status != manifest.Deleted && c.New.Kind == manifest.KindDir {
+				return true
+			}
+		}
+		return false
+	}
+	plan = []manifest.Change{}
+	for _, c := range changes {
+		if !wanted(c) {
+			continue
+		}
+		if blocked(c.Path) {
+			skipped = append(skipped, c.Path)
+			continue
+		}
+		plan = append(plan, c)
+	}
+	return plan, skipped
+}
+
+// sameData reports whether a modified file keeps its content (only its
+// executable bit changes).
+func sameData(c manifest.Change) bool {
+	return c.Status == manifest.Modified && c.Old.Kind == manifest.KindFile &&
+		c.New.Kind == manifest.KindFile && equalChunks(c.Old.Chunks, c.New.Chunks)
+}
+
+// checkComplete verifies that every tree of sn decodes and every chunk it
+// names is in the index.
+func (ss *session) checkComplete(ctx context.Context, sn Snapshot) error {
+	return manifest.Walk(ctx, ss.objects, sn.Root, func(_ string, e manifest.Entry) error {
+		for _, id := range e.Chunks {
+			if _, err := ss.objects.Locate(id); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// refuseDamaged explains that target cannot be restored and names the
+// newest snapshot of the project that is complete.
+func (ss *session) refuseDamaged(ctx context.Context, snaps []Snapshot, target Snapshot, cause error) error {
+	err := damaged(target, cause)
+	if !errors.Is(err, ErrDamaged) {
+		return err
+	}
+	for _, sn := range snaps {
+		if sn.ID != target.ID && ss.checkComplete(ctx, sn) == nil {
+			return fmt.Errorf("%w; nothing was changed; the newest intact snapshot is %s", err, sn.ID)
+		}
+	}
+	return fmt.Errorf("%w; nothing was changed; no intact snapshot of this project is left", err)
+}
+
+// applyRestore carries out a plan inside workdir through an os.Root, so no
+// link in the tree can lead a write outside it.
+func applyRestore(ctx context.Context, workdir string, g cas.Getter, plan []manifest.Change) error {
+	root, err := os.OpenRoot(workdir)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	touched := map[string]bool{}
+
+	// Removals first, deepest first: deleted entries and the old side of
+	// type changes.
+	var removals []manifest.Change
+	for _, c := range plan {
+		if c.Status == manifest.Deleted || c.Status == manifest.TypeChanged {
+			removals = append(removals, c)
+		}
+	}
+	slices.SortStableFunc(removals, func(a, b manifest.Change) int {
+		return strings.Count(b.Path, "/") - strings.Count(a.Path, "/")
+	})
+	for _, c := range removals {
+		err := root.Remove(filepath.FromSlash(c.Path))
+		switch {
+		case err == nil, errors.Is(err, fs.ErrNotExist):
+		case c.Old.Kind == manifest.KindDir && errors.Is(err, syscall.ENOTEMPTY):
+			// It holds excluded entries, which are never touched.
+			if c.Status == manifest.TypeChanged {
+				return fmt.Errorf("restore %s: the directory holds excluded files; move them away and restore again", c.Path)
+			}
+		default:
+			return fmt.Errorf("restore: delete %s: %w", c.Path, err)
+		}
+		touched[path.Dir(c.Path)] = true
+	}
+
+	// Then creations, parents before children.
+	for _, c := range plan {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if c.Status == manifest.Deleted {
+			continue
+		}
+		p := filepath.FromSlash(c.Path)
+		switch {
+		case c.New.Kind == manifest.KindDir:
+			if err := root.Mkdir(p, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+				return fmt.Errorf("restore: create directory %s: %w", c.Path, err)
+			}
+		case sameData(c):
+			if err := root.Chmod(p, fs.FileMode(c.New.Mode())); err != nil {
+				return fmt.Errorf("restore: chmod %s: %w", c.Path, err)
+			}
+		case c.New.Kind == manifest.KindSymlink:
+			tmp := tempName(p)
+			if err := root.Symlink(c.New.Target, tmp); err != nil {
+				return fmt.Errorf("restore: link %s: %w", c.Path, err)
+			}
+			if err := root.Rename(tmp, p); err != nil {
+				_ = root.Remove(tmp)
+				return fmt.Errorf("restore: link %s: %w", c.Path, err)
+			}
+		default:
+			if err := writeFile(ctx, root, p, g, c.New); err != nil {
+				return fmt.Errorf("restore: write %s: %w", c.Path, err)
+			}
+		}
+		touched[path.Dir(c.Path)] = true
+	}
+	for d := range touched {
+		if f, err := root.Open(filepath.FromSlash(d)); err == nil {
+			_ = f.Sync()
+			f.Close()
+		}
+	}
+	return nil
+}
+
+// tempName is a fresh hidden name beside p.
+func tempName(p string) string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return filepath.Join(filepath.Dir(p), ".casckpt-"+hex.EncodeToString(b[:])+".tmp")
+}
+
+// writeFile replaces p atomically with e's content: a temporary file beside
+// it is written, synced and renamed over it.
+func writeFile(ctx context.Context, root *os.Root, p string, g cas.Getter, e manifest.Entry) error {
+	tmp := tempName(p)
+	f, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	err = func() error {
+		for _, id := range e.Chunks {
+			b, err := g.Get(ctx, id)
+			if err != nil {
+				return err
+			}
+			if _, err := f.Write(b); err != nil {
+				return err
+			}
+		}
+		if err := f.Chmod(fs.FileMode(e.Mode())); err != nil {
+			return err
+		}
+		return f.Sync()
+	}()
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = root.Rename(tmp, p)
+	}
+	if err != nil {
+		_ = root.Remove(tmp)
+	}
+	return err
+}

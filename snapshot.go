@@ -1,0 +1,205 @@
+package casckpt
+
+import (
+	"time"
+
+	"context"
+	"errors"
+	"fmt"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/casckpt/casckpt/cas"
+	"github.com/casckpt/casckpt/index"
+	"github.com/casckpt/casckpt/internal/scan"
+	"github.com/casckpt/casckpt/manifest"
+)
+
+// DefaultKeep is how many snapshots per project Snapshot keeps by default.
+const DefaultKeep = 20
+
+// SnapshotOptions tune Snapshot. The zero value means the defaults.
+type SnapshotOptions struct {
+	Reason string
+	// Keep is the most snapshots kept for the project: older unpinned ones
+	// are dropped (default DefaultKeep; negative keeps all).
+	Keep int
+	// MaxFileSize excludes larger files (default 10 MiB).
+	MaxFileSize int64
+	// MaxFiles refuses larger trees (default 50,000).
+	MaxFiles int
+	// Progress, if set, is called as files are hashed, from any goroutine.
+	Progress func(filesHashed, bytesHashed int64)
+}
+
+func (o SnapshotOptions) withDefaults() SnapshotOptions {
+	if o.Keep == 0 {
+		o.Keep = DefaultKeep
+	}
+	return o
+}
+
+// SnapshotResult says what Snapshot did.
+type SnapshotResult struct {
+	// Created is false when the tree equals the newest snapshot (ID is then
+	// that snapshot's) or is empty with no snapshot yet (ID is zero).
+	Created bool
+	ID      cas.ID
+	Project string
+	Files   int64 // files and links captured
+	Bytes   int64 // their size
+	Hashed  int64 // files read (the others were vouched for by the stat cache)
+	// Stored is what the snapshot added to the store.
+	Stored cas.WriteStats
+	// Dropped are the snapshots removed by the Keep rule.
+	Dropped []cas.ID
+	// Warnings name files not captured or changing while read.
+	Warnings []string
+}
+
+// Snapshot records the tree of directory dir as a new snapshot of its
+// project, unless it equals the newest one.
+func (s *Store) Snapshot(ctx context.Context, dir string, opts SnapshotOptions) (SnapshotResult, error) {
+	workdir, err := ProjectDir(dir)
+	if err != nil {
+		return SnapshotResult{}, err
+	}
+	if err := refuseSnapshotDir(workdir); err != nil {
+		return SnapshotResult{}, err
+	}
+	ss, err := s.begin(ctx, false, true)
+	if err != nil {
+		return SnapshotResult{}, err
+	}
+	defer ss.end()
+	res, _, err := ss.snapshot(ctx, workdir, opts.withDefaults())
+	return res, err
+}
+
+// snapshot is Snapshot under a held lock. It also returns the scan of the
+// tree, whose trees are all stored when err is nil.
+func (ss *session) snapshot(ctx context.Context, workdir string, opts SnapshotOptions) (SnapshotResult, scan.Result, error) {
+	res := SnapshotResult{Project: workdir}
+	if err := ss.view(); err != nil {
+		return res, scan.Result{}, err
+	}
+	var (
+		newest  *Snapshot
+		project index.Project
+		known   bool
+		cache   map[string]index.StatEntry
+	)
+	if ss.tx != nil {
+		snaps, err := index.Snapshots(ss.tx, workdir)
+		if err == nil {
+			project, known, err = index.GetProject(ss.tx, workdir)
+		}
+		if err != nil {
+			ss.endView()
+			return res, scan.Result{}, err
+		}
+		if len(snaps) > 0 {
+			newest = &snaps[0]
+		}
+		cache = index.LoadStatCache(ss.tx, workdir)
+	}
+	w := cas.NewWriter(ss.s.packsDir(), ss.objects)
+	scanned, err := scan.Scan(ctx, workdir, w, scan.Options{
+		MaxFileSize: opts.MaxFileSize, MaxFiles: opts.MaxFiles, Cache: cache, Progress: opts.Progress,
+	})
+	ss.endView()
+	if err != nil {
+		w.Abort()
+		if errors.Is(err, scan.ErrTooManyFiles) {
+			err = fmt.Errorf("%w: %w", ErrRefused, err)
+		}
+		return res, scanned, err
+	}
+	res.Files, res.Bytes, res.Hashed, res.Warnings = scanned.Files, scanned.Bytes, scanned.Hashed, scanned.Warnings
+	now := ss.s.opts.Now()
+
+	if (newest != nil && newest.Root == scanned.Root) || (newest == nil && scanned.Root == manifest.EmptyTreeID) {
+		// Nothing to record. Every object the tree needs is stored already.
+		w.Abort()
+		if newest != nil {
+			res.ID = newest.ID
+		}
+		cacheChanged := len(scanned.CachePut) > 0 || len(scanned.CacheRemove) > 0
+		if !cacheChanged && (!known || now.Sub(project.LastTouch) < touchGranularity) {
+			return res, scanned, nil
+		}
+		err := ss.update(func(tx *bolt.Tx) error {
+			if known {
+				project.LastTouch = now
+				if err := index.PutProject(tx, project); err != nil {
+					return err
+				}
+			}
+			return index.UpdateStatCache(tx, workdir, scanned.CachePut, scanned.CacheRemove)
+		})
+		return res, scanned, err
+	}
+
+	if err := w.Flush(); err != nil {
+		w.Abort()
+		return res, scanned, err
+	}
+	rec := Snapshot{Project: workdir, Root: scanned.Root, Time: now, Reason: opts.Reason,
+		Stats: index.Stats{Files: scanned.Files, Bytes: scanned.Bytes}}
+	err = ss.update(func(tx *bolt.Tx) error {
+		if _, err := w.Commit(tx, false); err != nil {
+			return err
+		}
+		p, ok, err := index.GetProject(tx, workdir)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			p = index.Project{Workdir: workdir, Created: now}
+		}
+		p.LastTouch = now
+		if err := index.PutProject(tx, p); err != nil {
+			return err
+		}
+		if err := index.AddSnapshot(tx, &rec); err != nil {
+			return err
+		}
+		if err := index.UpdateStatCache(tx, workdir, scanned.CachePut, scanned.CacheRemove); err != nil {
+			return err
+		}
+		res.Dropped, err = applyKeep(tx, workdir, opts.Keep)
+		return err
+	})
+	if err != nil {
+		w.Abort()
+		return res, scanned, err
+	}
+	res.Created, res.ID, res.Stored = true, rec.ID, w.Stats()
+	return res, scanned, nil
+}
+
+// touchGranularity: a no-change snapshot refreshes the project's last touch
+// only when it is older than this, so that an unchanged tree costs no write.
+const touchGranularity = 10 * time.Minute
+
+// applyKeep drops a project's unpinned snapshots beyond the newest keep.
+func applyKeep(tx *bolt.Tx, workdir string, keep int) ([]cas.ID, error) {
+	dropped := []cas.ID{}
+	if keep < 0 {
+		return dropped, nil
+	}
+	snaps, err := index.Snapshots(tx, workdir)
+	if err != nil {
+		return dropped, err
+	}
+	for i, sn := range snaps {
+		if i < keep || sn.Pinned {
+			continue
+		}
+		if err := index.DeleteSnapshot(tx, sn); err != nil {
+			return dropped, err
+		}
+		dropped = append(dropped, sn.ID)
+	}
+	return dropped, nil
+}

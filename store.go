@@ -1,0 +1,174 @@
+package casckpt
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/casckpt/casckpt/cas"
+	"github.com/casckpt/casckpt/index"
+)
+
+// Options configure a Store. The zero value means the defaults.
+type Options struct {
+	// LockTimeout bounds the wait for other processes (default 2 minutes).
+	LockTimeout time.Duration
+	// Now is the clock for every time the store records or compares
+	// (snapshot times, last touch, retention). Default time.Now.
+	Now func() time.Time
+	// Logger receives debug messages; nil is silent.
+	Logger *slog.Logger
+}
+
+func (o Options) withDefaults() Options {
+	if o.LockTimeout <= 0 {
+		o.LockTimeout = 2 * time.Minute
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	return o
+}
+
+// Store is a checkpoint store in one directory. It is safe for concurrent
+// use by goroutines and processes; it holds no open files between calls.
+type Store struct {
+	dir  string
+	opts Options
+}
+
+// Snapshot is a snapshot record.
+type Snapshot = index.Snapshot
+
+// Open returns the store in dir. It creates nothing: the directory is made,
+// with mode 0700, by the first operation that writes.
+func Open(dir string, opts Options) (*Store, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("store %s: %w", dir, err)
+	}
+	return &Store{dir: abs, opts: opts.withDefaults()}, nil
+}
+
+// Dir is the store's directory.
+func (s *Store) Dir() string { return s.dir }
+
+func (s *Store) dbPath() string   { return filepath.Join(s.dir, "casckpt.db") }
+func (s *Store) packsDir() string { return filepath.Join(s.dir, "packs") }
+func (s *Store) lockPath() string { return filepath.Join(s.dir, "lock") }
+
+func (s *Store) exists() bool {
+	_, err := os.Stat(s.dbPath())
+	return err == nil
+}
+
+// ensureDirs creates the store's directories, private to the user.
+func (s *Store) ensureDirs() error {
+	for _, d := range []string{s.dir, s.packsDir()} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return fmt.Errorf("create store: %w", err)
+		}
+	}
+	return nil
+}
+
+// session is one operation's hold on the store: the lock and, while it
+// reads, a read-only database handle with one transaction.
+type session struct {
+	s       *Store
+	lock    *storeLock
+	db      *bolt.DB
+	tx      *bolt.Tx
+	objects *cas.Store
+}
+
+// begin takes the store lock. With create it makes the store's directories
+// first; without, a missing store yields a session that reads as empty.
+func (s *Store) begin(ctx context.Context, exclusive, create bool) (*session, error) {
+	if create {
+		if err := s.ensureDirs(); err != nil {
+			return nil, err
+		}
+	} else if _, err := os.Stat(s.dir); errors.Is(err, fs.ErrNotExist) {
+		return &session{s: s, objects: cas.NewStore(s.packsDir(), nil)}, nil
+	}
+	lock, err := lockStore(ctx, s.lockPath(), exclusive, s.opts.LockTimeout)
+	if err != nil {
+		return nil, err
+	}
+	return &session{s: s, lock: lock, objects: cas.NewStore(s.packsDir(), nil)}, nil
+}
+
+// view opens the database read-only and starts the session's read
+// transaction; a store without a database reads as empty.
+func (ss *session) view() error {
+	db, err := index.OpenRead(ss.s.dbPath(), ss.s.opts.LockTimeout)
+	if err != nil || db == nil {
+		return err
+	}
+	tx, err := db.Begin(false)
+	if err != nil {
+		db.Close()
+		return err
+	}
+	ss.db, ss.tx = db, tx
+	ss.objects = cas.NewStore(ss.s.packsDir(), tx)
+	return nil
+}
+
+// endView closes the read transaction and the database.
+func (ss *session) endView() {
+	if ss.objects != nil {
+		ss.objects.Close()
+	}
+	if ss.tx != nil {
+		_ = ss.tx.Rollback()
+		ss.tx = nil
+	}
+	if ss.db != nil {
+		ss.db.Close()
+		ss.db = nil
+	}
+	ss.objects = cas.NewStore(ss.s.packsDir(), nil)
+}
+
+// update runs fn in a read-write transaction of a freshly opened database.
+func (ss *session) update(fn func(tx *bolt.Tx) error) error {
+	db, err := index.OpenWrite(ss.s.dbPath(), ss.s.opts.LockTimeout)
+	if err != nil {
+		return err
+	}
+	err = db.Update(fn)
+	if cerr := db.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+func (ss *session) end() {
+	ss.endView()
+	ss.lock.unlock()
+}
+
+// read runs fn with a read view of the store under the shared lock.
+func (s *Store) read(ctx context.Context, fn func(ss *session) error) error {
+	ss, err := s.begin(ctx, false, false)
+	if err != nil {
+		return err
+	}
+	defer ss.end()
+	if err := ss.view(); err != nil {
+		return err
+	}
+	return fn(ss)
+}
