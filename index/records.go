@@ -264,8 +264,8 @@ func (r *reader) uvarint() uint64 {
 		return 0
 	}
 	v, n := binary.Uvarint(r.b)
-	if n <= 0 {
-		r.fail("bad varint")
+	if n <= 0 || n != len(binary.AppendUvarint(nil, v)) {
+		r.fail("bad or overlong varint")
 		return 0
 	}
 	r.b = r.b[n:]
@@ -277,8 +277,8 @@ func (r *reader) varint() int64 {
 		return 0
 	}
 	v, n := binary.Varint(r.b)
-	if n <= 0 {
-		r.fail("bad varint")
+	if n <= 0 || n != len(binary.AppendVarint(nil, v)) {
+		r.fail("bad or overlong varint")
 		return 0
 	}
 	r.b = r.b[n:]

@@ -202,8 +202,8 @@ func (d *decoder) uvarint() uint64 {
 		return 0
 	}
 	v, n := binary.Uvarint(d.b)
-	if n <= 0 {
-		d.fail("bad varint")
+	if n <= 0 || n != len(binary.AppendUvarint(nil, v)) {
+		d.fail("bad or overlong varint")
 		return 0
 	}
 	d.b = d.b[n:]

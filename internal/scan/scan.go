@@ -413,6 +413,7 @@ func (s *scanner) hashFile(ctx context.Context, job hashJob) error {
 			if !stable {
 				before.Recorded = 0 // never trust this entry
 			}
+			before.Chunks = chunks
 			job.n.chunks, job.n.stat, job.n.size, job.n.hashed = chunks, before, before.Size, true
 			job.n.exec = before.Mode&0o100 != 0
 			fb := s.hashedB.Add(before.Size)

@@ -1,0 +1,123 @@
+package index
+
+import (
+	"bytes"
+	"errors"
+	"path/filepath"
+	"testing"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/casckpt/casckpt/cas"
+)
+
+func TestRecordsRoundTrip(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "db")
+	db, err := OpenWrite(path, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Unix(1_700_000_000, 123)
+	err = db.Update(func(tx *bolt.Tx) error {
+		if err := PutProject(tx, Project{Workdir: "/p", Created: now, LastTouch: now}); err != nil {
+			return err
+		}
+		for i := range 3 {
+			s := Snapshot{Project: "/p", Root: cas.Sum(cas.KindTree, []byte{byte(i)}), Time: now, Reason: "r\n\"x\"", Stats: Stats{Files: 2, Bytes: 9}}
+			if err := AddSnapshot(tx, &s); err != nil {
+				return err
+			}
+		}
+		return UpdateStatCache(tx, "/p", map[string]StatEntry{"a": {Size: 1, Mtime: 5, Lines: 1, Chunks: []cas.ID{{1}}}}, nil)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	db, err = OpenRead(path, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	db.View(func(tx *bolt.Tx) error {
+		snaps, err := Snapshots(tx, "/p")
+		if err != nil || len(snaps) != 3 || snaps[0].Seq != 3 || snaps[2].Seq != 1 {
+			t.Fatalf("snapshots newest first: %+v %v", snaps, err)
+		}
+		if snaps[0].ID == snaps[1].ID || snaps[0].Reason != "r\n\"x\"" || !snaps[0].Time.Equal(now) {
+			t.Fatalf("record: %+v", snaps[0])
+		}
+		p, ok, err := GetProject(tx, "/p")
+		if !ok || err != nil || !p.Created.Equal(now) {
+			t.Fatalf("project: %+v %v %v", p, ok, err)
+		}
+		c := LoadStatCache(tx, "/p")
+		if c["a"].Lines != 1 || len(c["a"].Chunks) != 1 {
+			t.Fatalf("stat cache: %+v", c)
+		}
+		return nil
+	})
+}
+
+func TestOpenReadMissingCreatesNothing(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "db")
+	db, err := OpenRead(path, time.Second)
+	if db != nil || err != nil {
+		t.Fatalf("OpenRead of a missing db: %v %v", db, err)
+	}
+	if _, err := filepath.Glob(path + "*"); err != nil {
+		t.Fatal(err)
+	}
+	if m, _ := filepath.Glob(path + "*"); len(m) != 0 {
+		t.Fatalf("OpenRead created %v", m)
+	}
+}
+
+func TestRacilyCleanEntriesAreNotTrusted(t *testing.T) {
+	scan := time.Now().UnixNano()
+	old := StatEntry{Mtime: scan - int64(time.Hour), Ctime: scan - int64(time.Hour), Recorded: scan}
+	if !old.Trusted() {
+		t.Fatal("an entry modified an hour before its scan is not trusted")
+	}
+	racy := StatEntry{Mtime: scan - int64(time.Millisecond), Ctime: scan - int64(time.Hour), Recorded: scan}
+	if racy.Trusted() {
+		t.Fatal("an entry modified just before its scan is trusted")
+	}
+}
+
+func FuzzDecodeSnapshot(f *testing.F) {
+	f.Add(EncodeSnapshot(Snapshot{Reason: "x", Pinned: true, Stats: Stats{Files: 1}}))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		s, err := DecodeSnapshot("/p", 1, b)
+		if err != nil {
+			if !errors.Is(err, ErrCorrupt) {
+				t.Fatalf("error does not wrap ErrCorrupt: %v", err)
+			}
+			return
+		}
+		if !bytes.Equal(EncodeSnapshot(s), b) {
+			t.Fatal("snapshot record does not re-encode to its input")
+		}
+	})
+}
+
+func FuzzDecodeStatEntry(f *testing.F) {
+	f.Add(EncodeStatEntry(StatEntry{Size: 3, Mtime: -1, Lines: 1, Binary: true, Chunks: []cas.ID{{2}}}))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		e, err := DecodeStatEntry(b)
+		if err == nil && !bytes.Equal(EncodeStatEntry(e), b) {
+			t.Fatal("stat entry does not re-encode to its input")
+		}
+	})
+}
+
+func FuzzDecodeProject(f *testing.F) {
+	f.Add(EncodeProject(Project{Created: time.Unix(5, 0), LastTouch: time.Unix(6, 0)}))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		p, err := DecodeProject("/p", b)
+		if err == nil && !bytes.Equal(EncodeProject(p), b) {
+			t.Fatal("project record does not re-encode to its input")
+		}
+	})
+}

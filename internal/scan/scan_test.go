@@ -1,0 +1,251 @@
+package scan
+
+import (
+	"context"
+	"errors"
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/casckpt/casckpt/cas"
+	"github.com/casckpt/casckpt/index"
+	"github.com/casckpt/casckpt/internal/testtree"
+	"github.com/casckpt/casckpt/manifest"
+)
+
+type memStore struct {
+	mu      sync.Mutex
+	objects map[cas.ID][]byte
+}
+
+func (m *memStore) Put(_ context.Context, kind cas.Kind, data []byte) (cas.ID, error) {
+	id := cas.Sum(kind, data)
+	m.mu.Lock()
+	m.objects[id] = append([]byte(nil), data...)
+	m.mu.Unlock()
+	return id, nil
+}
+
+func (m *memStore) Get(_ context.Context, id cas.ID) ([]byte, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if b, ok := m.objects[id]; ok {
+		return b, nil
+	}
+	return nil, cas.ErrNotFound
+}
+
+// captured scans dir and returns the captured paths (dirs with a trailing
+// slash) and the result.
+func captured(t *testing.T, dir string, opts Options) ([]string, Result) {
+	t.Helper()
+	m := &memStore{objects: map[cas.ID][]byte{}}
+	res, err := Scan(context.Background(), dir, m, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var paths []string
+	err = manifest.Walk(context.Background(), m, res.Root, func(p string, e manifest.Entry) error {
+		if e.Kind == manifest.KindDir {
+			p += "/"
+		}
+		paths = append(paths, p)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return paths, res
+}
+
+func TestDefaultExcludes(t *testing.T) {
+	dir := t.TempDir()
+	testtree.Write(t, dir, testtree.Tree{
+		"main.go":                 {Data: "x"},
+		".env":                    {Data: "SECRET=1"},
+		".env.local":              {Data: "SECRET=2"},
+		"node_modules/x/index.js": {Data: "x"},
+		"pkg/build/out.txt":       {Data: "x"}, // build/ is a directory pattern
+		"build":                   {Data: "a file named build is kept"},
+		"app.log":                 {Data: "x"},
+		"lib.so":                  {Data: "x"},
+		"a.tar.gz":                {Data: "x"},
+		".git/HEAD":               {Data: "x"},
+		"sub/.git":                {Data: "gitdir: elsewhere"},
+		"keep/.casckpt-1.tmp":     {Data: "crash leftover"},
+		"keep/ok.txt":             {Data: "x"},
+	})
+	paths, res := captured(t, dir, Options{})
+	want := []string{"build", "keep/", "keep/ok.txt", "main.go", "pkg/", "sub/"}
+	if !slices.Equal(paths, want) {
+		t.Fatalf("captured %q\nwant %q", paths, want)
+	}
+	for _, ex := range []string{".env", ".env.local", "node_modules", "pkg/build", "app.log", ".git", "sub/.git"} {
+		if !slices.Contains(res.Excluded, ex) {
+			t.Errorf("excluded list lacks %s: %q", ex, res.Excluded)
+		}
+	}
+}
+
+func TestGitignoreSemantics(t *testing.T) {
+	dir := t.TempDir()
+	testtree.Write(t, dir, testtree.Tree{
+		".gitignore":           {Data: "*.txt\n!keep.txt\n/anchored\ndironly/\ndoc/internal\n# comment\n"},
+		"a.txt":                {Data: "x"},
+		"keep.txt":             {Data: "x"},
+		"anchored":             {Data: "x"},
+		"sub/anchored":         {Data: "not anchored here"},
+		"dironly/x":            {Data: "x"},
+		"sub/dironly":          {Data: "a file, not matched by dironly/"},
+		"doc/internal/x":       {Data: "x"},
+		"sub/doc/internal/x":   {Data: "middle slash anchors to the root"},
+		"nested/.gitignore":    {Data: "!again.txt\nlocal\n"},
+		"nested/again.txt":     {Data: "re-included by the deeper file"},
+		"nested/other.txt":     {Data: "x"},
+		"nested/local":         {Data: "x"},
+		"nested/deeper/local":  {Data: "pattern without slash matches at any depth"},
+		"nested/deeper/ok.go":  {Data: "x"},
+		"other/local":          {Data: "the nested file does not apply here"},
+		"sub/doc/internal2/ok": {Data: "x"},
+	})
+	paths, _ := captured(t, dir, Options{})
+	// doc/ stays, empty: directories are captured even when all they hold
+	// is excluded.
+	want := []string{
+		".gitignore", "doc/", "keep.txt", "nested/", "nested/.gitignore", "nested/again.txt",
+		"nested/deeper/", "nested/deeper/ok.go", "other/", "other/local", "sub/", "sub/anchored",
+		"sub/dironly", "sub/doc/", "sub/doc/internal/", "sub/doc/internal/x", "sub/doc/internal2/",
+		"sub/doc/internal2/ok",
+	}
+	if !slices.Equal(paths, want) {
+		t.Fatalf("captured %q\nwant %q", paths, want)
+	}
+}
+
+func TestSizeCapFileCapAndSpecialFiles(t *testing.T) {
+	dir := t.TempDir()
+	testtree.Write(t, dir, testtree.Tree{
+		"small": {Data: "x"},
+		"big":   {Data: strings.Repeat("x", 2000)},
+		"loop":  {Link: "loop"},
+		"up":    {Link: "../../etc"},
+	})
+	if err := syscall.Mkfifo(filepath.Join(dir, "fifo"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.Listen("unix", filepath.Join(dir, "sock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	paths, res := captured(t, dir, Options{MaxFileSize: 1000})
+	if want := []string{"loop", "small", "up"}; !slices.Equal(paths, want) {
+		t.Fatalf("captured %q, want %q", paths, want)
+	}
+	for _, ex := range []string{"big", "fifo", "sock"} {
+		if !slices.Contains(res.Excluded, ex) {
+			t.Errorf("%s not reported excluded: %q", ex, res.Excluded)
+		}
+	}
+	m := &memStore{objects: map[cas.ID][]byte{}}
+	if _, err := Scan(context.Background(), dir, m, Options{MaxFiles: 2}); !errors.Is(err, ErrTooManyFiles) {
+		t.Fatalf("file cap: %v, want ErrTooManyFiles", err)
+	}
+}
+
+func TestUnreadableIsReportedNotFatal(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("root reads every file")
+	}
+	dir := t.TempDir()
+	testtree.Write(t, dir, testtree.Tree{"ok": {Data: "x"}, "secret": {Data: "x"}, "locked/x": {Data: "x"}})
+	os.Chmod(filepath.Join(dir, "secret"), 0)
+	os.Chmod(filepath.Join(dir, "locked"), 0)
+	defer os.Chmod(filepath.Join(dir, "locked"), 0o755)
+	paths, res := captured(t, dir, Options{})
+	if !slices.Equal(paths, []string{"ok"}) || len(res.Warnings) != 2 {
+		t.Fatalf("captured %q, warnings %q", paths, res.Warnings)
+	}
+}
+
+func TestDeepTree(t *testing.T) {
+	dir := t.TempDir()
+	p := dir
+	for range 1000 {
+		p = filepath.Join(p, "d")
+	}
+	if err := os.MkdirAll(p, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(p, "leaf"), []byte("x"), 0o644)
+	paths, _ := captured(t, dir, Options{})
+	if len(paths) != 1001 || !strings.HasSuffix(paths[1000], "/leaf") {
+		t.Fatalf("deep tree: %d paths", len(paths))
+	}
+}
+
+func TestStatCacheSkipsUnchangedFiles(t *testing.T) {
+	dir := t.TempDir()
+	testtree.Write(t, dir, testtree.Tree{"a": {Data: "a"}, "b": {Data: "b"}, "c/d": {Data: "d"}})
+	old := time.Now().Add(-time.Hour)
+	for _, p := range []string{"a", "b", "c/d"} {
+		os.Chtimes(filepath.Join(dir, p), old, old)
+	}
+	m := &memStore{objects: map[cas.ID][]byte{}}
+	first, err := Scan(context.Background(), dir, m, Options{})
+	if err != nil || first.Hashed != 3 {
+		t.Fatalf("first scan hashed %d: %v", first.Hashed, err)
+	}
+	// ctime is now (Chtimes changed it), so these entries are racily clean:
+	// pretend they were recorded long after, as a later scan would.
+	cache := map[string]index.StatEntry{}
+	for p, e := range first.CachePut {
+		e.Recorded = time.Now().Add(time.Hour).UnixNano()
+		cache[p] = e
+	}
+	second, err := Scan(context.Background(), dir, m, Options{Cache: cache})
+	if err != nil || second.Hashed != 0 || second.Root != first.Root {
+		t.Fatalf("second scan hashed %d, same root %v: %v", second.Hashed, second.Root == first.Root, err)
+	}
+	// An edit keeping size and mtime is still seen: ctime and the racy
+	// rule catch it.
+	os.WriteFile(filepath.Join(dir, "a"), []byte("A"), 0o644)
+	os.Chtimes(filepath.Join(dir, "a"), old, old)
+	third, err := Scan(context.Background(), dir, m, Options{Cache: cache})
+	if err != nil || third.Hashed != 1 || third.Root == first.Root {
+		t.Fatalf("edit not seen: hashed %d: %v", third.Hashed, err)
+	}
+	os.Remove(filepath.Join(dir, "b"))
+	fourth, _ := Scan(context.Background(), dir, m, Options{Cache: cache})
+	if !slices.Contains(fourth.CacheRemove, "b") {
+		t.Fatalf("deleted file stays in the cache: %q", fourth.CacheRemove)
+	}
+}
+
+func TestLargeFileIsChunked(t *testing.T) {
+	dir := t.TempDir()
+	data := make([]byte, 3<<20)
+	for i := range data {
+		data[i] = byte(i * 7 % 251)
+	}
+	os.WriteFile(filepath.Join(dir, "big"), data, 0o644)
+	m := &memStore{objects: map[cas.ID][]byte{}}
+	res, err := Scan(context.Background(), dir, m, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := manifest.Lookup(context.Background(), m, res.Root, "big")
+	if err != nil || len(e.Chunks) < 4 {
+		t.Fatalf("3 MiB file in %d chunks: %v", len(e.Chunks), err)
+	}
+	got, err := manifest.ReadFile(context.Background(), m, e)
+	if err != nil || string(got) != string(data) {
+		t.Fatalf("content differs: %v", err)
+	}
+}

@@ -1,0 +1,179 @@
+package manifest
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/casckpt/casckpt/cas"
+)
+
+// memStore is an in-memory object store for tests.
+type memStore struct {
+	mu      sync.Mutex
+	objects map[cas.ID][]byte
+}
+
+func newMem() *memStore { return &memStore{objects: map[cas.ID][]byte{}} }
+
+func (m *memStore) Put(_ context.Context, kind cas.Kind, data []byte) (cas.ID, error) {
+	id := cas.Sum(kind, data)
+	m.mu.Lock()
+	m.objects[id] = append([]byte(nil), data...)
+	m.mu.Unlock()
+	return id, nil
+}
+
+func (m *memStore) Get(_ context.Context, id cas.ID) ([]byte, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	b, ok := m.objects[id]
+	if !ok {
+		return nil, cas.ErrNotFound
+	}
+	return b, nil
+}
+
+func chunk(s string) cas.ID { return cas.Sum(cas.KindChunk, []byte(s)) }
+
+func TestEncodeDecodeRoundTrip(t *testing.T) {
+	tree := Tree{Entries: []Entry{
+		{Name: "a.go", Kind: KindFile, Size: 10, Lines: 2, Chunks: []cas.ID{chunk("x")}},
+		{Name: "bin", Kind: KindFile, Exec: true, Binary: true, Size: 3, Chunks: []cas.ID{chunk("y")}},
+		{Name: "dir", Kind: KindDir, Tree: EmptyTreeID},
+		{Name: "empty", Kind: KindFile},
+		{Name: "link", Kind: KindSymlink, Target: "../a.go", Size: 7},
+		{Name: "nl\nname\xff", Kind: KindFile},
+	}}
+	b, err := Encode(tree)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := Decode(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Entries) != len(tree.Entries) {
+		t.Fatalf("%d entries back, want %d", len(got.Entries), len(tree.Entries))
+	}
+	for i := range tree.Entries {
+		if !got.Entries[i].SameContent(tree.Entries[i]) || got.Entries[i].Name != tree.Entries[i].Name {
+			t.Errorf("entry %d: got %+v want %+v", i, got.Entries[i], tree.Entries[i])
+		}
+	}
+	again, _ := Encode(got)
+	if !bytes.Equal(again, b) {
+		t.Fatal("encoding is not canonical")
+	}
+}
+
+func TestEncodeRejectsUnsafeTrees(t *testing.T) {
+	for name, tree := range map[string]Tree{
+		"dotdot":   {Entries: []Entry{{Name: "..", Kind: KindFile}}},
+		"slash":    {Entries: []Entry{{Name: "a/b", Kind: KindFile}}},
+		"empty":    {Entries: []Entry{{Name: "", Kind: KindFile}}},
+		"nul":      {Entries: []Entry{{Name: "a\x00", Kind: KindFile}}},
+		"unsorted": {Entries: []Entry{{Name: "b", Kind: KindFile}, {Name: "a", Kind: KindFile}}},
+		"dup":      {Entries: []Entry{{Name: "a", Kind: KindFile}, {Name: "a", Kind: KindFile}}},
+		"nolink":   {Entries: []Entry{{Name: "l", Kind: KindSymlink}}},
+		"long":     {Entries: []Entry{{Name: strings.Repeat("x", 256), Kind: KindFile}}},
+	} {
+		if _, err := Encode(tree); err == nil {
+			t.Errorf("%s: encoded an invalid tree", name)
+		}
+	}
+}
+
+func TestDiffAndWalk(t *testing.T) {
+	ctx := context.Background()
+	m := newMem()
+	put := func(tr Tree) cas.ID {
+		id, err := Put(ctx, m, tr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return id
+	}
+	sub := put(Tree{Entries: []Entry{{Name: "x", Kind: KindFile, Chunks: []cas.ID{chunk("x")}, Size: 1}}})
+	a := put(Tree{Entries: []Entry{
+		{Name: "d", Kind: KindDir, Tree: sub},
+		{Name: "f", Kind: KindFile, Chunks: []cas.ID{chunk("f1")}, Size: 2},
+		{Name: "gone", Kind: KindFile},
+		{Name: "t", Kind: KindFile},
+	}})
+	b := put(Tree{Entries: []Entry{
+		{Name: "d", Kind: KindDir, Tree: sub},
+		{Name: "f", Kind: KindFile, Chunks: []cas.ID{chunk("f2")}, Size: 2},
+		{Name: "new", Kind: KindDir, Tree: sub},
+		{Name: "t", Kind: KindSymlink, Target: "f", Size: 1},
+	}})
+	changes, err := Diff(ctx, m, a, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, c := range changes {
+		got = append(got, string(c.Status)+" "+c.Path)
+	}
+	want := "modified f|deleted gone|added new|added new/x|type-changed t"
+	if strings.Join(got, "|") != want {
+		t.Fatalf("diff = %q\nwant %q", strings.Join(got, "|"), want)
+	}
+	var walked []string
+	if err := Walk(ctx, m, b, func(p string, e Entry) error { walked = append(walked, p); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(walked, " ") != "d d/x f new new/x t" {
+		t.Fatalf("walk order %q", walked)
+	}
+	e, err := Lookup(ctx, m, b, "new/x")
+	if err != nil || e.Kind != KindFile {
+		t.Fatalf("lookup: %+v %v", e, err)
+	}
+	if _, err := Lookup(ctx, m, b, "f/x"); !errors.Is(err, ErrNotExist) {
+		t.Fatalf("lookup below a file: %v", err)
+	}
+}
+
+func TestCountLines(t *testing.T) {
+	for _, c := range []struct {
+		in     string
+		lines  int64
+		binary bool
+	}{
+		{"", 0, false}, {"a", 1, false}, {"a\n", 1, false}, {"a\nb", 2, false}, {"a\x00b\n", 0, true},
+	} {
+		l, b := CountLines([]byte(c.in))
+		if l != c.lines || b != c.binary {
+			t.Errorf("CountLines(%q) = %d, %v; want %d, %v", c.in, l, b, c.lines, c.binary)
+		}
+	}
+}
+
+func FuzzDecode(f *testing.F) {
+	b, _ := Encode(Tree{Entries: []Entry{
+		{Name: "a", Kind: KindFile, Size: 3, Lines: 1, Chunks: []cas.ID{chunk("a")}},
+		{Name: "d", Kind: KindDir},
+		{Name: "l", Kind: KindSymlink, Target: "a"},
+	}})
+	f.Add(b)
+	f.Add([]byte{1, 0})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		tree, err := Decode(data)
+		if err != nil {
+			return
+		}
+		for _, e := range tree.Entries {
+			if ValidName(e.Name) != nil {
+				t.Fatalf("decoded an unsafe name %q", e.Name)
+			}
+		}
+		again, err := Encode(tree)
+		if err != nil || !bytes.Equal(again, data) {
+			t.Fatalf("decoded tree does not re-encode to its input: %v", err)
+		}
+	})
+}
