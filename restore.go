@@ -10,9 +10,12 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"syscall"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/casckpt/casckpt/cas"
 	"github.com/casckpt/casckpt/index"
@@ -96,7 +99,7 @@ func (s *Store) Restore(ctx context.Context, dir string, ref Ref, opts RestoreOp
 			return res, ss.refuseDamaged(ctx, snaps, target, err)
 		}
 	}
-	if err := ss.checkComplete(ctx, target); err != nil {
+	if err := ss.checkData(ctx, target); err != nil {
 		return res, ss.refuseDamaged(ctx, snaps, target, err)
 	}
 
@@ -145,17 +148,6 @@ func (s *Store) Restore(ctx context.Context, dir string, ref Ref, opts RestoreOp
 		}
 		if c.Status != manifest.Deleted && c.New.Kind != manifest.KindDir {
 			res.Written++
-		}
-	}
-	// Verify every chunk that will be written before touching the tree.
-	for _, c := range res.Changes {
-		if c.Status == manifest.Deleted || c.New.Kind != manifest.KindFile || sameData(c) {
-			continue
-		}
-		for _, id := range c.New.Chunks {
-			if _, err := ss.objects.Get(ctx, id); err != nil {
-				return res, ss.refuseDamaged(ctx, snaps, target, err)
-			}
 		}
 	}
 	if opts.DryRun {
@@ -249,17 +241,32 @@ func sameData(c manifest.Change) bool {
 		c.New.Kind == manifest.KindFile && equalChunks(c.Old.Chunks, c.New.Chunks)
 }
 
-// checkComplete verifies that every tree of sn decodes and every chunk it
-// names is in the index.
-func (ss *session) checkComplete(ctx context.Context, sn Snapshot) error {
-	return manifest.Walk(ctx, ss.objects, sn.Root, func(_ string, e manifest.Entry) error {
+// checkData verifies that every tree and chunk of sn is stored and intact,
+// reading each distinct chunk once, in parallel.
+func (ss *session) checkData(ctx context.Context, sn Snapshot) error {
+	seen := map[cas.ID]bool{}
+	var chunks []cas.ID
+	err := manifest.Walk(ctx, ss.objects, sn.Root, func(_ string, e manifest.Entry) error {
 		for _, id := range e.Chunks {
-			if _, err := ss.objects.Locate(id); err != nil {
-				return err
+			if !seen[id] {
+				seen[id] = true
+				chunks = append(chunks, id)
 			}
 		}
 		return nil
 	})
+	if err != nil {
+		return err
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(runtime.GOMAXPROCS(0))
+	for _, id := range chunks {
+		g.Go(func() error {
+			_, err := ss.objects.Get(gctx, id)
+			return err
+		})
+	}
+	return g.Wait()
 }
 
 // refuseDamaged explains that target cannot be restored and names the
@@ -270,7 +277,7 @@ func (ss *session) refuseDamaged(ctx context.Context, snaps []Snapshot, target S
 		return err
 	}
 	for _, sn := range snaps {
-		if sn.ID != target.ID && ss.checkComplete(ctx, sn) == nil {
+		if sn.ID != target.ID && ss.checkData(ctx, sn) == nil {
 			return fmt.Errorf("%w; nothing was changed; the newest intact snapshot is %s", err, sn.ID)
 		}
 	}

@@ -28,6 +28,11 @@ type SnapshotOptions struct {
 	MaxFileSize int64
 	// MaxFiles refuses larger trees (default 50,000).
 	MaxFiles int
+	// MaxStoreSize is the store's size cap in bytes: when a new snapshot
+	// takes the store past it, older snapshots are dropped and collected in
+	// the same call until it fits (default DefaultMaxStoreSize; negative:
+	// no cap).
+	MaxStoreSize int64
 	// Progress, if set, is called as files are hashed, from any goroutine.
 	Progress func(filesHashed, bytesHashed int64)
 }
@@ -35,6 +40,9 @@ type SnapshotOptions struct {
 func (o SnapshotOptions) withDefaults() SnapshotOptions {
 	if o.Keep == 0 {
 		o.Keep = DefaultKeep
+	}
+	if o.MaxStoreSize == 0 {
+		o.MaxStoreSize = DefaultMaxStoreSize
 	}
 	return o
 }
@@ -51,8 +59,10 @@ type SnapshotResult struct {
 	Hashed  int64 // files read (the others were vouched for by the stat cache)
 	// Stored is what the snapshot added to the store.
 	Stored cas.WriteStats
-	// Dropped are the snapshots removed by the Keep rule.
+	// Dropped are the snapshots removed by the Keep rule and the size cap.
 	Dropped []cas.ID
+	// BytesFreed is what the size cap returned.
+	BytesFreed int64
 	// Warnings name files not captured or changing while read.
 	Warnings []string
 }
@@ -67,13 +77,28 @@ func (s *Store) Snapshot(ctx context.Context, dir string, opts SnapshotOptions) 
 	if err := refuseSnapshotDir(workdir); err != nil {
 		return SnapshotResult{}, err
 	}
+	opts = opts.withDefaults()
 	ss, err := s.begin(ctx, false, true)
 	if err != nil {
 		return SnapshotResult{}, err
 	}
-	defer ss.end()
-	res, _, err := ss.snapshot(ctx, workdir, opts.withDefaults())
-	return res, err
+	res, _, err := ss.snapshot(ctx, workdir, opts)
+	ss.end()
+	if err != nil || !res.Created || opts.MaxStoreSize < 0 {
+		return res, err
+	}
+	capped, err := s.enforceCap(ctx, opts.MaxStoreSize, res)
+	if err != nil {
+		return res, fmt.Errorf("snapshot %s was taken, but freeing space for the size cap failed: %w", res.ID.Short(), err)
+	}
+	for _, d := range capped.plan.Drops {
+		res.Dropped = append(res.Dropped, d.ID)
+	}
+	res.BytesFreed = capped.bytesFreed
+	if !capped.fits {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("the store needs %d bytes, more than its %d-byte cap, for pinned and newest snapshots", capped.projected, opts.MaxStoreSize))
+	}
+	return res, nil
 }
 
 // snapshot is Snapshot under a held lock. It also returns the scan of the

@@ -1,0 +1,250 @@
+package cas
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// SweepOptions tune Sweep. The zero value means the defaults.
+type SweepOptions struct {
+	// RepackThreshold is the fraction of a pack's bytes that must be dead
+	// before its live objects are copied to a new pack and it is deleted
+	// (default 0.1, borg's choice). Packs with no live object are always
+	// deleted. Set it below zero to repack every pack holding any dead
+	// object, so that the store shrinks to its live size.
+	RepackThreshold float64
+	// SmallPack: packs smaller than this are merged when there are at least
+	// four of them (default 1 MiB), so per-turn snapshots do not leave
+	// thousands of tiny files.
+	SmallPack int64
+}
+
+func (o SweepOptions) withDefaults() SweepOptions {
+	if o.RepackThreshold == 0 {
+		o.RepackThreshold = 0.1
+	}
+	if o.SmallPack == 0 {
+		o.SmallPack = 1 << 20
+	}
+	return o
+}
+
+// Sweep is a prepared collection: the index changes are made in the
+// caller's transaction; Finish deletes the files once it has committed.
+type Sweep struct {
+	ObjectsDeleted int
+	PacksDeleted   int
+	PacksRewritten int
+
+	dir       string
+	writer    *Writer
+	keep      map[string]bool // pack files the index names once committed
+	newBytes  int64
+	committed bool
+}
+
+type packUsage struct {
+	info      PackInfo
+	liveBytes int64
+	deadBytes int64
+	live      []Location
+}
+
+// PrepareSweep removes from the index, inside write transaction tx, every
+// object for which live returns false, and rewrites packs that are mostly
+// dead or small. New packs are written and synced before it returns. The
+// caller must hold the store's exclusive lock: any pack file the index does
+// not name is deleted by Finish. After tx commits, call Finish; if it does
+// not, call Abort.
+func PrepareSweep(ctx context.Context, tx *bolt.Tx, dir string, live func(ID) bool, opts SweepOptions) (*Sweep, error) {
+	opts = opts.withDefaults()
+	objects, packsB := tx.Bucket(bucketObjects), tx.Bucket(bucketPacks)
+	if objects == nil || packsB == nil {
+		return nil, errors.New("cas: index buckets missing")
+	}
+	packs, err := Packs(tx)
+	if err != nil {
+		return nil, err
+	}
+	usage := map[uint32]*packUsage{}
+	for _, p := range packs {
+		usage[p.Number] = &packUsage{info: p}
+	}
+	sw := &Sweep{dir: dir}
+	var dead [][]byte
+	err = ForEachObject(tx, func(l Location) error {
+		u := usage[l.Pack]
+		size := int64(objectHeaderSize + tableEntrySize + l.StoredLen)
+		if !live(l.ID) {
+			dead = append(dead, append([]byte(nil), l.ID[:]...))
+			if u != nil {
+				u.deadBytes += size
+			}
+			return nil
+		}
+		if u == nil {
+			return fmt.Errorf("%w: object %s is in pack %d, which the index lacks", ErrCorrupt, l.ID.Short(), l.Pack)
+		}
+		u.liveBytes += size
+		u.live = append(u.live, l)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, k := range dead {
+		if err := objects.Delete(k); err != nil {
+			return nil, err
+		}
+	}
+	sw.ObjectsDeleted = len(dead)
+
+	var small []*packUsage
+	var repack []*packUsage
+	for _, p := range packs {
+		u := usage[p.Number]
+		total := u.liveBytes + u.deadBytes
+		switch {
+		case len(u.live) == 0:
+			if err := sw.dropPack(packsB, p); err != nil {
+				return nil, err
+			}
+		case u.deadBytes > 0 && float64(u.deadBytes) >= opts.RepackThreshold*float64(total):
+			repack = append(repack, u)
+		case p.Size < opts.SmallPack:
+			small = append(small, u)
+		}
+	}
+	if len(small) >= 4 {
+		repack = append(repack, small...)
+	}
+	if len(repack) > 0 {
+		if err := sw.repack(ctx, tx, packsB, repack); err != nil {
+			return nil, err
+		}
+	}
+	after, err := Packs(tx)
+	if err != nil {
+		sw.Abort()
+		return nil, err
+	}
+	sw.keep = map[string]bool{}
+	for _, p := range after {
+		sw.keep[p.FileName()] = true
+	}
+	return sw, nil
+}
+
+func (sw *Sweep) dropPack(packsB *bolt.Bucket, p PackInfo) error {
+	sw.PacksDeleted++
+	return packsB.Delete(packKey(p.Number))
+}
+
+// repack copies the live objects of packs into new packs, verifying each,
+// and points the index at the copies.
+func (sw *Sweep) repack(ctx context.Context, tx *bolt.Tx, packsB *bolt.Bucket, packs []*packUsage) error {
+	sw.writer = NewWriter(sw.dir, nil)
+	for _, u := range packs {
+		f, err := os.Open(filepath.Join(sw.dir, u.info.FileName()))
+		if err != nil {
+			sw.Abort()
+			return fmt.Errorf("repack %s: %w", u.info.FileName(), err)
+		}
+		for _, l := range u.live {
+			if err := ctx.Err(); err != nil {
+				f.Close()
+				sw.Abort()
+				return err
+			}
+			if _, err := readObject(f, l.PackEntry); err != nil {
+				f.Close()
+				sw.Abort()
+				return fmt.Errorf("repack: %w; run verify and forget the damaged snapshots", err)
+			}
+			stored := make([]byte, l.StoredLen)
+			if _, err := f.ReadAt(stored, int64(l.Offset)+objectHeaderSize); err != nil {
+				f.Close()
+				sw.Abort()
+				return err
+			}
+			if err := sw.writer.putStored(l.PackEntry, stored); err != nil {
+				f.Close()
+				sw.Abort()
+				return err
+			}
+		}
+		f.Close()
+	}
+	if err := sw.writer.Flush(); err != nil {
+		sw.Abort()
+		return err
+	}
+	infos, err := sw.writer.Commit(tx, true)
+	if err != nil {
+		sw.Abort()
+		return err
+	}
+	for _, in := range infos {
+		sw.newBytes += in.Size
+	}
+	for _, u := range packs {
+		if err := sw.dropPack(packsB, u.info); err != nil {
+			sw.Abort()
+			return err
+		}
+		sw.PacksDeleted--
+		sw.PacksRewritten++
+	}
+	return nil
+}
+
+// Abort removes the packs the sweep wrote; call it when the transaction
+// does not commit.
+func (sw *Sweep) Abort() {
+	if sw.writer != nil && !sw.committed {
+		sw.writer.Abort()
+	}
+}
+
+// Finish deletes, after the transaction committed, the pack files the index
+// no longer names (including leftovers of crashed writers) and returns the
+// bytes freed.
+func (sw *Sweep) Finish() (int64, error) {
+	sw.committed = true
+	entries, err := os.ReadDir(sw.dir)
+	if err != nil {
+		return 0, err
+	}
+	var freed int64
+	var first error
+	for _, e := range entries {
+		name := e.Name()
+		if sw.keep[name] || !(strings.HasSuffix(name, PackSuffix) || strings.HasPrefix(name, TempPrefix)) {
+			continue
+		}
+		info, err := e.Info()
+		if err == nil {
+			err = os.Remove(filepath.Join(sw.dir, name))
+		}
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			if first == nil {
+				first = err
+			}
+			continue
+		}
+		if info != nil {
+			freed += info.Size()
+		}
+	}
+	if err := SyncDir(sw.dir); err != nil && first == nil {
+		first = err
+	}
+	return freed - sw.newBytes, first
+}

@@ -1,0 +1,98 @@
+package gc
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/casckpt/casckpt/cas"
+	"github.com/casckpt/casckpt/manifest"
+)
+
+// Graph counts, for every object reachable from the roots it was built
+// from, how many live referrers it has: roots, and live trees naming it.
+type Graph struct {
+	refs     map[cas.ID]int32
+	children map[cas.ID][]cas.ID // each tree's distinct children
+}
+
+// Mark builds the graph of the objects reachable from roots. A root listed
+// twice (two snapshots of one tree) counts twice.
+func Mark(ctx context.Context, g cas.Getter, roots []cas.ID) (*Graph, error) {
+	gr := &Graph{refs: map[cas.ID]int32{}, children: map[cas.ID][]cas.ID{}}
+	for _, r := range roots {
+		if err := gr.add(ctx, g, r); err != nil {
+			return nil, err
+		}
+	}
+	return gr, nil
+}
+
+// add counts one more reference to tree id, reading it on first sight.
+func (gr *Graph) add(ctx context.Context, g cas.Getter, id cas.ID) error {
+	gr.refs[id]++
+	if gr.refs[id] > 1 {
+		return nil
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	t, err := manifest.Load(ctx, g, id)
+	if err != nil {
+		return fmt.Errorf("mark: %w", err)
+	}
+	seen := map[cas.ID]bool{}
+	var kids []cas.ID
+	for _, e := range t.Entries {
+		for _, c := range e.Chunks {
+			if !seen[c] {
+				seen[c] = true
+				kids = append(kids, c)
+				gr.refs[c]++
+			}
+		}
+		if e.Kind == manifest.KindDir && !seen[e.Tree] {
+			seen[e.Tree] = true
+			kids = append(kids, e.Tree)
+			if err := gr.add(ctx, g, e.Tree); err != nil {
+				return err
+			}
+		}
+	}
+	gr.children[id] = kids
+	return nil
+}
+
+// Live reports whether id is reachable from a root not yet released.
+func (gr *Graph) Live(id cas.ID) bool { return gr.refs[id] > 0 }
+
+// Objects is the number of live objects.
+func (gr *Graph) Objects() int {
+	n := 0
+	for _, c := range gr.refs {
+		if c > 0 {
+			n++
+		}
+	}
+	return n
+}
+
+// Release drops one reference to root (a dropped snapshot) and returns the
+// total size, by size, of the objects that no live root reaches any more.
+func (gr *Graph) Release(root cas.ID, size func(cas.ID) int64) int64 {
+	var freed int64
+	stack := []cas.ID{root}
+	for len(stack) > 0 {
+		id := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if gr.refs[id] <= 0 {
+			continue
+		}
+		gr.refs[id]--
+		if gr.refs[id] > 0 {
+			continue
+		}
+		freed += size(id)
+		stack = append(stack, gr.children[id]...)
+	}
+	return freed
+}

@@ -1,0 +1,112 @@
+package casckpt
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/casckpt/casckpt/index"
+)
+
+// ProjectStatus describes one project of the store.
+type ProjectStatus struct {
+	Workdir   string
+	Snapshots int
+	Created   time.Time
+	LastTouch time.Time
+	// Orphan: the project's directory is gone.
+	Orphan bool
+}
+
+// StatusResult describes the store.
+type StatusResult struct {
+	Store string
+	// SizeBytes counts every file under the store directory.
+	SizeBytes int64
+	Projects  []ProjectStatus
+}
+
+// Status describes the store and its projects. A store that does not exist
+// reads as empty.
+func (s *Store) Status(ctx context.Context) (StatusResult, error) {
+	res := StatusResult{Store: s.dir, Projects: []ProjectStatus{}}
+	err := s.read(ctx, func(ss *session) error {
+		if ss.tx == nil {
+			return nil
+		}
+		projects, err := index.Projects(ss.tx)
+		if err != nil {
+			return err
+		}
+		for _, p := range projects {
+			snaps, err := index.Snapshots(ss.tx, p.Workdir)
+			if err != nil {
+				return err
+			}
+			res.Projects = append(res.Projects, ProjectStatus{
+				Workdir: p.Workdir, Snapshots: len(snaps), Created: p.Created,
+				LastTouch: p.LastTouch, Orphan: !dirExists(p.Workdir),
+			})
+		}
+		return nil
+	})
+	if err != nil {
+		return res, err
+	}
+	res.SizeBytes, err = DirSize(s.dir)
+	return res, err
+}
+
+// DirSize adds up the sizes of every file under dir (0 if it is missing).
+func DirSize(dir string) (int64, error) {
+	var total int64
+	err := filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if d.Type().IsRegular() {
+			info, err := d.Info()
+			if err == nil {
+				total += info.Size()
+			}
+		}
+		return nil
+	})
+	return total, err
+}
+
+// Clear deletes the whole store once no other process is using it.
+func (s *Store) Clear(ctx context.Context) error {
+	if _, err := os.Stat(s.dir); errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	ss, err := s.begin(ctx, true, false)
+	if err != nil {
+		return err
+	}
+	defer ss.end()
+	entries, err := os.ReadDir(s.dir)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if e.Name() == filepath.Base(s.lockPath()) {
+			continue
+		}
+		if err := os.RemoveAll(filepath.Join(s.dir, e.Name())); err != nil {
+			return fmt.Errorf("clear: %w", err)
+		}
+	}
+	// The lock file goes last: a process waiting on it finds the store gone.
+	if err := os.Remove(s.lockPath()); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("clear: %w", err)
+	}
+	return os.Remove(s.dir)
+}
