@@ -12,6 +12,7 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
 
 	"github.com/casckpt/casckpt/cas"
 )
@@ -88,7 +89,7 @@ func OpenWrite(path string, timeout time.Duration) (*bolt.DB, error) {
 }
 
 func openError(path string, err error) error {
-	if errors.Is(err, bolt.ErrTimeout) {
+	if errors.Is(err, berrors.ErrTimeout) {
 		return fmt.Errorf("%w: another casckpt process holds %s; try again when it finishes", ErrLocked, path)
 	}
 	return fmt.Errorf("open %s: %w", path, err)
