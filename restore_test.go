@@ -1,0 +1,179 @@
+package casckpt_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/casckpt/casckpt"
+	"github.com/casckpt/casckpt/internal/testtree"
+)
+
+func TestRestoreNeverTouchesExcludedPaths(t *testing.T) {
+	ctx := context.Background()
+	s := openStore(t)
+	dir := t.TempDir()
+	testtree.Write(t, dir, testtree.Tree{
+		"main.go":    {Data: "v1"},
+		".gitignore": {Data: "secret.txt\n"},
+	})
+	old := mustSnapshot(t, s, dir, casckpt.SnapshotOptions{})
+	excluded := testtree.Tree{
+		".env":                 {Data: "TOKEN=1"},
+		"node_modules/x/i.js":  {Data: "dep"},
+		"secret.txt":           {Data: "ignored"},
+		".git/HEAD":            {Data: "ref: refs/heads/main"},
+		"created-after.go":     {Data: "new"},
+		"big/only-copy.bin":    {Data: strings.Repeat("z", 3<<20)},
+		"sub/build/output.txt": {Data: "built"},
+	}
+	testtree.Write(t, dir, excluded)
+	os.WriteFile(filepath.Join(dir, "main.go"), []byte("v2"), 0o644)
+	r, err := s.Restore(ctx, dir, casckpt.Ref(old.ID.String()), casckpt.RestoreOptions{MaxFileSize: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.PreRestoreID.IsZero() || r.Deleted != 1 {
+		t.Fatalf("restore: %+v", r)
+	}
+	got := testtree.Read(t, dir)
+	for p, e := range excluded {
+		if p == "created-after.go" {
+			if _, ok := got[p]; ok {
+				t.Error("a file created after the snapshot was left behind")
+			}
+			continue
+		}
+		if got[p] != e {
+			t.Errorf("excluded %s was touched", p)
+		}
+	}
+	if got["main.go"].Data != "v1" {
+		t.Error("main.go not restored")
+	}
+	// The pre-restore snapshot holds the state just before.
+	var buf strings.Builder
+	if err := s.Cat(ctx, dir, casckpt.Ref(r.PreRestoreID.String()), "created-after.go", &buf); err != nil || buf.String() != "new" {
+		t.Fatalf("pre-restore snapshot lacks the replaced state: %q %v", buf.String(), err)
+	}
+}
+
+func TestRestoreDoesNotWriteThroughLinks(t *testing.T) {
+	ctx := context.Background()
+	s := openStore(t)
+	base := t.TempDir()
+	dir, outside := filepath.Join(base, "proj"), filepath.Join(base, "outside")
+	testtree.Write(t, dir, testtree.Tree{"evil/payload": {Data: "from the snapshot"}, "f": {Data: "x"}})
+	testtree.Write(t, outside, testtree.Tree{"payload": {Data: "precious"}})
+	snap := mustSnapshot(t, s, dir, casckpt.SnapshotOptions{})
+	// The directory becomes a link to outside the project.
+	os.RemoveAll(filepath.Join(dir, "evil"))
+	os.Symlink(outside, filepath.Join(dir, "evil"))
+	if _, err := s.Restore(ctx, dir, casckpt.Ref(snap.ID.String()), casckpt.RestoreOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(outside, "payload")); string(b) != "precious" {
+		t.Fatal("restore wrote outside the project through a link")
+	}
+	if st, err := os.Lstat(filepath.Join(dir, "evil")); err != nil || !st.IsDir() {
+		t.Fatal("the link was not replaced by the snapshot's directory")
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "evil/payload")); string(b) != "from the snapshot" {
+		t.Fatal("payload not restored inside the project")
+	}
+}
+
+func TestRestorePathsAndDryRun(t *testing.T) {
+	ctx := context.Background()
+	s := openStore(t)
+	dir := t.TempDir()
+	testtree.Write(t, dir, testtree.Tree{"src/a": {Data: "a1"}, "src/b": {Data: "b1"}, "doc/x": {Data: "x1"}})
+	snap := mustSnapshot(t, s, dir, casckpt.SnapshotOptions{})
+	ref := casckpt.Ref(snap.ID.String())
+	testtree.Write(t, dir, testtree.Tree{"src/c": {Data: "c2"}})
+	os.WriteFile(filepath.Join(dir, "src/a"), []byte("a2"), 0o644)
+	os.WriteFile(filepath.Join(dir, "doc/x"), []byte("x2"), 0o644)
+	edited := testtree.Read(t, dir)
+
+	dry, err := s.Restore(ctx, dir, ref, casckpt.RestoreOptions{DryRun: true})
+	if err != nil || dry.Written != 2 || dry.Deleted != 1 || !dry.PreRestoreID.IsZero() {
+		t.Fatalf("dry run: %+v %v", dry, err)
+	}
+	if d := testtree.Equal(edited, testtree.Read(t, dir)); d != "" {
+		t.Fatalf("dry run changed the tree: %s", d)
+	}
+	if l, _ := s.List(ctx, dir, 0); len(l) != 1 {
+		t.Fatal("dry run took a snapshot")
+	}
+	for _, bad := range []string{"/etc", "../x", "src/../../x", "missing"} {
+		_, err := s.Restore(ctx, dir, ref, casckpt.RestoreOptions{Paths: []string{bad}})
+		if !errors.Is(err, casckpt.ErrRefused) && !errors.Is(err, casckpt.ErrNotFound) {
+			t.Errorf("restore of %q: %v", bad, err)
+		}
+	}
+	if d := testtree.Equal(edited, testtree.Read(t, dir)); d != "" {
+		t.Fatalf("a refused restore changed the tree: %s", d)
+	}
+	if _, err := s.Restore(ctx, dir, ref, casckpt.RestoreOptions{Paths: []string{"src"}}); err != nil {
+		t.Fatal(err)
+	}
+	got := testtree.Read(t, dir)
+	if got["src/a"].Data != "a1" || got["doc/x"].Data != "x2" {
+		t.Fatalf("path restore: src/a=%q doc/x=%q", got["src/a"].Data, got["doc/x"].Data)
+	}
+	if _, ok := got["src/c"]; ok {
+		t.Fatal("path restore left a file the snapshot's src lacks")
+	}
+}
+
+func TestSnapshotRefusals(t *testing.T) {
+	ctx := context.Background()
+	s := openStore(t)
+	file := filepath.Join(t.TempDir(), "f")
+	os.WriteFile(file, []byte("x"), 0o644)
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	for _, dir := range []string{"/", home, file, filepath.Join(home, "missing")} {
+		if _, err := s.Snapshot(ctx, dir, casckpt.SnapshotOptions{}); err == nil {
+			t.Errorf("snapshot of %s was not refused", dir)
+		}
+	}
+	if _, err := os.Stat(s.Dir()); !errors.Is(err, os.ErrNotExist) {
+		t.Fatal("a refused snapshot created the store")
+	}
+	empty := t.TempDir()
+	r, err := s.Snapshot(ctx, empty, casckpt.SnapshotOptions{})
+	if err != nil || r.Created || !r.ID.IsZero() {
+		t.Fatalf("empty tree: %+v %v", r, err)
+	}
+}
+
+func TestReferences(t *testing.T) {
+	ctx := context.Background()
+	s := openStore(t)
+	dir := t.TempDir()
+	var ids []string
+	for i := range 3 {
+		os.WriteFile(filepath.Join(dir, "f"), []byte{byte(i)}, 0o644)
+		ids = append(ids, mustSnapshot(t, s, dir, casckpt.SnapshotOptions{}).ID.String())
+	}
+	var buf strings.Builder
+	if err := s.Cat(ctx, dir, "@1", "f", &buf); err != nil || buf.String() != "\x02" {
+		t.Fatalf("@1 is not the newest: %q %v", buf.String(), err)
+	}
+	buf.Reset()
+	if err := s.Cat(ctx, dir, casckpt.Ref(strings.ToUpper(ids[0][:6])), "f", &buf); err != nil || buf.String() != "\x00" {
+		t.Fatalf("prefix: %q %v", buf.String(), err)
+	}
+	for ref, want := range map[string]error{
+		"@0": casckpt.ErrBadRef, "@4": casckpt.ErrNotFound, "abc": casckpt.ErrBadRef, "-rf": casckpt.ErrBadRef,
+		"../etc": casckpt.ErrBadRef, "ffff": casckpt.ErrNotFound, "@01": casckpt.ErrBadRef,
+	} {
+		if err := s.Cat(ctx, dir, casckpt.Ref(ref), "f", &buf); !errors.Is(err, want) {
+			t.Errorf("ref %q: %v, want %v", ref, err, want)
+		}
+	}
+}
