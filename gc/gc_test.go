@@ -1,0 +1,181 @@
+package gc
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/casckpt/casckpt/cas"
+	"github.com/casckpt/casckpt/manifest"
+)
+
+type memStore struct {
+	mu      sync.Mutex
+	objects map[cas.ID][]byte
+}
+
+func (m *memStore) Put(_ context.Context, kind cas.Kind, data []byte) (cas.ID, error) {
+	id := cas.Sum(kind, data)
+	m.mu.Lock()
+	m.objects[id] = append([]byte(nil), data...)
+	m.mu.Unlock()
+	return id, nil
+}
+
+func (m *memStore) Get(_ context.Context, id cas.ID) ([]byte, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if b, ok := m.objects[id]; ok {
+		return b, nil
+	}
+	return nil, cas.ErrNotFound
+}
+
+func chunk(s string) cas.ID { return cas.Sum(cas.KindChunk, []byte(s)) }
+
+func TestMarkAndRelease(t *testing.T) {
+	ctx := context.Background()
+	m := &memStore{objects: map[cas.ID][]byte{}}
+	put := func(tr manifest.Tree) cas.ID {
+		id, err := manifest.Put(ctx, m, tr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return id
+	}
+	sub := put(manifest.Tree{Entries: []manifest.Entry{{Name: "s", Kind: manifest.KindFile, Chunks: []cas.ID{chunk("shared")}}}})
+	r1 := put(manifest.Tree{Entries: []manifest.Entry{
+		{Name: "a", Kind: manifest.KindFile, Chunks: []cas.ID{chunk("one"), chunk("one")}},
+		{Name: "d", Kind: manifest.KindDir, Tree: sub},
+	}})
+	r2 := put(manifest.Tree{Entries: []manifest.Entry{
+		{Name: "b", Kind: manifest.KindFile, Chunks: []cas.ID{chunk("two")}},
+		{Name: "d", Kind: manifest.KindDir, Tree: sub},
+	}})
+	g, err := Mark(ctx, m, []cas.ID{r1, r2, r2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.Objects() != 6 {
+		t.Fatalf("%d live objects, want 6", g.Objects())
+	}
+	unit := func(cas.ID) int64 { return 1 }
+	if freed := g.Release(r1, unit); freed != 2 || g.Live(chunk("one")) || !g.Live(chunk("shared")) {
+		t.Fatalf("release r1 freed %d", freed)
+	}
+	if freed := g.Release(r2, unit); freed != 0 {
+		t.Fatalf("releasing one of two references to r2 freed %d", freed)
+	}
+	if freed := g.Release(r2, unit); freed != 4 || g.Objects() != 0 {
+		t.Fatalf("last release freed %d, %d left", freed, g.Objects())
+	}
+	if _, err := Mark(ctx, m, []cas.ID{chunk("not a tree")}); err == nil {
+		t.Fatal("Mark went past a missing tree")
+	}
+}
+
+func snaps(n int, pinned ...int) []Snapshot {
+	out := make([]Snapshot, n)
+	for i := range out {
+		out[i] = Snapshot{ID: cas.ID{byte(i + 1), byte(n)}, Root: cas.ID{byte(i + 1)}, Time: time.Unix(int64(1000-i), 0)}
+	}
+	for _, p := range pinned {
+		out[p].Pinned = true
+	}
+	return out
+}
+
+func TestPlanRetention(t *testing.T) {
+	now := time.Unix(100*86400, 0)
+	projects := []Project{
+		{Workdir: "/live", LastTouch: now, Exists: true, Snapshots: snaps(5, 4)},
+		{Workdir: "/orphan", LastTouch: now, Exists: false, Snapshots: snaps(2)},
+		{Workdir: "/stale", LastTouch: now.Add(-30 * 24 * time.Hour), Exists: true, Snapshots: snaps(2)},
+		{Workdir: "/stale-pinned", LastTouch: now.Add(-30 * 24 * time.Hour), Exists: true, Snapshots: snaps(2, 0)},
+	}
+	for _, c := range []struct {
+		name             string
+		pol              Policy
+		keep, orph, stal int
+		forget           int
+	}{
+		{"nothing", Policy{}, 0, 0, 0, 0},
+		{"keep 2 spares the pinned oldest", Policy{Keep: 2}, 2, 0, 0, 0},
+		{"orphans", Policy{DropOrphans: true}, 0, 2, 0, 1},
+		{"stale keeps pinned", Policy{StaleAfter: 7 * 24 * time.Hour}, 0, 0, 3, 1},
+		{"all", Policy{Keep: 1, DropOrphans: true, StaleAfter: 7 * 24 * time.Hour}, 3, 2, 3, 2},
+	} {
+		p := PlanRetention(projects, c.pol, now)
+		if p.Count(WhyKeep) != c.keep || p.Count(WhyOrphan) != c.orph || p.Count(WhyStale) != c.stal || len(p.Forget) != c.forget {
+			t.Errorf("%s: keep %d orphan %d stale %d forget %v", c.name, p.Count(WhyKeep), p.Count(WhyOrphan), p.Count(WhyStale), p.Forget)
+		}
+	}
+}
+
+func TestPlanCap(t *testing.T) {
+	ctx := context.Background()
+	m := &memStore{objects: map[cas.ID][]byte{}}
+	// Three projects of four snapshots, each snapshot one unique 1-byte-cost
+	// chunk plus its root tree.
+	var projects []Project
+	var roots []cas.ID
+	for pi, name := range []string{"/a", "/b", "/c"} {
+		p := Project{Workdir: name, LastTouch: time.Unix(int64(pi), 0), Exists: true}
+		for si := range 4 {
+			root, _ := manifest.Put(ctx, m, manifest.Tree{Entries: []manifest.Entry{{Name: "f", Kind: manifest.KindFile, Chunks: []cas.ID{chunk(name + string(rune('0'+si)))}}}})
+			p.Snapshots = append(p.Snapshots, Snapshot{ID: cas.ID{byte(pi), byte(si)}, Root: root, Time: time.Unix(int64(100-si*10+pi), 0)})
+			roots = append(roots, root)
+		}
+		projects = append(projects, p)
+	}
+	size := func(id cas.ID) int64 {
+		if _, ok := m.objects[id]; ok && len(m.objects[id]) > 40 {
+			return 0 // trees cost nothing here
+		}
+		return 1
+	}
+	mark := func() *Graph {
+		g, err := Mark(ctx, m, roots)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return g
+	}
+	// 12 bytes live; a cap of 9 drops 3 snapshots, one oldest per project.
+	plan, projected, fits := PlanCap(Plan{}, CapInput{Projects: projects, Graph: mark(), Size: size, Cap: 9})
+	if !fits || projected != 9 || len(plan.Drops) != 3 {
+		t.Fatalf("cap 9: %d drops, projected %d, fits %v", len(plan.Drops), projected, fits)
+	}
+	seen := map[string]bool{}
+	for _, d := range plan.Drops {
+		if seen[d.Project] || d.Why != WhyCap {
+			t.Fatalf("not round robin: %+v", plan.Drops)
+		}
+		seen[d.Project] = true
+	}
+	// A cap of 2 leaves the current project its newest snapshot and empties
+	// the least recently touched others.
+	protect := projects[2].Snapshots[0].ID
+	plan, projected, fits = PlanCap(Plan{}, CapInput{Projects: projects, Graph: mark(), Size: size, Cap: 2, Protect: protect, Current: "/c"})
+	if !fits || projected != 2 {
+		t.Fatalf("cap 2: projected %d fits %v", projected, fits)
+	}
+	for _, d := range plan.Drops {
+		if d.ID == protect {
+			t.Fatal("the protected snapshot was dropped")
+		}
+	}
+	if len(plan.Forget) != 1 || plan.Forget[0] != "/a" {
+		t.Fatalf("forgotten projects %v, want the least recently touched /a", plan.Forget)
+	}
+	// Pinned snapshots beyond the cap: it cannot fit.
+	for i := range projects {
+		for j := range projects[i].Snapshots {
+			projects[i].Snapshots[j].Pinned = true
+		}
+	}
+	if _, _, fits := PlanCap(Plan{}, CapInput{Projects: projects, Graph: mark(), Size: size, Cap: 2}); fits {
+		t.Fatal("a cap below the pinned snapshots' size reported as met")
+	}
+}
