@@ -117,6 +117,9 @@ func (ss *session) collect(ctx context.Context, req collectRequest) (collectResu
 			return err
 		}
 		res.objectsDeleted = sweep.ObjectsDeleted
+		if err := index.PutMeta(tx, metaPendingDrops, nil); err != nil {
+			return err
+		}
 		if req.markRun {
 			return index.PutMeta(tx, metaLastPrune, binary.BigEndian.AppendUint64(nil, uint64(now.UnixNano())))
 		}
@@ -139,7 +142,50 @@ func (ss *session) collect(ctx context.Context, req collectRequest) (collectResu
 // object header and its table entry.
 const objectOverhead = 44 + 46
 
-const metaLastPrune = "prune.last"
+const (
+	metaLastPrune    = "prune.last"
+	metaPendingDrops = "gc.pending" // snapshots dropped since the last collection
+)
+
+// autoCollectAfter is how many dropped snapshots make a snapshot collect the
+// garbage on its way out, so a store under keep-N does not keep growing.
+const autoCollectAfter = 8
+
+// addPendingDrops counts snapshots dropped without collecting.
+func addPendingDrops(tx *bolt.Tx, n int) error {
+	if n == 0 {
+		return nil
+	}
+	return index.PutMeta(tx, metaPendingDrops, binary.AppendUvarint(nil, pendingDrops(tx)+uint64(n)))
+}
+
+func pendingDrops(tx *bolt.Tx) uint64 {
+	v, _ := binary.Uvarint(index.GetMeta(tx, metaPendingDrops))
+	return v
+}
+
+// collectIfDue collects garbage when enough snapshots were dropped since
+// the last collection and no other process is using the store: it never
+// waits, and a failure only postpones the work to the next call.
+func (s *Store) collectIfDue(ctx context.Context) {
+	due := false
+	_ = s.read(ctx, func(ss *session) error {
+		due = ss.tx != nil && pendingDrops(ss.tx) >= autoCollectAfter
+		return nil
+	})
+	if !due {
+		return
+	}
+	lock, err := lockStore(ctx, s.lockPath(), true, 0)
+	if err != nil {
+		return
+	}
+	ss := &session{s: s, lock: lock, objects: cas.NewStore(s.packsDir(), nil)}
+	defer ss.end()
+	if _, err := ss.collect(ctx, collectRequest{}); err != nil {
+		s.opts.Logger.Debug("automatic garbage collection postponed", "err", err)
+	}
+}
 
 // loadProjects reads every project with its snapshots for retention.
 func loadProjects(tx *bolt.Tx) ([]gc.Project, map[cas.ID]Snapshot, error) {

@@ -87,6 +87,9 @@ func (s *Store) Snapshot(ctx context.Context, dir string, opts SnapshotOptions) 
 	if err != nil || !res.Created || opts.MaxStoreSize < 0 {
 		return res, err
 	}
+	if len(res.Dropped) > 0 {
+		s.collectIfDue(ctx)
+	}
 	capped, err := s.enforceCap(ctx, opts.MaxStoreSize, res)
 	if err != nil {
 		return res, fmt.Errorf("snapshot %s was taken, but freeing space for the size cap failed: %w", res.ID.Short(), err)
@@ -192,8 +195,10 @@ func (ss *session) snapshot(ctx context.Context, workdir string, opts SnapshotOp
 		if err := index.UpdateStatCache(tx, workdir, scanned.CachePut, scanned.CacheRemove); err != nil {
 			return err
 		}
-		res.Dropped, err = applyKeep(tx, workdir, opts.Keep)
-		return err
+		if res.Dropped, err = applyKeep(tx, workdir, opts.Keep); err != nil {
+			return err
+		}
+		return addPendingDrops(tx, len(res.Dropped))
 	})
 	if err != nil {
 		w.Abort()
