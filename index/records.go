@@ -293,3 +293,29 @@ func (r *reader) done() error {
 	}
 	return r.err
 }
+
+var bucketOrigins = []byte("origins")
+
+// Origin returns the snapshot recorded for an import origin (see PutOrigin).
+func Origin(tx *bolt.Tx, origin string) (cas.ID, bool) {
+	b := tx.Bucket(bucketOrigins)
+	if b == nil {
+		return cas.ID{}, false
+	}
+	v := b.Get([]byte(origin))
+	if len(v) != cas.IDSize {
+		return cas.ID{}, false
+	}
+	return cas.ID(v), true
+}
+
+// PutOrigin records that origin (a source such as a migrated commit) was
+// imported as snapshot id. Origins outlive their snapshots, so an import
+// is never repeated.
+func PutOrigin(tx *bolt.Tx, origin string, id cas.ID) error {
+	b, err := tx.CreateBucketIfNotExists(bucketOrigins)
+	if err != nil {
+		return err
+	}
+	return b.Put([]byte(origin), id[:])
+}

@@ -446,43 +446,91 @@ func (s *scanner) readChunks(ctx context.Context, p string) (chunks []cas.ID, be
 	before = statEntry(&st)
 	bufp := s.bufPool.Get().(*[]byte)
 	defer s.bufPool.Put(bufp)
-	buf := *bufp
-	var total int64
+	content, err := putContent(ctx, s.put, f, st.Size, *bufp)
+	if err != nil {
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			pe.Path = p
+		}
+		return nil, before, false, err
+	}
+	if content.grew {
+		return nil, before, false, nil
+	}
+	chunks = content.Chunks
+	var after unix.Stat_t
+	if err := unix.Fstat(int(f.Fd()), &after); err != nil {
+		return nil, before, false, &os.PathError{Op: "fstat", Path: p, Err: err}
+	}
+	a := statEntry(&after)
+	stable = a.Matches(before) && content.Size == before.Size
+	before.Size = content.Size
+	before.Lines, before.Binary = content.Lines, content.Binary
+	return chunks, before, stable, nil
+}
+
+// Content is what storing one file's bytes yields.
+type Content struct {
+	Chunks []cas.ID
+	Size   int64
+	Lines  int64
+	Binary bool
+	grew   bool // a file expected to fit one chunk did not
+}
+
+// PutContent stores the bytes of r as chunks, exactly as a snapshot does (one
+// chunk up to SingleChunkMax bytes, FastCDC above), so the same content
+// always gets the same chunk IDs. Migration uses it.
+func PutContent(ctx context.Context, put cas.Putter, r io.Reader, size int64) (Content, error) {
+	buf := make([]byte, 2*chunkMax)
+	c, err := putContent(ctx, put, r, size, buf)
+	if err == nil && c.grew {
+		// size was wrong: chunk the whole stream.
+		return Content{}, errors.New("content longer than its stated size")
+	}
+	return c, err
+}
+
+// putContent reads r, whose size is expected to be size, into chunks.
+// buf must hold 2*chunkMax bytes.
+func putContent(ctx context.Context, put cas.Putter, r io.Reader, size int64, buf []byte) (Content, error) {
+	var c Content
 	var lines manifest.LineCounter
-	if st.Size <= SingleChunkMax {
-		n, err := io.ReadFull(f, buf[:SingleChunkMax+1])
+	if size <= SingleChunkMax {
+		n, err := io.ReadFull(r, buf[:SingleChunkMax+1])
 		if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
-			return nil, before, false, &os.PathError{Op: "read", Path: p, Err: err}
+			return c, &os.PathError{Op: "read", Err: err}
 		}
 		if n > SingleChunkMax { // grew past one chunk while we looked
-			return nil, before, false, nil
+			c.grew = true
+			return c, nil
 		}
-		total = int64(n)
+		c.Size = int64(n)
 		_, _ = lines.Write(buf[:n])
 		if n > 0 {
-			id, err := s.put.Put(ctx, cas.KindChunk, buf[:n])
+			id, err := put.Put(ctx, cas.KindChunk, buf[:n])
 			if err != nil {
-				return nil, before, false, err
+				return c, err
 			}
-			chunks = []cas.ID{id}
+			c.Chunks = []cas.ID{id}
 		}
 	} else {
-		ch, err := chunkers.NewChunkerBuffer(chunkAlgorithm, f, &chunkers.ChunkerOpts{MinSize: chunkMin, NormalSize: chunkNormal, MaxSize: chunkMax}, buf)
+		ch, err := chunkers.NewChunkerBuffer(chunkAlgorithm, r, &chunkers.ChunkerOpts{MinSize: chunkMin, NormalSize: chunkNormal, MaxSize: chunkMax}, buf)
 		if err != nil {
-			return nil, before, false, err
+			return c, err
 		}
 		for {
 			data, cerr := ch.Next()
 			if cerr != nil && cerr != io.EOF {
-				return nil, before, false, &os.PathError{Op: "read", Path: p, Err: cerr}
+				return c, &os.PathError{Op: "read", Err: cerr}
 			}
 			if len(data) > 0 {
-				id, err := s.put.Put(ctx, cas.KindChunk, data)
+				id, err := put.Put(ctx, cas.KindChunk, data)
 				if err != nil {
-					return nil, before, false, err
+					return c, err
 				}
-				chunks = append(chunks, id)
-				total += int64(len(data))
+				c.Chunks = append(c.Chunks, id)
+				c.Size += int64(len(data))
 				_, _ = lines.Write(data)
 			}
 			if cerr == io.EOF {
@@ -490,15 +538,8 @@ func (s *scanner) readChunks(ctx context.Context, p string) (chunks []cas.ID, be
 			}
 		}
 	}
-	var after unix.Stat_t
-	if err := unix.Fstat(int(f.Fd()), &after); err != nil {
-		return nil, before, false, &os.PathError{Op: "fstat", Path: p, Err: err}
-	}
-	a := statEntry(&after)
-	stable = a.Matches(before) && total == before.Size
-	before.Size = total
-	before.Lines, before.Binary = lines.Result()
-	return chunks, before, stable, nil
+	c.Lines, c.Binary = lines.Result()
+	return c, nil
 }
 
 // buildTree stores the trees bottom-up and fills the result's counts and

@@ -1,0 +1,157 @@
+package casckpt
+
+import (
+	"context"
+	"io"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/casckpt/casckpt/cas"
+	"github.com/casckpt/casckpt/index"
+	"github.com/casckpt/casckpt/internal/scan"
+	"github.com/casckpt/casckpt/manifest"
+)
+
+// ImportProject is a project's history brought from another store (a
+// migration), oldest snapshot first.
+type ImportProject struct {
+	// Workdir is the project's absolute directory; it need not exist.
+	Workdir   string
+	Created   time.Time
+	LastTouch time.Time
+	Snapshots []ImportSnapshot
+}
+
+// ImportSnapshot is one snapshot to import.
+type ImportSnapshot struct {
+	Time   time.Time
+	Reason string
+	// Origin names the source uniquely (a commit, say). An origin imported
+	// once is skipped ever after, even if its snapshot was dropped.
+	Origin string
+	// Build stores the snapshot's files through put (with PutFile and
+	// manifest.Put) and returns its root tree and its counts of files and
+	// bytes. It runs once, inside Import.
+	Build func(ctx context.Context, put cas.Putter) (root cas.ID, files, bytes int64, err error)
+}
+
+// ImportResult says what Import recorded.
+type ImportResult struct {
+	Imported int
+	Skipped  int // already imported
+	IDs      []cas.ID
+}
+
+// Import records a project's imported snapshots in one commit. Content is
+// stored as snapshots store it, so it deduplicates with everything else.
+// Retention rules do not apply to imported snapshots.
+func (s *Store) Import(ctx context.Context, p ImportProject) (ImportResult, error) {
+	res := ImportResult{IDs: []cas.ID{}}
+	workdir, err := projectName(p.Workdir)
+	if err != nil {
+		return res, err
+	}
+	ss, err := s.begin(ctx, false, true)
+	if err != nil {
+		return res, err
+	}
+	defer ss.end()
+	if err := ss.view(); err != nil {
+		return res, err
+	}
+	w := cas.NewWriter(s.packsDir(), ss.objects)
+	var recs []Snapshot
+	var origins []string
+	for _, imp := range p.Snapshots {
+		if ss.tx != nil {
+			if _, done := index.Origin(ss.tx, imp.Origin); done {
+				res.Skipped++
+				continue
+			}
+		}
+		root, files, bytes, err := imp.Build(ctx, w)
+		if err != nil {
+			w.Abort()
+			return res, err
+		}
+		recs = append(recs, Snapshot{Project: workdir, Root: root, Time: imp.Time, Reason: imp.Reason,
+			Stats: index.Stats{Files: files, Bytes: bytes}})
+		origins = append(origins, imp.Origin)
+	}
+	ss.endView()
+	if len(recs) == 0 {
+		w.Abort()
+		return res, nil
+	}
+	if err := w.Flush(); err != nil {
+		w.Abort()
+		return res, err
+	}
+	err = ss.update(func(tx *bolt.Tx) error {
+		if _, err := w.Commit(tx, false); err != nil {
+			return err
+		}
+		proj, ok, err := index.GetProject(tx, workdir)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			proj = index.Project{Workdir: workdir, Created: p.Created, LastTouch: p.LastTouch}
+		}
+		if p.LastTouch.After(proj.LastTouch) {
+			proj.LastTouch = p.LastTouch
+		}
+		if err := index.PutProject(tx, proj); err != nil {
+			return err
+		}
+		ids := []cas.ID{}
+		for i := range recs {
+			if _, done := index.Origin(tx, origins[i]); done { // a concurrent import won
+				continue
+			}
+			if err := index.AddSnapshot(tx, &recs[i]); err != nil {
+				return err
+			}
+			if err := index.PutOrigin(tx, origins[i], recs[i].ID); err != nil {
+				return err
+			}
+			ids = append(ids, recs[i].ID)
+		}
+		res.IDs = ids
+		return nil
+	})
+	if err != nil {
+		w.Abort()
+		return res, err
+	}
+	res.Imported = len(res.IDs)
+	res.Skipped += len(recs) - len(res.IDs)
+	return res, nil
+}
+
+// Imported reports which of the given origins have been imported.
+func (s *Store) Imported(ctx context.Context, origins []string) (map[string]bool, error) {
+	out := make(map[string]bool, len(origins))
+	err := s.read(ctx, func(ss *session) error {
+		for _, o := range origins {
+			if ss.tx != nil {
+				_, out[o] = index.Origin(ss.tx, o)
+			}
+		}
+		return nil
+	})
+	return out, err
+}
+
+// PutFile stores a file's content exactly as a snapshot would (same
+// chunking, so the same bytes always deduplicate) and returns its entry,
+// named name.
+func PutFile(ctx context.Context, put cas.Putter, name string, r io.Reader, size int64, exec bool) (manifest.Entry, error) {
+	c, err := scan.PutContent(ctx, put, r, size)
+	if err != nil {
+		return manifest.Entry{}, err
+	}
+	return manifest.Entry{Name: name, Kind: manifest.KindFile, Exec: exec, Size: c.Size,
+		Lines: c.Lines, Binary: c.Binary, Chunks: c.Chunks}, nil
+}
