@@ -134,6 +134,7 @@ func (ss *session) snapshot(ctx context.Context, workdir string, opts SnapshotOp
 	w := cas.NewWriter(ss.s.packsDir(), ss.objects)
 	scanned, err := scan.Scan(ctx, workdir, w, scan.Options{
 		MaxFileSize: opts.MaxFileSize, MaxFiles: opts.MaxFiles, Cache: cache, Progress: opts.Progress,
+		Skip: ss.s.skipDirs(),
 	})
 	ss.endView()
 	if err != nil {

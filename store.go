@@ -67,6 +67,15 @@ func (s *Store) dbPath() string   { return filepath.Join(s.dir, "casckpt.db") }
 func (s *Store) packsDir() string { return filepath.Join(s.dir, "packs") }
 func (s *Store) lockPath() string { return filepath.Join(s.dir, "lock") }
 
+// skipDirs lists what a scan must never capture: the store itself, should
+// it lie inside a project.
+func (s *Store) skipDirs() []string {
+	if real, err := filepath.EvalSymlinks(s.dir); err == nil && real != s.dir {
+		return []string{s.dir, real}
+	}
+	return []string{s.dir}
+}
+
 func (s *Store) exists() bool {
 	_, err := os.Stat(s.dbPath())
 	return err == nil

@@ -52,6 +52,9 @@ type Options struct {
 	MaxFileSize int64 // files larger than this are excluded (default 10 MiB)
 	MaxFiles    int   // more files and links than this fail the scan (default 50,000)
 	Workers     int   // parallel hashers (default GOMAXPROCS)
+	// Skip lists absolute paths never captured nor descended into: the
+	// store's own directory, when it lies inside the tree.
+	Skip []string
 	// Cache is the project's stat cache; nil hashes every file.
 	Cache map[string]index.StatEntry
 	// Progress, if set, is called after each file is hashed, from any
@@ -256,7 +259,8 @@ func (s *scanner) walkDir(n *node, rel string, ign *ignoreFile, wg *sync.WaitGro
 		}
 		fmtBits := st.Mode & unix.S_IFMT
 		isDir := fmtBits == unix.S_IFDIR
-		if defaults.excluded(name, isDir) || (ign != nil && ign.ignored(childRel, isDir)) {
+		if defaults.excluded(name, isDir) || (ign != nil && ign.ignored(childRel, isDir)) ||
+			(len(s.opts.Skip) > 0 && slices.Contains(s.opts.Skip, filepath.Join(dirPath, name))) {
 			s.exclude(childRel)
 			continue
 		}

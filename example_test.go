@@ -1,0 +1,72 @@
+package casckpt_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/casckpt/casckpt"
+)
+
+// A host snapshots a project before the agent edits it, and restores it.
+func Example() {
+	ctx := context.Background()
+	tmp, _ := os.MkdirTemp("", "casckpt-example")
+	defer os.RemoveAll(tmp)
+	project := filepath.Join(tmp, "project")
+	os.MkdirAll(project, 0o755)
+	os.WriteFile(filepath.Join(project, "main.go"), []byte("package main\n"), 0o644)
+
+	store, _ := casckpt.Open(filepath.Join(tmp, "store"), casckpt.Options{})
+	before, _ := store.Snapshot(ctx, project, casckpt.SnapshotOptions{Reason: "before patch"})
+
+	// The agent rewrites the file and adds another.
+	os.WriteFile(filepath.Join(project, "main.go"), []byte("package broken\n"), 0o644)
+	os.WriteFile(filepath.Join(project, "junk.txt"), []byte("junk"), 0o644)
+
+	res, _ := store.Restore(ctx, project, casckpt.Ref(before.ID.String()), casckpt.RestoreOptions{})
+	b, _ := os.ReadFile(filepath.Join(project, "main.go"))
+	_, err := os.Stat(filepath.Join(project, "junk.txt"))
+	fmt.Printf("written %d, deleted %d, main.go %q, junk.txt gone: %v\n", res.Written, res.Deleted, b, os.IsNotExist(err))
+	// Output: written 1, deleted 1, main.go "package main\n", junk.txt gone: true
+}
+
+// A Manager takes at most one checkpoint per project per turn and never
+// fails the caller.
+func ExampleManager() {
+	ctx := context.Background()
+	tmp, _ := os.MkdirTemp("", "casckpt-example")
+	defer os.RemoveAll(tmp)
+	project := filepath.Join(tmp, "project")
+	os.MkdirAll(filepath.Join(project, "src"), 0o755)
+	os.WriteFile(filepath.Join(project, "go.mod"), []byte("module x\n"), 0o644)
+	os.WriteFile(filepath.Join(project, "src", "a.go"), []byte("package a\n"), 0o644)
+
+	store, _ := casckpt.Open(filepath.Join(tmp, "store"), casckpt.Options{})
+	m := casckpt.NewManager(store, casckpt.SnapshotOptions{})
+	m.NewTurn()
+	first := m.EnsureCheckpoint(ctx, filepath.Join(project, "src", "a.go"), "before write_file")
+	second := m.EnsureCheckpoint(ctx, filepath.Join(project, "go.mod"), "before patch")
+	fmt.Println(first.Result.Created, first.Err, second.AlreadyDone, filepath.Base(second.Project))
+	// Output: true <nil> true project
+}
+
+// List shows a project's snapshots, newest first, with their changes.
+func ExampleStore_List() {
+	ctx := context.Background()
+	tmp, _ := os.MkdirTemp("", "casckpt-example")
+	defer os.RemoveAll(tmp)
+	store, _ := casckpt.Open(filepath.Join(tmp, "store"), casckpt.Options{})
+	for i, text := range []string{"one\n", "one\ntwo\n"} {
+		os.WriteFile(filepath.Join(tmp, "notes.txt"), []byte(text), 0o644)
+		store.Snapshot(ctx, tmp, casckpt.SnapshotOptions{Reason: fmt.Sprint("turn ", i+1)})
+	}
+	list, _ := store.List(ctx, tmp, 0)
+	for _, e := range list {
+		fmt.Printf("%s: %d file(s) +%d -%d\n", e.Reason, e.FilesChanged, e.Insertions, e.Deletions)
+	}
+	// Output:
+	// turn 2: 1 file(s) +1 -0
+	// turn 1: 1 file(s) +1 -0
+}
