@@ -3,6 +3,8 @@ package index
 import (
 	"encoding/binary"
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -135,13 +137,16 @@ func UpdateStatCache(tx *bolt.Tx, workdir string, put map[string]StatEntry, remo
 	if err != nil {
 		return err
 	}
+	// Paths arrive mostly in order and are rarely rewritten: fill pages up
+	// rather than splitting them half empty (bbolt's default).
+	b.FillPercent = 0.95
 	for _, p := range remove {
 		if err := b.Delete([]byte(p)); err != nil {
 			return err
 		}
 	}
-	for p, e := range put {
-		if err := b.Put([]byte(p), EncodeStatEntry(e)); err != nil {
+	for _, p := range slices.Sorted(maps.Keys(put)) {
+		if err := b.Put([]byte(p), EncodeStatEntry(put[p])); err != nil {
 			return err
 		}
 	}
