@@ -86,7 +86,7 @@ func (s *Store) Diff(ctx context.Context, dir string, from Ref, opts DiffOptions
 			overlay := newTreeOverlay(ss.objects)
 			scanned, err := scan.Scan(ctx, workdir, overlay, scan.Options{
 				MaxFileSize: opts.MaxFileSize, MaxFiles: opts.MaxFiles,
-				Cache: index.LoadStatCache(ss.tx, workdir), Skip: s.skipDirs(),
+				Cache: index.LoadStatCache(ss.tx, workdir), Trees: ss.objects, Skip: s.skipDirs(),
 			})
 			if err != nil {
 				return err

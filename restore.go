@@ -111,7 +111,7 @@ func (s *Store) Restore(ctx context.Context, dir string, ref Ref, opts RestoreOp
 		overlay := newTreeOverlay(ss.objects)
 		current, err = scan.Scan(ctx, workdir, overlay, scan.Options{
 			MaxFileSize: opts.MaxFileSize, MaxFiles: opts.MaxFiles,
-			Cache: index.LoadStatCache(ss.tx, workdir), Skip: s.skipDirs(),
+			Cache: index.LoadStatCache(ss.tx, workdir), Trees: ss.objects, Skip: s.skipDirs(),
 		})
 		if err != nil {
 			return res, err

@@ -115,7 +115,7 @@ func (ss *session) snapshot(ctx context.Context, workdir string, opts SnapshotOp
 		newest  *Snapshot
 		project index.Project
 		known   bool
-		cache   map[string]index.StatEntry
+		cache   map[string]index.DirCache
 	)
 	if ss.tx != nil {
 		snaps, err := index.Snapshots(ss.tx, workdir)
@@ -133,7 +133,7 @@ func (ss *session) snapshot(ctx context.Context, workdir string, opts SnapshotOp
 	}
 	w := cas.NewWriter(ss.s.packsDir(), ss.objects)
 	scanned, err := scan.Scan(ctx, workdir, w, scan.Options{
-		MaxFileSize: opts.MaxFileSize, MaxFiles: opts.MaxFiles, Cache: cache, Progress: opts.Progress,
+		MaxFileSize: opts.MaxFileSize, MaxFiles: opts.MaxFiles, Cache: cache, Trees: ss.objects, Progress: opts.Progress,
 		Skip: ss.s.skipDirs(),
 	})
 	ss.endView()

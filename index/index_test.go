@@ -29,7 +29,7 @@ func TestRecordsRoundTrip(t *testing.T) {
 				return err
 			}
 		}
-		return UpdateStatCache(tx, "/p", map[string]StatEntry{"a": {Size: 1, Mtime: 5, Lines: 1, Chunks: []cas.ID{{1}}}}, nil)
+		return UpdateStatCache(tx, "/p", map[string]DirCache{"": {Tree: cas.ID{7}, Entries: []DirEntry{{Name: "a", Kind: 1, Stamp: 42}, {Name: "d", Kind: 3, Tree: cas.ID{8}}}}}, nil)
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -53,7 +53,7 @@ func TestRecordsRoundTrip(t *testing.T) {
 			t.Fatalf("project: %+v %v %v", p, ok, err)
 		}
 		c := LoadStatCache(tx, "/p")
-		if c["a"].Lines != 1 || len(c["a"].Chunks) != 1 {
+		if c[""].Tree != (cas.ID{7}) || len(c[""].Entries) != 2 || c[""].Entries[0].Stamp != 42 || c[""].Entries[1].Tree != (cas.ID{8}) {
 			t.Fatalf("stat cache: %+v", c)
 		}
 		return nil
@@ -74,15 +74,19 @@ func TestOpenReadMissingCreatesNothing(t *testing.T) {
 	}
 }
 
-func TestRacilyCleanEntriesAreNotTrusted(t *testing.T) {
+func TestRacilyCleanStampsNeverMatch(t *testing.T) {
 	scan := time.Now().UnixNano()
-	old := StatEntry{Mtime: scan - int64(time.Hour), Ctime: scan - int64(time.Hour), Recorded: scan}
-	if !old.Trusted() {
-		t.Fatal("an entry modified an hour before its scan is not trusted")
+	hour := int64(time.Hour)
+	old := FileStamp(10, scan-hour, scan-hour, 5, 0o100644, scan)
+	if old != CurrentStamp(10, scan-hour, scan-hour, 5, 0o100644) {
+		t.Fatal("a file modified an hour before its scan is not trusted")
 	}
-	racy := StatEntry{Mtime: scan - int64(time.Millisecond), Ctime: scan - int64(time.Hour), Recorded: scan}
-	if racy.Trusted() {
-		t.Fatal("an entry modified just before its scan is trusted")
+	racy := FileStamp(10, scan-int64(time.Millisecond), scan-hour, 5, 0o100644, scan)
+	if racy == CurrentStamp(10, scan-int64(time.Millisecond), scan-hour, 5, 0o100644) {
+		t.Fatal("a file modified just before its scan is trusted")
+	}
+	if old == CurrentStamp(11, scan-hour, scan-hour, 5, 0o100644) {
+		t.Fatal("a size change keeps the stamp")
 	}
 }
 
@@ -102,12 +106,12 @@ func FuzzDecodeSnapshot(f *testing.F) {
 	})
 }
 
-func FuzzDecodeStatEntry(f *testing.F) {
-	f.Add(EncodeStatEntry(StatEntry{Size: 3, Mtime: -1, Lines: 1, Binary: true, Chunks: []cas.ID{{2}}}))
+func FuzzDecodeDirCache(f *testing.F) {
+	f.Add(EncodeDirCache(DirCache{Tree: cas.ID{1}, Entries: []DirEntry{{Name: "a", Kind: 1, Stamp: 9}, {Name: "b", Kind: 3, Tree: cas.ID{2}}}}))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		e, err := DecodeStatEntry(b)
-		if err == nil && !bytes.Equal(EncodeStatEntry(e), b) {
-			t.Fatal("stat entry does not re-encode to its input")
+		d, err := DecodeDirCache(b)
+		if err == nil && !bytes.Equal(EncodeDirCache(d), b) {
+			t.Fatal("stat cache record does not re-encode to its input")
 		}
 	})
 }

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/zeebo/blake3"
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/casckpt/casckpt/cas"
@@ -17,100 +18,119 @@ import (
 // clocks (FAT keeps 2-second mtimes) and the kernel's lagging timestamp tick.
 const RacyWindow = 2 * time.Second
 
-// StatEntry is what the stat cache knows of one file.
-type StatEntry struct {
-	Size     int64
-	Mtime    int64 // ns since the epoch
-	Ctime    int64 // ns since the epoch
-	Inode    uint64
-	Mode     uint32 // the full st_mode
-	Recorded int64  // ns since the epoch: the start of the scan that hashed it
-	Lines    int64  // the content's line count (manifest.CountLines)
-	Binary   bool   // the content looks binary
-	Chunks   []cas.ID
+// The stat cache keeps one record per directory of a project: the tree the
+// directory had at the last scan, and for each entry its name, kind and a
+// stamp. A file whose stamp is unchanged takes its chunks from that tree
+// without being read; a directory whose entries and subtrees are all
+// unchanged is that tree, without being encoded again.
+
+// DirCache is the stat cache record of one directory.
+type DirCache struct {
+	Tree    cas.ID // the directory's tree at the scan that recorded it
+	Entries []DirEntry
 }
 
-// Matches reports whether the file's current metadata equals the entry's.
-func (e StatEntry) Matches(cur StatEntry) bool {
-	return e.Size == cur.Size && e.Mtime == cur.Mtime && e.Ctime == cur.Ctime &&
-		e.Inode == cur.Inode && e.Mode == cur.Mode
+// DirEntry is one entry of a DirCache.
+type DirEntry struct {
+	Name string
+	Kind uint8 // a manifest.Kind value
+	// Stamp is, for a file, FileStamp of its metadata when hashed; for a
+	// symlink, LinkStamp of its target.
+	Stamp uint64
+	Tree  cas.ID // directories: the subdirectory's tree
 }
 
-// Trusted reports whether the entry may stand for the file's content without
-// reading it: unless the file was modified within RacyWindow of the scan
-// that recorded it, an edit in the same timestamp tick would leave every
-// stat field unchanged (git's "racily clean" problem), so such entries are
-// re-hashed.
-func (e StatEntry) Trusted() bool {
-	limit := e.Recorded - int64(RacyWindow)
-	return e.Mtime < limit && e.Ctime < limit
-}
-
-// EncodeStatEntry returns the stored form of e.
-func EncodeStatEntry(e StatEntry) []byte {
-	b := make([]byte, 0, 40+len(e.Chunks)*cas.IDSize)
-	b = append(b, recordVersion)
-	b = binary.AppendUvarint(b, uint64(e.Size))
-	b = binary.AppendVarint(b, e.Mtime)
-	b = binary.AppendVarint(b, e.Ctime)
-	b = binary.AppendUvarint(b, e.Inode)
-	b = binary.AppendUvarint(b, uint64(e.Mode))
-	b = binary.AppendVarint(b, e.Recorded)
-	b = binary.AppendUvarint(b, uint64(e.Lines))
-	if e.Binary {
-		b = append(b, 1)
-	} else {
-		b = append(b, 0)
+// FileStamp condenses a file's size, mtime, ctime, inode and mode into 64
+// bits, the lowest of which says whether the entry may be trusted: it is
+// clear when the file was modified within RacyWindow of the scan that read
+// it (scanStart, ns), since an edit in the same timestamp tick would leave
+// every field unchanged (git's "racily clean" problem). An untrusted stamp
+// never equals a fresh one, so such files are read again.
+func FileStamp(size, mtime, ctime int64, inode uint64, mode uint32, scanStart int64) uint64 {
+	var b [36]byte
+	binary.LittleEndian.PutUint64(b[0:], uint64(size))
+	binary.LittleEndian.PutUint64(b[8:], uint64(mtime))
+	binary.LittleEndian.PutUint64(b[16:], uint64(ctime))
+	binary.LittleEndian.PutUint64(b[24:], inode)
+	binary.LittleEndian.PutUint32(b[32:], mode)
+	sum := blake3.Sum256(b[:])
+	stamp := binary.LittleEndian.Uint64(sum[:]) &^ 1
+	limit := scanStart - int64(RacyWindow)
+	if mtime < limit && ctime < limit {
+		stamp |= 1
 	}
-	b = binary.AppendUvarint(b, uint64(len(e.Chunks)))
-	for _, c := range e.Chunks {
-		b = append(b, c[:]...)
+	return stamp
+}
+
+// CurrentStamp is the stamp a file's metadata must match now: as if
+// recorded by a scan long after.
+func CurrentStamp(size, mtime, ctime int64, inode uint64, mode uint32) uint64 {
+	return FileStamp(size, mtime, ctime, inode, mode, 1<<62)
+}
+
+// LinkStamp condenses a symbolic link's target.
+func LinkStamp(target string) uint64 {
+	sum := blake3.Sum256([]byte(target))
+	return binary.LittleEndian.Uint64(sum[:])
+}
+
+// EncodeDirCache returns the stored form of d.
+func EncodeDirCache(d DirCache) []byte {
+	b := make([]byte, 0, 40+len(d.Entries)*24)
+	b = append(b, recordVersion)
+	b = append(b, d.Tree[:]...)
+	b = binary.AppendUvarint(b, uint64(len(d.Entries)))
+	for _, e := range d.Entries {
+		b = append(b, e.Kind)
+		b = binary.AppendUvarint(b, uint64(len(e.Name)))
+		b = append(b, e.Name...)
+		if e.Kind == dirKind {
+			b = append(b, e.Tree[:]...)
+		} else {
+			b = binary.LittleEndian.AppendUint64(b, e.Stamp)
+		}
 	}
 	return b
 }
 
-// DecodeStatEntry parses a stat cache entry.
-func DecodeStatEntry(v []byte) (StatEntry, error) {
+// dirKind is manifest.KindDir (index does not import manifest).
+const dirKind = 3
+
+// DecodeDirCache parses a stat cache record.
+func DecodeDirCache(v []byte) (DirCache, error) {
 	r := reader{b: v}
 	if r.byte() != recordVersion {
-		return StatEntry{}, fmt.Errorf("%w: stat entry: unknown version", ErrCorrupt)
+		return DirCache{}, fmt.Errorf("%w: stat cache record: unknown version", ErrCorrupt)
 	}
-	e := StatEntry{
-		Size:  int64(r.uvarint()),
-		Mtime: r.varint(),
-		Ctime: r.varint(),
-		Inode: r.uvarint(),
-	}
-	mode := r.uvarint()
-	if mode > 1<<32-1 {
-		r.fail("bad mode")
-	}
-	e.Mode = uint32(mode)
-	e.Recorded = r.varint()
-	e.Lines = int64(r.uvarint())
-	switch r.byte() {
-	case 0:
-	case 1:
-		e.Binary = true
-	default:
-		r.fail("bad binary flag")
-	}
+	d := DirCache{Tree: r.id()}
 	n := r.uvarint()
-	if n > uint64(len(r.b))/cas.IDSize {
-		r.fail("chunk count too large")
-	} else if n > 0 {
-		e.Chunks = make([]cas.ID, n)
-		for i := range e.Chunks {
-			e.Chunks[i] = r.id()
-		}
+	if n > uint64(len(r.b))/10 { // an entry takes at least 10 bytes
+		r.fail("entry count too large")
 	}
-	return e, r.done()
+	for i := uint64(0); i < n && r.err == nil; i++ {
+		e := DirEntry{Kind: r.byte()}
+		e.Name = string(r.bytes(r.uvarint()))
+		if e.Kind == dirKind {
+			e.Tree = r.id()
+		} else {
+			e.Stamp = binary.LittleEndian.Uint64(r.bytes(8))
+		}
+		if e.Kind < 1 || e.Kind > dirKind {
+			r.fail("bad kind")
+		}
+		if k := len(d.Entries); k > 0 && d.Entries[k-1].Name >= e.Name {
+			r.fail("entries not sorted")
+		}
+		d.Entries = append(d.Entries, e)
+	}
+	return d, r.done()
 }
 
-// LoadStatCache returns a project's stat cache. Undecodable entries are
-// left out (the file is then simply hashed again).
-func LoadStatCache(tx *bolt.Tx, workdir string) map[string]StatEntry {
-	out := map[string]StatEntry{}
+// LoadStatCache returns a project's stat cache by directory path ("" is the
+// root). Undecodable records are left out: those directories are simply
+// scanned afresh.
+func LoadStatCache(tx *bolt.Tx, workdir string) map[string]DirCache {
+	out := map[string]DirCache{}
 	root := tx.Bucket(bucketStatCache)
 	if root == nil {
 		return out
@@ -120,16 +140,20 @@ func LoadStatCache(tx *bolt.Tx, workdir string) map[string]StatEntry {
 		return out
 	}
 	_ = b.ForEach(func(k, v []byte) error {
-		if e, err := DecodeStatEntry(v); err == nil {
-			out[string(k)] = e
+		if d, err := DecodeDirCache(v); err == nil {
+			out[string(k[1:])] = d
 		}
 		return nil
 	})
 	return out
 }
 
-// UpdateStatCache stores changed entries and removes those of vanished paths.
-func UpdateStatCache(tx *bolt.Tx, workdir string, put map[string]StatEntry, remove []string) error {
+// dirKey prefixes a directory path so that the root ("") is a valid key.
+func dirKey(dir string) []byte { return append([]byte{'/'}, dir...) }
+
+// UpdateStatCache stores changed directory records and removes those of
+// directories no longer scanned.
+func UpdateStatCache(tx *bolt.Tx, workdir string, put map[string]DirCache, remove []string) error {
 	if len(put) == 0 && len(remove) == 0 {
 		return nil
 	}
@@ -137,25 +161,24 @@ func UpdateStatCache(tx *bolt.Tx, workdir string, put map[string]StatEntry, remo
 	if err != nil {
 		return err
 	}
-	// Paths arrive mostly in order and are rarely rewritten: fill pages up
-	// rather than splitting them half empty (bbolt's default).
-	b.FillPercent = 0.95
-	for _, p := range remove {
-		if err := b.Delete([]byte(p)); err != nil {
+	b.FillPercent = 0.95 // records are rewritten in place, rarely split
+	for _, d := range remove {
+		if err := b.Delete(dirKey(d)); err != nil {
 			return err
 		}
 	}
-	for _, p := range slices.Sorted(maps.Keys(put)) {
-		if err := b.Put([]byte(p), EncodeStatEntry(put[p])); err != nil {
+	for _, d := range slices.Sorted(maps.Keys(put)) {
+		if err := b.Put(dirKey(d), EncodeDirCache(put[d])); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// DropStatEntries removes, in every project, the stat cache entries that
-// refer to a chunk for which gone returns true. Garbage collection calls it
-// before deleting objects, so no cache entry outlives its data.
+// DropStatEntries removes, in every project, the stat cache records whose
+// tree (or a subdirectory's) gone reports deleted. Garbage collection calls
+// it before deleting objects, so no record outlives its data: a live tree
+// keeps every chunk and subtree it names alive.
 func DropStatEntries(tx *bolt.Tx, gone func(cas.ID) bool) (int, error) {
 	root := tx.Bucket(bucketStatCache)
 	if root == nil {
@@ -166,10 +189,10 @@ func DropStatEntries(tx *bolt.Tx, gone func(cas.ID) bool) (int, error) {
 		b := root.Bucket(name)
 		var dead [][]byte
 		err := b.ForEach(func(k, v []byte) error {
-			e, err := DecodeStatEntry(v)
-			stale := err != nil
-			for _, c := range e.Chunks {
-				stale = stale || gone(c)
+			d, err := DecodeDirCache(v)
+			stale := err != nil || gone(d.Tree)
+			for _, e := range d.Entries {
+				stale = stale || (e.Kind == dirKind && gone(e.Tree))
 			}
 			if stale {
 				dead = append(dead, append([]byte(nil), k...))

@@ -55,8 +55,10 @@ type Options struct {
 	// Skip lists absolute paths never captured nor descended into: the
 	// store's own directory, when it lies inside the tree.
 	Skip []string
-	// Cache is the project's stat cache; nil hashes every file.
-	Cache map[string]index.StatEntry
+	// Cache is the project's stat cache by directory, and Trees reads the
+	// trees it names. Without both every file is read.
+	Cache map[string]index.DirCache
+	Trees cas.Getter
 	// Progress, if set, is called after each file is hashed, from any
 	// goroutine, with the running totals.
 	Progress func(filesHashed, bytesHashed int64)
@@ -72,6 +74,9 @@ func (o Options) withDefaults() Options {
 	if o.Workers <= 0 {
 		o.Workers = runtime.GOMAXPROCS(0)
 	}
+	if o.Trees == nil {
+		o.Cache = nil
+	}
 	return o
 }
 
@@ -82,7 +87,7 @@ type Result struct {
 	Bytes  int64  // their total size
 	Hashed int64  // files read because the cache could not vouch for them
 	// CachePut and CacheRemove update the stat cache to this scan.
-	CachePut    map[string]index.StatEntry
+	CachePut    map[string]index.DirCache
 	CacheRemove []string
 	// Excluded lists the entries present but not captured (excluded by a
 	// rule or the size limit, unreadable, or special files), relative to the
@@ -94,15 +99,23 @@ type Result struct {
 }
 
 type node struct {
-	name     string
-	kind     manifest.Kind
-	exec     bool
-	size     int64
-	target   string
-	stat     index.StatEntry
-	chunks   []cas.ID
-	hashed   bool
-	children []*node
+	name   string
+	kind   manifest.Kind // 0: not captured after all
+	exec   bool
+	size   int64
+	target string
+	// stamp is a file's index.FileStamp when hashed, its cached stamp when
+	// vouched for, or a link's index.LinkStamp.
+	stamp  uint64
+	cached bool // a file vouched for by the stat cache: chunks from dc.Tree
+	lines  int64
+	binary bool
+	chunks []cas.ID
+	// Directories: the stat cache record, and whether every non-directory
+	// entry is as it records.
+	dc        *index.DirCache
+	sameFiles bool
+	children  []*node
 }
 
 type scanner struct {
@@ -117,12 +130,17 @@ type scanner struct {
 	excluded []string
 	warnings []string
 	toHash   []hashJob
+	seenDirs map[string]bool
 	firstErr error
 	hashedN  atomic.Int64
 	hashedB  atomic.Int64
 	bufPool  sync.Pool
-	kept     map[string]struct{} // cached files reused as they were
 }
+
+// now is the clock for racily-clean decisions: the real one, whatever the
+// store's clock says, since it is compared with file system timestamps.
+// Tests move it.
+var now = time.Now
 
 type hashJob struct {
 	rel string
@@ -135,9 +153,9 @@ func Scan(ctx context.Context, root string, put cas.Putter, opts Options) (Resul
 	opts = opts.withDefaults()
 	s := &scanner{
 		ctx: ctx, root: root, put: put, opts: opts,
-		start: time.Now().UnixNano(),
-		sem:   make(chan struct{}, opts.Workers*2),
-		kept:  map[string]struct{}{},
+		start:    now().UnixNano(),
+		sem:      make(chan struct{}, opts.Workers*2),
+		seenDirs: map[string]bool{},
 	}
 	s.bufPool.New = func() any { b := make([]byte, 2*chunkMax); return &b }
 	top := &node{kind: manifest.KindDir}
@@ -153,18 +171,16 @@ func Scan(ctx context.Context, root string, put cas.Putter, opts Options) (Resul
 	if err := s.hashAll(); err != nil {
 		return Result{}, err
 	}
-	res := Result{CachePut: map[string]index.StatEntry{}}
+	res := Result{CachePut: map[string]index.DirCache{}}
 	id, err := s.buildTree(top, "", &res)
 	if err != nil {
 		return Result{}, err
 	}
 	res.Root = id
 	res.Hashed = s.hashedN.Load()
-	for p := range opts.Cache {
-		if _, ok := res.CachePut[p]; !ok {
-			if _, kept := s.kept[p]; !kept {
-				res.CacheRemove = append(res.CacheRemove, p)
-			}
+	for d := range opts.Cache {
+		if !s.seenDirs[d] {
+			res.CacheRemove = append(res.CacheRemove, d)
 		}
 	}
 	slices.Sort(res.CacheRemove)
@@ -202,6 +218,18 @@ func (s *scanner) abs(rel string) string {
 	return filepath.Join(s.root, filepath.FromSlash(rel))
 }
 
+// cachedEntry finds name in a directory's stat cache record.
+func cachedEntry(dc *index.DirCache, name string) (index.DirEntry, bool) {
+	if dc == nil {
+		return index.DirEntry{}, false
+	}
+	i, ok := slices.BinarySearchFunc(dc.Entries, name, func(e index.DirEntry, n string) int { return strings.Compare(e.Name, n) })
+	if !ok {
+		return index.DirEntry{}, false
+	}
+	return dc.Entries[i], true
+}
+
 // walkDir lists directory n (at rel) and its subdirectories, in parallel
 // where the semaphore allows.
 func (s *scanner) walkDir(n *node, rel string, ign *ignoreFile, wg *sync.WaitGroup) {
@@ -216,20 +244,18 @@ func (s *scanner) walkDir(n *node, rel string, ign *ignoreFile, wg *sync.WaitGro
 			return
 		}
 		s.warn("%s: cannot open directory: %v", rel, err)
-		s.exclude(rel)
-		n.kind = 0 // not captured
+		n.kind = 0 // not captured; buildTree reports it excluded
 		return
 	}
 	dir := os.NewFile(uintptr(fd), dirPath)
+	defer dir.Close()
 	names, err := dir.Readdirnames(-1)
 	if err != nil {
-		dir.Close()
 		if rel == "" {
 			s.fail(fmt.Errorf("read %s: %w", dirPath, err))
 			return
 		}
 		s.warn("%s: cannot read directory: %v", rel, err)
-		s.exclude(rel)
 		n.kind = 0
 		return
 	}
@@ -241,6 +267,12 @@ func (s *scanner) walkDir(n *node, rel string, ign *ignoreFile, wg *sync.WaitGro
 			s.warn("%s: cannot read: %v", path.Join(rel, ".gitignore"), err)
 		}
 	}
+	if dc, ok := s.opts.Cache[rel]; ok {
+		n.dc = &dc
+	}
+	s.mu.Lock()
+	s.seenDirs[rel] = true
+	s.mu.Unlock()
 	var subdirs []*node
 	for _, name := range names {
 		childRel := path.Join(rel, name)
@@ -277,7 +309,14 @@ func (s *scanner) walkDir(n *node, rel string, ign *ignoreFile, wg *sync.WaitGro
 			child.kind = manifest.KindFile
 			child.exec = st.Mode&0o100 != 0
 			child.size = st.Size
-			child.stat = statEntry(&st)
+			cur := index.CurrentStamp(st.Size, st.Mtim.Nano(), st.Ctim.Nano(), st.Ino, st.Mode)
+			if e, ok := cachedEntry(n.dc, name); ok && e.Kind == uint8(manifest.KindFile) && e.Stamp == cur {
+				child.cached, child.stamp = true, cur
+			} else {
+				s.mu.Lock()
+				s.toHash = append(s.toHash, hashJob{rel: childRel, n: child})
+				s.mu.Unlock()
+			}
 		case unix.S_IFLNK:
 			target, err := readlinkat(fd, name)
 			if err != nil || target == "" || strings.IndexByte(target, 0) >= 0 || len(target) > manifest.MaxTargetLen {
@@ -288,29 +327,18 @@ func (s *scanner) walkDir(n *node, rel string, ign *ignoreFile, wg *sync.WaitGro
 			child.kind = manifest.KindSymlink
 			child.target = target
 			child.size = int64(len(target))
+			child.stamp = index.LinkStamp(target)
 		default: // sockets, FIFOs, devices: never opened, never captured
 			s.exclude(childRel)
 			continue
 		}
-		if child.kind != manifest.KindDir {
-			if s.files.Add(1) > int64(s.opts.MaxFiles) {
-				s.fail(fmt.Errorf("%w: more than %d files under %s (raise --max-files or add a .gitignore)", ErrTooManyFiles, s.opts.MaxFiles, s.root))
-				dir.Close()
-				return
-			}
-		}
-		if child.kind == manifest.KindFile {
-			if c, ok := s.opts.Cache[childRel]; ok && c.Matches(child.stat) && c.Trusted() {
-				child.chunks = c.Chunks
-				child.stat = c
-			} else {
-				s.mu.Lock()
-				s.toHash = append(s.toHash, hashJob{rel: childRel, n: child})
-				s.mu.Unlock()
-			}
+		if child.kind != manifest.KindDir && s.files.Add(1) > int64(s.opts.MaxFiles) {
+			s.fail(fmt.Errorf("%w: more than %d files under %s (raise --max-files or add a .gitignore)", ErrTooManyFiles, s.opts.MaxFiles, s.root))
+			return
 		}
 		n.children = append(n.children, child)
 	}
+	n.sameFiles = sameListing(n)
 	dir.Close()
 	for _, sub := range subdirs {
 		subRel := path.Join(rel, sub.name)
@@ -328,14 +356,23 @@ func (s *scanner) walkDir(n *node, rel string, ign *ignoreFile, wg *sync.WaitGro
 	}
 }
 
-func statEntry(st *unix.Stat_t) index.StatEntry {
-	return index.StatEntry{
-		Size:  st.Size,
-		Mtime: st.Mtim.Nano(),
-		Ctime: st.Ctim.Nano(),
-		Inode: st.Ino,
-		Mode:  st.Mode,
+// sameListing reports whether a directory holds exactly the entries of its
+// stat cache record, with every file vouched for and every link's target
+// unchanged (subdirectories are compared once their trees are known).
+func sameListing(n *node) bool {
+	if n.dc == nil || len(n.dc.Entries) != len(n.children) {
+		return false
 	}
+	for i, c := range n.children {
+		e := n.dc.Entries[i]
+		if e.Name != c.name || e.Kind != uint8(c.kind) {
+			return false
+		}
+		if (c.kind == manifest.KindFile && !c.cached) || (c.kind == manifest.KindSymlink && e.Stamp != c.stamp) {
+			return false
+		}
+	}
+	return true
 }
 
 func readlinkat(dirfd int, name string) (string, error) {
@@ -392,11 +429,12 @@ const readAttempts = 3
 
 // hashFile stores one file's chunks. A file that changes while it is read
 // is read again; after readAttempts tries the last read is kept, with a
-// warning. A file that cannot be opened is left out, with a warning.
+// warning, and its stamp is left untrusted. A file that cannot be opened is
+// left out, with a warning.
 func (s *scanner) hashFile(ctx context.Context, job hashJob) error {
 	p := s.abs(job.rel)
 	for attempt := 1; ; attempt++ {
-		chunks, before, stable, err := s.readChunks(ctx, p)
+		content, st, stable, err := s.readFile(ctx, p)
 		if err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
@@ -409,68 +447,65 @@ func (s *scanner) hashFile(ctx context.Context, job hashJob) error {
 			}
 			return fmt.Errorf("%s: %w", job.rel, err)
 		}
-		if stable || attempt == readAttempts {
-			if !stable {
-				s.warn("%s: changed while being read; captured the last read", job.rel)
-			}
-			before.Recorded = s.start
-			if !stable {
-				before.Recorded = 0 // never trust this entry
-			}
-			before.Chunks = chunks
-			job.n.chunks, job.n.stat, job.n.size, job.n.hashed = chunks, before, before.Size, true
-			job.n.exec = before.Mode&0o100 != 0
-			fb := s.hashedB.Add(before.Size)
-			fn := s.hashedN.Add(1)
-			if s.opts.Progress != nil {
-				s.opts.Progress(fn, fb)
-			}
-			return nil
+		if !stable && attempt < readAttempts {
+			continue
 		}
+		scanStart := s.start
+		if !stable {
+			s.warn("%s: changed while being read; captured the last read", job.rel)
+			scanStart = 0 // an untrusted stamp: read again next time
+		}
+		n := job.n
+		n.chunks, n.size, n.lines, n.binary = content.Chunks, content.Size, content.Lines, content.Binary
+		n.exec = st.Mode&0o100 != 0
+		n.stamp = index.FileStamp(content.Size, st.Mtim.Nano(), st.Ctim.Nano(), st.Ino, st.Mode, scanStart)
+		n.cached = false
+		fb := s.hashedB.Add(content.Size)
+		fn := s.hashedN.Add(1)
+		if s.opts.Progress != nil {
+			s.opts.Progress(fn, fb)
+		}
+		return nil
 	}
 }
 
 var errNotRegular = errors.New("no longer a regular file")
 
-// readChunks reads the file at p once and stores its chunks. stable reports
-// whether its size and times were the same before and after the read.
-func (s *scanner) readChunks(ctx context.Context, p string) (chunks []cas.ID, before index.StatEntry, stable bool, err error) {
+// readFile reads the file at p once and stores its chunks. stable reports
+// whether its metadata was the same before and after the read; st is the
+// metadata from before.
+func (s *scanner) readFile(ctx context.Context, p string) (content Content, st unix.Stat_t, stable bool, err error) {
 	f, err := os.OpenFile(p, os.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
 	if err != nil {
-		return nil, before, false, err
+		return content, st, false, err
 	}
 	defer f.Close()
-	var st unix.Stat_t
 	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
-		return nil, before, false, &os.PathError{Op: "fstat", Path: p, Err: err}
+		return content, st, false, &os.PathError{Op: "fstat", Path: p, Err: err}
 	}
 	if st.Mode&unix.S_IFMT != unix.S_IFREG {
-		return nil, before, false, errNotRegular
+		return content, st, false, errNotRegular
 	}
-	before = statEntry(&st)
 	bufp := s.bufPool.Get().(*[]byte)
 	defer s.bufPool.Put(bufp)
-	content, err := putContent(ctx, s.put, f, st.Size, *bufp)
+	content, err = putContent(ctx, s.put, f, st.Size, *bufp)
 	if err != nil {
 		var pe *os.PathError
 		if errors.As(err, &pe) {
 			pe.Path = p
 		}
-		return nil, before, false, err
+		return content, st, false, err
 	}
 	if content.grew {
-		return nil, before, false, nil
+		return content, st, false, nil
 	}
-	chunks = content.Chunks
 	var after unix.Stat_t
 	if err := unix.Fstat(int(f.Fd()), &after); err != nil {
-		return nil, before, false, &os.PathError{Op: "fstat", Path: p, Err: err}
+		return content, st, false, &os.PathError{Op: "fstat", Path: p, Err: err}
 	}
-	a := statEntry(&after)
-	stable = a.Matches(before) && content.Size == before.Size
-	before.Size = content.Size
-	before.Lines, before.Binary = content.Lines, content.Binary
-	return chunks, before, stable, nil
+	stable = after.Size == st.Size && after.Mtim == st.Mtim && after.Ctim == st.Ctim &&
+		after.Ino == st.Ino && after.Mode == st.Mode && content.Size == st.Size
+	return content, st, stable, nil
 }
 
 // Content is what storing one file's bytes yields.
@@ -546,39 +581,75 @@ func putContent(ctx context.Context, put cas.Putter, r io.Reader, size int64, bu
 	return c, nil
 }
 
-// buildTree stores the trees bottom-up and fills the result's counts and
-// stat cache updates.
+// buildTree stores the trees bottom-up, fills the result's counts and the
+// stat cache records of the directories that changed.
 func (s *scanner) buildTree(n *node, rel string, res *Result) (cas.ID, error) {
-	t := manifest.Tree{Entries: make([]manifest.Entry, 0, len(n.children))}
+	subtrees := map[string]cas.ID{}
+	same := n.sameFiles
 	for _, c := range n.children {
 		childRel := path.Join(rel, c.name)
-		e := manifest.Entry{Name: c.name, Kind: c.kind}
 		switch c.kind {
 		case 0:
 			s.exclude(childRel)
-			continue
+			same = false
 		case manifest.KindDir:
 			id, err := s.buildTree(c, childRel, res)
 			if err != nil {
 				return cas.ID{}, err
 			}
-			e.Tree = id
-		case manifest.KindFile:
-			e.Exec, e.Size, e.Chunks = c.exec, c.size, c.chunks
-			e.Lines, e.Binary = c.stat.Lines, c.stat.Binary
-			if c.hashed {
-				res.CachePut[childRel] = c.stat
-			} else {
-				s.kept[childRel] = struct{}{}
+			subtrees[c.name] = id
+			if e, _ := cachedEntry(n.dc, c.name); e.Tree != id {
+				same = false
 			}
-			res.Files++
-			res.Bytes += c.size
-		case manifest.KindSymlink:
-			e.Target, e.Size = c.target, c.size
+		default:
 			res.Files++
 			res.Bytes += c.size
 		}
-		t.Entries = append(t.Entries, e)
 	}
-	return manifest.Put(s.ctx, s.put, t)
+	if same {
+		return n.dc.Tree, nil // nothing in or below it changed
+	}
+	var cachedTree *manifest.Tree
+	t := manifest.Tree{Entries: make([]manifest.Entry, 0, len(n.children))}
+	rec := index.DirCache{Entries: make([]index.DirEntry, 0, len(n.children))}
+	for _, c := range n.children {
+		e := manifest.Entry{Name: c.name, Kind: c.kind}
+		switch c.kind {
+		case 0:
+			continue
+		case manifest.KindDir:
+			e.Tree = subtrees[c.name]
+		case manifest.KindSymlink:
+			e.Target, e.Size = c.target, c.size
+		case manifest.KindFile:
+			if c.cached {
+				if cachedTree == nil {
+					ct, err := manifest.Load(s.ctx, s.opts.Trees, n.dc.Tree)
+					if err != nil {
+						ct = manifest.Tree{} // vouched-for files are read instead
+					}
+					cachedTree = &ct
+				}
+				if old, ok := cachedTree.Lookup(c.name); ok && old.Kind == manifest.KindFile && old.Size == c.size {
+					c.chunks, c.lines, c.binary = old.Chunks, old.Lines, old.Binary
+				} else if err := s.hashFile(s.ctx, hashJob{rel: path.Join(rel, c.name), n: c}); err != nil {
+					return cas.ID{}, err
+				}
+				if c.kind == 0 {
+					s.exclude(path.Join(rel, c.name))
+					continue
+				}
+			}
+			e.Exec, e.Size, e.Chunks, e.Lines, e.Binary = c.exec, c.size, c.chunks, c.lines, c.binary
+		}
+		t.Entries = append(t.Entries, e)
+		rec.Entries = append(rec.Entries, index.DirEntry{Name: c.name, Kind: uint8(c.kind), Stamp: c.stamp, Tree: e.Tree})
+	}
+	id, err := manifest.Put(s.ctx, s.put, t)
+	if err != nil {
+		return cas.ID{}, err
+	}
+	rec.Tree = id
+	res.CachePut[rel] = rec
+	return id, nil
 }

@@ -192,39 +192,73 @@ func TestDeepTree(t *testing.T) {
 
 func TestStatCacheSkipsUnchangedFiles(t *testing.T) {
 	dir := t.TempDir()
-	testtree.Write(t, dir, testtree.Tree{"a": {Data: "a"}, "b": {Data: "b"}, "c/d": {Data: "d"}})
-	old := time.Now().Add(-time.Hour)
-	for _, p := range []string{"a", "b", "c/d"} {
-		os.Chtimes(filepath.Join(dir, p), old, old)
-	}
+	testtree.Write(t, dir, testtree.Tree{"a": {Data: "a"}, "b": {Data: "b"}, "c/d": {Data: "d"}, "c/e/f": {Data: "f"}})
+	// Scans an hour from now see every file as long settled.
+	defer func(real func() time.Time) { now = real }(now)
+	now = func() time.Time { return time.Now().Add(time.Hour) }
 	m := &memStore{objects: map[cas.ID][]byte{}}
-	first, err := Scan(context.Background(), dir, m, Options{})
-	if err != nil || first.Hashed != 3 {
-		t.Fatalf("first scan hashed %d: %v", first.Hashed, err)
+	cache := map[string]index.DirCache{} // kept as the index keeps it
+	scanWith := func() Result {
+		t.Helper()
+		r, err := Scan(context.Background(), dir, m, Options{Cache: cache, Trees: m})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for d, rec := range r.CachePut {
+			cache[d] = rec
+		}
+		for _, d := range r.CacheRemove {
+			delete(cache, d)
+		}
+		return r
 	}
-	// ctime is now (Chtimes changed it), so these entries are racily clean:
-	// pretend they were recorded long after, as a later scan would.
-	cache := map[string]index.StatEntry{}
-	for p, e := range first.CachePut {
-		e.Recorded = time.Now().Add(time.Hour).UnixNano()
-		cache[p] = e
+	first := scanWith()
+	if first.Hashed != 4 || len(first.CachePut) != 3 {
+		t.Fatalf("first scan hashed %d, recorded %d directories", first.Hashed, len(first.CachePut))
 	}
-	second, err := Scan(context.Background(), dir, m, Options{Cache: cache})
-	if err != nil || second.Hashed != 0 || second.Root != first.Root {
-		t.Fatalf("second scan hashed %d, same root %v: %v", second.Hashed, second.Root == first.Root, err)
+	second := scanWith()
+	if second.Hashed != 0 || second.Root != first.Root || len(second.CachePut) != 0 {
+		t.Fatalf("unchanged tree: hashed %d, same root %v, %d records rewritten", second.Hashed, second.Root == first.Root, len(second.CachePut))
 	}
-	// An edit keeping size and mtime is still seen: ctime and the racy
-	// rule catch it.
-	os.WriteFile(filepath.Join(dir, "a"), []byte("A"), 0o644)
-	os.Chtimes(filepath.Join(dir, "a"), old, old)
-	third, err := Scan(context.Background(), dir, m, Options{Cache: cache})
-	if err != nil || third.Hashed != 1 || third.Root == first.Root {
-		t.Fatalf("edit not seen: hashed %d: %v", third.Hashed, err)
+	// An edit that keeps the size is seen (ctime and inode stamps).
+	os.WriteFile(filepath.Join(dir, "c/d"), []byte("D"), 0o644)
+	third := scanWith()
+	if third.Hashed != 1 || third.Root == first.Root {
+		t.Fatalf("edit not seen: hashed %d", third.Hashed)
 	}
-	os.Remove(filepath.Join(dir, "b"))
-	fourth, _ := Scan(context.Background(), dir, m, Options{Cache: cache})
-	if !slices.Contains(fourth.CacheRemove, "b") {
-		t.Fatalf("deleted file stays in the cache: %q", fourth.CacheRemove)
+	// Only c's record and the root's change; c/e is reused untouched.
+	if _, ok := third.CachePut["c/e"]; ok || len(third.CachePut) != 2 {
+		t.Fatalf("records rewritten: %v", len(third.CachePut))
+	}
+	// A vouched-for file whose cached tree is gone is read instead.
+	delete(m.objects, third.CachePut[""].Tree)
+	os.Chmod(filepath.Join(dir, "b"), 0o600) // so the root is re-encoded
+	fourth := scanWith()
+	if fourth.Root != third.Root {
+		t.Fatal("a missing cached tree changed the result")
+	}
+	os.RemoveAll(filepath.Join(dir, "c"))
+	fifth := scanWith()
+	if !slices.Contains(fifth.CacheRemove, "c") || !slices.Contains(fifth.CacheRemove, "c/e") {
+		t.Fatalf("deleted directories stay in the cache: %q", fifth.CacheRemove)
+	}
+}
+
+func TestRacyFilesAreReadAgain(t *testing.T) {
+	dir := t.TempDir()
+	testtree.Write(t, dir, testtree.Tree{"a": {Data: "one"}})
+	m := &memStore{objects: map[cas.ID][]byte{}}
+	first, err := Scan(context.Background(), dir, m, Options{Trees: m})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Same size, same mtime second: only the racy rule can see this edit
+	// when timestamps are coarse; here the file was just written, so its
+	// stamp is untrusted and it is read again.
+	os.WriteFile(filepath.Join(dir, "a"), []byte("two"), 0o644)
+	second, err := Scan(context.Background(), dir, m, Options{Cache: first.CachePut, Trees: m})
+	if err != nil || second.Hashed != 1 || second.Root == first.Root {
+		t.Fatalf("racy edit missed: hashed %d, err %v", second.Hashed, err)
 	}
 }
 
