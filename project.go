@@ -73,11 +73,11 @@ func ProjectRoot(path string) (string, error) {
 
 // refuseSnapshotDir rejects directories never to be snapshotted whole: the
 // file system root and the user's home directory.
-func refuseSnapshotDir(workdir string) error {
+func refuseSnapshotDir(workdir, home string) error {
 	if workdir == string(filepath.Separator) {
 		return fmt.Errorf("%w: %s is the root directory; snapshot a project directory instead", ErrRefused, workdir)
 	}
-	if home, err := os.UserHomeDir(); err == nil {
+	if home != "" {
 		if real, err := filepath.EvalSymlinks(home); err == nil && real == workdir {
 			return fmt.Errorf("%w: %s is your home directory; snapshot a project directory instead", ErrRefused, workdir)
 		}

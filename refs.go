@@ -69,3 +69,9 @@ func resolve(snaps []Snapshot, r Ref, project string) (Snapshot, int, error) {
 	}
 	return snaps[found], found, nil
 }
+
+// Validate checks the reference's syntax, without looking anything up.
+func (r Ref) Validate() error {
+	_, err := parseRef(r)
+	return err
+}

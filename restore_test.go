@@ -131,11 +131,13 @@ func TestRestorePathsAndDryRun(t *testing.T) {
 
 func TestSnapshotRefusals(t *testing.T) {
 	ctx := context.Background()
-	s := openStore(t)
+	home := t.TempDir()
+	s, err := casckpt.Open(filepath.Join(t.TempDir(), "store"), casckpt.Options{HomeDir: home})
+	if err != nil {
+		t.Fatal(err)
+	}
 	file := filepath.Join(t.TempDir(), "f")
 	os.WriteFile(file, []byte("x"), 0o644)
-	home := t.TempDir()
-	t.Setenv("HOME", home)
 	for _, dir := range []string{"/", home, file, filepath.Join(home, "missing")} {
 		if _, err := s.Snapshot(ctx, dir, casckpt.SnapshotOptions{}); err == nil {
 			t.Errorf("snapshot of %s was not refused", dir)

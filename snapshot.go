@@ -1,6 +1,8 @@
 package casckpt
 
 import (
+	"io/fs"
+	"os"
 	"time"
 
 	"context"
@@ -74,16 +76,20 @@ func (s *Store) Snapshot(ctx context.Context, dir string, opts SnapshotOptions) 
 	if err != nil {
 		return SnapshotResult{}, err
 	}
-	if err := refuseSnapshotDir(workdir); err != nil {
+	if err := refuseSnapshotDir(workdir, s.opts.HomeDir); err != nil {
 		return SnapshotResult{}, err
 	}
 	opts = opts.withDefaults()
+	_, statErr := os.Stat(s.dir)
 	ss, err := s.begin(ctx, false, true)
 	if err != nil {
 		return SnapshotResult{}, err
 	}
 	res, _, err := ss.snapshot(ctx, workdir, opts)
 	ss.end()
+	if err != nil && errors.Is(statErr, fs.ErrNotExist) {
+		s.removeIfUnused() // a refused first snapshot leaves no store behind
+	}
 	if err != nil || !res.Created || opts.MaxStoreSize < 0 {
 		return res, err
 	}

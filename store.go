@@ -25,6 +25,9 @@ type Options struct {
 	Now func() time.Time
 	// Logger receives debug messages; nil is silent.
 	Logger *slog.Logger
+	// HomeDir is the user's home directory, which Snapshot refuses to
+	// capture whole (default os.UserHomeDir).
+	HomeDir string
 }
 
 func (o Options) withDefaults() Options {
@@ -36,6 +39,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.HomeDir == "" {
+		o.HomeDir, _ = os.UserHomeDir()
 	}
 	return o
 }
@@ -89,6 +95,20 @@ func (s *Store) ensureDirs() error {
 		}
 	}
 	return nil
+}
+
+// removeIfUnused deletes a store directory that holds nothing but what
+// begin created (the lock file and an empty packs directory).
+func (s *Store) removeIfUnused() {
+	if entries, err := os.ReadDir(s.packsDir()); err != nil || len(entries) > 0 {
+		return
+	}
+	if entries, err := os.ReadDir(s.dir); err != nil || len(entries) > 2 || s.exists() {
+		return
+	}
+	os.Remove(s.packsDir())
+	os.Remove(s.lockPath())
+	os.Remove(s.dir)
 }
 
 // session is one operation's hold on the store: the lock and, while it

@@ -1,0 +1,182 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/casckpt/casckpt"
+	"github.com/casckpt/casckpt/cas"
+)
+
+// Exit statuses of the contract.
+const (
+	exitOK      = 0
+	exitFailed  = 1
+	exitUsage   = 2
+	errorPrefix = "casckpt: "
+)
+
+// stdio is the process's standard streams.
+type stdio struct {
+	in  io.Reader
+	out io.Writer
+	err io.Writer
+}
+
+// globals is what every command shares: the flags of the root command, the
+// streams and the environment.
+type globals struct {
+	storeDir string
+	json     bool
+	io       stdio
+	env      func(string) string
+	now      func() time.Time
+	ran      bool // a command's RunE started: errors are no longer usage errors
+	jsonDone bool // the command printed its JSON document before failing
+}
+
+// usageError marks a mistake in the command line (exit 2).
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
+
+// run is the whole program: it parses args, runs the command and returns
+// the exit status. It writes only to the given streams and reads only the
+// given environment.
+func run(ctx context.Context, args []string, std stdio, env func(string) string) int {
+	g := &globals{io: std, env: env, now: time.Now}
+	root := newRootCommand(g)
+	root.SetArgs(args)
+	root.SetIn(std.in)
+	root.SetOut(std.out)
+	root.SetErr(std.err)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return exitOK
+	}
+	code := exitFailed
+	var ue usageError
+	if errors.As(err, &ue) || !g.ran {
+		code = exitUsage
+	}
+	msg := strings.ReplaceAll(err.Error(), "\n", " ")
+	fmt.Fprintln(std.err, errorPrefix+msg)
+	if g.json && g.ran && !g.jsonDone {
+		writeJSON(std.out, map[string]any{"error": msg})
+	}
+	return code
+}
+
+func newRootCommand(g *globals) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "casckpt",
+		Short: "git-free checkpoints of working directories for AI coding agents",
+		Long: `casckpt snapshots a working directory before an agent changes it, and
+lists, diffs and restores the snapshots exactly. Content is stored once,
+BLAKE3-addressed and zstd-compressed, in a store shared by all projects.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			g.ran = true
+			if v := g.env("CASCKPT_NOW"); v != "" {
+				t, err := time.Parse(time.RFC3339, v)
+				if err != nil {
+					return usagef("CASCKPT_NOW=%q is not an RFC 3339 time (like 2026-01-02T15:04:05Z)", v)
+				}
+				g.now = func() time.Time { return t }
+			}
+			return nil
+		},
+	}
+	root.PersistentFlags().StringVar(&g.storeDir, "store", "", "store directory (default $CASCKPT_HOME, $XDG_DATA_HOME/casckpt, ~/.local/share/casckpt)")
+	root.PersistentFlags().BoolVar(&g.json, "json", false, "print one JSON document on stdout")
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.CompletionOptions.DisableDefaultCmd = true
+	root.AddCommand(
+		newSnapshotCommand(g), newListCommand(g), newDiffCommand(g), newRestoreCommand(g),
+		newCatCommand(g), newLsCommand(g), newExportCommand(g),
+		newPinCommand(g, true), newPinCommand(g, false), newForgetCommand(g),
+		newGCCommand(g), newPruneCommand(g), newStatusCommand(g), newVerifyCommand(g), newClearCommand(g),
+		newRootPathCommand(g),
+	)
+	return root
+}
+
+// storePath resolves the store directory: --store, $CASCKPT_HOME,
+// $XDG_DATA_HOME/casckpt, $HOME/.local/share/casckpt.
+func (g *globals) storePath() (string, error) {
+	switch {
+	case g.storeDir != "":
+		return g.storeDir, nil
+	case g.env("CASCKPT_HOME") != "":
+		return g.env("CASCKPT_HOME"), nil
+	case g.env("XDG_DATA_HOME") != "":
+		return filepath.Join(g.env("XDG_DATA_HOME"), "casckpt"), nil
+	case g.env("HOME") != "":
+		return filepath.Join(g.env("HOME"), ".local", "share", "casckpt"), nil
+	}
+	return "", errors.New("no store: set --store, CASCKPT_HOME or HOME")
+}
+
+// open opens the store the globals name.
+func (g *globals) open() (*casckpt.Store, error) {
+	dir, err := g.storePath()
+	if err != nil {
+		return nil, err
+	}
+	return casckpt.Open(dir, casckpt.Options{Now: g.now, HomeDir: g.env("HOME")})
+}
+
+// emit prints v as the command's JSON document, or calls human otherwise.
+func (g *globals) emit(v any, human func(w io.Writer)) error {
+	if g.json {
+		return writeJSON(g.io.out, v)
+	}
+	human(g.io.out)
+	return nil
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
+
+// warn prints a warning line on stderr.
+func (g *globals) warn(msg string) {
+	fmt.Fprintln(g.io.err, errorPrefix+"warning: "+strings.ReplaceAll(msg, "\n", `\n`))
+}
+
+// stderrTerminal reports whether progress may be drawn: stderr is a
+// terminal and the output is for people.
+func (g *globals) stderrTerminal() bool {
+	f, ok := g.io.err.(*os.File)
+	return ok && !g.json && term.IsTerminal(int(f.Fd()))
+}
+
+// stdinTerminal reports whether the user can be asked a question.
+func (g *globals) stdinTerminal() bool {
+	f, ok := g.io.in.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// idOrNull is a snapshot ID for JSON: null when there is none.
+func idOrNull(id cas.ID) any {
+	if id.IsZero() {
+		return nil
+	}
+	return id.String()
+}

@@ -1,0 +1,50 @@
+package main
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+)
+
+// humanBytes formats a size with a binary unit: 512 B, 12.3 KiB, 5.6 MiB.
+func humanBytes(n int64) string {
+	if n < 1024 {
+		return fmt.Sprintf("%d B", n)
+	}
+	v, units := float64(n), []string{"KiB", "MiB", "GiB", "TiB"}
+	for i, u := range units {
+		v /= 1024
+		if v < 1024 || i == len(units)-1 {
+			return fmt.Sprintf("%.1f %s", v, u)
+		}
+	}
+	return ""
+}
+
+// count formats a number with thousands separators: 12,345.
+func count(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
+
+// ago formats the time from t to now for people: "just now", "5 min ago",
+// "3 h ago", "2 days ago", or a date past a month.
+func ago(t, now time.Time) string {
+	d := now.Sub(t)
+	switch {
+	case d < 0:
+		return t.Local().Format("2006-01-02 15:04")
+	case d < time.Minute:
+		return "just now"
+	case d < time.Hour:
+		return fmt.Sprintf("%d min ago", int(d.Minutes()))
+	case d < 24*time.Hour:
+		return fmt.Sprintf("%d h ago", int(d.Hours()))
+	case d < 30*24*time.Hour:
+		return fmt.Sprintf("%d days ago", int(d.Hours()/24))
+	}
+	return t.Local().Format("2006-01-02")
+}

@@ -1,0 +1,238 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/casckpt/casckpt"
+)
+
+func newGCCommand(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "gc",
+		Short: "delete every stored object no snapshot reaches",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			store, err := g.open()
+			if err != nil {
+				return err
+			}
+			res, err := store.GC(cmd.Context())
+			if err != nil {
+				return err
+			}
+			return g.emit(map[string]int64{"objects_deleted": int64(res.ObjectsDeleted), "bytes_freed": res.BytesFreed}, func(w io.Writer) {
+				fmt.Fprintf(w, "deleted %s objects, freed %s\n", count(int64(res.ObjectsDeleted)), humanBytes(res.BytesFreed))
+			})
+		},
+	}
+}
+
+type pruneOptions struct {
+	retentionDays int
+	keepOrphans   bool
+	maxSizeMB     int64
+	auto          bool
+	minHours      float64
+	dryRun        bool
+}
+
+func newPruneCommand(g *globals) *cobra.Command {
+	var o pruneOptions
+	cmd := &cobra.Command{
+		Use:   "prune",
+		Short: "drop orphan and stale projects, apply the size cap, collect garbage",
+		Long: `prune drops projects whose directory is gone (unless --keep-orphans) and
+projects not touched for --retention-days, applies the size cap, then
+collects garbage so the space is returned before it exits. Pinned snapshots
+keep their project. --auto skips the whole run if the last prune was less
+than --min-interval-hours ago (for host start-up hooks).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if o.retentionDays < 0 || o.maxSizeMB < 0 || o.minHours < 0 {
+				return usagef("--retention-days, --max-size-mb and --min-interval-hours take a number of at least 0")
+			}
+			store, err := g.open()
+			if err != nil {
+				return err
+			}
+			opts := casckpt.PruneOptions{
+				StaleAfter:  time.Duration(o.retentionDays) * 24 * time.Hour,
+				KeepOrphans: o.keepOrphans, MaxSize: o.maxSizeMB << 20, DryRun: o.dryRun,
+			}
+			if o.auto {
+				opts.MinInterval = time.Duration(o.minHours * float64(time.Hour))
+			}
+			res, err := store.Prune(cmd.Context(), opts)
+			if err != nil {
+				return err
+			}
+			if res.Skipped {
+				return g.emit(map[string]bool{"skipped": true}, func(w io.Writer) {
+					fmt.Fprintf(w, "skipped: the last prune ran less than %g hours ago\n", o.minHours)
+				})
+			}
+			if !res.CapMet {
+				g.warn("the size cap cannot be met: pinned and newest snapshots need more room")
+			}
+			doc := map[string]any{"skipped": false, "scanned": res.Scanned, "deleted_orphan": res.DeletedOrphan,
+				"deleted_stale": res.DeletedStale, "snapshots_dropped": res.SnapshotsDropped, "bytes_freed": res.BytesFreed}
+			return g.emit(doc, func(w io.Writer) {
+				verb := "dropped"
+				if o.dryRun {
+					verb = "would drop"
+				}
+				fmt.Fprintf(w, "scanned %d projects; %s %d snapshots (%d orphan and %d stale projects); freed %s\n",
+					res.Scanned, verb, res.SnapshotsDropped, res.DeletedOrphan, res.DeletedStale, humanBytes(res.BytesFreed))
+			})
+		},
+	}
+	f := cmd.Flags()
+	f.IntVar(&o.retentionDays, "retention-days", 7, "drop projects not touched for N days (0: never)")
+	f.BoolVar(&o.keepOrphans, "keep-orphans", false, "keep projects whose directory is gone")
+	f.Int64Var(&o.maxSizeMB, "max-size-mb", 0, "size cap of the store in MiB (0: none)")
+	f.BoolVar(&o.auto, "auto", false, "do nothing if the last prune ran less than --min-interval-hours ago")
+	f.Float64Var(&o.minHours, "min-interval-hours", 24, "with --auto: hours between prunes")
+	f.BoolVar(&o.dryRun, "dry-run", false, "show what would be dropped and change nothing")
+	return cmd
+}
+
+type projectJSON struct {
+	Workdir   string `json:"workdir"`
+	Snapshots int    `json:"snapshots"`
+	CreatedAt string `json:"created_at"`
+	LastTouch string `json:"last_touch"`
+	State     string `json:"state"`
+}
+
+type legacyJSON struct {
+	Path      string `json:"path"`
+	SizeBytes int64  `json:"size_bytes"`
+	Migrated  bool   `json:"migrated"`
+}
+
+func newStatusCommand(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "status",
+		Short: "show the store's size and projects",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			store, err := g.open()
+			if err != nil {
+				return err
+			}
+			st, err := store.Status(cmd.Context())
+			if err != nil {
+				return err
+			}
+			projects := make([]projectJSON, 0, len(st.Projects))
+			for _, p := range st.Projects {
+				state := "live"
+				if p.Orphan {
+					state = "orphan"
+				}
+				projects = append(projects, projectJSON{Workdir: p.Workdir, Snapshots: p.Snapshots,
+					CreatedAt: p.Created.Format(time.RFC3339), LastTouch: p.LastTouch.Format(time.RFC3339), State: state})
+			}
+			legacy := []legacyJSON{}
+			doc := map[string]any{"store": st.Store, "size_bytes": st.SizeBytes, "projects": projects, "legacy": legacy}
+			return g.emit(doc, func(w io.Writer) {
+				fmt.Fprintf(w, "store %s, %s, %d projects\n", st.Store, humanBytes(st.SizeBytes), len(projects))
+				if len(projects) == 0 {
+					return
+				}
+				tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+				fmt.Fprintln(tw, "PROJECT\tSNAPSHOTS\tCREATED\tLAST TOUCH\tSTATE")
+				for _, p := range st.Projects {
+					state := "live"
+					if p.Orphan {
+						state = "orphan"
+					}
+					fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\n", oneLine(p.Workdir), p.Snapshots, ago(p.Created, g.now()), ago(p.LastTouch, g.now()), state)
+				}
+				tw.Flush()
+			})
+		},
+	}
+}
+
+type damagedJSON struct {
+	Project string `json:"project"`
+	ID      string `json:"id"`
+	Reason  string `json:"reason"`
+}
+
+func newVerifyCommand(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "verify",
+		Short: "check every snapshot's trees and data against their hashes",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			store, err := g.open()
+			if err != nil {
+				return err
+			}
+			res, err := store.Verify(cmd.Context())
+			if err != nil {
+				return err
+			}
+			damaged := make([]damagedJSON, 0, len(res.Damaged))
+			for _, d := range res.Damaged {
+				damaged = append(damaged, damagedJSON{Project: d.Project, ID: d.ID.String(), Reason: d.Reason})
+			}
+			doc := map[string]any{"snapshots_checked": res.SnapshotsChecked, "objects_checked": res.ObjectsChecked, "damaged": damaged}
+			if err := g.emit(doc, func(w io.Writer) {
+				for _, d := range res.Damaged {
+					fmt.Fprintf(w, "DAMAGED %s %s: %s\n", oneLine(d.Project), d.ID.Short(), oneLine(d.Reason))
+				}
+				fmt.Fprintf(w, "checked %d snapshots, %s objects: %d damaged\n", res.SnapshotsChecked, count(int64(res.ObjectsChecked)), len(res.Damaged))
+			}); err != nil {
+				return err
+			}
+			if len(res.Damaged) > 0 {
+				g.jsonDone = true
+				return fmt.Errorf("%d damaged snapshots; restore refuses them and names the newest intact one, forget removes them", len(res.Damaged))
+			}
+			return nil
+		},
+	}
+}
+
+func newClearCommand(g *globals) *cobra.Command {
+	var yes bool
+	cmd := &cobra.Command{
+		Use:   "clear",
+		Short: "delete the whole store",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			store, err := g.open()
+			if err != nil {
+				return err
+			}
+			if !yes {
+				if !g.stdinTerminal() {
+					return fmt.Errorf("clear deletes every snapshot of every project; add --yes to confirm (no terminal to ask on)")
+				}
+				fmt.Fprintf(g.io.err, "Delete the store %s with every snapshot of every project? [y/N] ", store.Dir())
+				answer, _ := bufio.NewReader(g.io.in).ReadString('\n')
+				if a := strings.ToLower(strings.TrimSpace(answer)); a != "y" && a != "yes" {
+					return fmt.Errorf("clear cancelled; nothing was deleted")
+				}
+			}
+			if err := store.Clear(cmd.Context()); err != nil {
+				return err
+			}
+			return g.emit(map[string]any{"cleared": store.Dir()}, func(w io.Writer) {
+				fmt.Fprintf(w, "deleted %s\n", store.Dir())
+			})
+		},
+	}
+	cmd.Flags().BoolVar(&yes, "yes", false, "do not ask")
+	return cmd
+}

@@ -1,0 +1,92 @@
+package main
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+
+	"github.com/casckpt/casckpt"
+)
+
+func newPinCommand(g *globals, pin bool) *cobra.Command {
+	use, short, key := "pin [DIR] SNAP", "keep snapshot SNAP through every automatic rule", "pinned"
+	if !pin {
+		use, short, key = "unpin [DIR] SNAP", "let the automatic rules drop snapshot SNAP again", "unpinned"
+	}
+	return &cobra.Command{
+		Use:   use,
+		Short: short,
+		Long:  short + `. JSON: {"` + key + `": ID}.`,
+		Args:  cobra.RangeArgs(1, 2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			dir, rest := splitDir(args, 1)
+			store, err := g.open()
+			if err != nil {
+				return err
+			}
+			pinOrUnpin := store.Unpin
+			if pin {
+				pinOrUnpin = store.Pin
+			}
+			id, err := pinOrUnpin(cmd.Context(), dir, casckpt.Ref(rest[0]))
+			if err != nil {
+				return err
+			}
+			return g.emit(map[string]string{key: id.String()}, func(w io.Writer) {
+				fmt.Fprintf(w, "%s %s\n", key, id.Short())
+			})
+		},
+	}
+}
+
+func newForgetCommand(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "forget [DIR] SNAP...",
+		Short: "drop snapshots, pinned or not (gc returns their space)",
+		Long:  `forget drops the named snapshots of the project. JSON: {"forgotten": [ID...]}.`,
+		Args:  cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			dir, rest := splitDir(args, 1)
+			store, err := g.open()
+			if err != nil {
+				return err
+			}
+			refs := make([]casckpt.Ref, len(rest))
+			for i, r := range rest {
+				refs[i] = casckpt.Ref(r)
+			}
+			ids, err := store.Forget(cmd.Context(), dir, refs...)
+			if err != nil {
+				return err
+			}
+			out := make([]string, len(ids))
+			for i, id := range ids {
+				out[i] = id.String()
+			}
+			return g.emit(map[string][]string{"forgotten": out}, func(w io.Writer) {
+				for _, id := range ids {
+					fmt.Fprintf(w, "forgot %s\n", id.Short())
+				}
+			})
+		},
+	}
+}
+
+func newRootPathCommand(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "root PATH",
+		Short: "print the project root of PATH",
+		Long: `root prints the nearest ancestor directory of PATH holding .git, go.mod,
+package.json, pyproject.toml, Cargo.toml, Makefile, pom.xml, .hg or Gemfile,
+else PATH's own directory. JSON: {"root": DIR}.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(_ *cobra.Command, args []string) error {
+			root, err := casckpt.ProjectRoot(args[0])
+			if err != nil {
+				return err
+			}
+			return g.emit(map[string]string{"root": root}, func(w io.Writer) { fmt.Fprintln(w, root) })
+		},
+	}
+}

@@ -1,0 +1,99 @@
+package main
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+
+	"github.com/casckpt/casckpt"
+)
+
+type snapshotOptions struct {
+	reason    string
+	keep      int
+	maxFileMB int64
+	maxFiles  int
+	maxSizeMB int64
+}
+
+func newSnapshotCommand(g *globals) *cobra.Command {
+	var o snapshotOptions
+	cmd := &cobra.Command{
+		Use:   "snapshot [DIR]",
+		Short: "record the working tree of DIR (default .) unless it is unchanged",
+		Args:  cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			dir := "."
+			if len(args) == 1 {
+				dir = args[0]
+			}
+			return runSnapshot(cmd, g, dir, o)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&o.reason, "message", "m", "", "why the snapshot is taken")
+	f.IntVar(&o.keep, "keep", casckpt.DefaultKeep, "keep at most N snapshots of the project (older unpinned ones are dropped)")
+	f.Int64Var(&o.maxFileMB, "max-file-size-mb", 10, "leave out files larger than N MiB")
+	f.IntVar(&o.maxFiles, "max-files", 50_000, "refuse a tree of more than N files")
+	f.Int64Var(&o.maxSizeMB, "max-size-mb", casckpt.DefaultMaxStoreSize>>20, "keep the store under N MiB by dropping old snapshots (0: no cap)")
+	return cmd
+}
+
+// snapshotJSON is the contract's snapshot document.
+type snapshotJSON struct {
+	Created bool   `json:"created"`
+	ID      any    `json:"id"`
+	Project string `json:"project"`
+	Files   int64  `json:"files"`
+	Bytes   int64  `json:"bytes"`
+}
+
+func runSnapshot(cmd *cobra.Command, g *globals, dir string, o snapshotOptions) error {
+	if o.keep < 1 || o.maxFileMB < 1 || o.maxFiles < 1 || o.maxSizeMB < 0 {
+		return usagef("--keep, --max-file-size-mb and --max-files take a number of at least 1, --max-size-mb one of at least 0")
+	}
+	store, err := g.open()
+	if err != nil {
+		return err
+	}
+	opts := casckpt.SnapshotOptions{
+		Reason: o.reason, Keep: o.keep, MaxFileSize: o.maxFileMB << 20, MaxFiles: o.maxFiles,
+		MaxStoreSize: o.maxSizeMB << 20,
+	}
+	if o.maxSizeMB == 0 {
+		opts.MaxStoreSize = -1
+	}
+	var bar *progressbar.ProgressBar
+	if g.stderrTerminal() {
+		bar = progressbar.NewOptions64(-1, progressbar.OptionSetWriter(g.io.err), progressbar.OptionSetDescription("hashing"),
+			progressbar.OptionShowBytes(true), progressbar.OptionShowCount(), progressbar.OptionClearOnFinish(),
+			progressbar.OptionThrottle(100e6))
+		opts.Progress = func(_, bytes int64) { _ = bar.Set64(bytes) }
+	}
+	res, err := store.Snapshot(cmd.Context(), dir, opts)
+	if bar != nil {
+		_ = bar.Finish()
+	}
+	if err != nil {
+		return err
+	}
+	for _, w := range res.Warnings {
+		g.warn(w)
+	}
+	return g.emit(snapshotJSON{Created: res.Created, ID: idOrNull(res.ID), Project: res.Project, Files: res.Files, Bytes: res.Bytes}, func(w io.Writer) {
+		switch {
+		case res.Created:
+			fmt.Fprintf(w, "created %s: %s files, %s", res.ID.Short(), count(res.Files), humanBytes(res.Bytes))
+			if len(res.Dropped) > 0 {
+				fmt.Fprintf(w, "; dropped %d old snapshot(s)", len(res.Dropped))
+			}
+			fmt.Fprintln(w)
+		case res.ID.IsZero():
+			fmt.Fprintln(w, "nothing to snapshot: the tree is empty")
+		default:
+			fmt.Fprintf(w, "unchanged since %s\n", res.ID.Short())
+		}
+	})
+}
