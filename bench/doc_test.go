@@ -1,0 +1,8 @@
+// Package bench measures casckpt against the git shadow store that agent
+// hosts use today (and restic, where installed) on the workloads of
+// ../shared/PERF.md. Every file is a test file: run
+//
+//	go test ./bench -run '^$' -bench . -benchtime 1x
+//
+// and see BENCHMARKS.md for what each benchmark reports.
+package bench
