@@ -291,7 +291,7 @@ func (s *Store) Prune(ctx context.Context, opts PruneOptions) (PruneResult, erro
 		return PruneResult{}, err
 	}
 	defer ss.end()
-	res, err := ss.collect(ctx, collectRequest{
+	res, err := ss.collectToCap(ctx, collectRequest{
 		policy:  gc.Policy{StaleAfter: opts.StaleAfter, DropOrphans: !opts.KeepOrphans},
 		cap:     opts.MaxSize,
 		dryRun:  opts.DryRun,
@@ -338,7 +338,39 @@ func (s *Store) enforceCap(ctx context.Context, limit int64, just SnapshotResult
 		return collectResult{}, err
 	}
 	defer ss.end()
-	return ss.collect(ctx, collectRequest{cap: limit, protect: just.ID, current: just.Project})
+	return ss.collectToCap(ctx, collectRequest{cap: limit, protect: just.ID, current: just.Project})
+}
+
+// collectToCap collects as collect does and then measures the store on
+// disk (allocated blocks included, as du counts them): the plan counts
+// object bytes, but pack rounding and a database that grew while it
+// committed can still leave the store a little over. It then aims lower,
+// so that the cap holds on disk too.
+func (ss *session) collectToCap(ctx context.Context, req collectRequest) (collectResult, error) {
+	res, err := ss.collect(ctx, req)
+	if err != nil || req.cap <= 0 || req.dryRun {
+		return res, err
+	}
+	target := req.cap
+	for range 3 {
+		used, err := diskUsage(ss.s.dir)
+		if err != nil || used <= req.cap || !res.fits {
+			return res, err
+		}
+		target -= used - req.cap + 64<<10
+		more, err := ss.collect(ctx, collectRequest{cap: target, protect: req.protect, current: req.current})
+		res.plan.Drops = append(res.plan.Drops, more.plan.Drops...)
+		res.plan.Forget = append(res.plan.Forget, more.plan.Forget...)
+		res.bytesFreed += more.bytesFreed
+		res.objectsDeleted += more.objectsDeleted
+		res.projected, res.fits = more.projected, more.fits
+		if err != nil {
+			return res, err
+		}
+	}
+	used, err := diskUsage(ss.s.dir)
+	res.fits = res.fits && used <= req.cap
+	return res, err
 }
 
 // storeSize is the store's size as the cap counts it: its packs, by the

@@ -219,6 +219,7 @@ func TestVerifyAndRestoreRefuseDamagedSnapshot(t *testing.T) {
 		t.Fatalf("verify: %+v %v", v, err)
 	}
 	os.WriteFile(filepath.Join(dir, "keep.txt"), []byte("edited"), 0o644)
+	os.Remove(filepath.Join(dir, "big.bin")) // so the damaged chunk must be written
 	_, err = s.Restore(ctx, dir, casckpt.Ref(bad.ID.String()), casckpt.RestoreOptions{})
 	if !errors.Is(err, casckpt.ErrDamaged) || !strings.Contains(err.Error(), good.ID.String()) {
 		t.Fatalf("restore of a damaged snapshot: %v", err)

@@ -59,9 +59,10 @@ const PreRestorePrefix = "pre-restore"
 // executable bit and link target, and every path a snapshot would capture
 // that the snapshot lacks is deleted. Excluded paths are never touched and
 // nothing is written outside the project directory, whatever links it
-// holds. Files that already match are left as they are. It first takes a
-// pre-restore snapshot, verifies the data it needs, and replaces each file
-// atomically.
+// holds. Files that already match are left as they are. It checks that the
+// snapshot is complete, takes a pre-restore snapshot, reads and verifies
+// every chunk it will write before touching the tree, and replaces each
+// file atomically.
 func (s *Store) Restore(ctx context.Context, dir string, ref Ref, opts RestoreOptions) (RestoreResult, error) {
 	res := RestoreResult{DryRun: opts.DryRun}
 	workdir, err := ProjectDir(dir)
@@ -99,7 +100,7 @@ func (s *Store) Restore(ctx context.Context, dir string, ref Ref, opts RestoreOp
 			return res, ss.refuseDamaged(ctx, snaps, target, err)
 		}
 	}
-	if err := ss.checkData(ctx, target); err != nil {
+	if err := ss.checkComplete(ctx, target); err != nil {
 		return res, ss.refuseDamaged(ctx, snaps, target, err)
 	}
 
@@ -149,6 +150,17 @@ func (s *Store) Restore(ctx context.Context, dir string, ref Ref, opts RestoreOp
 		if c.Status != manifest.Deleted && c.New.Kind != manifest.KindDir {
 			res.Written++
 		}
+	}
+	// Every chunk to be written is read and checked against its hash before
+	// the tree is touched.
+	var toWrite []cas.ID
+	for _, c := range res.Changes {
+		if c.Status != manifest.Deleted && c.New.Kind == manifest.KindFile && !sameData(c) {
+			toWrite = append(toWrite, c.New.Chunks...)
+		}
+	}
+	if err := ss.verifyChunks(ctx, toWrite); err != nil {
+		return res, ss.refuseDamaged(ctx, snaps, target, err)
 	}
 	if opts.DryRun {
 		return res, nil
@@ -241,8 +253,20 @@ func sameData(c manifest.Change) bool {
 		c.New.Kind == manifest.KindFile && equalChunks(c.Old.Chunks, c.New.Chunks)
 }
 
-// checkData verifies that every tree and chunk of sn is stored and intact,
-// reading each distinct chunk once, in parallel.
+// checkComplete checks that every tree of sn is intact and every chunk it
+// names is in the index, without reading the chunks.
+func (ss *session) checkComplete(ctx context.Context, sn Snapshot) error {
+	return manifest.Walk(ctx, ss.objects, sn.Root, func(_ string, e manifest.Entry) error {
+		for _, id := range e.Chunks {
+			if _, err := ss.objects.Locate(id); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// checkData verifies every tree and chunk of sn, reading each once.
 func (ss *session) checkData(ctx context.Context, sn Snapshot) error {
 	seen := map[cas.ID]bool{}
 	var chunks []cas.ID
@@ -258,6 +282,11 @@ func (ss *session) checkData(ctx context.Context, sn Snapshot) error {
 	if err != nil {
 		return err
 	}
+	return ss.verifyChunks(ctx, chunks)
+}
+
+// verifyChunks reads and checks chunks, in parallel.
+func (ss *session) verifyChunks(ctx context.Context, chunks []cas.ID) error {
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(runtime.GOMAXPROCS(0))
 	for _, id := range chunks {

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"syscall"
 	"time"
 
 	"github.com/casckpt/casckpt/index"
@@ -77,6 +78,31 @@ func DirSize(dir string) (int64, error) {
 				total += info.Size()
 			}
 		}
+		return nil
+	})
+	return total, err
+}
+
+// diskUsage adds up what every file under dir occupies: its size or its
+// allocated blocks, whichever is more.
+func diskUsage(dir string) (int64, error) {
+	var total int64
+	err := filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		if err != nil || !d.Type().IsRegular() {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return nil
+		}
+		n := info.Size()
+		if st, ok := info.Sys().(*syscall.Stat_t); ok {
+			n = max(n, st.Blocks*512)
+		}
+		total += n
 		return nil
 	})
 	return total, err

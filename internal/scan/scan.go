@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -154,7 +155,7 @@ func Scan(ctx context.Context, root string, put cas.Putter, opts Options) (Resul
 	s := &scanner{
 		ctx: ctx, root: root, put: put, opts: opts,
 		start:    now().UnixNano(),
-		sem:      make(chan struct{}, opts.Workers*2),
+		sem:      make(chan struct{}, opts.Workers*4),
 		seenDirs: map[string]bool{},
 	}
 	s.bufPool.New = func() any { b := make([]byte, 2*chunkMax); return &b }
@@ -249,7 +250,7 @@ func (s *scanner) walkDir(n *node, rel string, ign *ignoreFile, wg *sync.WaitGro
 	}
 	dir := os.NewFile(uintptr(fd), dirPath)
 	defer dir.Close()
-	names, err := dir.Readdirnames(-1)
+	dirents, err := dir.ReadDir(-1)
 	if err != nil {
 		if rel == "" {
 			s.fail(fmt.Errorf("read %s: %w", dirPath, err))
@@ -259,8 +260,8 @@ func (s *scanner) walkDir(n *node, rel string, ign *ignoreFile, wg *sync.WaitGro
 		n.kind = 0
 		return
 	}
-	slices.Sort(names)
-	if slices.Contains(names, ".gitignore") {
+	slices.SortFunc(dirents, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+	if slices.ContainsFunc(dirents, func(d fs.DirEntry) bool { return d.Name() == ".gitignore" }) {
 		if content, err := readSmall(fd, ".gitignore"); err == nil {
 			ign = parseIgnore(ign, rel, content)
 		} else {
@@ -274,7 +275,8 @@ func (s *scanner) walkDir(n *node, rel string, ign *ignoreFile, wg *sync.WaitGro
 	s.seenDirs[rel] = true
 	s.mu.Unlock()
 	var subdirs []*node
-	for _, name := range names {
+	for _, dirent := range dirents {
+		name := dirent.Name()
 		childRel := path.Join(rel, name)
 		if err := manifest.ValidName(name); err != nil {
 			s.warn("%s: %v", childRel, err)
@@ -282,7 +284,9 @@ func (s *scanner) walkDir(n *node, rel string, ign *ignoreFile, wg *sync.WaitGro
 			continue
 		}
 		var st unix.Stat_t
-		if err := unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		if dirent.IsDir() {
+			st.Mode = unix.S_IFDIR // a directory needs no stat: nothing of it is recorded
+		} else if err := unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
 			if !errors.Is(err, unix.ENOENT) { // vanished since listing: not there
 				s.warn("%s: cannot stat: %v", childRel, err)
 				s.exclude(childRel)
