@@ -13,6 +13,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 
 	"golang.org/x/sync/errgroup"
@@ -59,10 +60,9 @@ const PreRestorePrefix = "pre-restore"
 // executable bit and link target, and every path a snapshot would capture
 // that the snapshot lacks is deleted. Excluded paths are never touched and
 // nothing is written outside the project directory, whatever links it
-// holds. Files that already match are left as they are. It checks that the
-// snapshot is complete, takes a pre-restore snapshot, reads and verifies
-// every chunk it will write before touching the tree, and replaces each
-// file atomically.
+// holds. Files that already match are left as they are. It takes a
+// pre-restore snapshot, reads and verifies every tree and chunk it needs
+// before touching the tree, and replaces each file atomically.
 func (s *Store) Restore(ctx context.Context, dir string, ref Ref, opts RestoreOptions) (RestoreResult, error) {
 	res := RestoreResult{DryRun: opts.DryRun}
 	workdir, err := ProjectDir(dir)
@@ -100,7 +100,12 @@ func (s *Store) Restore(ctx context.Context, dir string, ref Ref, opts RestoreOp
 			return res, ss.refuseDamaged(ctx, snaps, target, err)
 		}
 	}
-	if err := ss.checkComplete(ctx, target); err != nil {
+	// The snapshot's root must be readable; the rest is checked as the
+	// plan reads it: every tree that differs from the current one is read
+	// and verified by the diff, and every chunk to be written below. What
+	// the snapshot shares with the current tree is stored by the
+	// pre-restore snapshot and never needs reading.
+	if _, err := manifest.Load(ctx, ss.objects, target.Root); err != nil {
 		return res, ss.refuseDamaged(ctx, snaps, target, err)
 	}
 
@@ -253,19 +258,6 @@ func sameData(c manifest.Change) bool {
 		c.New.Kind == manifest.KindFile && equalChunks(c.Old.Chunks, c.New.Chunks)
 }
 
-// checkComplete checks that every tree of sn is intact and every chunk it
-// names is in the index, without reading the chunks.
-func (ss *session) checkComplete(ctx context.Context, sn Snapshot) error {
-	return manifest.Walk(ctx, ss.objects, sn.Root, func(_ string, e manifest.Entry) error {
-		for _, id := range e.Chunks {
-			if _, err := ss.objects.Locate(id); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-}
-
 // checkData verifies every tree and chunk of sn, reading each once.
 func (ss *session) checkData(ctx context.Context, sn Snapshot) error {
 	seen := map[cas.ID]bool{}
@@ -349,39 +341,70 @@ func applyRestore(ctx context.Context, workdir string, g cas.Getter, plan []mani
 		touched[path.Dir(c.Path)] = true
 	}
 
-	// Then creations, parents before children.
+	// Then creations, parents before children: directories, and every file
+	// and link written to a temporary name beside its target, in parallel.
+	type staged struct{ tmp, final string }
+	var (
+		mu     sync.Mutex
+		stages []staged
+	)
+	stage := func(tmp, final string) {
+		mu.Lock()
+		stages = append(stages, staged{tmp, final})
+		mu.Unlock()
+	}
+	g2, gctx := errgroup.WithContext(ctx)
+	g2.SetLimit(4 * runtime.GOMAXPROCS(0)) // fsyncs overlap
+	var failed error
 	for _, c := range plan {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
 		if c.Status == manifest.Deleted {
 			continue
 		}
 		p := filepath.FromSlash(c.Path)
+		touched[path.Dir(c.Path)] = true
 		switch {
 		case c.New.Kind == manifest.KindDir:
 			if err := root.Mkdir(p, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
-				return fmt.Errorf("restore: create directory %s: %w", c.Path, err)
+				failed = fmt.Errorf("restore: create directory %s: %w", c.Path, err)
 			}
 		case sameData(c):
 			if err := root.Chmod(p, fs.FileMode(c.New.Mode())); err != nil {
-				return fmt.Errorf("restore: chmod %s: %w", c.Path, err)
+				failed = fmt.Errorf("restore: chmod %s: %w", c.Path, err)
 			}
 		case c.New.Kind == manifest.KindSymlink:
 			tmp := tempName(p)
 			if err := root.Symlink(c.New.Target, tmp); err != nil {
-				return fmt.Errorf("restore: link %s: %w", c.Path, err)
-			}
-			if err := root.Rename(tmp, p); err != nil {
-				_ = root.Remove(tmp)
-				return fmt.Errorf("restore: link %s: %w", c.Path, err)
+				failed = fmt.Errorf("restore: link %s: %w", c.Path, err)
+			} else {
+				stage(tmp, p)
 			}
 		default:
-			if err := writeFile(ctx, root, p, g, c.New); err != nil {
-				return fmt.Errorf("restore: write %s: %w", c.Path, err)
+			g2.Go(func() error {
+				tmp, err := writeTemp(gctx, root, p, g, c.New)
+				if err != nil {
+					return fmt.Errorf("restore: write %s: %w", c.Path, err)
+				}
+				stage(tmp, p)
+				return nil
+			})
+		}
+		if failed != nil {
+			break
+		}
+	}
+	err = g2.Wait()
+	if failed != nil {
+		err = failed
+	}
+	for _, st := range stages {
+		if err == nil {
+			if err = root.Rename(st.tmp, st.final); err != nil {
+				err = fmt.Errorf("restore: replace %s: %w", filepath.ToSlash(st.final), err)
 			}
 		}
-		touched[path.Dir(c.Path)] = true
+		if err != nil {
+			_ = root.Remove(st.tmp)
+		}
 	}
 	for d := range touched {
 		if f, err := root.Open(filepath.FromSlash(d)); err == nil {
@@ -389,7 +412,7 @@ func applyRestore(ctx context.Context, workdir string, g cas.Getter, plan []mani
 			f.Close()
 		}
 	}
-	return nil
+	return err
 }
 
 // tempName is a fresh hidden name beside p.
@@ -399,13 +422,14 @@ func tempName(p string) string {
 	return filepath.Join(filepath.Dir(p), ".casckpt-"+hex.EncodeToString(b[:])+".tmp")
 }
 
-// writeFile replaces p atomically with e's content: a temporary file beside
-// it is written, synced and renamed over it.
-func writeFile(ctx context.Context, root *os.Root, p string, g cas.Getter, e manifest.Entry) error {
+// writeTemp writes e's content to a fresh temporary file beside p, with
+// e's mode, syncs it and returns its name: every file is durable before any
+// is renamed into place, so a crash leaves each path old or new.
+func writeTemp(ctx context.Context, root *os.Root, p string, g cas.Getter, e manifest.Entry) (string, error) {
 	tmp := tempName(p)
 	f, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
-		return err
+		return "", err
 	}
 	err = func() error {
 		for _, id := range e.Chunks {
@@ -425,11 +449,9 @@ func writeFile(ctx context.Context, root *os.Root, p string, g cas.Getter, e man
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
-	if err == nil {
-		err = root.Rename(tmp, p)
-	}
 	if err != nil {
 		_ = root.Remove(tmp)
+		return "", err
 	}
-	return err
+	return tmp, nil
 }
