@@ -47,7 +47,8 @@ type DiffOptions struct {
 	// Patch fills FileDiff.Patch.
 	Patch bool
 	// MaxFileSize and MaxFiles are the exclusion limits of the working tree
-	// scan, as in SnapshotOptions.
+	// scan, as in SnapshotOptions; MaxFileSize defaults to the one snapshot
+	// from was taken with.
 	MaxFileSize int64
 	MaxFiles    int
 }
@@ -70,6 +71,9 @@ func (s *Store) Diff(ctx context.Context, dir string, from Ref, opts DiffOptions
 			return err
 		}
 		res.From = a.ID
+		if opts.MaxFileSize <= 0 {
+			opts.MaxFileSize = a.MaxFileSize
+		}
 		var (
 			toRoot cas.ID
 			newer  contentSource

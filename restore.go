@@ -33,7 +33,9 @@ type RestoreOptions struct {
 	// pre-restore snapshot.
 	DryRun bool
 	// MaxFileSize and MaxFiles are the exclusion limits, as in
-	// SnapshotOptions; paths they exclude are never touched.
+	// SnapshotOptions; paths they exclude are never touched. MaxFileSize
+	// defaults to the limit the snapshot was taken with, so a file it left
+	// out as too large is never deleted.
 	MaxFileSize int64
 	MaxFiles    int
 }
@@ -92,6 +94,9 @@ func (s *Store) Restore(ctx context.Context, dir string, ref Ref, opts RestoreOp
 		return res, err
 	}
 	res.RestoredTo = target.ID
+	if opts.MaxFileSize <= 0 {
+		opts.MaxFileSize = target.MaxFileSize
+	}
 	for _, p := range paths {
 		if _, err := manifest.Lookup(ctx, ss.objects, target.Root, p); err != nil {
 			if errors.Is(err, fs.ErrNotExist) {

@@ -180,7 +180,7 @@ func (ss *session) snapshot(ctx context.Context, workdir string, opts SnapshotOp
 		return res, scanned, err
 	}
 	rec := Snapshot{Project: workdir, Root: scanned.Root, Time: now, Reason: opts.Reason,
-		Stats: index.Stats{Files: scanned.Files, Bytes: scanned.Bytes}}
+		Stats: index.Stats{Files: scanned.Files, Bytes: scanned.Bytes}, MaxFileSize: scanned.MaxFileSize}
 	err = ss.update(func(tx *bolt.Tx) error {
 		if _, err := w.Commit(tx, false); err != nil {
 			return err

@@ -103,6 +103,10 @@ type Snapshot struct {
 	Reason  string
 	Pinned  bool
 	Stats   Stats
+	// MaxFileSize is the file size limit the snapshot was taken with
+	// (0: unknown). Files larger than it were left out, so a restore of it
+	// leaves them alone.
+	MaxFileSize int64
 }
 
 // SnapshotID computes the ID of a new snapshot record: a hash over what
@@ -137,7 +141,8 @@ func EncodeSnapshot(s Snapshot) []byte {
 	b = binary.AppendUvarint(b, uint64(len(s.Reason)))
 	b = append(b, s.Reason...)
 	b = binary.AppendUvarint(b, uint64(s.Stats.Files))
-	return binary.AppendUvarint(b, uint64(s.Stats.Bytes))
+	b = binary.AppendUvarint(b, uint64(s.Stats.Bytes))
+	return binary.AppendUvarint(b, uint64(s.MaxFileSize))
 }
 
 // DecodeSnapshot parses a snapshot record of project stored under seq.
@@ -158,6 +163,7 @@ func DecodeSnapshot(project string, seq uint64, v []byte) (Snapshot, error) {
 	s.Reason = string(r.bytes(r.uvarint()))
 	s.Stats.Files = int64(r.uvarint())
 	s.Stats.Bytes = int64(r.uvarint())
+	s.MaxFileSize = int64(r.uvarint())
 	if err := r.done(); err != nil {
 		return Snapshot{}, fmt.Errorf("snapshot %d of %s: %w", seq, project, err)
 	}

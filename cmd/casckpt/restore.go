@@ -36,7 +36,7 @@ unless it is a snapshot reference (hex digits or @N).`,
 	}
 	f := cmd.Flags()
 	f.BoolVar(&o.dryRun, "dry-run", false, "show what would change and change nothing")
-	f.Int64Var(&o.maxFileMB, "max-file-size-mb", 10, "files larger than N MiB are excluded, so never touched")
+	f.Int64Var(&o.maxFileMB, "max-file-size-mb", 10, "files larger than N MiB are excluded, so never touched (default: the snapshot's own limit)")
 	f.IntVar(&o.maxFiles, "max-files", 50_000, "refuse a tree of more than N files")
 	return cmd
 }
@@ -54,9 +54,11 @@ func runRestore(cmd *cobra.Command, g *globals, dir, ref string, paths []string,
 	if err != nil {
 		return err
 	}
-	res, err := store.Restore(cmd.Context(), dir, casckpt.Ref(ref), casckpt.RestoreOptions{
-		Paths: paths, DryRun: o.dryRun, MaxFileSize: o.maxFileMB << 20, MaxFiles: o.maxFiles,
-	})
+	opts := casckpt.RestoreOptions{Paths: paths, DryRun: o.dryRun, MaxFiles: o.maxFiles}
+	if cmd.Flags().Changed("max-file-size-mb") {
+		opts.MaxFileSize = o.maxFileMB << 20 // else the limit the snapshot was taken with
+	}
+	res, err := store.Restore(cmd.Context(), dir, casckpt.Ref(ref), opts)
 	if err != nil {
 		return err
 	}

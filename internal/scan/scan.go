@@ -87,6 +87,8 @@ type Result struct {
 	Files  int64  // regular files and symlinks captured
 	Bytes  int64  // their total size
 	Hashed int64  // files read because the cache could not vouch for them
+	// MaxFileSize is the limit the scan applied.
+	MaxFileSize int64
 	// CachePut and CacheRemove update the stat cache to this scan.
 	CachePut    map[string]index.DirCache
 	CacheRemove []string
@@ -179,6 +181,7 @@ func Scan(ctx context.Context, root string, put cas.Putter, opts Options) (Resul
 	}
 	res.Root = id
 	res.Hashed = s.hashedN.Load()
+	res.MaxFileSize = opts.MaxFileSize
 	for d := range opts.Cache {
 		if !s.seenDirs[d] {
 			res.CacheRemove = append(res.CacheRemove, d)
