@@ -110,7 +110,7 @@ BLAKE3-addressed and zstd-compressed, in a store shared by all projects.`,
 		newCatCommand(g), newLsCommand(g), newExportCommand(g),
 		newPinCommand(g, true), newPinCommand(g, false), newForgetCommand(g),
 		newGCCommand(g), newPruneCommand(g), newStatusCommand(g), newVerifyCommand(g), newClearCommand(g),
-		newRootPathCommand(g),
+		newMigrateCommand(g), newClearLegacyCommand(g), newRootPathCommand(g),
 	)
 	return root
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/casckpt/casckpt"
+	"github.com/casckpt/casckpt/migrate"
 )
 
 func newGCCommand(g *globals) *cobra.Command {
@@ -140,10 +141,24 @@ func newStatusCommand(g *globals) *cobra.Command {
 				projects = append(projects, projectJSON{Workdir: p.Workdir, Snapshots: p.Snapshots,
 					CreatedAt: p.Created.Format(time.RFC3339), LastTouch: p.LastTouch.Format(time.RFC3339), State: state})
 			}
-			legacy := []legacyJSON{}
+			found, err := migrate.Status(cmd.Context(), store, g.legacyDir(""))
+			if err != nil {
+				return err
+			}
+			legacy := make([]legacyJSON, 0, len(found))
+			for _, l := range found {
+				legacy = append(legacy, legacyJSON{Path: l.Path, SizeBytes: l.SizeBytes, Migrated: l.Migrated})
+			}
 			doc := map[string]any{"store": st.Store, "size_bytes": st.SizeBytes, "projects": projects, "legacy": legacy}
 			return g.emit(doc, func(w io.Writer) {
 				fmt.Fprintf(w, "store %s, %s, %d projects\n", st.Store, humanBytes(st.SizeBytes), len(projects))
+				for _, l := range legacy {
+					state := "not yet imported: run casckpt migrate"
+					if l.Migrated {
+						state = "imported: casckpt clear-legacy frees it"
+					}
+					fmt.Fprintf(w, "legacy Hermes store %s, %s, %s\n", l.Path, humanBytes(l.SizeBytes), state)
+				}
 				if len(projects) == 0 {
 					return
 				}

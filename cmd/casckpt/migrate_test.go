@@ -1,0 +1,106 @@
+package main
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// hermesStore builds a small shared Hermes store with the git program: one
+// project, two checkpoints. It returns the checkpoints directory.
+func hermesStore(t *testing.T, home string) (checkpoints, workdir string) {
+	t.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is needed to build a legacy store")
+	}
+	checkpoints = filepath.Join(home, ".hermes", "checkpoints")
+	store := filepath.Join(checkpoints, "store")
+	workdir = filepath.Join(home, "proj")
+	sum := sha256.Sum256([]byte(workdir))
+	hash := hex.EncodeToString(sum[:])[:16]
+	git := func(args ...string) string {
+		cmd := exec.Command("git", args...)
+		cmd.Env = []string{"GIT_DIR=" + store, "GIT_WORK_TREE=" + workdir, "GIT_INDEX_FILE=" + filepath.Join(store, "index-"+hash),
+			"GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1", "GIT_AUTHOR_NAME=h", "GIT_AUTHOR_EMAIL=h@x",
+			"GIT_COMMITTER_NAME=h", "GIT_COMMITTER_EMAIL=h@x", "PATH=" + os.Getenv("PATH")}
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("git %v: %v", args, err)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	os.MkdirAll(workdir, 0o755)
+	if out, err := exec.Command("git", "init", "--bare", "-q", store).CombinedOutput(); err != nil {
+		t.Fatalf("%v %s", err, out)
+	}
+	os.MkdirAll(filepath.Join(store, "projects"), 0o755)
+	os.WriteFile(filepath.Join(store, "projects", hash+".json"), []byte(fmt.Sprintf(`{"workdir":%q,"created_at":1,"last_touch":2}`, workdir)), 0o644)
+	parent := ""
+	for i, text := range []string{"v1\n", "v2\n"} {
+		os.WriteFile(filepath.Join(workdir, "f.txt"), []byte(text), 0o644)
+		git("add", "-A")
+		args := []string{"commit-tree", git("write-tree"), "-m", fmt.Sprintf("checkpoint %d", i+1)}
+		if parent != "" {
+			args = append(args, "-p", parent)
+		}
+		parent = git(args...)
+		git("update-ref", "refs/hermes/"+hash, parent)
+	}
+	return checkpoints, workdir
+}
+
+func TestMigrateStatusClearLegacy(t *testing.T) {
+	e := newEnv(t)
+	checkpoints, workdir := hermesStore(t, e.vars["HOME"])
+	// The command's environment has no PATH: git cannot be run.
+	st := jsonOf[map[string]any](t, e.ok("status", "--json").out)
+	legacy := st["legacy"].([]any)
+	if len(legacy) != 1 {
+		t.Fatalf("legacy stores found: %v", legacy)
+	}
+	l := legacy[0].(map[string]any)
+	if !slices.Equal(keys(l), []string{"migrated", "path", "size_bytes"}) || l["migrated"] != false || l["size_bytes"].(float64) <= 0 {
+		t.Fatalf("legacy entry before migrating: %v", l)
+	}
+	failsWith(t, e.run("clear-legacy"), 1, "--yes")
+	cl := jsonOf[map[string]any](t, e.run("clear-legacy", "--yes", "--json").out)
+	if len(cl["kept"].([]any)) != 1 || len(cl["deleted"].([]any)) != 0 {
+		t.Fatalf("clear-legacy before migrating: %v", cl)
+	}
+	if r := e.run("clear-legacy", "--yes"); r.code != 1 {
+		t.Fatalf("clear-legacy keeping a store exits %d", r.code)
+	}
+
+	m := jsonOf[map[string]any](t, e.ok("migrate", "--json").out)
+	if !slices.Equal(keys(m), []string{"errors", "projects", "snapshots_imported", "snapshots_skipped"}) ||
+		m["projects"] != 1.0 || m["snapshots_imported"] != 2.0 || len(m["errors"].([]any)) != 0 {
+		t.Fatalf("migrate: %v", m)
+	}
+	if again := jsonOf[map[string]any](t, e.ok("migrate", "--from", checkpoints, "--json").out); again["snapshots_imported"] != 0.0 || again["snapshots_skipped"] != 2.0 {
+		t.Fatalf("second migrate: %v", again)
+	}
+	list := jsonOf[[]map[string]any](t, e.ok("list", workdir, "--json").out)
+	if len(list) != 2 || list[0]["reason"] != "checkpoint 2" {
+		t.Fatalf("imported snapshots: %v", list)
+	}
+	if out := e.ok("cat", workdir, "@2", "f.txt").out; out != "v1\n" {
+		t.Fatalf("oldest imported snapshot holds %q", out)
+	}
+	st = jsonOf[map[string]any](t, e.ok("status", "--json").out)
+	if st["legacy"].([]any)[0].(map[string]any)["migrated"] != true {
+		t.Fatalf("after migrating: %v", st["legacy"])
+	}
+	cl = jsonOf[map[string]any](t, e.ok("clear-legacy", "--yes", "--json").out)
+	if len(cl["deleted"].([]any)) != 1 || cl["bytes_freed"].(float64) <= 0 {
+		t.Fatalf("clear-legacy after migrating: %v", cl)
+	}
+	if _, err := os.Stat(filepath.Join(checkpoints, "store")); !os.IsNotExist(err) {
+		t.Fatal("the imported legacy store is still there")
+	}
+}
