@@ -113,7 +113,9 @@ func DecodeDirCache(v []byte) (DirCache, error) {
 		if e.Kind == dirKind {
 			e.Tree = r.id()
 		} else {
-			e.Stamp = binary.LittleEndian.Uint64(r.bytes(8))
+			if b := r.bytes(8); len(b) == 8 {
+				e.Stamp = binary.LittleEndian.Uint64(b)
+			}
 		}
 		if e.Kind < 1 || e.Kind > dirKind {
 			r.fail("bad kind")
