@@ -19,25 +19,40 @@ import (
 const RacyWindow = 2 * time.Second
 
 // The stat cache keeps one record per directory of a project: the tree the
-// directory had at the last scan, and for each entry its name, kind and a
-// stamp. A file whose stamp is unchanged takes its chunks from that tree
-// without being read; a directory whose entries and subtrees are all
+// directory had at the last scan, a hash of its entries' names and kinds,
+// a stamp per entry and the tree of each subdirectory. Names are not
+// stored: while the names hash matches, entries line up with the stamps by
+// position; otherwise the cached tree, which holds the names, is read. A
+// file whose stamp is unchanged takes its chunks from that tree without
+// being read; a directory whose names, stamps and subtrees are all
 // unchanged is that tree, without being encoded again.
 
 // DirCache is the stat cache record of one directory.
 type DirCache struct {
-	Tree    cas.ID // the directory's tree at the scan that recorded it
-	Entries []DirEntry
+	Tree  cas.ID // the directory's tree at the scan that recorded it
+	Names uint64 // NamesHash of its entries
+	// Stamps has one stamp per entry of Tree, in order: for a file its
+	// FileStamp when hashed, for a symbolic link its LinkStamp, 0 for a
+	// directory.
+	Stamps []uint64
+	// Subtrees has the tree of each subdirectory, in order.
+	Subtrees []cas.ID
 }
 
-// DirEntry is one entry of a DirCache.
-type DirEntry struct {
-	Name string
-	Kind uint8 // a manifest.Kind value
-	// Stamp is, for a file, FileStamp of its metadata when hashed; for a
-	// symlink, LinkStamp of its target.
-	Stamp uint64
-	Tree  cas.ID // directories: the subdirectory's tree
+// NamesHash condenses the names and kinds of a directory's entries, in
+// order.
+func NamesHash(names []string, kinds []uint8) uint64 {
+	h := blake3.New()
+	var b []byte
+	for i, n := range names {
+		b = binary.AppendUvarint(b[:0], uint64(len(n)))
+		b = append(b, n...)
+		b = append(b, kinds[i])
+		_, _ = h.Write(b)
+	}
+	var sum [8]byte
+	_, _ = h.Digest().Read(sum[:])
+	return binary.LittleEndian.Uint64(sum[:])
 }
 
 // FileStamp condenses a file's size, mtime, ctime, inode and mode into 64
@@ -76,25 +91,20 @@ func LinkStamp(target string) uint64 {
 
 // EncodeDirCache returns the stored form of d.
 func EncodeDirCache(d DirCache) []byte {
-	b := make([]byte, 0, 40+len(d.Entries)*24)
+	b := make([]byte, 0, 48+len(d.Stamps)*8+len(d.Subtrees)*cas.IDSize)
 	b = append(b, recordVersion)
 	b = append(b, d.Tree[:]...)
-	b = binary.AppendUvarint(b, uint64(len(d.Entries)))
-	for _, e := range d.Entries {
-		b = append(b, e.Kind)
-		b = binary.AppendUvarint(b, uint64(len(e.Name)))
-		b = append(b, e.Name...)
-		if e.Kind == dirKind {
-			b = append(b, e.Tree[:]...)
-		} else {
-			b = binary.LittleEndian.AppendUint64(b, e.Stamp)
-		}
+	b = binary.LittleEndian.AppendUint64(b, d.Names)
+	b = binary.AppendUvarint(b, uint64(len(d.Stamps)))
+	for _, st := range d.Stamps {
+		b = binary.LittleEndian.AppendUint64(b, st)
+	}
+	b = binary.AppendUvarint(b, uint64(len(d.Subtrees)))
+	for _, t := range d.Subtrees {
+		b = append(b, t[:]...)
 	}
 	return b
 }
-
-// dirKind is manifest.KindDir (index does not import manifest).
-const dirKind = 3
 
 // DecodeDirCache parses a stat cache record.
 func DecodeDirCache(v []byte) (DirCache, error) {
@@ -103,27 +113,26 @@ func DecodeDirCache(v []byte) (DirCache, error) {
 		return DirCache{}, fmt.Errorf("%w: stat cache record: unknown version", ErrCorrupt)
 	}
 	d := DirCache{Tree: r.id()}
-	n := r.uvarint()
-	if n > uint64(len(r.b))/10 { // an entry takes at least 10 bytes
-		r.fail("entry count too large")
+	if b := r.bytes(8); len(b) == 8 {
+		d.Names = binary.LittleEndian.Uint64(b)
 	}
-	for i := uint64(0); i < n && r.err == nil; i++ {
-		e := DirEntry{Kind: r.byte()}
-		e.Name = string(r.bytes(r.uvarint()))
-		if e.Kind == dirKind {
-			e.Tree = r.id()
-		} else {
-			if b := r.bytes(8); len(b) == 8 {
-				e.Stamp = binary.LittleEndian.Uint64(b)
-			}
+	n := r.uvarint()
+	if n > uint64(len(r.b))/8 {
+		r.fail("stamp count too large")
+		n = 0
+	}
+	for range n {
+		if b := r.bytes(8); len(b) == 8 {
+			d.Stamps = append(d.Stamps, binary.LittleEndian.Uint64(b))
 		}
-		if e.Kind < 1 || e.Kind > dirKind {
-			r.fail("bad kind")
-		}
-		if k := len(d.Entries); k > 0 && d.Entries[k-1].Name >= e.Name {
-			r.fail("entries not sorted")
-		}
-		d.Entries = append(d.Entries, e)
+	}
+	m := r.uvarint()
+	if m > uint64(len(r.b))/cas.IDSize || m > n {
+		r.fail("subtree count too large")
+		m = 0
+	}
+	for range m {
+		d.Subtrees = append(d.Subtrees, r.id())
 	}
 	return d, r.done()
 }
@@ -193,8 +202,8 @@ func DropStatEntries(tx *bolt.Tx, gone func(cas.ID) bool) (int, error) {
 		err := b.ForEach(func(k, v []byte) error {
 			d, err := DecodeDirCache(v)
 			stale := err != nil || gone(d.Tree)
-			for _, e := range d.Entries {
-				stale = stale || (e.Kind == dirKind && gone(e.Tree))
+			for _, t := range d.Subtrees {
+				stale = stale || gone(t)
 			}
 			if stale {
 				dead = append(dead, append([]byte(nil), k...))

@@ -114,11 +114,13 @@ type node struct {
 	lines  int64
 	binary bool
 	chunks []cas.ID
-	// Directories: the stat cache record, and whether every non-directory
-	// entry is as it records.
-	dc        *index.DirCache
-	sameFiles bool
-	children  []*node
+	// Directories: the stat cache record; the cached tree, once read; the
+	// record's stamp for each child (by position) when known; and whether
+	// the names and every non-directory entry are as it records.
+	dc         *index.DirCache
+	cachedTree *manifest.Tree
+	sameFiles  bool
+	children   []*node
 }
 
 type scanner struct {
@@ -222,18 +224,6 @@ func (s *scanner) abs(rel string) string {
 	return filepath.Join(s.root, filepath.FromSlash(rel))
 }
 
-// cachedEntry finds name in a directory's stat cache record.
-func cachedEntry(dc *index.DirCache, name string) (index.DirEntry, bool) {
-	if dc == nil {
-		return index.DirEntry{}, false
-	}
-	i, ok := slices.BinarySearchFunc(dc.Entries, name, func(e index.DirEntry, n string) int { return strings.Compare(e.Name, n) })
-	if !ok {
-		return index.DirEntry{}, false
-	}
-	return dc.Entries[i], true
-}
-
 // walkDir lists directory n (at rel) and its subdirectories, in parallel
 // where the semaphore allows.
 func (s *scanner) walkDir(n *node, rel string, ign *ignoreFile, wg *sync.WaitGroup) {
@@ -316,14 +306,7 @@ func (s *scanner) walkDir(n *node, rel string, ign *ignoreFile, wg *sync.WaitGro
 			child.kind = manifest.KindFile
 			child.exec = st.Mode&0o100 != 0
 			child.size = st.Size
-			cur := index.CurrentStamp(st.Size, st.Mtim.Nano(), st.Ctim.Nano(), st.Ino, st.Mode)
-			if e, ok := cachedEntry(n.dc, name); ok && e.Kind == uint8(manifest.KindFile) && e.Stamp == cur {
-				child.cached, child.stamp = true, cur
-			} else {
-				s.mu.Lock()
-				s.toHash = append(s.toHash, hashJob{rel: childRel, n: child})
-				s.mu.Unlock()
-			}
+			child.stamp = index.CurrentStamp(st.Size, st.Mtim.Nano(), st.Ctim.Nano(), st.Ino, st.Mode)
 		case unix.S_IFLNK:
 			target, err := readlinkat(fd, name)
 			if err != nil || target == "" || strings.IndexByte(target, 0) >= 0 || len(target) > manifest.MaxTargetLen {
@@ -345,7 +328,7 @@ func (s *scanner) walkDir(n *node, rel string, ign *ignoreFile, wg *sync.WaitGro
 		}
 		n.children = append(n.children, child)
 	}
-	n.sameFiles = sameListing(n)
+	s.matchCache(n, rel)
 	dir.Close()
 	for _, sub := range subdirs {
 		subRel := path.Join(rel, sub.name)
@@ -363,23 +346,50 @@ func (s *scanner) walkDir(n *node, rel string, ign *ignoreFile, wg *sync.WaitGro
 	}
 }
 
-// sameListing reports whether a directory holds exactly the entries of its
-// stat cache record, with every file vouched for and every link's target
-// unchanged (subdirectories are compared once their trees are known).
-func sameListing(n *node) bool {
-	if n.dc == nil || len(n.dc.Entries) != len(n.children) {
-		return false
-	}
+// matchCache decides which files of directory n the stat cache vouches for
+// and queues the others for hashing. While the names hash matches, the
+// record's stamps line up with the children by position; otherwise the
+// cached tree is read for the names.
+func (s *scanner) matchCache(n *node, rel string) {
+	names := make([]string, len(n.children))
+	kinds := make([]uint8, len(n.children))
 	for i, c := range n.children {
-		e := n.dc.Entries[i]
-		if e.Name != c.name || e.Kind != uint8(c.kind) {
-			return false
-		}
-		if (c.kind == manifest.KindFile && !c.cached) || (c.kind == manifest.KindSymlink && e.Stamp != c.stamp) {
-			return false
+		names[i], kinds[i] = c.name, uint8(c.kind)
+	}
+	var stamps map[string]uint64 // by name, when the listing changed
+	aligned := n.dc != nil && n.dc.Names == index.NamesHash(names, kinds) && len(n.dc.Stamps) == len(n.children)
+	if n.dc != nil && !aligned {
+		if t, err := manifest.Load(s.ctx, s.opts.Trees, n.dc.Tree); err == nil && len(t.Entries) == len(n.dc.Stamps) {
+			n.cachedTree = &t
+			stamps = map[string]uint64{}
+			for i, e := range t.Entries {
+				if e.Kind == manifest.KindFile {
+					stamps[e.Name] = n.dc.Stamps[i]
+				}
+			}
 		}
 	}
-	return true
+	n.sameFiles = aligned
+	for i, c := range n.children {
+		switch c.kind {
+		case manifest.KindFile:
+			if aligned {
+				c.cached = n.dc.Stamps[i] == c.stamp
+			} else if st, ok := stamps[c.name]; ok {
+				c.cached = st == c.stamp
+			}
+			if !c.cached {
+				n.sameFiles = false
+				s.mu.Lock()
+				s.toHash = append(s.toHash, hashJob{rel: path.Join(rel, c.name), n: c})
+				s.mu.Unlock()
+			}
+		case manifest.KindSymlink:
+			if aligned && n.dc.Stamps[i] != c.stamp {
+				n.sameFiles = false
+			}
+		}
+	}
 }
 
 func readlinkat(dirfd int, name string) (string, error) {
@@ -593,6 +603,7 @@ func putContent(ctx context.Context, put cas.Putter, r io.Reader, size int64, bu
 func (s *scanner) buildTree(n *node, rel string, res *Result) (cas.ID, error) {
 	subtrees := map[string]cas.ID{}
 	same := n.sameFiles
+	sub := 0 // position among the subdirectories
 	for _, c := range n.children {
 		childRel := path.Join(rel, c.name)
 		switch c.kind {
@@ -605,20 +616,22 @@ func (s *scanner) buildTree(n *node, rel string, res *Result) (cas.ID, error) {
 				return cas.ID{}, err
 			}
 			subtrees[c.name] = id
-			if e, _ := cachedEntry(n.dc, c.name); e.Tree != id {
+			if !same || sub >= len(n.dc.Subtrees) || n.dc.Subtrees[sub] != id {
 				same = false
 			}
+			sub++
 		default:
 			res.Files++
 			res.Bytes += c.size
 		}
 	}
-	if same {
+	if same && sub == len(n.dc.Subtrees) {
 		return n.dc.Tree, nil // nothing in or below it changed
 	}
-	var cachedTree *manifest.Tree
 	t := manifest.Tree{Entries: make([]manifest.Entry, 0, len(n.children))}
-	rec := index.DirCache{Entries: make([]index.DirEntry, 0, len(n.children))}
+	var rec index.DirCache
+	var names []string
+	var kinds []uint8
 	for _, c := range n.children {
 		e := manifest.Entry{Name: c.name, Kind: c.kind}
 		switch c.kind {
@@ -630,14 +643,14 @@ func (s *scanner) buildTree(n *node, rel string, res *Result) (cas.ID, error) {
 			e.Target, e.Size = c.target, c.size
 		case manifest.KindFile:
 			if c.cached {
-				if cachedTree == nil {
+				if n.cachedTree == nil {
 					ct, err := manifest.Load(s.ctx, s.opts.Trees, n.dc.Tree)
 					if err != nil {
 						ct = manifest.Tree{} // vouched-for files are read instead
 					}
-					cachedTree = &ct
+					n.cachedTree = &ct
 				}
-				if old, ok := cachedTree.Lookup(c.name); ok && old.Kind == manifest.KindFile && old.Size == c.size {
+				if old, ok := n.cachedTree.Lookup(c.name); ok && old.Kind == manifest.KindFile && old.Size == c.size {
 					c.chunks, c.lines, c.binary = old.Chunks, old.Lines, old.Binary
 				} else if err := s.hashFile(s.ctx, hashJob{rel: path.Join(rel, c.name), n: c}); err != nil {
 					return cas.ID{}, err
@@ -650,8 +663,16 @@ func (s *scanner) buildTree(n *node, rel string, res *Result) (cas.ID, error) {
 			e.Exec, e.Size, e.Chunks, e.Lines, e.Binary = c.exec, c.size, c.chunks, c.lines, c.binary
 		}
 		t.Entries = append(t.Entries, e)
-		rec.Entries = append(rec.Entries, index.DirEntry{Name: c.name, Kind: uint8(c.kind), Stamp: c.stamp, Tree: e.Tree})
+		names = append(names, c.name)
+		kinds = append(kinds, uint8(c.kind))
+		if c.kind == manifest.KindDir {
+			rec.Stamps = append(rec.Stamps, 0)
+			rec.Subtrees = append(rec.Subtrees, e.Tree)
+		} else {
+			rec.Stamps = append(rec.Stamps, c.stamp)
+		}
 	}
+	rec.Names = index.NamesHash(names, kinds)
 	id, err := manifest.Put(s.ctx, s.put, t)
 	if err != nil {
 		return cas.ID{}, err
