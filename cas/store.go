@@ -88,7 +88,7 @@ func DecodeLocation(id ID, b []byte) (Location, error) {
 	l.RawLen = binary.BigEndian.Uint32(b[8:])
 	l.StoredLen = binary.BigEndian.Uint32(b[12:])
 	l.Kind, l.Codec = Kind(b[16]), Codec(b[17])
-	if !l.Kind.Valid() || l.Codec > CodecZstd || l.RawLen > MaxObjectSize {
+	if !l.valid() {
 		return Location{}, fmt.Errorf("%w: index entry of %s is malformed", ErrCorrupt, id.Short())
 	}
 	return l, nil
@@ -279,15 +279,4 @@ func (s *Store) Close() error {
 		delete(s.files, n)
 	}
 	return first
-}
-
-// HashOnly is a Putter that computes IDs and stores nothing: for dry runs and
-// for comparing a working tree with a snapshot.
-type HashOnly struct{}
-
-var _ Putter = HashOnly{}
-
-// Put returns the ID data would have.
-func (HashOnly) Put(_ context.Context, kind Kind, data []byte) (ID, error) {
-	return Sum(kind, data), nil
 }

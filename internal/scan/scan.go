@@ -152,8 +152,7 @@ type hashJob struct {
 	n   *node
 }
 
-// Scan walks root and stores what a snapshot captures through put (pass
-// cas.HashOnly{} to compute IDs without storing).
+// Scan walks root and stores what a snapshot captures through put.
 func Scan(ctx context.Context, root string, put cas.Putter, opts Options) (Result, error) {
 	opts = opts.withDefaults()
 	s := &scanner{
