@@ -63,29 +63,13 @@ func (s *Store) Status(ctx context.Context) (StatusResult, error) {
 }
 
 // DirSize adds up the sizes of every file under dir (0 if it is missing).
-func DirSize(dir string) (int64, error) {
-	var total int64
-	err := filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		if d.Type().IsRegular() {
-			info, err := d.Info()
-			if err == nil {
-				total += info.Size()
-			}
-		}
-		return nil
-	})
-	return total, err
-}
+func DirSize(dir string) (int64, error) { return sumFiles(dir, false) }
 
 // diskUsage adds up what every file under dir occupies: its size or its
 // allocated blocks, whichever is more.
-func diskUsage(dir string) (int64, error) {
+func diskUsage(dir string) (int64, error) { return sumFiles(dir, true) }
+
+func sumFiles(dir string, blocks bool) (int64, error) {
 	var total int64
 	err := filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -96,10 +80,10 @@ func diskUsage(dir string) (int64, error) {
 		}
 		info, err := d.Info()
 		if err != nil {
-			return nil
+			return nil // vanished meanwhile
 		}
 		n := info.Size()
-		if st, ok := info.Sys().(*syscall.Stat_t); ok {
+		if st, ok := info.Sys().(*syscall.Stat_t); ok && blocks {
 			n = max(n, st.Blocks*512)
 		}
 		total += n

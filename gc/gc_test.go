@@ -2,41 +2,19 @@ package gc
 
 import (
 	"context"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/casckpt/casckpt/cas"
+	"github.com/casckpt/casckpt/cas/castest"
 	"github.com/casckpt/casckpt/manifest"
 )
-
-type memStore struct {
-	mu      sync.Mutex
-	objects map[cas.ID][]byte
-}
-
-func (m *memStore) Put(_ context.Context, kind cas.Kind, data []byte) (cas.ID, error) {
-	id := cas.Sum(kind, data)
-	m.mu.Lock()
-	m.objects[id] = append([]byte(nil), data...)
-	m.mu.Unlock()
-	return id, nil
-}
-
-func (m *memStore) Get(_ context.Context, id cas.ID) ([]byte, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if b, ok := m.objects[id]; ok {
-		return b, nil
-	}
-	return nil, cas.ErrNotFound
-}
 
 func chunk(s string) cas.ID { return cas.Sum(cas.KindChunk, []byte(s)) }
 
 func TestMarkAndRelease(t *testing.T) {
 	ctx := context.Background()
-	m := &memStore{objects: map[cas.ID][]byte{}}
+	m := castest.NewMemory()
 	put := func(tr manifest.Tree) cas.ID {
 		id, err := manifest.Put(ctx, m, tr)
 		if err != nil {
@@ -115,7 +93,7 @@ func TestPlanRetention(t *testing.T) {
 
 func TestPlanCap(t *testing.T) {
 	ctx := context.Background()
-	m := &memStore{objects: map[cas.ID][]byte{}}
+	m := castest.NewMemory()
 	// Three projects of four snapshots, each snapshot one unique 1-byte-cost
 	// chunk plus its root tree.
 	var projects []Project
@@ -129,11 +107,17 @@ func TestPlanCap(t *testing.T) {
 		}
 		projects = append(projects, p)
 	}
-	size := func(id cas.ID) int64 {
-		if _, ok := m.objects[id]; ok && len(m.objects[id]) > 40 {
-			return 0 // trees cost nothing here
+	chunks := map[cas.ID]bool{}
+	for _, p := range projects {
+		for i := range p.Snapshots {
+			chunks[chunk(p.Workdir+string(rune('0'+i)))] = true
 		}
-		return 1
+	}
+	size := func(id cas.ID) int64 {
+		if chunks[id] {
+			return 1
+		}
+		return 0 // trees cost nothing here
 	}
 	mark := func() *Graph {
 		g, err := Mark(ctx, m, roots)

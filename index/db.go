@@ -58,15 +58,7 @@ func OpenRead(path string, timeout time.Duration) (*bolt.DB, error) {
 	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
-	db, err := bolt.Open(path, 0o600, boltOptions(true, timeout))
-	if err != nil {
-		return nil, openError(path, err)
-	}
-	if err := db.View(checkSchema); err != nil {
-		db.Close()
-		return nil, err
-	}
-	return db, nil
+	return open(path, true, timeout)
 }
 
 // OpenWrite opens the database at path for writing, creating it if needed,
@@ -77,7 +69,11 @@ func OpenWrite(path string, timeout time.Duration) (*bolt.DB, error) {
 			return nil, err
 		}
 	}
-	db, err := bolt.Open(path, 0o600, boltOptions(false, timeout))
+	return open(path, false, timeout)
+}
+
+func open(path string, readOnly bool, timeout time.Duration) (*bolt.DB, error) {
+	db, err := bolt.Open(path, 0o600, boltOptions(readOnly, timeout))
 	if err != nil {
 		return nil, openError(path, err)
 	}

@@ -5,37 +5,11 @@ import (
 	"context"
 	"errors"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/casckpt/casckpt/cas"
+	"github.com/casckpt/casckpt/cas/castest"
 )
-
-// memStore is an in-memory object store for tests.
-type memStore struct {
-	mu      sync.Mutex
-	objects map[cas.ID][]byte
-}
-
-func newMem() *memStore { return &memStore{objects: map[cas.ID][]byte{}} }
-
-func (m *memStore) Put(_ context.Context, kind cas.Kind, data []byte) (cas.ID, error) {
-	id := cas.Sum(kind, data)
-	m.mu.Lock()
-	m.objects[id] = append([]byte(nil), data...)
-	m.mu.Unlock()
-	return id, nil
-}
-
-func (m *memStore) Get(_ context.Context, id cas.ID) ([]byte, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	b, ok := m.objects[id]
-	if !ok {
-		return nil, cas.ErrNotFound
-	}
-	return b, nil
-}
 
 func chunk(s string) cas.ID { return cas.Sum(cas.KindChunk, []byte(s)) }
 
@@ -89,7 +63,7 @@ func TestEncodeRejectsUnsafeTrees(t *testing.T) {
 
 func TestDiffAndWalk(t *testing.T) {
 	ctx := context.Background()
-	m := newMem()
+	m := castest.NewMemory()
 	put := func(tr Tree) cas.ID {
 		id, err := Put(ctx, m, tr)
 		if err != nil {

@@ -8,44 +8,21 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
-	"github.com/casckpt/casckpt/cas"
+	"github.com/casckpt/casckpt/cas/castest"
 	"github.com/casckpt/casckpt/index"
 	"github.com/casckpt/casckpt/internal/testtree"
 	"github.com/casckpt/casckpt/manifest"
 )
 
-type memStore struct {
-	mu      sync.Mutex
-	objects map[cas.ID][]byte
-}
-
-func (m *memStore) Put(_ context.Context, kind cas.Kind, data []byte) (cas.ID, error) {
-	id := cas.Sum(kind, data)
-	m.mu.Lock()
-	m.objects[id] = append([]byte(nil), data...)
-	m.mu.Unlock()
-	return id, nil
-}
-
-func (m *memStore) Get(_ context.Context, id cas.ID) ([]byte, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if b, ok := m.objects[id]; ok {
-		return b, nil
-	}
-	return nil, cas.ErrNotFound
-}
-
 // captured scans dir and returns the captured paths (dirs with a trailing
 // slash) and the result.
 func captured(t *testing.T, dir string, opts Options) ([]string, Result) {
 	t.Helper()
-	m := &memStore{objects: map[cas.ID][]byte{}}
+	m := castest.NewMemory()
 	res, err := Scan(context.Background(), dir, m, opts)
 	if err != nil {
 		t.Fatal(err)
@@ -153,7 +130,7 @@ func TestSizeCapFileCapAndSpecialFiles(t *testing.T) {
 			t.Errorf("%s not reported excluded: %q", ex, res.Excluded)
 		}
 	}
-	m := &memStore{objects: map[cas.ID][]byte{}}
+	m := castest.NewMemory()
 	if _, err := Scan(context.Background(), dir, m, Options{MaxFiles: 2}); !errors.Is(err, ErrTooManyFiles) {
 		t.Fatalf("file cap: %v, want ErrTooManyFiles", err)
 	}
@@ -196,7 +173,7 @@ func TestStatCacheSkipsUnchangedFiles(t *testing.T) {
 	// Scans an hour from now see every file as long settled.
 	defer func(real func() time.Time) { now = real }(now)
 	now = func() time.Time { return time.Now().Add(time.Hour) }
-	m := &memStore{objects: map[cas.ID][]byte{}}
+	m := castest.NewMemory()
 	cache := map[string]index.DirCache{} // kept as the index keeps it
 	scanWith := func() Result {
 		t.Helper()
@@ -231,7 +208,7 @@ func TestStatCacheSkipsUnchangedFiles(t *testing.T) {
 		t.Fatalf("records rewritten: %v", len(third.CachePut))
 	}
 	// A vouched-for file whose cached tree is gone is read instead.
-	delete(m.objects, third.CachePut[""].Tree)
+	m.Delete(third.CachePut[""].Tree)
 	os.Chmod(filepath.Join(dir, "b"), 0o600) // so the root is re-encoded
 	fourth := scanWith()
 	if fourth.Root != third.Root {
@@ -247,7 +224,7 @@ func TestStatCacheSkipsUnchangedFiles(t *testing.T) {
 func TestRacyFilesAreReadAgain(t *testing.T) {
 	dir := t.TempDir()
 	testtree.Write(t, dir, testtree.Tree{"a": {Data: "one"}})
-	m := &memStore{objects: map[cas.ID][]byte{}}
+	m := castest.NewMemory()
 	first, err := Scan(context.Background(), dir, m, Options{Trees: m})
 	if err != nil {
 		t.Fatal(err)
@@ -269,7 +246,7 @@ func TestLargeFileIsChunked(t *testing.T) {
 		data[i] = byte(i * 7 % 251)
 	}
 	os.WriteFile(filepath.Join(dir, "big"), data, 0o644)
-	m := &memStore{objects: map[cas.ID][]byte{}}
+	m := castest.NewMemory()
 	res, err := Scan(context.Background(), dir, m, Options{})
 	if err != nil {
 		t.Fatal(err)
