@@ -175,7 +175,11 @@ func (s *Store) Restore(ctx context.Context, dir string, ref Ref, opts RestoreOp
 	if opts.DryRun {
 		return res, nil
 	}
-	return res, applyRestore(ctx, workdir, ss.objects, res.Changes)
+	if err := applyRestore(ctx, workdir, ss.objects, res.Changes); err != nil {
+		return res, err
+	}
+	removeLeftovers(workdir, current.Leftovers)
+	return res, nil
 }
 
 // cleanRestorePaths checks restore paths; "." (or none) is the whole tree.
@@ -418,6 +422,22 @@ func applyRestore(ctx context.Context, workdir string, g cas.Getter, plan []mani
 		}
 	}
 	return err
+}
+
+// removeLeftovers deletes the temporary files an interrupted restore left
+// (never captured, so nothing is lost); failures are harmless.
+func removeLeftovers(workdir string, leftovers []string) {
+	if len(leftovers) == 0 {
+		return
+	}
+	root, err := os.OpenRoot(workdir)
+	if err != nil {
+		return
+	}
+	defer root.Close()
+	for _, p := range leftovers {
+		_ = root.Remove(filepath.FromSlash(p))
+	}
 }
 
 // tempName is a fresh hidden name beside p.

@@ -29,12 +29,18 @@ type defaultMatcher struct {
 }
 
 // TempPattern matches the temporary files a restore writes beside their
-// targets; one left by a crash is never captured.
+// targets. One left by a crash is never captured; it is reported as a
+// leftover, for the next restore to delete.
 const TempPattern = ".casckpt-*.tmp"
+
+func isLeftover(name string) bool {
+	ok, _ := path.Match(TempPattern, name)
+	return ok
+}
 
 var defaults = func() defaultMatcher {
 	m := defaultMatcher{dirNames: map[string]bool{}, names: map[string]bool{}}
-	for _, p := range append(DefaultExcludes, TempPattern) {
+	for _, p := range DefaultExcludes {
 		switch {
 		case strings.HasSuffix(p, "/"):
 			m.dirNames[strings.TrimSuffix(p, "/")] = true

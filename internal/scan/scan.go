@@ -99,6 +99,8 @@ type Result struct {
 	// Warnings name files that could not be captured or were changing while
 	// read.
 	Warnings []string
+	// Leftovers are temporary files of a restore that was interrupted.
+	Leftovers []string
 }
 
 type node struct {
@@ -124,22 +126,23 @@ type node struct {
 }
 
 type scanner struct {
-	ctx      context.Context
-	root     string
-	put      cas.Putter
-	opts     Options
-	start    int64 // ns, real clock: for racily-clean decisions
-	files    atomic.Int64
-	sem      chan struct{} // bounds parallel directory listing
-	mu       sync.Mutex    // guards the fields below
-	excluded []string
-	warnings []string
-	toHash   []hashJob
-	seenDirs map[string]bool
-	firstErr error
-	hashedN  atomic.Int64
-	hashedB  atomic.Int64
-	bufPool  sync.Pool
+	ctx       context.Context
+	root      string
+	put       cas.Putter
+	opts      Options
+	start     int64 // ns, real clock: for racily-clean decisions
+	files     atomic.Int64
+	sem       chan struct{} // bounds parallel directory listing
+	mu        sync.Mutex    // guards the fields below
+	excluded  []string
+	warnings  []string
+	leftovers []string
+	toHash    []hashJob
+	seenDirs  map[string]bool
+	firstErr  error
+	hashedN   atomic.Int64
+	hashedB   atomic.Int64
+	bufPool   sync.Pool
 }
 
 // now is the clock for racily-clean decisions: the real one, whatever the
@@ -193,6 +196,7 @@ func Scan(ctx context.Context, root string, put cas.Putter, opts Options) (Resul
 	slices.Sort(res.Excluded)
 	res.Warnings = s.warnings
 	slices.Sort(res.Warnings)
+	res.Leftovers = s.leftovers
 	return res, nil
 }
 
@@ -287,6 +291,12 @@ func (s *scanner) walkDir(n *node, rel string, ign *ignoreFile, wg *sync.WaitGro
 		}
 		fmtBits := st.Mode & unix.S_IFMT
 		isDir := fmtBits == unix.S_IFDIR
+		if fmtBits == unix.S_IFREG && isLeftover(name) {
+			s.mu.Lock()
+			s.leftovers = append(s.leftovers, childRel)
+			s.mu.Unlock()
+			continue
+		}
 		if defaults.excluded(name, isDir) || (ign != nil && ign.ignored(childRel, isDir)) ||
 			(len(s.opts.Skip) > 0 && slices.Contains(s.opts.Skip, filepath.Join(dirPath, name))) {
 			s.exclude(childRel)

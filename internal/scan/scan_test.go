@@ -63,6 +63,9 @@ func TestDefaultExcludes(t *testing.T) {
 	if !slices.Equal(paths, want) {
 		t.Fatalf("captured %q\nwant %q", paths, want)
 	}
+	if !slices.Equal(res.Leftovers, []string{"keep/.casckpt-1.tmp"}) {
+		t.Fatalf("leftovers %q", res.Leftovers)
+	}
 	for _, ex := range []string{".env", ".env.local", "node_modules", "pkg/build", "app.log", ".git", "sub/.git"} {
 		if !slices.Contains(res.Excluded, ex) {
 			t.Errorf("excluded list lacks %s: %q", ex, res.Excluded)
