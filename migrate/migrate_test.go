@@ -165,6 +165,21 @@ func newFixture(t *testing.T) *fixture {
 	b, bwd := project(shared, "beta", true)
 	write(t, bwd, map[string]string{"shared.txt": "the same in two projects\n", "b.md": "# B\n"})
 	b.commit(f.refs[bwd], "beta checkpoint")
+	// A commit signed under the user's own git settings.
+	write(t, bwd, map[string]string{"signed.txt": "made with commit.gpgsign=true\n"})
+	b.run("read-tree", f.refs[bwd])
+	b.run("add", "-A")
+	signed := fmt.Sprintf("tree %s\nparent %s\nauthor hermes <h@example.com> 1700005000 +0000\ncommitter hermes <h@example.com> 1700005000 +0000\n"+
+		"gpgsig -----BEGIN PGP SIGNATURE-----\n \n iQEzBAABCAAdFiEEfakefakefakefakefakefakefake=\n =abcd\n -----END PGP SIGNATURE-----\n\nsigned checkpoint\n",
+		b.run("write-tree"), b.run("rev-parse", f.refs[bwd]))
+	hashCmd := exec.Command("git", "--git-dir", shared, "hash-object", "-t", "commit", "-w", "--stdin")
+	hashCmd.Stdin = strings.NewReader(signed)
+	hashCmd.Env = []string{"GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1", "PATH=" + os.Getenv("PATH")}
+	sum, err := hashCmd.Output()
+	if err != nil {
+		t.Fatalf("hash-object: %v", err)
+	}
+	b.run("update-ref", f.refs[bwd], strings.TrimSpace(string(sum)))
 	(&gitEnv{t: t, gitDir: shared}).run("gc", "-q") // packed objects, packed-refs
 
 	// A per-directory shadow repository on a branch called trunk, loose.
@@ -294,7 +309,7 @@ func TestImportMatchesGitWithoutGit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep.Projects != 4 || rep.SnapshotsImported != 7 || rep.SnapshotsSkipped != 0 || len(rep.Errors) != 0 || rep.GitlinksSkipped != 1 {
+	if rep.Projects != 4 || rep.SnapshotsImported != 8 || rep.SnapshotsSkipped != 0 || len(rep.Errors) != 0 || rep.GitlinksSkipped != 1 {
 		t.Fatalf("report: %+v", rep)
 	}
 	for _, wd := range f.workdirs {
@@ -325,7 +340,7 @@ func TestImportMatchesGitWithoutGit(t *testing.T) {
 		t.Fatal("the import changed the legacy store")
 	}
 	again, err := Run(ctx, store, f.from, Options{})
-	if err != nil || again.SnapshotsImported != 0 || again.SnapshotsSkipped != 7 {
+	if err != nil || again.SnapshotsImported != 0 || again.SnapshotsSkipped != 8 {
 		t.Fatalf("second run: %+v %v", again, err)
 	}
 	legacy, _ = Status(ctx, store, f.from)

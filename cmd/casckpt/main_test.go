@@ -483,3 +483,25 @@ func TestBinaryExitCodesAndJSON(t *testing.T) {
 		t.Fatalf("restored bytes %q", b)
 	}
 }
+
+func TestHostileReasonsAndNames(t *testing.T) {
+	e := newEnv(t)
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"new\nline.txt": "x", "tab\tand \"quote\".txt": "y", "bad\xffutf8": "z"})
+	reason := "quote \" backslash \\ newline \n tab \t nul-free <script> \u2028 \xff end"
+	e.ok("snapshot", dir, "-m", reason)
+	list := jsonOf[[]map[string]any](t, e.ok("list", dir, "--json").out)
+	if len(list) != 1 || !strings.HasPrefix(list[0]["reason"].(string), "quote \" backslash \\ newline \n tab") {
+		t.Fatalf("reason did not survive JSON: %q", list[0]["reason"])
+	}
+	ls := jsonOf[[]map[string]any](t, e.ok("ls", dir, "@1", "--json").out)
+	if len(ls) != 3 {
+		t.Fatalf("ls: %v", ls)
+	}
+	if human := e.ok("list", dir).out; strings.Count(human, "\n") != 2 {
+		t.Fatalf("a reason with a newline broke the table:\n%s", human)
+	}
+	if out := e.ok("cat", dir, "@1", "new\nline.txt").out; out != "x" {
+		t.Fatalf("cat of a name with a newline: %q", out)
+	}
+}
