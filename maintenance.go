@@ -327,10 +327,11 @@ func (s *Store) lastPrune(ctx context.Context) (time.Time, error) {
 const DefaultMaxStoreSize = 500 << 20
 
 // enforceCap frees space after a snapshot if the store is over its cap. The
-// caller holds no lock.
+// caller holds no lock. The store's size is its packs, as the snapshot's
+// commit counted them, and its database: no walk of the directory.
 func (s *Store) enforceCap(ctx context.Context, limit int64, just SnapshotResult) (collectResult, error) {
-	size, err := s.storeSize(ctx)
-	if err != nil || size <= limit {
+	db, err := fileSize(s.dbPath())
+	if err != nil || just.packBytes+db <= limit {
 		return collectResult{fits: true}, err
 	}
 	ss, err := s.begin(ctx, true, false)
@@ -371,25 +372,6 @@ func (ss *session) collectToCap(ctx context.Context, req collectRequest) (collec
 	used, err := diskUsage(ss.s.dir)
 	res.fits = res.fits && used <= req.cap
 	return res, err
-}
-
-// storeSize is the store's size as the cap counts it: its packs, by the
-// index, and its database. It needs no walk of the directory.
-func (s *Store) storeSize(ctx context.Context) (int64, error) {
-	var size int64
-	err := s.read(ctx, func(ss *session) error {
-		if ss.tx == nil {
-			return nil
-		}
-		packs, err := cas.PackBytes(ss.tx)
-		size = packs
-		return err
-	})
-	if err != nil {
-		return 0, err
-	}
-	db, err := fileSize(s.dbPath())
-	return size + db, err
 }
 
 // DamagedSnapshot is a snapshot Verify found missing data for.

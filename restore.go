@@ -221,10 +221,23 @@ func under(p, base string) bool {
 
 // planRestore keeps the changes inside paths (all when paths is empty), with
 // the directories needed above them, and drops those an excluded entry is
-// in the way of.
+// in the way of: at the path or above it, or inside a directory the
+// snapshot has a file or link in place of (it cannot be removed without
+// touching the excluded entry).
 func planRestore(changes []manifest.Change, paths, excluded []string) (plan []manifest.Change, skipped []string) {
+	var stuck []string // directories to be replaced that hold excluded entries
+	for _, c := range changes {
+		if c.Status == manifest.TypeChanged && c.Old.Kind == manifest.KindDir {
+			for _, e := range excluded {
+				if strings.HasPrefix(e, c.Path+"/") {
+					stuck = append(stuck, c.Path)
+					break
+				}
+			}
+		}
+	}
 	blocked := func(p string) bool {
-		for _, e := range excluded {
+		for _, e := range append(excluded, stuck...) {
 			if under(p, e) {
 				return true
 			}
@@ -339,11 +352,8 @@ func applyRestore(ctx context.Context, workdir string, g cas.Getter, plan []mani
 		err := root.Remove(filepath.FromSlash(c.Path))
 		switch {
 		case err == nil, errors.Is(err, fs.ErrNotExist):
-		case c.Old.Kind == manifest.KindDir && errors.Is(err, syscall.ENOTEMPTY):
+		case c.Old.Kind == manifest.KindDir && errors.Is(err, syscall.ENOTEMPTY) && c.Status == manifest.Deleted:
 			// It holds excluded entries, which are never touched.
-			if c.Status == manifest.TypeChanged {
-				return fmt.Errorf("restore %s: the directory holds excluded files; move them away and restore again", c.Path)
-			}
 		default:
 			return fmt.Errorf("restore: delete %s: %w", c.Path, err)
 		}

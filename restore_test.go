@@ -179,3 +179,24 @@ func TestReferences(t *testing.T) {
 		}
 	}
 }
+
+func TestRestoreLeavesADirectoryWithExcludedFilesInPlace(t *testing.T) {
+	ctx := context.Background()
+	s := openStore(t)
+	dir := t.TempDir()
+	testtree.Write(t, dir, testtree.Tree{"cache": {Data: "was a file"}, "main.go": {Data: "v1"}})
+	snap := mustSnapshot(t, s, dir, casckpt.SnapshotOptions{})
+	os.Remove(filepath.Join(dir, "cache"))
+	testtree.Write(t, dir, testtree.Tree{"cache/.env": {Data: "SECRET"}, "cache/data.txt": {Data: "d"}, "main.go": {Data: "v2"}})
+	r, err := s.Restore(ctx, dir, casckpt.Ref(snap.ID.String()), casckpt.RestoreOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Skipped) == 0 || r.Skipped[0] != "cache" {
+		t.Fatalf("skipped %q, want the directory holding .env", r.Skipped)
+	}
+	got := testtree.Read(t, dir)
+	if got["cache/.env"].Data != "SECRET" || got["main.go"].Data != "v1" {
+		t.Fatalf("restore around an excluded file: %+v", got)
+	}
+}

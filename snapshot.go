@@ -67,6 +67,8 @@ type SnapshotResult struct {
 	BytesFreed int64
 	// Warnings name files not captured or changing while read.
 	Warnings []string
+
+	packBytes int64 // the store's pack bytes after the commit
 }
 
 // Snapshot records the tree of directory dir as a new snapshot of its
@@ -203,6 +205,9 @@ func (ss *session) snapshot(ctx context.Context, workdir string, opts SnapshotOp
 			return err
 		}
 		if res.Dropped, err = applyKeep(tx, workdir, opts.Keep); err != nil {
+			return err
+		}
+		if res.packBytes, err = cas.PackBytes(tx); err != nil {
 			return err
 		}
 		return addPendingDrops(tx, len(res.Dropped))
