@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -73,6 +74,12 @@ func run(ctx context.Context, args []string, std stdio, env func(string) string)
 		code = exitUsage
 	}
 	msg := strings.ReplaceAll(err.Error(), "\n", " ")
+	switch {
+	case errors.Is(err, syscall.ENOSPC):
+		msg += "; free some disk space (casckpt prune --max-size-mb N shrinks the store) and try again"
+	case errors.Is(err, syscall.EIO):
+		msg += "; the disk reported an I/O error: check it, then run casckpt verify"
+	}
 	fmt.Fprintln(std.err, errorPrefix+msg)
 	if g.json && g.ran && !g.jsonDone {
 		writeJSON(std.out, map[string]any{"error": msg})

@@ -465,6 +465,10 @@ func (s *scanner) hashFile(ctx context.Context, job hashJob) error {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
+			var se storeError
+			if errors.As(err, &se) {
+				return se.err // the store failed, not the file: fail the scan
+			}
 			var pe *os.PathError
 			if errors.As(err, &pe) || errors.Is(err, errNotRegular) {
 				s.warn("%s: not captured: %v", job.rel, err)
@@ -496,6 +500,13 @@ func (s *scanner) hashFile(ctx context.Context, job hashJob) error {
 }
 
 var errNotRegular = errors.New("no longer a regular file")
+
+// storeError wraps a failure to store content, which must fail the scan:
+// only failures to read the file leave the file out.
+type storeError struct{ err error }
+
+func (e storeError) Error() string { return e.err.Error() }
+func (e storeError) Unwrap() error { return e.err }
 
 // readFile reads the file at p once and stores its chunks. stable reports
 // whether its metadata was the same before and after the read; st is the
@@ -575,7 +586,7 @@ func putContent(ctx context.Context, put cas.Putter, r io.Reader, size int64, bu
 		if n > 0 {
 			id, err := put.Put(ctx, cas.KindChunk, buf[:n])
 			if err != nil {
-				return c, err
+				return c, storeError{err}
 			}
 			c.Chunks = []cas.ID{id}
 		}
@@ -592,7 +603,7 @@ func putContent(ctx context.Context, put cas.Putter, r io.Reader, size int64, bu
 			if len(data) > 0 {
 				id, err := put.Put(ctx, cas.KindChunk, data)
 				if err != nil {
-					return c, err
+					return c, storeError{err}
 				}
 				c.Chunks = append(c.Chunks, id)
 				c.Size += int64(len(data))

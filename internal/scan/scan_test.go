@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/casckpt/casckpt/cas"
 	"github.com/casckpt/casckpt/cas/castest"
 	"github.com/casckpt/casckpt/index"
 	"github.com/casckpt/casckpt/internal/testtree"
@@ -261,5 +262,21 @@ func TestLargeFileIsChunked(t *testing.T) {
 	got, err := manifest.ReadFile(context.Background(), m, e)
 	if err != nil || string(got) != string(data) {
 		t.Fatalf("content differs: %v", err)
+	}
+}
+
+// failingPutter fails every store, as a full disk would.
+type failingPutter struct{}
+
+func (failingPutter) Put(context.Context, cas.Kind, []byte) (cas.ID, error) {
+	return cas.ID{}, &os.PathError{Op: "write", Path: "pack", Err: syscall.ENOSPC}
+}
+
+func TestStoreFailureFailsTheScan(t *testing.T) {
+	dir := t.TempDir()
+	testtree.Write(t, dir, testtree.Tree{"a": {Data: "content"}})
+	_, err := Scan(context.Background(), dir, failingPutter{}, Options{})
+	if !errors.Is(err, syscall.ENOSPC) {
+		t.Fatalf("a store that cannot write: %v; want the scan to fail, not leave the file out", err)
 	}
 }
