@@ -3,6 +3,7 @@ package casckpt
 import (
 	"context"
 	"io"
+	"runtime/debug"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -46,7 +47,9 @@ type ImportResult struct {
 // Import records a project's imported snapshots in one commit. Content is
 // stored as snapshots store it, so it deduplicates with everything else.
 // Retention rules do not apply to imported snapshots.
-func (s *Store) Import(ctx context.Context, p ImportProject) (ImportResult, error) {
+func (s *Store) Import(ctx context.Context, p ImportProject) (_ ImportResult, err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer recoverCorrupt(&err)
 	res := ImportResult{IDs: []cas.ID{}}
 	workdir, err := projectName(p.Workdir)
 	if err != nil {

@@ -2,6 +2,7 @@ package casckpt
 
 import (
 	"context"
+	"runtime/debug"
 
 	bolt "go.etcd.io/bbolt"
 
@@ -11,7 +12,9 @@ import (
 
 // updateProject resolves refs in the project of dir and runs fn on each
 // resolved snapshot inside one write transaction.
-func (s *Store) updateProject(ctx context.Context, dir string, refs []Ref, fn func(tx *bolt.Tx, sn Snapshot) error) ([]cas.ID, error) {
+func (s *Store) updateProject(ctx context.Context, dir string, refs []Ref, fn func(tx *bolt.Tx, sn Snapshot) error) (_ []cas.ID, err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer recoverCorrupt(&err)
 	workdir, err := projectName(dir)
 	if err != nil {
 		return nil, err

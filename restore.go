@@ -11,6 +11,7 @@ import (
 	"path"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
@@ -65,7 +66,9 @@ const PreRestorePrefix = "pre-restore"
 // holds. Files that already match are left as they are. It takes a
 // pre-restore snapshot, reads and verifies every tree and chunk it needs
 // before touching the tree, and replaces each file atomically.
-func (s *Store) Restore(ctx context.Context, dir string, ref Ref, opts RestoreOptions) (RestoreResult, error) {
+func (s *Store) Restore(ctx context.Context, dir string, ref Ref, opts RestoreOptions) (_ RestoreResult, err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer recoverCorrupt(&err)
 	res := RestoreResult{DryRun: opts.DryRun}
 	workdir, err := ProjectDir(dir)
 	if err != nil {

@@ -3,6 +3,7 @@ package casckpt
 import (
 	"io/fs"
 	"os"
+	"runtime/debug"
 	"time"
 
 	"context"
@@ -73,7 +74,9 @@ type SnapshotResult struct {
 
 // Snapshot records the tree of directory dir as a new snapshot of its
 // project, unless it equals the newest one.
-func (s *Store) Snapshot(ctx context.Context, dir string, opts SnapshotOptions) (SnapshotResult, error) {
+func (s *Store) Snapshot(ctx context.Context, dir string, opts SnapshotOptions) (_ SnapshotResult, err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer recoverCorrupt(&err)
 	workdir, err := ProjectDir(dir)
 	if err != nil {
 		return SnapshotResult{}, err

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -111,6 +112,20 @@ func (s *Store) removeIfUnused() {
 	os.Remove(s.dir)
 }
 
+// ErrDatabase: the store's database is damaged.
+var ErrDatabase = errors.New("the store's database is damaged")
+
+// recoverCorrupt turns a panic raised while reading the database (bbolt
+// asserts on damaged pages; with debug.SetPanicOnFault a page pointer past
+// the mapped file panics too) into an error, so a damaged store makes an
+// operation fail instead of the host process. Deferred by every operation
+// that reads the database on its own goroutine.
+func recoverCorrupt(err *error) {
+	if r := recover(); r != nil {
+		*err = fmt.Errorf("%w (%v); run casckpt verify, and restore what it names intact", ErrDatabase, r)
+	}
+}
+
 // session is one operation's hold on the store: the lock and, while it
 // reads, a read-only database handle with one transaction.
 type session struct {
@@ -172,16 +187,15 @@ func (ss *session) endView() {
 }
 
 // update runs fn in a read-write transaction of a freshly opened database.
-func (ss *session) update(fn func(tx *bolt.Tx) error) error {
+func (ss *session) update(fn func(tx *bolt.Tx) error) (err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer recoverCorrupt(&err)
 	db, err := index.OpenWrite(ss.s.dbPath(), ss.s.opts.LockTimeout)
 	if err != nil {
 		return err
 	}
-	err = db.Update(fn)
-	if cerr := db.Close(); err == nil {
-		err = cerr
-	}
-	return err
+	defer db.Close()
+	return db.Update(fn)
 }
 
 func (ss *session) end() {
@@ -190,7 +204,9 @@ func (ss *session) end() {
 }
 
 // read runs fn with a read view of the store under the shared lock.
-func (s *Store) read(ctx context.Context, fn func(ss *session) error) error {
+func (s *Store) read(ctx context.Context, fn func(ss *session) error) (err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer recoverCorrupt(&err)
 	ss, err := s.begin(ctx, false, false)
 	if err != nil {
 		return err

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"sync"
 
 	bolt "go.etcd.io/bbolt"
@@ -198,7 +199,13 @@ func (s *Store) Locate(id ID) (Location, error) {
 	return s.locateLocked(id)
 }
 
-func (s *Store) locateLocked(id ID) (Location, error) {
+func (s *Store) locateLocked(id ID) (_ Location, err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if r := recover(); r != nil { // bbolt asserts on damaged pages
+			err = fmt.Errorf("%w: object index: %v", ErrCorrupt, r)
+		}
+	}()
 	if s.tx == nil {
 		return Location{}, fmt.Errorf("%s: %w", id.Short(), ErrNotFound)
 	}
@@ -240,7 +247,13 @@ func (s *Store) Get(ctx context.Context, id ID) ([]byte, error) {
 	return readObject(f, loc.PackEntry)
 }
 
-func (s *Store) packFileLocked(n uint32) (*os.File, error) {
+func (s *Store) packFileLocked(n uint32) (_ *os.File, err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%w: pack index: %v", ErrCorrupt, r)
+		}
+	}()
 	if f, ok := s.files[n]; ok {
 		return f, nil
 	}
