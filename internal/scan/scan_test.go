@@ -280,3 +280,39 @@ func TestStoreFailureFailsTheScan(t *testing.T) {
 		t.Fatalf("a store that cannot write: %v; want the scan to fail, not leave the file out", err)
 	}
 }
+
+func TestFilesChangingDuringTheScan(t *testing.T) {
+	dir := t.TempDir()
+	testtree.Write(t, dir, testtree.Tree{"steady.txt": {Data: "steady"}})
+	p := filepath.Join(dir, "growing.log.txt")
+	os.WriteFile(p, nil, 0o644)
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() { // grows and shrinks the file as fast as it can
+		defer close(done)
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			os.WriteFile(p, []byte(strings.Repeat("x", i%400_000)), 0o644)
+		}
+	}()
+	defer func() { close(stop); <-done }()
+	m := castest.NewMemory()
+	for range 20 {
+		res, err := Scan(context.Background(), dir, m, Options{Trees: m})
+		if err != nil {
+			t.Fatalf("scan of a tree changing under it: %v", err)
+		}
+		e, err := manifest.Lookup(context.Background(), m, res.Root, "growing.log.txt")
+		if err != nil {
+			continue // it may be caught between truncate and write
+		}
+		got, err := manifest.ReadFile(context.Background(), m, e)
+		if err != nil || int64(len(got)) != e.Size || strings.Trim(string(got), "x") != "" {
+			t.Fatalf("captured %d bytes of a file of %d x's: %v", len(got), e.Size, err)
+		}
+	}
+}
