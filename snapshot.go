@@ -1,14 +1,13 @@
 package casckpt
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"runtime/debug"
 	"time"
-
-	"context"
-	"errors"
-	"fmt"
 
 	bolt "go.etcd.io/bbolt"
 
