@@ -298,11 +298,17 @@ func (s *Store) Prune(ctx context.Context, opts PruneOptions) (PruneResult, erro
 		markRun: true,
 	})
 	out := PruneResult{Scanned: res.projects, SnapshotsDropped: len(res.plan.Drops), BytesFreed: res.bytesFreed, CapMet: res.fits, Plan: res.plan}
+	why := map[string]gc.Why{} // the rule that emptied each forgotten project
+	for _, d := range res.plan.Drops {
+		if d.Why == gc.WhyOrphan || d.Why == gc.WhyStale {
+			why[d.Project] = d.Why
+		}
+	}
 	for _, w := range res.plan.Forget {
-		switch {
-		case !dirExists(w) && !opts.KeepOrphans:
+		switch why[w] {
+		case gc.WhyOrphan:
 			out.DeletedOrphan++
-		case opts.StaleAfter > 0:
+		case gc.WhyStale:
 			out.DeletedStale++
 		}
 	}
