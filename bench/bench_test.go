@@ -102,6 +102,17 @@ func BenchmarkW1FirstSnapshot(b *testing.B) {
 		reportStore(b, g.store, "store-")
 		b.ReportMetric(float64(g.maxRSS)/1024, "peak-RSS-MiB")
 	})
+	b.Run("restic", func(b *testing.B) {
+		var r *resticPeer
+		for b.Loop() {
+			b.StopTimer()
+			r = newResticPeer(b, filepath.Join(b.TempDir(), "repo"))
+			b.StartTimer()
+			r.Snapshot(tree, 20)
+		}
+		reportStore(b, r.repo, "store-")
+		b.ReportMetric(float64(r.maxRSS)/1024, "peak-RSS-MiB")
+	})
 }
 
 // W2: a re-snapshot of the unchanged W1 tree.
@@ -142,6 +153,14 @@ func BenchmarkW2NoChange(b *testing.B) {
 			if g.Snapshot(tree, "again", 20) {
 				b.Fatal("git recorded an unchanged tree")
 			}
+		}
+	})
+	b.Run("restic", func(b *testing.B) {
+		r := newResticPeer(b, filepath.Join(b.TempDir(), "repo"))
+		r.Snapshot(tree, 0)
+		b.ResetTimer()
+		for b.Loop() {
+			r.Snapshot(tree, 0)
 		}
 	})
 }
@@ -234,6 +253,11 @@ func BenchmarkW3Turns(b *testing.B) {
 			w3Run(b, gitPeer{newGitShadow(b, filepath.Join(b.TempDir(), "store"))})
 		}
 	})
+	b.Run("restic", func(b *testing.B) {
+		for b.Loop() {
+			w3Run(b, resticW3Peer{newResticPeer(b, filepath.Join(b.TempDir(), "repo"))})
+		}
+	})
 }
 
 // W4: 12 copies of the W3 project in one store.
@@ -306,6 +330,20 @@ func BenchmarkW5Restore(b *testing.B) {
 			b.StopTimer()
 			b.ReportMetric(map[bool]float64{true: 1}[sameDigest(want, digestTree(dir))], "exact")
 			g.Restore(dir, newest)
+			b.StartTimer()
+		}
+	})
+	b.Run("restic", func(b *testing.B) {
+		r := newResticPeer(b, filepath.Join(b.TempDir(), "repo"))
+		dir, want := w3Run(b, resticW3Peer{r})
+		snaps := r.Snapshots(dir)
+		oldest, newest := snaps[0], snaps[len(snaps)-1]
+		b.ResetTimer()
+		for b.Loop() {
+			r.Restore(dir, oldest)
+			b.StopTimer()
+			b.ReportMetric(map[bool]float64{true: 1}[sameDigest(want, digestTree(dir))], "exact")
+			r.Restore(dir, newest)
 			b.StartTimer()
 		}
 	})

@@ -1,0 +1,99 @@
+package bench
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+)
+
+// resticPeer backs projects up to one restic repository, as a user of
+// restic would for checkpoints: a backup per snapshot with the contract's
+// excludes, forget --keep-last N --prune past the limit, restore in place.
+// It is optional: benchmarks skip it where restic is not installed.
+type resticPeer struct {
+	tb   testing.TB
+	repo string
+	// maxRSS is the largest resident size, in KiB, of any restic process.
+	maxRSS int64
+	// count of snapshots per project path
+	count map[string]int
+}
+
+func newResticPeer(tb testing.TB, repo string) *resticPeer {
+	tb.Helper()
+	if _, err := exec.LookPath("restic"); err != nil {
+		tb.Skip("restic is not installed (Debian package restic): the restic peer cannot run")
+	}
+	r := &resticPeer{tb: tb, repo: repo, count: map[string]int{}}
+	r.must("init")
+	return r
+}
+
+func (r *resticPeer) run(args ...string) ([]byte, error) {
+	cmd := exec.Command("restic", append([]string{"--repo", r.repo, "--quiet", "--no-cache"}, args...)...)
+	cmd.Env = []string{"RESTIC_PASSWORD=bench", "HOME=" + r.repo, "PATH=" + os.Getenv("PATH")}
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	if cmd.ProcessState != nil {
+		if ru, ok := rusage(cmd.ProcessState); ok && ru > r.maxRSS {
+			r.maxRSS = ru
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("restic %v: %v: %s", args, err, errb.String())
+	}
+	return out.Bytes(), nil
+}
+
+func (r *resticPeer) must(args ...string) []byte {
+	r.tb.Helper()
+	out, err := r.run(args...)
+	if err != nil {
+		r.tb.Fatal(err)
+	}
+	return out
+}
+
+// Snapshot backs dir up and keeps its newest keep snapshots.
+func (r *resticPeer) Snapshot(dir string, keep int) {
+	args := []string{"backup", dir, "--tag", projectHash(dir)}
+	for _, e := range defaultExcludes {
+		args = append(args, "--exclude", filepath.Clean(e))
+	}
+	r.must(args...)
+	r.count[dir]++
+	if keep > 0 && r.count[dir] > keep {
+		r.must("forget", "--tag", projectHash(dir), "--keep-last", fmt.Sprint(keep), "--prune")
+		r.count[dir] = keep
+	}
+}
+
+// Snapshots lists a project's snapshot IDs, oldest first.
+func (r *resticPeer) Snapshots(dir string) []string {
+	var snaps []struct {
+		ID string `json:"id"`
+	}
+	if err := json.Unmarshal(r.must("snapshots", "--json", "--tag", projectHash(dir)), &snaps); err != nil {
+		r.tb.Fatal(err)
+	}
+	ids := make([]string, len(snaps))
+	for i, s := range snaps {
+		ids[i] = s.ID
+	}
+	return ids
+}
+
+// Restore writes snapshot id over dir (files created since are left).
+func (r *resticPeer) Restore(dir, id string) {
+	r.must("restore", id+":"+dir, "--target", dir)
+}
+
+type resticW3Peer struct{ r *resticPeer }
+
+func (p resticW3Peer) snapshot(dir, _ string) { p.r.Snapshot(dir, 20) }
+func (p resticW3Peer) storeDir() string       { return p.r.repo }
