@@ -88,9 +88,10 @@ func (r *resticPeer) Snapshots(dir string) []string {
 	return ids
 }
 
-// Restore writes snapshot id over dir (files created since are left).
-func (r *resticPeer) Restore(dir, id string) {
-	r.must("restore", id+":"+dir, "--target", dir)
+// Restore writes snapshot id over dir, in place: the snapshot holds dir's
+// absolute paths, so the target is / (files created since are left).
+func (r *resticPeer) Restore(_, id string) {
+	r.must("restore", id, "--target", "/")
 }
 
 type resticW3Peer struct{ r *resticPeer }
