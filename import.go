@@ -18,8 +18,10 @@ import (
 // migration), oldest snapshot first.
 type ImportProject struct {
 	// Workdir is the project's absolute directory; it need not exist.
-	Workdir   string
-	Created   time.Time
+	Workdir string
+	Created time.Time
+	// LastTouch is when the source last touched the project. The import
+	// itself counts as a touch, so the project is not stale right after.
 	LastTouch time.Time
 	Snapshots []ImportSnapshot
 }
@@ -100,10 +102,15 @@ func (s *Store) Import(ctx context.Context, p ImportProject) (_ ImportResult, er
 			return err
 		}
 		if !ok {
-			proj = index.Project{Workdir: workdir, Created: p.Created, LastTouch: p.LastTouch}
+			proj = index.Project{Workdir: workdir, Created: p.Created}
 		}
-		if p.LastTouch.After(proj.LastTouch) {
-			proj.LastTouch = p.LastTouch
+		// The import touches the project: an old history just brought in
+		// must not be dropped as stale by the next prune (and its source
+		// then deleted by clear-legacy).
+		for _, t := range []time.Time{p.LastTouch, ss.s.opts.Now()} {
+			if t.After(proj.LastTouch) {
+				proj.LastTouch = t
+			}
 		}
 		if err := index.PutProject(tx, proj); err != nil {
 			return err

@@ -1,7 +1,9 @@
 package casckpt
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 )
@@ -32,7 +34,7 @@ func ProjectDir(dir string) (string, error) {
 // which case the absolute path is its name.
 func projectName(dir string) (string, error) {
 	p, err := ProjectDir(dir)
-	if err == nil || !os.IsNotExist(err) {
+	if err == nil || !errors.Is(err, fs.ErrNotExist) {
 		return p, err
 	}
 	abs, aerr := filepath.Abs(dir)

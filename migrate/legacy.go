@@ -4,93 +4,144 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"sort"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/storage/filesystem"
 
 	"github.com/casckpt/casckpt"
 )
 
 // Legacy is a top-level legacy store in a source directory: the shared
-// store, a shadow repository, or a legacy-* folder of them.
+// store, a shadow repository, or a legacy-* directory of them.
 type Legacy struct {
-	Path      string
+	Path string
+	// SizeBytes adds up the sizes of every file under Path.
 	SizeBytes int64
-	// Migrated: every commit of every history in it has been imported.
+	// Migrated: every commit reachable from every reference (HEAD
+	// included) of every repository in it has been imported, and nothing
+	// in it is unreadable. A store with no commits is migrated.
 	Migrated bool
 }
 
-// Status lists the legacy stores under from with their size and whether
-// they are fully imported into store.
+// Status lists the legacy stores under from, ordered by path, with their
+// size and whether they are fully imported into store. A missing from
+// holds none. A store that cannot be read is listed as not migrated; only
+// a directory that cannot be listed, or a failing casckpt store, is an
+// error. Status writes nothing.
 func Status(ctx context.Context, store *casckpt.Store, from string) ([]Legacy, error) {
-	hs, problems, err := histories(from)
+	units, err := scan(from)
 	if err != nil {
 		return nil, err
-	}
-	repos, err := Find(from)
-	if err != nil {
-		return nil, err
-	}
-	var origins []string
-	for _, h := range hs {
-		for _, c := range h.commits {
-			origins = append(origins, origin(h.workdir, c.Hash))
-		}
-	}
-	imported, err := store.Imported(ctx, origins)
-	if err != nil {
-		return nil, err
-	}
-	units := map[string]*Legacy{}
-	for _, r := range repos {
-		if units[r.Unit] == nil {
-			size, err := casckpt.DirSize(r.Unit)
-			if err != nil {
-				return nil, err
-			}
-			units[r.Unit] = &Legacy{Path: r.Unit, SizeBytes: size, Migrated: true}
-		}
-	}
-	for _, h := range hs {
-		for _, c := range h.commits {
-			if !imported[origin(h.workdir, c.Hash)] {
-				units[h.repo.Unit].Migrated = false
-			}
-		}
-	}
-	// A repository that could not be read is not known to be imported.
-	for _, r := range repos {
-		for _, p := range problems {
-			if len(p) >= len(r.Path) && p[:len(r.Path)] == r.Path {
-				units[r.Unit].Migrated = false
-			}
-		}
 	}
 	out := make([]Legacy, 0, len(units))
 	for _, u := range units {
-		out = append(out, *u)
+		l, err := unitStatus(ctx, store, u)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, l)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
 	return out, nil
 }
 
-// ClearLegacy deletes the legacy stores under from that are fully imported
-// into store and keeps the others. With dryRun it deletes nothing.
-func ClearLegacy(ctx context.Context, store *casckpt.Store, from string, dryRun bool) (deleted, kept []string, bytesFreed int64, err error) {
-	legacy, err := Status(ctx, store, from)
+// unitStatus measures a unit and checks that every commit in it has been
+// imported under the workdir of a project of its repository.
+func unitStatus(ctx context.Context, store *casckpt.Store, u unit) (Legacy, error) {
+	l := Legacy{Path: u.path, Migrated: len(u.problems) == 0}
+	size, err := casckpt.DirSize(u.path)
 	if err != nil {
-		return nil, nil, 0, err
+		l.Migrated = false
 	}
+	l.SizeBytes = size
+	var origins []string
+	for _, s := range u.sources {
+		if err := ctx.Err(); err != nil {
+			return l, err
+		}
+		if len(s.Problems) > 0 {
+			l.Migrated = false
+			continue
+		}
+		err := withRepo(s.Path, func(st *filesystem.Storage) error {
+			held := map[plumbing.Hash]bool{}
+			for _, p := range s.Projects {
+				commits, problems := history(st, p.tips)
+				if len(problems) > 0 {
+					l.Migrated = false
+				}
+				for _, c := range commits {
+					held[c.hash] = true
+					origins = append(origins, origin(p.Workdir, c.hash))
+				}
+			}
+			var tips []plumbing.Hash
+			for _, t := range s.unowned {
+				tips = append(tips, t.hash)
+			}
+			commits, problems := history(st, tips)
+			if len(problems) > 0 {
+				l.Migrated = false
+			}
+			for _, c := range commits {
+				if !held[c.hash] {
+					l.Migrated = false // a commit no project holds cannot be imported
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			l.Migrated = false
+		}
+	}
+	if !l.Migrated || len(origins) == 0 {
+		return l, nil
+	}
+	imported, err := store.Imported(ctx, origins)
+	if err != nil {
+		return l, fmt.Errorf("legacy store %s: %w", u.path, err)
+	}
+	for _, o := range origins {
+		if !imported[o] {
+			l.Migrated = false
+			break
+		}
+	}
+	return l, nil
+}
+
+// ClearLegacy deletes, each whole, the legacy stores under from that are
+// fully imported into store (see Legacy.Migrated): the shared store, a
+// shadow repository, or a legacy-* directory when everything in it is
+// imported. It keeps the others and names them in kept. Each store is
+// read and checked just before it is deleted. With dryRun it deletes nothing
+// and returns what it would do. deleted and kept are never nil.
+func ClearLegacy(ctx context.Context, store *casckpt.Store, from string, dryRun bool) (deleted, kept []string, bytesFreed int64, err error) {
 	deleted, kept = []string{}, []string{}
-	for _, l := range legacy {
+	paths, err := candidates(from)
+	if err != nil {
+		return deleted, kept, 0, err
+	}
+	for _, p := range paths {
+		// Each unit is read just before it is judged, to narrow the window
+		// in which Hermes could add a commit unseen.
+		u, ok := scanUnit(p)
+		if !ok {
+			continue
+		}
+		l, err := unitStatus(ctx, store, u)
+		if err != nil {
+			return deleted, kept, bytesFreed, err
+		}
 		if !l.Migrated {
-			kept = append(kept, l.Path)
+			kept = append(kept, u.path)
 			continue
 		}
 		if !dryRun {
-			if err := os.RemoveAll(l.Path); err != nil {
-				return deleted, kept, bytesFreed, fmt.Errorf("delete %s: %w", l.Path, err)
+			if err := os.RemoveAll(u.path); err != nil {
+				return deleted, kept, bytesFreed, fmt.Errorf("delete legacy store %s: %w", u.path, err)
 			}
 		}
-		deleted = append(deleted, l.Path)
+		deleted = append(deleted, u.path)
 		bytesFreed += l.SizeBytes
 	}
 	return deleted, kept, bytesFreed, nil

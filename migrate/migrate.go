@@ -2,268 +2,334 @@ package migrate
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"io"
+	"slices"
 	"strings"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/filemode"
-	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/storer"
+	"github.com/go-git/go-git/v5/storage/filesystem"
 
 	"github.com/casckpt/casckpt"
 	"github.com/casckpt/casckpt/cas"
-	"github.com/casckpt/casckpt/manifest"
 )
 
-// Options tune Run. The zero value is fine.
+// Options tune Run. The zero value means the defaults.
 type Options struct {
-	// Progress, if set, is called as commits are handled, with the number
-	// done and the total.
+	// Progress, if set, is called on Run's goroutine as commits are
+	// handled, with the number handled so far and the number found in all
+	// sources (which never changes during a run). done only grows; the last
+	// call has done == total.
 	Progress func(done, total int)
 }
 
 // Report says what Run did.
 type Report struct {
+	// Projects counts the distinct projects (workdirs) with at least one
+	// commit now imported, whether by this run or an earlier one.
 	Projects          int
 	SnapshotsImported int
-	SnapshotsSkipped  int // imported by an earlier run
-	// Errors name the repositories and projects that could not be read;
-	// everything else was imported.
+	// SnapshotsSkipped counts commits imported before: by an earlier run,
+	// or earlier in this one from another copy of the same repository.
+	SnapshotsSkipped int
+	// Errors describe, one line each, what could not be read or imported;
+	// everything else was imported. Never nil.
 	Errors []string
 	// GitlinksSkipped counts submodule entries, whose content no legacy
-	// store holds; NamesSkipped, entries casckpt cannot hold.
+	// store holds, and NamesSkipped entries casckpt cannot hold (see
+	// manifest.ValidName; also .git entries and empty or oversized link
+	// targets), each summed over the snapshots imported.
+	GitlinksSkipped int
+	NamesSkipped    int
+	// Sources details every repository found, ordered by Path.
+	Sources []SourceReport
+}
+
+// SourceReport is what Run did with one legacy repository.
+type SourceReport struct {
+	Path     string // the git directory
+	Unit     string // see Source.Unit
+	Kind     Kind
+	Projects []ProjectReport
+	// Errors are this repository's problems, also listed in Report.Errors.
+	Errors []string
+}
+
+// ProjectReport is what Run did with one project of a repository.
+type ProjectReport struct {
+	Workdir  string
+	Commits  int // reachable from the project's references
+	Imported int
+	Skipped  int // imported before
+	// Failed counts commits that were not imported: unreadable ones (named
+	// in Errors), or all the remaining ones when the store failed.
+	Failed          int
 	GitlinksSkipped int
 	NamesSkipped    int
 }
 
-// history is a project's commits, oldest first.
-type history struct {
-	project
-	repo    Repo
-	commits []*object.Commit
-}
-
-// origin names a commit of a project for Store.Import.
+// origin names a commit of a project for Store.Import. It depends only on
+// the commit and the workdir the source records, so the same commit found
+// in two copies of a repository imports once.
 func origin(workdir string, commit plumbing.Hash) string {
 	return "git:" + commit.String() + ":" + workdir
 }
 
-// histories reads every project history of every repository under from.
-func histories(from string) ([]history, []string, error) {
-	repos, err := Find(from)
-	if err != nil {
-		return nil, nil, err
-	}
-	var out []history
-	var problems []string
-	for _, r := range repos {
-		st := open(r)
-		projs, probs := projects(r, st)
-		problems = append(problems, probs...)
-		for _, p := range projs {
-			commits, err := firstParentChain(st, p.tip)
-			if err != nil {
-				problems = append(problems, fmt.Sprintf("%s: %s: %v", r.Path, p.workdir, err))
-				continue
-			}
-			h := history{project: p, repo: r, commits: commits}
-			if h.created.IsZero() && len(commits) > 0 {
-				h.created = commits[0].Committer.When
-			}
-			if h.lastTouch.IsZero() && len(commits) > 0 {
-				h.lastTouch = commits[len(commits)-1].Committer.When
-			}
-			out = append(out, h)
-		}
-	}
-	return out, problems, nil
-}
-
-// firstParentChain returns the commits from the root to tip, oldest first.
-func firstParentChain(st storer.EncodedObjectStorer, tip plumbing.Hash) ([]*object.Commit, error) {
-	var chain []*object.Commit
-	seen := map[plumbing.Hash]bool{}
-	for h := tip; ; {
-		if seen[h] {
-			return nil, fmt.Errorf("commit %s: history loops", h)
-		}
-		seen[h] = true
-		c, err := object.GetCommit(st, h)
-		if err != nil {
-			return nil, fmt.Errorf("commit %s: %w", h, err)
-		}
-		chain = append(chain, c)
-		if len(c.ParentHashes) == 0 {
-			break
-		}
-		h = c.ParentHashes[0]
-	}
-	for i, j := 0, len(chain)-1; i < j; i, j = i+1, j-1 {
-		chain[i], chain[j] = chain[j], chain[i]
-	}
-	return chain, nil
+// job is one project of one repository to import.
+type job struct {
+	src     *Source
+	proj    *Project
+	rep     *ProjectReport
+	srep    *SourceReport
+	commits []*commit
 }
 
 // Run imports every commit of every legacy repository under from that is
-// not imported yet. It never writes to from.
+// not imported yet: each project's history, oldest first, becomes
+// snapshots of the project, with the commit's author time, its message's
+// first line as reason and exactly its files, executable bits and symbolic
+// links. It never writes under from and needs no git program.
+//
+// What cannot be read (a repository, a project, a commit) is reported in
+// Report.Errors and skipped; the rest is still imported, and so is
+// another project when one fails to import. Run returns an error, with the
+// report of what was done, only when from cannot be listed, ctx ends, or
+// the store is busy (casckpt.ErrBusy) or damaged (casckpt.ErrDatabase).
 func Run(ctx context.Context, store *casckpt.Store, from string, opts Options) (Report, error) {
-	rep := Report{Errors: []string{}}
-	hs, problems, err := histories(from)
+	rep := Report{Errors: []string{}, Sources: []SourceReport{}}
+	units, err := scan(from)
 	if err != nil {
 		return rep, err
 	}
-	rep.Errors = append(rep.Errors, problems...)
-	total, done := 0, 0
-	for _, h := range hs {
-		total += len(h.commits)
+	var sources []*Source
+	for _, u := range units {
+		rep.Errors = append(rep.Errors, u.problems...)
+		sources = append(sources, u.sources...)
 	}
-	for _, h := range hs {
-		if err := ctx.Err(); err != nil {
-			return rep, err
-		}
-		conv := &converter{st: open(h.repo), trees: map[plumbing.Hash]treeResult{}, blobs: map[plumbing.Hash]manifest.Entry{}}
-		imp := casckpt.ImportProject{Workdir: h.workdir, Created: h.created, LastTouch: h.lastTouch}
-		for _, c := range h.commits {
-			reason, _, _ := strings.Cut(strings.TrimSpace(c.Message), "\n")
-			imp.Snapshots = append(imp.Snapshots, casckpt.ImportSnapshot{
-				Time: c.Committer.When, Reason: reason, Origin: origin(h.workdir, c.Hash),
-				Build: func(ctx context.Context, put cas.Putter) (cas.ID, int64, int64, error) {
-					r, err := conv.tree(ctx, put, c.TreeHash)
-					return r.id, r.files, r.bytes, err
-				},
-			})
-		}
-		res, err := store.Import(ctx, imp)
-		done += len(h.commits)
-		if opts.Progress != nil {
-			opts.Progress(done, total)
-		}
-		if err != nil {
-			if ctx.Err() != nil {
-				return rep, ctx.Err()
-			}
-			rep.Errors = append(rep.Errors, fmt.Sprintf("%s: %s: %v", h.repo.Path, h.workdir, err))
+	slices.SortFunc(sources, func(a, b *Source) int { return strings.Compare(a.Path, b.Path) })
+	rep.Sources = make([]SourceReport, len(sources))
+
+	// Read every history first: the total for progress, and the order.
+	var jobs []*job
+	total := 0
+	for i, s := range sources {
+		srep := &rep.Sources[i]
+		*srep = SourceReport{Path: s.Path, Unit: s.Unit, Kind: s.Kind, Projects: make([]ProjectReport, len(s.Projects)), Errors: []string{}}
+		srep.Errors = append(srep.Errors, s.Problems...)
+		if len(s.Projects) == 0 {
 			continue
 		}
-		rep.Projects++
-		rep.SnapshotsImported += res.Imported
-		rep.SnapshotsSkipped += res.Skipped
-		rep.GitlinksSkipped += conv.gitlinks
-		rep.NamesSkipped += conv.badNames
+		err := withRepo(s.Path, func(st *filesystem.Storage) error {
+			for j := range s.Projects {
+				p := &s.Projects[j]
+				prep := &srep.Projects[j]
+				*prep = ProjectReport{Workdir: p.Workdir}
+				commits, problems := history(st, p.tips)
+				for _, msg := range problems {
+					srep.Errors = append(srep.Errors, fmt.Sprintf("%s: %s: %s", s.Path, p.Workdir, msg))
+				}
+				prep.Commits = len(commits)
+				total += len(commits)
+				if len(commits) > 0 {
+					jobs = append(jobs, &job{src: s, proj: p, rep: prep, srep: srep, commits: commits})
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			srep.Errors = append(srep.Errors, fmt.Sprintf("%s: %v", s.Path, err))
+		}
 	}
+	// Per project, the older history first: snapshots are listed in the
+	// order they are recorded.
+	slices.SortStableFunc(jobs, func(a, b *job) int {
+		if c := strings.Compare(a.proj.Workdir, b.proj.Workdir); c != 0 {
+			return c
+		}
+		return a.commits[0].when.Compare(b.commits[0].when)
+	})
+
+	prog := &progress{fn: opts.Progress, total: total}
+	prog.report(0)
+	done := 0
+	for _, j := range jobs {
+		if err := ctx.Err(); err != nil {
+			rep.sum()
+			return rep, err
+		}
+		err := withRepo(j.src.Path, func(st *filesystem.Storage) error {
+			return importJob(ctx, store, st, j, func(pos int) { prog.report(done + pos) })
+		})
+		switch {
+		case err == nil:
+		case ctx.Err() != nil:
+			rep.sum()
+			return rep, ctx.Err()
+		case errors.Is(err, casckpt.ErrBusy) || errors.Is(err, casckpt.ErrDatabase):
+			// The store itself fails: every other project would too.
+			rep.sum()
+			return rep, fmt.Errorf("import %s: %w", j.proj.Workdir, err)
+		default:
+			j.srep.Errors = append(j.srep.Errors, fmt.Sprintf("%s: %s: %v", j.src.Path, j.proj.Workdir, err))
+		}
+		done += len(j.commits)
+		prog.report(done)
+	}
+	prog.report(total)
+	rep.sum()
 	return rep, nil
 }
 
-// treeResult is a converted git tree.
-type treeResult struct {
-	id           cas.ID
-	files, bytes int64
+// sum fills the report's totals from its sources.
+func (rep *Report) sum() {
+	projects := map[string]bool{}
+	for _, s := range rep.Sources {
+		rep.Errors = append(rep.Errors, s.Errors...)
+		for _, p := range s.Projects {
+			rep.SnapshotsImported += p.Imported
+			rep.SnapshotsSkipped += p.Skipped
+			rep.GitlinksSkipped += p.GitlinksSkipped
+			rep.NamesSkipped += p.NamesSkipped
+			if p.Imported+p.Skipped > 0 {
+				projects[p.Workdir] = true
+			}
+		}
+	}
+	rep.Projects = len(projects)
 }
 
-// converter turns git trees into manifest trees, reading each git tree and
-// blob once per project.
-type converter struct {
-	st       storer.EncodedObjectStorer
-	trees    map[plumbing.Hash]treeResult
-	blobs    map[plumbing.Hash]manifest.Entry
-	gitlinks int
-	badNames int
+// withRepo opens a repository read-only for fn, turning a panic of the git
+// library on malformed data into an error.
+func withRepo(gitDir string, fn func(st *filesystem.Storage) error) (err error) {
+	st := openRepo(gitDir)
+	defer closeRepo(st)
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("reading the repository failed: %v", r)
+		}
+	}()
+	return fn(st)
 }
 
-func (c *converter) tree(ctx context.Context, put cas.Putter, h plumbing.Hash) (treeResult, error) {
-	if r, ok := c.trees[h]; ok {
-		return r, nil
+// importJob imports one project's history. A commit whose objects cannot
+// be read is reported and left out: the commits before it are imported,
+// then the import goes on after it. Other failures end the job. step is
+// called with the position (1-based) of each commit converted.
+func importJob(ctx context.Context, store *casckpt.Store, st *filesystem.Storage, j *job, step func(pos int)) error {
+	created, lastTouch := j.proj.Created, j.proj.LastTouch
+	newest := j.commits[len(j.commits)-1].when
+	for _, c := range j.commits {
+		if c.when.After(newest) {
+			newest = c.when
+		}
 	}
-	gt, err := object.GetTree(c.st, h)
-	if err != nil {
-		return treeResult{}, fmt.Errorf("tree %s: %w", h, err)
+	if created.IsZero() {
+		created = j.commits[0].when
 	}
-	var res treeResult
-	t := manifest.Tree{}
-	for _, e := range gt.Entries {
-		if manifest.ValidName(e.Name) != nil {
-			c.badNames++
+	if lastTouch.Before(newest) {
+		lastTouch = newest
+	}
+	pending := [][]*commit{j.commits}
+	for len(pending) > 0 {
+		seg := pending[0]
+		pending = pending[1:]
+		if len(seg) == 0 {
 			continue
 		}
-		switch e.Mode {
-		case filemode.Dir:
-			sub, err := c.tree(ctx, put, e.Hash)
-			if err != nil {
-				return treeResult{}, err
-			}
-			t.Entries = append(t.Entries, manifest.Entry{Name: e.Name, Kind: manifest.KindDir, Tree: sub.id})
-			res.files += sub.files
-			res.bytes += sub.bytes
-		case filemode.Submodule:
-			c.gitlinks++
-		case filemode.Symlink:
-			target, err := c.readBlob(e.Hash)
-			if err != nil {
-				return treeResult{}, err
-			}
-			if target == "" || len(target) > manifest.MaxTargetLen || strings.IndexByte(target, 0) >= 0 {
-				c.badNames++
-				continue
-			}
-			t.Entries = append(t.Entries, manifest.Entry{Name: e.Name, Kind: manifest.KindSymlink, Target: target, Size: int64(len(target))})
-			res.files++
-			res.bytes += int64(len(target))
-		case filemode.Regular, filemode.Deprecated, filemode.Executable:
-			entry, err := c.file(ctx, put, e.Hash, e.Mode == filemode.Executable)
-			if err != nil {
-				return treeResult{}, err
-			}
-			entry.Name = e.Name
-			t.Entries = append(t.Entries, entry)
-			res.files++
-			res.bytes += entry.Size
-		default:
-			c.badNames++
+		a := &attempt{st: st, bad: -1, step: step}
+		imp := casckpt.ImportProject{Workdir: j.proj.Workdir, Created: created, LastTouch: lastTouch,
+			Snapshots: make([]casckpt.ImportSnapshot, len(seg))}
+		for i, c := range seg {
+			imp.Snapshots[i] = casckpt.ImportSnapshot{Time: c.when, Reason: c.reason, Origin: origin(j.proj.Workdir, c.hash),
+				Build: func(ctx context.Context, put cas.Putter) (cas.ID, int64, int64, error) {
+					return a.build(ctx, put, i, c)
+				}}
 		}
+		res, err := store.Import(ctx, imp)
+		if err == nil {
+			j.rep.Imported += res.Imported
+			j.rep.Skipped += res.Skipped
+			j.rep.GitlinksSkipped += a.gitlinks
+			j.rep.NamesSkipped += a.badNames
+			continue
+		}
+		bad := a.bad
+		if ctx.Err() != nil || bad < 0 {
+			for _, s := range pending {
+				j.rep.Failed += len(s)
+			}
+			j.rep.Failed += len(seg)
+			return err
+		}
+		j.rep.Failed++
+		j.srep.Errors = append(j.srep.Errors, fmt.Sprintf("%s: %s: commit %s (%s, %s): not imported: %v",
+			j.src.Path, j.proj.Workdir, seg[bad].hash, seg[bad].when.UTC().Format(time.RFC3339), quote(seg[bad].reason), a.badErr))
+		pending = append([][]*commit{seg[:bad], seg[bad+1:]}, pending...)
 	}
-	t.Sort()
-	res.id, err = manifest.Put(ctx, put, t)
-	if err != nil {
-		return treeResult{}, fmt.Errorf("tree %s: %w", h, err)
-	}
-	c.trees[h] = res
-	return res, nil
+	return nil
 }
 
-// file stores a blob's bytes exactly as the commit holds them.
-func (c *converter) file(ctx context.Context, put cas.Putter, h plumbing.Hash, exec bool) (manifest.Entry, error) {
-	if e, ok := c.blobs[h]; ok {
-		e.Exec = exec
-		return e, nil
-	}
-	blob, err := object.GetBlob(c.st, h)
-	if err != nil {
-		return manifest.Entry{}, fmt.Errorf("blob %s: %w", h, err)
-	}
-	r, err := blob.Reader()
-	if err != nil {
-		return manifest.Entry{}, fmt.Errorf("blob %s: %w", h, err)
-	}
-	defer r.Close()
-	e, err := casckpt.PutFile(ctx, put, "", r, blob.Size, exec)
-	if err != nil {
-		return manifest.Entry{}, fmt.Errorf("blob %s: %w", h, err)
-	}
-	c.blobs[h] = e
-	return e, nil
+// attempt is one Store.Import call for a run of a project's commits.
+type attempt struct {
+	st   storer.EncodedObjectStorer
+	conv *converter // made on the first build: it must not outlive the Putter
+	step func(pos int)
+	// bad is the index of the commit whose objects could not be read (-1:
+	// none), badErr why.
+	bad    int
+	badErr error
+	// gitlinks and badNames add up what the snapshots built left out.
+	gitlinks, badNames int
 }
 
-func (c *converter) readBlob(h plumbing.Hash) (string, error) {
-	blob, err := object.GetBlob(c.st, h)
-	if err != nil {
-		return "", fmt.Errorf("blob %s: %w", h, err)
+// build is the ImportSnapshot.Build of the i-th commit c. A panic of the
+// git library on damaged data counts as a failure to read c.
+func (a *attempt) build(ctx context.Context, put cas.Putter, i int, c *commit) (_ cas.ID, _, _ int64, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			a.bad, a.badErr = i, &sourceError{fmt.Errorf("reading failed: %v", r)}
+			err = fmt.Errorf("commit %s: %w", c.hash, a.badErr)
+		}
+	}()
+	if a.conv == nil {
+		a.conv = newConverter(a.st, put)
 	}
-	r, err := blob.Reader()
+	r, err := a.conv.root(ctx, c.tree)
 	if err != nil {
-		return "", fmt.Errorf("blob %s: %w", h, err)
+		if se := (*sourceError)(nil); errors.As(err, &se) {
+			a.bad, a.badErr = i, err
+		}
+		return cas.ID{}, 0, 0, fmt.Errorf("commit %s: %w", c.hash, err)
 	}
-	defer r.Close()
-	b, err := io.ReadAll(io.LimitReader(r, manifest.MaxTargetLen+1))
-	return string(b), err
+	a.gitlinks += r.gitlinks
+	a.badNames += r.badNames
+	a.step(c.pos + 1)
+	return r.id, r.files, r.bytes, nil
+}
+
+// quote quotes a reason for a message, cut to 60 characters.
+func quote(s string) string {
+	if r := []rune(s); len(r) > 60 {
+		s = string(r[:60]) + "..."
+	}
+	return fmt.Sprintf("%q", s)
+}
+
+// progress reports to Options.Progress: once at the start, then whenever
+// the count grows.
+type progress struct {
+	fn          func(done, total int)
+	total, last int
+	started     bool
+}
+
+func (p *progress) report(done int) {
+	done = min(done, p.total)
+	if p.fn == nil || (p.started && done <= p.last) {
+		return
+	}
+	p.started, p.last = true, done
+	p.fn(done, p.total)
 }

@@ -558,14 +558,18 @@ type Content struct {
 // chunk up to SingleChunkMax bytes, FastCDC above), so the same content
 // always gets the same chunk IDs. Migration uses it.
 func PutContent(ctx context.Context, put cas.Putter, r io.Reader, size int64) (Content, error) {
-	buf := make([]byte, 2*chunkMax)
-	c, err := putContent(ctx, put, r, size, buf)
+	bufp := contentBuffers.Get().(*[]byte)
+	defer contentBuffers.Put(bufp)
+	c, err := putContent(ctx, put, r, size, *bufp)
 	if err == nil && c.grew {
 		// size was wrong: chunk the whole stream.
 		return Content{}, errors.New("content longer than its stated size")
 	}
 	return c, err
 }
+
+// contentBuffers are PutContent's chunking buffers, reused across calls.
+var contentBuffers = sync.Pool{New: func() any { b := make([]byte, 2*chunkMax); return &b }}
 
 // putContent reads r, whose size is expected to be size, into chunks.
 // buf must hold 2*chunkMax bytes.

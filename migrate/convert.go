@@ -1,0 +1,210 @@
+package migrate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/plumbing/storer"
+
+	"github.com/casckpt/casckpt"
+	"github.com/casckpt/casckpt/cas"
+	"github.com/casckpt/casckpt/manifest"
+)
+
+// sourceError is a failure to read the legacy repository (a missing or
+// damaged object), as opposed to a failure of the casckpt store. Only the
+// commit that met it is skipped.
+type sourceError struct{ err error }
+
+func (e *sourceError) Error() string { return e.err.Error() }
+func (e *sourceError) Unwrap() error { return e.err }
+
+func sourceErrorf(format string, args ...any) error {
+	return &sourceError{fmt.Errorf(format, args...)}
+}
+
+// treeResult is a git tree converted to a manifest tree.
+type treeResult struct {
+	id           cas.ID
+	empty        bool // holds nothing casckpt can store
+	files, bytes int64
+	gitlinks     int // submodule entries left out, at any depth
+	badNames     int // entries left out because casckpt cannot hold them
+}
+
+// converter turns git trees into manifest trees, storing through put. It
+// remembers what it converted, so each git tree and blob is read once per
+// import; it must not outlive the Putter (the Store.Import call) it writes
+// to, whose objects become permanent only if that import commits.
+type converter struct {
+	st    storer.EncodedObjectStorer
+	put   cas.Putter
+	trees map[plumbing.Hash]treeResult
+	blobs map[plumbing.Hash]manifest.Entry
+}
+
+func newConverter(st storer.EncodedObjectStorer, put cas.Putter) *converter {
+	return &converter{st: st, put: put, trees: map[plumbing.Hash]treeResult{}, blobs: map[plumbing.Hash]manifest.Entry{}}
+}
+
+// root converts a commit's root tree. Unlike subdirectories, an empty root
+// is kept (as the empty tree).
+func (c *converter) root(ctx context.Context, h plumbing.Hash) (treeResult, error) {
+	r, err := c.tree(ctx, h)
+	if err == nil && r.empty {
+		r.id, err = manifest.Put(ctx, c.put, manifest.Tree{})
+	}
+	return r, err
+}
+
+// tree converts git tree h: regular and executable files, symbolic links,
+// and subdirectories that hold anything. Submodule entries, names casckpt
+// cannot hold (see manifest.ValidName) and any .git entry are left out and
+// counted.
+func (c *converter) tree(ctx context.Context, h plumbing.Hash) (treeResult, error) {
+	if r, ok := c.trees[h]; ok {
+		return r, nil
+	}
+	if err := ctx.Err(); err != nil {
+		return treeResult{}, err
+	}
+	gt, err := object.GetTree(c.st, h)
+	if err != nil {
+		return treeResult{}, sourceErrorf("tree %s: %w", h, err)
+	}
+	var res treeResult
+	t := manifest.Tree{Entries: make([]manifest.Entry, 0, len(gt.Entries))}
+	for _, e := range gt.Entries {
+		if manifest.ValidName(e.Name) != nil || strings.EqualFold(e.Name, ".git") {
+			res.badNames++
+			continue
+		}
+		// go-git canonicalises modes as git does (100664 is a regular file,
+		// an unknown type a gitlink).
+		switch e.Mode {
+		case filemode.Dir:
+			sub, err := c.tree(ctx, e.Hash)
+			if err != nil {
+				return treeResult{}, err
+			}
+			res.gitlinks += sub.gitlinks
+			res.badNames += sub.badNames
+			if sub.empty {
+				continue // git has no empty directories
+			}
+			t.Entries = append(t.Entries, manifest.Entry{Name: e.Name, Kind: manifest.KindDir, Tree: sub.id})
+			res.files += sub.files
+			res.bytes += sub.bytes
+		case filemode.Submodule:
+			res.gitlinks++
+		case filemode.Symlink:
+			target, err := c.linkTarget(e.Hash)
+			if err != nil {
+				return treeResult{}, err
+			}
+			if target == "" || len(target) > manifest.MaxTargetLen || strings.IndexByte(target, 0) >= 0 {
+				res.badNames++
+				continue
+			}
+			t.Entries = append(t.Entries, manifest.Entry{Name: e.Name, Kind: manifest.KindSymlink, Target: target, Size: int64(len(target))})
+			res.files++
+			res.bytes += int64(len(target))
+		case filemode.Regular, filemode.Deprecated, filemode.Executable:
+			entry, err := c.file(ctx, e.Hash, e.Mode == filemode.Executable)
+			if err != nil {
+				return treeResult{}, err
+			}
+			entry.Name = e.Name
+			t.Entries = append(t.Entries, entry)
+			res.files++
+			res.bytes += entry.Size
+		default:
+			res.badNames++
+		}
+	}
+	if len(t.Entries) == 0 {
+		res.empty = true
+		c.trees[h] = res
+		return res, nil
+	}
+	t.Sort()
+	for i := 1; i < len(t.Entries); i++ {
+		if t.Entries[i-1].Name == t.Entries[i].Name {
+			return treeResult{}, sourceErrorf("tree %s: %q appears twice", h, t.Entries[i].Name)
+		}
+	}
+	if res.id, err = manifest.Put(ctx, c.put, t); err != nil {
+		return treeResult{}, fmt.Errorf("tree %s: %w", h, err)
+	}
+	c.trees[h] = res
+	return res, nil
+}
+
+// file stores a blob's bytes exactly as the commit holds them, streamed.
+func (c *converter) file(ctx context.Context, h plumbing.Hash, exec bool) (manifest.Entry, error) {
+	if e, ok := c.blobs[h]; ok {
+		e.Exec = exec
+		return e, nil
+	}
+	obj, err := c.st.EncodedObject(plumbing.BlobObject, h)
+	if err != nil {
+		return manifest.Entry{}, sourceErrorf("blob %s: %w", h, err)
+	}
+	rc, err := obj.Reader()
+	if err != nil {
+		return manifest.Entry{}, sourceErrorf("blob %s: %w", h, err)
+	}
+	defer rc.Close()
+	r := &errReader{r: rc}
+	e, err := casckpt.PutFile(ctx, c.put, "", r, obj.Size(), exec)
+	switch {
+	case r.err != nil:
+		return manifest.Entry{}, sourceErrorf("blob %s: %w", h, r.err)
+	case err != nil:
+		return manifest.Entry{}, fmt.Errorf("blob %s: %w", h, err)
+	case e.Size != obj.Size():
+		return manifest.Entry{}, sourceErrorf("blob %s: read %d bytes of %d", h, e.Size, obj.Size())
+	}
+	c.blobs[h] = e
+	return e, nil
+}
+
+// linkTarget reads a symbolic link's target; a target longer than
+// manifest.MaxTargetLen is returned cut to one byte more.
+func (c *converter) linkTarget(h plumbing.Hash) (string, error) {
+	obj, err := c.st.EncodedObject(plumbing.BlobObject, h)
+	if err != nil {
+		return "", sourceErrorf("blob %s: %w", h, err)
+	}
+	rc, err := obj.Reader()
+	if err != nil {
+		return "", sourceErrorf("blob %s: %w", h, err)
+	}
+	defer rc.Close()
+	b, err := io.ReadAll(io.LimitReader(rc, manifest.MaxTargetLen+1))
+	if err != nil {
+		return "", sourceErrorf("blob %s: %w", h, err)
+	}
+	return string(b), nil
+}
+
+// errReader remembers the first read error other than io.EOF, to tell a
+// damaged source from a failing store.
+type errReader struct {
+	r   io.Reader
+	err error
+}
+
+func (r *errReader) Read(p []byte) (int, error) {
+	n, err := r.r.Read(p)
+	if err != nil && !errors.Is(err, io.EOF) && r.err == nil {
+		r.err = err
+	}
+	return n, err
+}
