@@ -200,3 +200,20 @@ func TestRestoreLeavesADirectoryWithExcludedFilesInPlace(t *testing.T) {
 		t.Fatalf("restore around an excluded file: %+v", got)
 	}
 }
+
+func TestSnapshotsOfADeletedDirectoryStayReadable(t *testing.T) {
+	ctx := context.Background()
+	s := openStore(t)
+	dir := filepath.Join(t.TempDir(), "gone")
+	testtree.Write(t, dir, testtree.Tree{"notes.txt": {Data: "keep me"}})
+	mustSnapshot(t, s, dir, casckpt.SnapshotOptions{})
+	os.RemoveAll(dir)
+	list, err := s.List(ctx, dir, 0)
+	if err != nil || len(list) != 1 {
+		t.Fatalf("list of a deleted project: %d %v", len(list), err)
+	}
+	var b strings.Builder
+	if err := s.Cat(ctx, dir, "@1", "notes.txt", &b); err != nil || b.String() != "keep me" {
+		t.Fatalf("cat from a deleted project: %q %v", b.String(), err)
+	}
+}
