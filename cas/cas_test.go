@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	bolt "go.etcd.io/bbolt"
@@ -240,4 +241,114 @@ func FuzzDecodeLocation(f *testing.F) {
 			t.Fatal("location does not re-encode to the same bytes")
 		}
 	})
+}
+
+// faultyFS fails the n-th file system operation of a Writer (create, write,
+// sync, close, rename, directory sync) with EIO, as a failing disk would.
+type faultyFS struct {
+	osFS
+	n, calls int
+}
+
+var errInjected = &os.PathError{Op: "write", Path: "pack", Err: syscall.EIO}
+
+func (f *faultyFS) hit() error {
+	f.calls++
+	if f.calls == f.n {
+		return errInjected
+	}
+	return nil
+}
+
+type faultyFile struct {
+	packFile
+	fs *faultyFS
+}
+
+func (f faultyFile) Write(p []byte) (int, error) {
+	if err := f.fs.hit(); err != nil {
+		return 0, err
+	}
+	return f.packFile.Write(p)
+}
+
+func (f faultyFile) Sync() error {
+	if err := f.fs.hit(); err != nil {
+		return err
+	}
+	return f.packFile.Sync()
+}
+
+func (f *faultyFS) Create(name string) (packFile, error) {
+	if err := f.hit(); err != nil {
+		return nil, err
+	}
+	file, err := f.osFS.Create(name)
+	return faultyFile{file, f}, err
+}
+
+func (f *faultyFS) Rename(a, b string) error {
+	if err := f.hit(); err != nil {
+		return err
+	}
+	return f.osFS.Rename(a, b)
+}
+
+func (f *faultyFS) SyncDir(dir string) error {
+	if err := f.hit(); err != nil {
+		return err
+	}
+	return f.osFS.SyncDir(dir)
+}
+
+// TestWriteFailuresAtEveryStep fails each file system operation of a
+// pack write in turn: the Writer must report the error, Abort must leave no
+// file behind, the index must be unchanged, and a later Writer must work.
+func TestWriteFailuresAtEveryStep(t *testing.T) {
+	ctx := context.Background()
+	objects := [][]byte{bytes.Repeat([]byte("a"), 2<<20), bytes.Repeat([]byte("b"), 3<<20), []byte("small")}
+	for n := 1; ; n++ {
+		db, dir := testDB(t)
+		fs := &faultyFS{n: n}
+		w := NewWriter(dir, nil)
+		w.fs = fs
+		var err error
+		for _, o := range objects {
+			if _, err = w.Put(ctx, KindChunk, o); err != nil {
+				break
+			}
+		}
+		if err == nil {
+			err = w.Flush()
+		}
+		if fs.calls < n { // every operation has been failed once
+			if err != nil {
+				t.Fatalf("no fault injected, yet: %v", err)
+			}
+			t.Logf("failed each of the %d operations of a write in turn", n-1)
+			if n < 6 {
+				t.Fatal("too few operations to have covered create, write, sync, rename and directory sync")
+			}
+			break
+		}
+		if !errors.Is(err, syscall.EIO) {
+			t.Fatalf("fault at operation %d: error %v, want EIO", n, err)
+		}
+		w.Abort()
+		if left, _ := os.ReadDir(dir); len(left) != 0 {
+			t.Fatalf("fault at operation %d: %d files left after Abort", n, len(left))
+		}
+		// The store works again once the disk does.
+		ids := putAll(t, db, dir, objects)
+		db.View(func(tx *bolt.Tx) error {
+			s := NewStore(dir, tx)
+			defer s.Close()
+			for i, id := range ids {
+				if b, err := s.Get(ctx, id); err != nil || !bytes.Equal(b, objects[i]) {
+					t.Fatalf("fault at operation %d: object %d after recovery: %v", n, i, err)
+				}
+			}
+			return nil
+		})
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sync"
@@ -33,11 +34,39 @@ type WriteStats struct {
 	StoredBytes int64 // their size in packs
 }
 
+// packFile is what a Writer needs of an open pack file.
+type packFile interface {
+	io.Writer
+	Sync() error
+	Close() error
+}
+
+// packFS is the file system a Writer writes packs through: the real one,
+// or in tests one that fails on demand, so that every write, sync and
+// rename of a snapshot can be made to fail.
+type packFS interface {
+	Create(name string) (packFile, error) // exclusive create, mode 0600
+	Rename(oldname, newname string) error
+	Remove(name string) error
+	SyncDir(dir string) error
+}
+
+// osFS is the real file system.
+type osFS struct{}
+
+func (osFS) Create(name string) (packFile, error) {
+	return os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+}
+func (osFS) Rename(oldname, newname string) error { return os.Rename(oldname, newname) }
+func (osFS) Remove(name string) error             { return os.Remove(name) }
+func (osFS) SyncDir(dir string) error             { return SyncDir(dir) }
+
 // Writer appends new objects to fresh pack files. Put is safe for concurrent
 // use; Flush, Commit and Abort are not, and are called once the Puts are done.
 type Writer struct {
 	dir      string
 	existing Existing
+	fs       packFS
 
 	mu        sync.Mutex
 	pending   map[ID]struct{}
@@ -53,13 +82,13 @@ var _ Putter = (*Writer)(nil)
 // NewWriter returns a Writer that stores into the packs directory dir every
 // object that existing does not hold. existing may be nil (store all).
 func NewWriter(dir string, existing Existing) *Writer {
-	return &Writer{dir: dir, existing: existing, pending: map[ID]struct{}{}}
+	return &Writer{dir: dir, existing: existing, fs: osFS{}, pending: map[ID]struct{}{}}
 }
 
 type packBuilder struct {
 	name    [16]byte
 	temp    string
-	file    *os.File
+	file    packFile
 	buf     *bufio.Writer
 	size    int64
 	entries []PackEntry
@@ -152,7 +181,7 @@ func (w *Writer) startPack() error {
 		return err
 	}
 	p.temp = filepath.Join(w.dir, TempPrefix+hex.EncodeToString(p.name[:]))
-	f, err := os.OpenFile(p.temp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	f, err := w.fs.Create(p.temp)
 	if err != nil {
 		return fmt.Errorf("create pack: %w", err)
 	}
@@ -160,7 +189,7 @@ func (w *Writer) startPack() error {
 	p.buf = bufio.NewWriterSize(f, 1<<20)
 	if _, err := p.buf.WriteString(packMagic); err != nil {
 		f.Close()
-		os.Remove(p.temp)
+		w.fs.Remove(p.temp)
 		return fmt.Errorf("write pack %s: %w", p.temp, err)
 	}
 	p.size = packHeaderSize
@@ -187,11 +216,11 @@ func (w *Writer) finishPack() error {
 	}()
 	if err == nil {
 		p.size += int64(len(trailer))
-		err = os.Rename(p.temp, filepath.Join(w.dir, PackInfo{Name: p.name}.FileName()))
+		err = w.fs.Rename(p.temp, filepath.Join(w.dir, PackInfo{Name: p.name}.FileName()))
 	}
 	if err != nil {
 		p.file.Close()
-		os.Remove(p.temp)
+		w.fs.Remove(p.temp)
 		return fmt.Errorf("write pack %s: %w", p.temp, err)
 	}
 	w.finished = append(w.finished, p)
@@ -214,7 +243,10 @@ func (w *Writer) Flush() error {
 	if len(w.finished) == 0 {
 		return nil
 	}
-	return SyncDir(w.dir)
+	if w.err = w.fs.SyncDir(w.dir); w.err != nil {
+		return w.err
+	}
+	return nil
 }
 
 // Stats returns what the Writer stored so far.
@@ -274,11 +306,11 @@ func (w *Writer) Abort() {
 	defer w.mu.Unlock()
 	if w.cur != nil {
 		w.cur.file.Close()
-		os.Remove(w.cur.temp)
+		w.fs.Remove(w.cur.temp)
 		w.cur = nil
 	}
 	for _, p := range w.finished {
-		os.Remove(filepath.Join(w.dir, PackInfo{Name: p.name}.FileName()))
+		w.fs.Remove(filepath.Join(w.dir, PackInfo{Name: p.name}.FileName()))
 	}
 	w.finished = nil
 	if w.err == nil {
