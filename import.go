@@ -65,7 +65,7 @@ func (s *Store) Import(ctx context.Context, p ImportProject) (_ ImportResult, er
 	if err := ss.view(); err != nil {
 		return res, err
 	}
-	w := cas.NewWriter(s.packsDir(), ss.objects)
+	w := cas.NewWriter(s.packFS, s.packsDir(), ss.objects)
 	var recs []Snapshot
 	var origins []string
 	for _, imp := range p.Snapshots {

@@ -108,7 +108,7 @@ func (ss *session) collect(ctx context.Context, req collectRequest) (collectResu
 		if _, err := index.DropStatEntries(tx, dead); err != nil {
 			return err
 		}
-		opts := cas.SweepOptions{}
+		opts := cas.SweepOptions{FS: ss.s.packFS}
 		if req.cap > 0 {
 			opts.RepackThreshold = -1 // the cap is a promise: return every dead byte
 		}
@@ -135,6 +135,9 @@ func (ss *session) collect(ctx context.Context, req collectRequest) (collectResu
 		return res, err
 	}
 	res.bytesFreed, err = sweep.Finish()
+	if err != nil {
+		err = fmt.Errorf("gc: no snapshot is harmed, but unused packs could not be deleted (%w); the next gc deletes them", err)
+	}
 	return res, err
 }
 

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -178,7 +179,7 @@ func (s *Store) Restore(ctx context.Context, dir string, ref Ref, opts RestoreOp
 	if opts.DryRun {
 		return res, nil
 	}
-	if err := applyRestore(ctx, workdir, ss.objects, res.Changes); err != nil {
+	if err := applyRestore(ctx, workdir, ss.s.projectFS, ss.objects, res.Changes); err != nil {
 		return res, err
 	}
 	removeLeftovers(workdir, current.Leftovers)
@@ -330,14 +331,53 @@ func (ss *session) refuseDamaged(ctx context.Context, snaps []Snapshot, target S
 	return fmt.Errorf("%w; nothing was changed; no intact snapshot of this project is left", err)
 }
 
+// projectFS is what a restore does to a project tree: the real one is an
+// os.Root, so no link in the tree can lead a write outside it; tests wrap
+// it to fail any step.
+type projectFS interface {
+	OpenFile(name string, flag int, perm fs.FileMode) (projectFile, error)
+	Open(name string) (projectFile, error)
+	Remove(name string) error
+	Mkdir(name string, perm fs.FileMode) error
+	Symlink(oldname, newname string) error
+	Chmod(name string, mode fs.FileMode) error
+	Rename(oldname, newname string) error
+}
+
+// projectFile is what a restore does to an open file or directory.
+type projectFile interface {
+	io.Writer
+	Chmod(mode fs.FileMode) error
+	Sync() error
+	Close() error
+}
+
+// osRoot is the real projectFS.
+type osRoot struct{ *os.Root }
+
+func rootFS(r *os.Root) projectFS { return osRoot{r} }
+
+func (r osRoot) OpenFile(name string, flag int, perm fs.FileMode) (projectFile, error) {
+	f, err := r.Root.OpenFile(name, flag, perm)
+	if err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+func (r osRoot) Open(name string) (projectFile, error) {
+	return r.OpenFile(name, os.O_RDONLY, 0)
+}
+
 // applyRestore carries out a plan inside workdir through an os.Root, so no
 // link in the tree can lead a write outside it.
-func applyRestore(ctx context.Context, workdir string, g cas.Getter, plan []manifest.Change) error {
-	root, err := os.OpenRoot(workdir)
+func applyRestore(ctx context.Context, workdir string, wrap func(*os.Root) projectFS, g cas.Getter, plan []manifest.Change) error {
+	osroot, err := os.OpenRoot(workdir)
 	if err != nil {
 		return err
 	}
-	defer root.Close()
+	defer osroot.Close()
+	root := wrap(osroot)
 	touched := map[string]bool{}
 
 	// Removals first, deepest first: deleted entries and the old side of
@@ -355,6 +395,7 @@ func applyRestore(ctx context.Context, workdir string, g cas.Getter, plan []mani
 		err := root.Remove(filepath.FromSlash(c.Path))
 		switch {
 		case err == nil, errors.Is(err, fs.ErrNotExist):
+			delete(touched, c.Path) // gone: nothing in it to sync
 		case c.Old.Kind == manifest.KindDir && errors.Is(err, syscall.ENOTEMPTY) && c.Status == manifest.Deleted:
 			// It holds excluded entries, which are never touched.
 		default:
@@ -429,10 +470,26 @@ func applyRestore(ctx context.Context, workdir string, g cas.Getter, plan []mani
 		}
 	}
 	for d := range touched {
-		if f, err := root.Open(filepath.FromSlash(d)); err == nil {
-			_ = f.Sync()
-			f.Close()
+		if serr := syncDir(root, d); serr != nil && err == nil {
+			err = fmt.Errorf("restore: sync directory %s: %w; the files are in place but may not survive a power loss: check the disk", d, serr)
 		}
+	}
+	return err
+}
+
+// syncDir makes the renames and removals in directory d durable. A
+// directory a restore removed needs none.
+func syncDir(root projectFS, d string) error {
+	f, err := root.Open(filepath.FromSlash(d))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	err = f.Sync()
+	if cerr := f.Close(); err == nil {
+		err = cerr
 	}
 	return err
 }
@@ -463,7 +520,7 @@ func tempName(p string) string {
 // writeTemp writes e's content to a fresh temporary file beside p, with
 // e's mode, syncs it and returns its name: every file is durable before any
 // is renamed into place, so a crash leaves each path old or new.
-func writeTemp(ctx context.Context, root *os.Root, p string, g cas.Getter, e manifest.Entry) (string, error) {
+func writeTemp(ctx context.Context, root projectFS, p string, g cas.Getter, e manifest.Entry) (string, error) {
 	tmp := tempName(p)
 	f, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {

@@ -141,7 +141,7 @@ func (ss *session) snapshot(ctx context.Context, workdir string, opts SnapshotOp
 		}
 		cache = index.LoadStatCache(ss.tx, workdir)
 	}
-	w := cas.NewWriter(ss.s.packsDir(), ss.objects)
+	w := cas.NewWriter(ss.s.packFS, ss.s.packsDir(), ss.objects)
 	scanned, err := scan.Scan(ctx, workdir, w, scan.Options{
 		MaxFileSize: opts.MaxFileSize, MaxFiles: opts.MaxFiles, Cache: cache, Trees: ss.objects, Progress: opts.Progress,
 		Skip: ss.s.skipDirs(),

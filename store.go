@@ -52,6 +52,11 @@ func (o Options) withDefaults() Options {
 type Store struct {
 	dir  string
 	opts Options
+	// packFS is the file system packs are written and deleted through, and
+	// projectFS wraps a project directory for a restore's writes: the real
+	// ones, or in tests ones that fail on demand.
+	packFS    cas.FS
+	projectFS func(*os.Root) projectFS
 }
 
 // Snapshot is a snapshot record.
@@ -64,7 +69,7 @@ func Open(dir string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store %s: %w", dir, err)
 	}
-	return &Store{dir: abs, opts: opts.withDefaults()}, nil
+	return &Store{dir: abs, opts: opts.withDefaults(), packFS: cas.OS, projectFS: rootFS}, nil
 }
 
 // Dir is the store's directory.

@@ -40,7 +40,7 @@ func putAll(t *testing.T, db *bolt.DB, dir string, objects [][]byte) []ID {
 	var ids []ID
 	var w *Writer
 	err := db.View(func(tx *bolt.Tx) error {
-		w = NewWriter(dir, NewStore(dir, tx))
+		w = NewWriter(nil, dir, NewStore(dir, tx))
 		for _, o := range objects {
 			id, err := w.Put(ctx, KindChunk, o)
 			if err != nil {
@@ -186,7 +186,7 @@ func TestGetDetectsCorruption(t *testing.T) {
 
 func TestAbortLeavesNoFiles(t *testing.T) {
 	_, dir := testDB(t)
-	w := NewWriter(dir, nil)
+	w := NewWriter(nil, dir, nil)
 	if _, err := w.Put(context.Background(), KindChunk, []byte("x")); err != nil {
 		t.Fatal(err)
 	}
@@ -261,7 +261,7 @@ func (f *faultyFS) hit() error {
 }
 
 type faultyFile struct {
-	packFile
+	File
 	fs *faultyFS
 }
 
@@ -269,17 +269,17 @@ func (f faultyFile) Write(p []byte) (int, error) {
 	if err := f.fs.hit(); err != nil {
 		return 0, err
 	}
-	return f.packFile.Write(p)
+	return f.File.Write(p)
 }
 
 func (f faultyFile) Sync() error {
 	if err := f.fs.hit(); err != nil {
 		return err
 	}
-	return f.packFile.Sync()
+	return f.File.Sync()
 }
 
-func (f *faultyFS) Create(name string) (packFile, error) {
+func (f *faultyFS) Create(name string) (File, error) {
 	if err := f.hit(); err != nil {
 		return nil, err
 	}
@@ -310,7 +310,7 @@ func TestWriteFailuresAtEveryStep(t *testing.T) {
 	for n := 1; ; n++ {
 		db, dir := testDB(t)
 		fs := &faultyFS{n: n}
-		w := NewWriter(dir, nil)
+		w := NewWriter(nil, dir, nil)
 		w.fs = fs
 		var err error
 		for _, o := range objects {

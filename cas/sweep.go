@@ -24,6 +24,9 @@ type SweepOptions struct {
 	// four of them (default 1 MiB), so per-turn snapshots do not leave
 	// thousands of tiny files.
 	SmallPack int64
+	// FS is the file system packs are written and deleted through (nil
+	// means OS).
+	FS FS
 }
 
 func (o SweepOptions) withDefaults() SweepOptions {
@@ -32,6 +35,9 @@ func (o SweepOptions) withDefaults() SweepOptions {
 	}
 	if o.SmallPack == 0 {
 		o.SmallPack = 1 << 20
+	}
+	if o.FS == nil {
+		o.FS = OS
 	}
 	return o
 }
@@ -44,6 +50,7 @@ type Sweep struct {
 	PacksRewritten int
 
 	dir       string
+	fs        FS
 	writer    *Writer
 	keep      map[string]bool // pack files the index names once committed
 	newBytes  int64
@@ -77,7 +84,7 @@ func PrepareSweep(ctx context.Context, tx *bolt.Tx, dir string, live func(ID) bo
 	for _, p := range packs {
 		usage[p.Number] = &packUsage{info: p}
 	}
-	sw := &Sweep{dir: dir}
+	sw := &Sweep{dir: dir, fs: opts.FS}
 	var dead [][]byte
 	err = ForEachObject(tx, func(l Location) error {
 		u := usage[l.Pack]
@@ -150,7 +157,7 @@ func (sw *Sweep) dropPack(packsB *bolt.Bucket, p PackInfo) error {
 // repack copies the live objects of packs into new packs, verifying each,
 // and points the index at the copies.
 func (sw *Sweep) repack(ctx context.Context, tx *bolt.Tx, packsB *bolt.Bucket, packs []*packUsage) error {
-	sw.writer = NewWriter(sw.dir, nil)
+	sw.writer = NewWriter(sw.fs, sw.dir, nil)
 	for _, u := range packs {
 		f, err := os.Open(filepath.Join(sw.dir, u.info.FileName()))
 		if err != nil {
@@ -231,7 +238,7 @@ func (sw *Sweep) Finish() (int64, error) {
 		}
 		info, err := e.Info()
 		if err == nil {
-			err = os.Remove(filepath.Join(sw.dir, name))
+			err = sw.fs.Remove(filepath.Join(sw.dir, name))
 		}
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			if first == nil {
@@ -243,7 +250,7 @@ func (sw *Sweep) Finish() (int64, error) {
 			freed += info.Size()
 		}
 	}
-	if err := SyncDir(sw.dir); err != nil && first == nil {
+	if err := sw.fs.SyncDir(sw.dir); err != nil && first == nil {
 		first = err
 	}
 	return freed - sw.newBytes, first

@@ -34,27 +34,29 @@ type WriteStats struct {
 	StoredBytes int64 // their size in packs
 }
 
-// packFile is what a Writer needs of an open pack file.
-type packFile interface {
+// File is what a Writer needs of an open pack file.
+type File interface {
 	io.Writer
 	Sync() error
 	Close() error
 }
 
-// packFS is the file system a Writer writes packs through: the real one,
-// or in tests one that fails on demand, so that every write, sync and
-// rename of a snapshot can be made to fail.
-type packFS interface {
-	Create(name string) (packFile, error) // exclusive create, mode 0600
+// FS is the file system packs are written and deleted through: OS, or in
+// tests one that fails on demand, so that every write, sync, rename and
+// removal of a snapshot or a sweep can be made to fail.
+type FS interface {
+	Create(name string) (File, error) // exclusive create, mode 0600
 	Rename(oldname, newname string) error
 	Remove(name string) error
 	SyncDir(dir string) error
 }
 
-// osFS is the real file system.
+// OS is the real file system.
+var OS FS = osFS{}
+
 type osFS struct{}
 
-func (osFS) Create(name string) (packFile, error) {
+func (osFS) Create(name string) (File, error) {
 	return os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 }
 func (osFS) Rename(oldname, newname string) error { return os.Rename(oldname, newname) }
@@ -66,7 +68,7 @@ func (osFS) SyncDir(dir string) error             { return SyncDir(dir) }
 type Writer struct {
 	dir      string
 	existing Existing
-	fs       packFS
+	fs       FS
 
 	mu        sync.Mutex
 	pending   map[ID]struct{}
@@ -79,16 +81,20 @@ type Writer struct {
 
 var _ Putter = (*Writer)(nil)
 
-// NewWriter returns a Writer that stores into the packs directory dir every
-// object that existing does not hold. existing may be nil (store all).
-func NewWriter(dir string, existing Existing) *Writer {
-	return &Writer{dir: dir, existing: existing, fs: osFS{}, pending: map[ID]struct{}{}}
+// NewWriter returns a Writer that stores into the packs directory dir, through
+// fsys (nil means OS), every object that existing does not hold. existing may
+// be nil (store all).
+func NewWriter(fsys FS, dir string, existing Existing) *Writer {
+	if fsys == nil {
+		fsys = OS
+	}
+	return &Writer{dir: dir, existing: existing, fs: fsys, pending: map[ID]struct{}{}}
 }
 
 type packBuilder struct {
 	name    [16]byte
 	temp    string
-	file    packFile
+	file    File
 	buf     *bufio.Writer
 	size    int64
 	entries []PackEntry
@@ -158,11 +164,11 @@ func (w *Writer) appendLocked(e PackEntry, stored []byte) error {
 	e.Offset = uint32(p.size)
 	hdr := appendObjectHeader(make([]byte, 0, objectHeaderSize), e)
 	if _, err := p.buf.Write(hdr); err != nil {
-		w.err = fmt.Errorf("write pack %s: %w", p.temp, err)
+		w.err = fmt.Errorf("write pack: %w", err)
 		return w.err
 	}
 	if _, err := p.buf.Write(stored); err != nil {
-		w.err = fmt.Errorf("write pack %s: %w", p.temp, err)
+		w.err = fmt.Errorf("write pack: %w", err)
 		return w.err
 	}
 	p.size += objectHeaderSize + int64(len(stored))
@@ -190,7 +196,7 @@ func (w *Writer) startPack() error {
 	if _, err := p.buf.WriteString(packMagic); err != nil {
 		f.Close()
 		w.fs.Remove(p.temp)
-		return fmt.Errorf("write pack %s: %w", p.temp, err)
+		return fmt.Errorf("write pack: %w", err)
 	}
 	p.size = packHeaderSize
 	w.cur = p
@@ -221,7 +227,7 @@ func (w *Writer) finishPack() error {
 	if err != nil {
 		p.file.Close()
 		w.fs.Remove(p.temp)
-		return fmt.Errorf("write pack %s: %w", p.temp, err)
+		return fmt.Errorf("write pack: %w", err)
 	}
 	w.finished = append(w.finished, p)
 	return nil

@@ -3,9 +3,12 @@
 package testtree
 
 import (
+	"archive/tar"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"testing"
 )
 
@@ -125,4 +128,33 @@ func Equal(want, got Tree) string {
 		}
 	}
 	return ""
+}
+
+// ReadTar returns the tree a tar archive holds, in the same form as Read.
+func ReadTar(tb testing.TB, r io.Reader) Tree {
+	tb.Helper()
+	t := Tree{}
+	tr := tar.NewReader(r)
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			return t
+		}
+		if err != nil {
+			tb.Fatal(err)
+		}
+		name := strings.TrimSuffix(h.Name, "/")
+		switch h.Typeflag {
+		case tar.TypeDir:
+			t[name] = Entry{Dir: true}
+		case tar.TypeSymlink:
+			t[name] = Entry{Link: h.Linkname}
+		default:
+			b, err := io.ReadAll(tr)
+			if err != nil {
+				tb.Fatal(err)
+			}
+			t[name] = Entry{Data: string(b), Exec: h.Mode&0o100 != 0}
+		}
+	}
 }

@@ -1,0 +1,515 @@
+package casckpt
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io/fs"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+
+	"github.com/casckpt/casckpt/cas"
+	"github.com/casckpt/casckpt/internal/testtree"
+)
+
+// faults fails the n-th file system operation of the store (counting from
+// 1, across pack and project writes) with EIO, as a failing disk would;
+// n = 0 fails none. It is safe for concurrent use.
+type faults struct {
+	n     int64
+	calls atomic.Int64
+	mu    sync.Mutex
+	what  string // the operation that failed
+}
+
+func (f *faults) hit(op, name string) error {
+	if f.calls.Add(1) != f.n {
+		return nil
+	}
+	f.mu.Lock()
+	f.what = op + " " + filepath.Base(name)
+	f.mu.Unlock()
+	return &fs.PathError{Op: op, Path: name, Err: syscall.EIO}
+}
+
+func (f *faults) fired() string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.what
+}
+
+// install puts f between s and the disk.
+func (f *faults) install(s *Store) {
+	s.packFS = faultyPacks{cas.OS, f}
+	s.projectFS = func(r *os.Root) projectFS { return faultyProject{rootFS(r), f} }
+}
+
+type faultyPacks struct {
+	cas.FS
+	f *faults
+}
+
+func (p faultyPacks) Create(name string) (cas.File, error) {
+	if err := p.f.hit("create", name); err != nil {
+		return nil, err
+	}
+	file, err := p.FS.Create(name)
+	if err != nil {
+		return nil, err
+	}
+	return faultyFile{file, p.f, name}, nil
+}
+
+func (p faultyPacks) Rename(a, b string) error {
+	if err := p.f.hit("rename", a); err != nil {
+		return err
+	}
+	return p.FS.Rename(a, b)
+}
+
+func (p faultyPacks) Remove(name string) error {
+	if err := p.f.hit("remove", name); err != nil {
+		return err
+	}
+	return p.FS.Remove(name)
+}
+
+func (p faultyPacks) SyncDir(dir string) error {
+	if err := p.f.hit("syncdir", dir); err != nil {
+		return err
+	}
+	return p.FS.SyncDir(dir)
+}
+
+// faultyFile fails writes, syncs, chmods and closes of pack and project
+// files.
+type faultyFile struct {
+	file interface {
+		Write([]byte) (int, error)
+		Sync() error
+		Close() error
+	}
+	f    *faults
+	name string
+}
+
+func (ff faultyFile) Write(b []byte) (int, error) {
+	if err := ff.f.hit("write", ff.name); err != nil {
+		return 0, err
+	}
+	return ff.file.Write(b)
+}
+
+func (ff faultyFile) Sync() error {
+	if err := ff.f.hit("sync", ff.name); err != nil {
+		return err
+	}
+	return ff.file.Sync()
+}
+
+func (ff faultyFile) Close() error {
+	err := ff.f.hit("close", ff.name)
+	if cerr := ff.file.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+func (ff faultyFile) Chmod(mode fs.FileMode) error {
+	if err := ff.f.hit("chmod", ff.name); err != nil {
+		return err
+	}
+	return ff.file.(projectFile).Chmod(mode)
+}
+
+type faultyProject struct {
+	projectFS
+	f *faults
+}
+
+func (p faultyProject) OpenFile(name string, flag int, perm fs.FileMode) (projectFile, error) {
+	if err := p.f.hit("open", name); err != nil {
+		return nil, err
+	}
+	file, err := p.projectFS.OpenFile(name, flag, perm)
+	if err != nil {
+		return nil, err
+	}
+	return faultyFile{file, p.f, name}, nil
+}
+
+func (p faultyProject) Open(name string) (projectFile, error) {
+	return p.OpenFile(name, os.O_RDONLY, 0)
+}
+
+func (p faultyProject) Remove(name string) error {
+	if err := p.f.hit("remove", name); err != nil {
+		return err
+	}
+	return p.projectFS.Remove(name)
+}
+
+func (p faultyProject) Mkdir(name string, perm fs.FileMode) error {
+	if err := p.f.hit("mkdir", name); err != nil {
+		return err
+	}
+	return p.projectFS.Mkdir(name, perm)
+}
+
+func (p faultyProject) Symlink(target, name string) error {
+	if err := p.f.hit("symlink", name); err != nil {
+		return err
+	}
+	return p.projectFS.Symlink(target, name)
+}
+
+func (p faultyProject) Chmod(name string, mode fs.FileMode) error {
+	if err := p.f.hit("chmod", name); err != nil {
+		return err
+	}
+	return p.projectFS.Chmod(name, mode)
+}
+
+func (p faultyProject) Rename(a, b string) error {
+	if err := p.f.hit("rename", a); err != nil {
+		return err
+	}
+	return p.projectFS.Rename(a, b)
+}
+
+// faultTrees are the states of the project: snapshots are taken of A, B, D
+// and E (four packs, so gc merges them), and the working tree is left at C.
+func faultTrees() map[string]testtree.Tree {
+	rng := rand.New(rand.NewPCG(1, 2))
+	big := make([]byte, 400<<10) // two chunks or more
+	for i := range big {
+		big[i] = byte(rng.IntN(256))
+	}
+	a := testtree.Tree{
+		"README.md":  {Data: "v1\n"},
+		"src/a.go":   {Data: "package a\n"},
+		"src/link":   {Link: "a.go"},
+		"bin/run.sh": {Data: "#!/bin/sh\n", Exec: true},
+		"big.bin":    {Data: string(big)},
+		"gone/x.txt": {Data: "x\n"},
+	}
+	edit := func(t testtree.Tree, changes testtree.Tree, remove ...string) testtree.Tree {
+		out := testtree.Tree{}
+		for p, e := range t {
+			out[p] = e
+		}
+		for p, e := range changes {
+			out[p] = e
+		}
+		for _, p := range remove {
+			delete(out, p)
+		}
+		return out
+	}
+	big2 := bytes.Clone(big)
+	copy(big2[200<<10:], "an edit in the middle")
+	b := edit(a, testtree.Tree{"src/a.go": {Data: "package a\n// b\n"}, "new.txt": {Data: "new\n"}, "big.bin": {Data: string(big2)}}, "README.md")
+	d := edit(b, testtree.Tree{"d.txt": {Data: "d\n"}})
+	e := edit(d, testtree.Tree{"e.txt": {Data: "e\n"}})
+	c := edit(a, testtree.Tree{
+		"src/a.go":   {Data: "package a\n// c\n"},
+		"src/link":   {Link: "elsewhere"},
+		"bin/run.sh": {Data: "#!/bin/sh\n"},
+		"docs/x.md":  {Data: "docs\n"},
+		"big.bin":    {Data: string(big2) + "tail"},
+	}, "gone/x.txt")
+	return map[string]testtree.Tree{"A": a, "B": b, "C": c, "D": d, "E": e}
+}
+
+// faultFixture is a store with snapshots of A, B, D, E and a project
+// directory at C.
+type faultFixture struct {
+	s     *Store
+	dir   string
+	trees map[string]testtree.Tree
+	snaps map[cas.ID]testtree.Tree // every snapshot the store must keep intact
+	idA   cas.ID
+}
+
+func newFaultFixture(t *testing.T, trees map[string]testtree.Tree) *faultFixture {
+	ctx := context.Background()
+	s, err := Open(filepath.Join(t.TempDir(), "store"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fx := &faultFixture{s: s, dir: t.TempDir(), trees: trees, snaps: map[cas.ID]testtree.Tree{}}
+	for _, name := range []string{"A", "B", "D", "E", "C"} {
+		setTree(t, fx.dir, trees[name])
+		if name == "C" {
+			break
+		}
+		r, err := s.Snapshot(ctx, fx.dir, SnapshotOptions{Reason: name})
+		if err != nil || !r.Created {
+			t.Fatalf("snapshot %s: %+v %v", name, r, err)
+		}
+		fx.snaps[r.ID] = trees[name]
+		if name == "A" {
+			fx.idA = r.ID
+		}
+	}
+	return fx
+}
+
+// setTree makes dir hold exactly tree.
+func setTree(t *testing.T, dir string, tree testtree.Tree) {
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		os.RemoveAll(filepath.Join(dir, e.Name()))
+	}
+	testtree.Write(t, dir, tree)
+}
+
+// withDirs adds the directories a tree implies, as Read and ReadTar list
+// them.
+func withDirs(tree testtree.Tree) testtree.Tree {
+	out := testtree.Tree{}
+	for p, e := range tree {
+		out[p] = e
+		for d := filepath.Dir(p); d != "."; d = filepath.Dir(d) {
+			out[d] = testtree.Entry{Dir: true}
+		}
+	}
+	return out
+}
+
+func (fx *faultFixture) export(t *testing.T, id cas.ID) testtree.Tree {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := fx.s.Export(context.Background(), fx.dir, Ref(id.String()), &buf); err != nil {
+		t.Fatalf("export %s: %v", id.Short(), err)
+	}
+	return testtree.ReadTar(t, &buf)
+}
+
+// checkIntact fails unless verify is clean, every snapshot recorded before
+// is listed and exports exactly, and no temporary pack is left. It returns
+// the snapshots listed that were not known before.
+func (fx *faultFixture) checkIntact(t *testing.T) []cas.ID {
+	t.Helper()
+	ctx := context.Background()
+	v, err := fx.s.Verify(ctx)
+	if err != nil || len(v.Damaged) > 0 {
+		t.Fatalf("verify: %+v %v", v.Damaged, err)
+	}
+	list, err := fx.s.List(ctx, fx.dir, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	listed := map[cas.ID]bool{}
+	var fresh []cas.ID
+	for _, e := range list {
+		listed[e.ID] = true
+		if _, known := fx.snaps[e.ID]; !known {
+			fresh = append(fresh, e.ID)
+		}
+	}
+	for id, want := range fx.snaps {
+		if !listed[id] {
+			t.Fatalf("snapshot %s was lost", id.Short())
+		}
+		if diff := testtree.Equal(withDirs(want), fx.export(t, id)); diff != "" {
+			t.Fatalf("snapshot %s no longer exports exactly: %s", id.Short(), diff)
+		}
+	}
+	if left, _ := filepath.Glob(filepath.Join(fx.s.packsDir(), cas.TempPrefix+"*")); len(left) > 0 {
+		t.Fatalf("temporary packs left: %v", left)
+	}
+	return fresh
+}
+
+// packNames lists the pack files of s.
+func packNames(t *testing.T, s *Store) []string {
+	t.Helper()
+	names, err := filepath.Glob(filepath.Join(s.packsDir(), "*"+cas.PackSuffix))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return names
+}
+
+// checkFailure fails unless err is the injected EIO, on one line.
+func checkFailure(t *testing.T, err error, what string) {
+	t.Helper()
+	if !errors.Is(err, syscall.EIO) {
+		t.Fatalf("failed %s: got %v, want the injected EIO", what, err)
+	}
+	if strings.Contains(err.Error(), "\n") {
+		t.Fatalf("failed %s: the message is not one line: %q", what, err)
+	}
+}
+
+// TestIOErrorsAtEveryWrite fails, for each of snapshot, gc and restore,
+// every file system operation in turn with EIO (every create, write, sync,
+// close, chmod, rename, removal and directory sync of packs and of the
+// project): the error is reported, no snapshot is lost or damaged, a
+// failed restore leaves each file old or new, and with the disk healthy
+// again the same operation succeeds.
+func TestIOErrorsAtEveryWrite(t *testing.T) {
+	ctx := context.Background()
+	trees := faultTrees()
+	ops := []struct {
+		name    string
+		prepare func(t *testing.T, fx *faultFixture)
+		run     func(fx *faultFixture) error
+		check   func(t *testing.T, fx *faultFixture, err error, what string) // after the faulty run
+		again   func(t *testing.T, fx *faultFixture)                         // after a healthy run
+	}{{
+		name: "snapshot",
+		run: func(fx *faultFixture) error {
+			_, err := fx.s.Snapshot(ctx, fx.dir, SnapshotOptions{Reason: "C"})
+			return err
+		},
+		check: func(t *testing.T, fx *faultFixture, err error, what string) {
+			fresh := fx.checkIntact(t)
+			if err != nil && len(fresh) > 0 {
+				t.Fatalf("a failed snapshot (%s) was recorded", what)
+			}
+			if err == nil && len(fresh) != 1 {
+				t.Fatalf("snapshot reported success (%s) but %d were recorded", what, len(fresh))
+			}
+		},
+		again: func(t *testing.T, fx *faultFixture) {
+			fresh := fx.checkIntact(t)
+			if len(fresh) != 1 {
+				t.Fatalf("%d new snapshots, want 1", len(fresh))
+			}
+			if diff := testtree.Equal(withDirs(fx.trees["C"]), fx.export(t, fresh[0])); diff != "" {
+				t.Fatalf("the snapshot taken once the disk recovered: %s", diff)
+			}
+		},
+	}, {
+		name: "gc",
+		prepare: func(t *testing.T, fx *faultFixture) {
+			if _, err := fx.s.Forget(ctx, fx.dir, Ref(fx.idA.String())); err != nil {
+				t.Fatal(err)
+			}
+			delete(fx.snaps, fx.idA)
+		},
+		run: func(fx *faultFixture) error {
+			_, err := fx.s.GC(ctx)
+			return err
+		},
+		check: func(t *testing.T, fx *faultFixture, err error, what string) {
+			if fresh := fx.checkIntact(t); len(fresh) > 0 {
+				t.Fatalf("gc (%s) made snapshots appear: %v", what, fresh)
+			}
+		},
+		again: func(t *testing.T, fx *faultFixture) {
+			fx.checkIntact(t)
+			// The healthy gc finished the work: nothing is left to collect,
+			// and the pack files are exactly those the index names.
+			if res, err := fx.s.GC(ctx); err != nil || res.ObjectsDeleted != 0 {
+				t.Fatalf("a second gc still found garbage: %+v %v", res, err)
+			}
+			var indexed []string
+			fx.s.read(ctx, func(ss *session) error {
+				packs, err := cas.Packs(ss.tx)
+				for _, p := range packs {
+					indexed = append(indexed, filepath.Join(fx.s.packsDir(), p.FileName()))
+				}
+				return err
+			})
+			slices.Sort(indexed)
+			if onDisk := packNames(t, fx.s); !slices.Equal(onDisk, indexed) {
+				t.Fatalf("pack files %q, the index names %q", onDisk, indexed)
+			}
+		},
+	}, {
+		name: "restore",
+		run: func(fx *faultFixture) error {
+			_, err := fx.s.Restore(ctx, fx.dir, Ref(fx.idA.String()), RestoreOptions{})
+			return err
+		},
+		check: func(t *testing.T, fx *faultFixture, err error, what string) {
+			fresh := fx.checkIntact(t)
+			// A pre-restore snapshot, if recorded, holds C.
+			for _, id := range fresh {
+				if diff := testtree.Equal(withDirs(fx.trees["C"]), fx.export(t, id)); diff != "" {
+					t.Fatalf("pre-restore snapshot (%s): %s", what, diff)
+				}
+			}
+			old, new := withDirs(fx.trees["C"]), withDirs(fx.trees["A"])
+			got := testtree.Read(t, fx.dir)
+			if err == nil && testtree.Equal(new, got) != "" {
+				t.Fatalf("restore reported success (%s) but the tree differs: %s", what, testtree.Equal(new, got))
+			}
+			for p, e := range got {
+				if strings.Contains(p, ".casckpt-") {
+					t.Fatalf("restore (%s) left %s", what, p)
+				}
+				if o, ok := old[p]; ok && o == e {
+					continue
+				}
+				if n, ok := new[p]; ok && n == e {
+					continue
+				}
+				t.Fatalf("after a failed restore (%s) %s is neither old nor new", what, p)
+			}
+			for p := range old {
+				if _, ok := got[p]; !ok {
+					if _, inNew := new[p]; inNew {
+						t.Fatalf("after a failed restore (%s) %s is missing", what, p)
+					}
+				}
+			}
+		},
+		again: func(t *testing.T, fx *faultFixture) {
+			fx.checkIntact(t)
+			if diff := testtree.Equal(withDirs(fx.trees["A"]), testtree.Read(t, fx.dir)); diff != "" {
+				t.Fatalf("restore once the disk recovered: %s", diff)
+			}
+		},
+	}}
+	for _, op := range ops {
+		t.Run(op.name, func(t *testing.T) {
+			var swallowed []string
+			n := int64(1)
+			for ; ; n++ {
+				fx := newFaultFixture(t, trees)
+				if op.prepare != nil {
+					op.prepare(t, fx)
+				}
+				f := &faults{n: n}
+				f.install(fx.s)
+				err := op.run(fx)
+				what := f.fired()
+				if what == "" { // fewer operations than n: all were failed once
+					if err != nil {
+						t.Fatalf("no fault injected, yet: %v", err)
+					}
+					break
+				}
+				if err != nil {
+					checkFailure(t, err, what)
+				} else {
+					swallowed = append(swallowed, what)
+				}
+				op.check(t, fx, err, what)
+				f.n = 0 // the disk is healthy again
+				if err := op.run(fx); err != nil {
+					t.Fatalf("after a failed %s (%s), with the disk healthy: %v", op.name, what, err)
+				}
+				op.again(t, fx)
+			}
+			if n < 5 {
+				t.Fatalf("only %d operations: the faults are not in the path", n-1)
+			}
+			if len(swallowed) > 0 {
+				t.Fatalf("failures the %s did not report: %q", op.name, swallowed)
+			}
+			t.Logf("%d operations failed in turn, each reported", n-1)
+		})
+	}
+}
