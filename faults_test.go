@@ -200,25 +200,12 @@ func faultTrees() map[string]testtree.Tree {
 		"big.bin":    {Data: string(big)},
 		"gone/x.txt": {Data: "x\n"},
 	}
-	edit := func(t testtree.Tree, changes testtree.Tree, remove ...string) testtree.Tree {
-		out := testtree.Tree{}
-		for p, e := range t {
-			out[p] = e
-		}
-		for p, e := range changes {
-			out[p] = e
-		}
-		for _, p := range remove {
-			delete(out, p)
-		}
-		return out
-	}
 	big2 := bytes.Clone(big)
 	copy(big2[200<<10:], "an edit in the middle")
-	b := edit(a, testtree.Tree{"src/a.go": {Data: "package a\n// b\n"}, "new.txt": {Data: "new\n"}, "big.bin": {Data: string(big2)}}, "README.md")
-	d := edit(b, testtree.Tree{"d.txt": {Data: "d\n"}})
-	e := edit(d, testtree.Tree{"e.txt": {Data: "e\n"}})
-	c := edit(a, testtree.Tree{
+	b := testtree.Edit(a, testtree.Tree{"src/a.go": {Data: "package a\n// b\n"}, "new.txt": {Data: "new\n"}, "big.bin": {Data: string(big2)}}, "README.md")
+	d := testtree.Edit(b, testtree.Tree{"d.txt": {Data: "d\n"}})
+	e := testtree.Edit(d, testtree.Tree{"e.txt": {Data: "e\n"}})
+	c := testtree.Edit(a, testtree.Tree{
 		"src/a.go":   {Data: "package a\n// c\n"},
 		"src/link":   {Link: "elsewhere"},
 		"bin/run.sh": {Data: "#!/bin/sh\n"},
@@ -271,19 +258,6 @@ func setTree(t *testing.T, dir string, tree testtree.Tree) {
 	testtree.Write(t, dir, tree)
 }
 
-// withDirs adds the directories a tree implies, as Read and ReadTar list
-// them.
-func withDirs(tree testtree.Tree) testtree.Tree {
-	out := testtree.Tree{}
-	for p, e := range tree {
-		out[p] = e
-		for d := filepath.Dir(p); d != "."; d = filepath.Dir(d) {
-			out[d] = testtree.Entry{Dir: true}
-		}
-	}
-	return out
-}
-
 func (fx *faultFixture) export(t *testing.T, id cas.ID) testtree.Tree {
 	t.Helper()
 	var buf bytes.Buffer
@@ -319,7 +293,7 @@ func (fx *faultFixture) checkIntact(t *testing.T) []cas.ID {
 		if !listed[id] {
 			t.Fatalf("snapshot %s was lost", id.Short())
 		}
-		if diff := testtree.Equal(withDirs(want), fx.export(t, id)); diff != "" {
+		if diff := testtree.Equal(testtree.WithDirs(want), fx.export(t, id)); diff != "" {
 			t.Fatalf("snapshot %s no longer exports exactly: %s", id.Short(), diff)
 		}
 	}
@@ -385,7 +359,7 @@ func TestIOErrorsAtEveryWrite(t *testing.T) {
 			if len(fresh) != 1 {
 				t.Fatalf("%d new snapshots, want 1", len(fresh))
 			}
-			if diff := testtree.Equal(withDirs(fx.trees["C"]), fx.export(t, fresh[0])); diff != "" {
+			if diff := testtree.Equal(testtree.WithDirs(fx.trees["C"]), fx.export(t, fresh[0])); diff != "" {
 				t.Fatalf("the snapshot taken once the disk recovered: %s", diff)
 			}
 		},
@@ -436,11 +410,11 @@ func TestIOErrorsAtEveryWrite(t *testing.T) {
 			fresh := fx.checkIntact(t)
 			// A pre-restore snapshot, if recorded, holds C.
 			for _, id := range fresh {
-				if diff := testtree.Equal(withDirs(fx.trees["C"]), fx.export(t, id)); diff != "" {
+				if diff := testtree.Equal(testtree.WithDirs(fx.trees["C"]), fx.export(t, id)); diff != "" {
 					t.Fatalf("pre-restore snapshot (%s): %s", what, diff)
 				}
 			}
-			old, new := withDirs(fx.trees["C"]), withDirs(fx.trees["A"])
+			old, new := testtree.WithDirs(fx.trees["C"]), testtree.WithDirs(fx.trees["A"])
 			got := testtree.Read(t, fx.dir)
 			if err == nil && testtree.Equal(new, got) != "" {
 				t.Fatalf("restore reported success (%s) but the tree differs: %s", what, testtree.Equal(new, got))
@@ -467,7 +441,7 @@ func TestIOErrorsAtEveryWrite(t *testing.T) {
 		},
 		again: func(t *testing.T, fx *faultFixture) {
 			fx.checkIntact(t)
-			if diff := testtree.Equal(withDirs(fx.trees["A"]), testtree.Read(t, fx.dir)); diff != "" {
+			if diff := testtree.Equal(testtree.WithDirs(fx.trees["A"]), testtree.Read(t, fx.dir)); diff != "" {
 				t.Fatalf("restore once the disk recovered: %s", diff)
 			}
 		},

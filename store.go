@@ -200,7 +200,15 @@ func (ss *session) update(fn func(tx *bolt.Tx) error) (err error) {
 		return err
 	}
 	defer db.Close()
-	return db.Update(fn)
+	var fnErr error
+	err = db.Update(func(tx *bolt.Tx) error {
+		fnErr = fn(tx)
+		return fnErr
+	})
+	if err != nil && fnErr == nil {
+		err = fmt.Errorf("save the index (the store is unchanged): %w", err)
+	}
+	return err
 }
 
 func (ss *session) end() {

@@ -6,6 +6,7 @@ import (
 	"archive/tar"
 	"io"
 	"os"
+	"path"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -157,4 +158,33 @@ func ReadTar(tb testing.TB, r io.Reader) Tree {
 			t[name] = Entry{Data: string(b), Exec: h.Mode&0o100 != 0}
 		}
 	}
+}
+
+// WithDirs returns t with the directories its paths imply, as Read and
+// ReadTar list them.
+func WithDirs(t Tree) Tree {
+	out := Tree{}
+	for p, e := range t {
+		out[p] = e
+		for d := path.Dir(p); d != "."; d = path.Dir(d) {
+			out[d] = Entry{Dir: true}
+		}
+	}
+	return out
+}
+
+// Edit returns a copy of t with changes applied and the paths in remove
+// removed.
+func Edit(t Tree, changes Tree, remove ...string) Tree {
+	out := Tree{}
+	for p, e := range t {
+		out[p] = e
+	}
+	for p, e := range changes {
+		out[p] = e
+	}
+	for _, p := range remove {
+		delete(out, p)
+	}
+	return out
 }
