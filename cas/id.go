@@ -22,6 +22,9 @@ type Kind uint8
 const (
 	KindChunk Kind = 1 // a piece of a file's content
 	KindTree  Kind = 2 // an encoded directory (see package manifest)
+	// KindRecord is a copy of a snapshot's record, stored with its data so
+	// that the index can be rebuilt from the packs alone (see package index).
+	KindRecord Kind = 3
 )
 
 // String names the kind.
@@ -31,18 +34,21 @@ func (k Kind) String() string {
 		return "chunk"
 	case KindTree:
 		return "tree"
+	case KindRecord:
+		return "record"
 	}
 	return fmt.Sprintf("kind(%d)", uint8(k))
 }
 
 // Valid reports whether k is one of the known kinds.
-func (k Kind) Valid() bool { return k == KindChunk || k == KindTree }
+func (k Kind) Valid() bool { return k == KindChunk || k == KindTree || k == KindRecord }
 
 // hashContexts are the BLAKE3 derive-key contexts of each kind. They are part
 // of the store format: changing one changes every ID.
 var hashContexts = map[Kind]string{
-	KindChunk: "casckpt 2026-11 chunk v1",
-	KindTree:  "casckpt 2026-11 tree v1",
+	KindChunk:  "casckpt 2026-11 chunk v1",
+	KindTree:   "casckpt 2026-11 tree v1",
+	KindRecord: "casckpt 2026-11 record v1",
 }
 
 var hasherPools = func() map[Kind]*sync.Pool {

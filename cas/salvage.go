@@ -1,0 +1,145 @@
+package cas
+
+import (
+	"bytes"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// SalvagedPack is what Salvage recovered from one pack file.
+type SalvagedPack struct {
+	Name [16]byte
+	Size int64
+	// Entries are the objects whose bytes match their ID, in pack order.
+	Entries []PackEntry
+	// Damaged is set when the table or an object could not be read: the
+	// objects listed are then those that could.
+	Damaged bool
+}
+
+// PackName parses a pack file name ("<32 hex digits>.pack").
+func PackName(file string) ([16]byte, bool) {
+	var name [16]byte
+	hexName, ok := strings.CutSuffix(file, PackSuffix)
+	if !ok || len(hexName) != 2*len(name) {
+		return name, false
+	}
+	if _, err := hex.Decode(name[:], []byte(hexName)); err != nil || hex.EncodeToString(name[:]) != hexName {
+		return name, false
+	}
+	return name, true
+}
+
+// Salvage reads the pack file at path and returns every object in it whose
+// bytes match its ID, calling fn (when not nil) with each object's entry and
+// plain bytes. It reads the pack's table when that is intact; otherwise it
+// walks the objects front to back by their headers, skipping damaged bytes
+// until the next object that checks out. Either way every object is read
+// and checked, so only sound objects are returned.
+func Salvage(path string, fn func(e PackEntry, data []byte) error) (SalvagedPack, error) {
+	name, ok := PackName(filepath.Base(path))
+	if !ok {
+		return SalvagedPack{}, fmt.Errorf("%w: %s is not named as a pack", ErrBadPack, filepath.Base(path))
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return SalvagedPack{}, err
+	}
+	sp, err := salvageBytes(b, fn)
+	sp.Name = name
+	return sp, err
+}
+
+// salvageBytes is Salvage of a pack held in memory.
+func salvageBytes(b []byte, fn func(e PackEntry, data []byte) error) (SalvagedPack, error) {
+	sp := SalvagedPack{Size: int64(len(b))}
+	r := bytes.NewReader(b)
+	check := func(e PackEntry) (bool, error) {
+		data, err := readObject(r, e)
+		if err != nil {
+			return false, nil
+		}
+		if fn != nil {
+			if err := fn(e, data); err != nil {
+				return false, err
+			}
+		}
+		sp.Entries = append(sp.Entries, e)
+		return true, nil
+	}
+	if table, err := ReadPackTable(r, sp.Size); err == nil {
+		for _, e := range table {
+			good, err := check(e)
+			if err != nil {
+				return sp, err
+			}
+			sp.Damaged = sp.Damaged || !good
+		}
+		return sp, nil
+	}
+	sp.Damaged = true
+	off := 0
+	if len(b) >= packHeaderSize && string(b[:packHeaderSize]) == packMagic {
+		off = packHeaderSize
+	}
+	for off+objectHeaderSize <= len(b) {
+		e, err := parseObjectHeader(b[off:])
+		if err == nil && e.end()+uint64(off) <= uint64(len(b)) {
+			e.Offset = uint32(off)
+			good, err := check(e)
+			if err != nil {
+				return sp, err
+			}
+			if good {
+				off = int(e.end())
+				continue
+			}
+		}
+		// Damaged here: look for the next object header.
+		next := bytes.IndexByte(b[off+1:], objectMagic)
+		if next < 0 {
+			break
+		}
+		off += 1 + next
+	}
+	if len(sp.Entries) == 0 && len(b) > 0 {
+		return sp, fmt.Errorf("%w: no object could be read", ErrBadPack)
+	}
+	return sp, nil
+}
+
+// AddPack records a salvaged pack and its objects in the index, inside the
+// caller's write transaction, to rebuild a lost index. Objects already
+// indexed keep their first location.
+func AddPack(tx *bolt.Tx, sp SalvagedPack) (PackInfo, error) {
+	objects, packs := tx.Bucket(bucketObjects), tx.Bucket(bucketPacks)
+	if objects == nil || packs == nil {
+		return PackInfo{}, errors.New("cas: index buckets missing")
+	}
+	seq, err := packs.NextSequence()
+	if err != nil {
+		return PackInfo{}, err
+	}
+	if seq > 1<<32-1 {
+		return PackInfo{}, errors.New("cas: pack numbers exhausted")
+	}
+	info := PackInfo{Number: uint32(seq), Name: sp.Name, Size: sp.Size}
+	if err := packs.Put(packKey(info.Number), encodePackInfo(info)); err != nil {
+		return PackInfo{}, err
+	}
+	for _, e := range sp.Entries {
+		if objects.Get(e.ID[:]) != nil {
+			continue
+		}
+		if err := objects.Put(e.ID[:], encodeLocation(Location{Pack: info.Number, PackEntry: e})); err != nil {
+			return PackInfo{}, err
+		}
+	}
+	return info, nil
+}
