@@ -68,6 +68,10 @@ func (s *Store) Import(ctx context.Context, p ImportProject) (_ ImportResult, er
 	w := cas.NewWriter(s.packFS, s.packsDir(), ss.objects)
 	var recs []Snapshot
 	var origins []string
+	nextSeq := uint64(1)
+	if ss.tx != nil {
+		nextSeq = index.NextSeq(ss.tx, workdir)
+	}
 	for _, imp := range p.Snapshots {
 		if ss.tx != nil {
 			if _, done := index.Origin(ss.tx, imp.Origin); done {
@@ -80,8 +84,13 @@ func (s *Store) Import(ctx context.Context, p ImportProject) (_ ImportResult, er
 			w.Abort()
 			return res, err
 		}
-		recs = append(recs, Snapshot{Project: workdir, Root: root, Time: imp.Time, Reason: imp.Reason,
-			Stats: index.Stats{Files: files, Bytes: bytes}})
+		rec := Snapshot{ID: index.NewSnapshotID(workdir, root, imp.Time, imp.Reason), Project: workdir, Root: root,
+			Time: imp.Time, Reason: imp.Reason, Stats: index.Stats{Files: files, Bytes: bytes}}
+		if rec.RecordID, err = putCopy(ctx, w, rec, nextSeq+uint64(len(recs)), imp.Origin); err != nil {
+			w.Abort()
+			return res, err
+		}
+		recs = append(recs, rec)
 		origins = append(origins, imp.Origin)
 	}
 	ss.endView()

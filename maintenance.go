@@ -112,7 +112,9 @@ func (ss *session) collect(ctx context.Context, req collectRequest) (collectResu
 		if req.cap > 0 {
 			opts.RepackThreshold = -1 // the cap is a promise: return every dead byte
 		}
-		sweep, err = cas.PrepareSweep(ctx, tx, ss.s.packsDir(), graph.Live, opts)
+		copies := liveCopies(records, plan)
+		live := func(id cas.ID) bool { return graph.Live(id) || copies[id] }
+		sweep, err = cas.PrepareSweep(ctx, tx, ss.s.packsDir(), live, opts)
 		if err != nil {
 			return err
 		}
@@ -211,6 +213,20 @@ func loadProjects(tx *bolt.Tx) ([]gc.Project, map[cas.ID]Snapshot, error) {
 		out = append(out, p)
 	}
 	return out, records, nil
+}
+
+// liveCopies returns the record copies of the snapshots that plan keeps.
+func liveCopies(records map[cas.ID]Snapshot, plan gc.Plan) map[cas.ID]bool {
+	live := make(map[cas.ID]bool, len(records))
+	for _, r := range records {
+		if !r.RecordID.IsZero() {
+			live[r.RecordID] = true
+		}
+	}
+	for _, d := range plan.Drops {
+		delete(live, records[d.ID].RecordID)
+	}
+	return live
 }
 
 func dirExists(p string) bool {
@@ -411,6 +427,7 @@ func (s *Store) Verify(ctx context.Context) (VerifyResult, error) {
 		}
 		checked := map[cas.ID]error{}
 		trees := map[cas.ID]error{}
+		copies := 0
 		check := func(id cas.ID) error {
 			if err, ok := checked[id]; ok {
 				return err
@@ -429,7 +446,12 @@ func (s *Store) Verify(ctx context.Context) (VerifyResult, error) {
 			}
 			for _, sn := range snaps {
 				res.SnapshotsChecked++
-				if err := verifySnapshot(ctx, ss, sn, check, trees); err != nil {
+				err := verifySnapshot(ctx, ss, sn, check, trees)
+				if err == nil && !sn.RecordID.IsZero() {
+					copies++
+					err = verifyCopy(ctx, ss, sn)
+				}
+				if err != nil {
 					if ctx.Err() != nil {
 						return ctx.Err()
 					}
@@ -437,10 +459,27 @@ func (s *Store) Verify(ctx context.Context) (VerifyResult, error) {
 				}
 			}
 		}
-		res.ObjectsChecked = len(checked) + len(trees)
+		res.ObjectsChecked = len(checked) + len(trees) + copies
 		return nil
 	})
 	return res, err
+}
+
+// verifyCopy checks that the copy of sn's record stored in the packs (for
+// repair) is there and says what the record says.
+func verifyCopy(ctx context.Context, ss *session, sn Snapshot) error {
+	b, err := ss.objects.Get(ctx, sn.RecordID)
+	if err != nil {
+		return fmt.Errorf("the copy of its record: %w", err)
+	}
+	c, _, err := index.DecodeCopy(b)
+	if err != nil {
+		return fmt.Errorf("the copy of its record: %w", err)
+	}
+	if c.ID != sn.ID || c.Project != sn.Project || c.Root != sn.Root || !c.Time.Equal(sn.Time) || c.Reason != sn.Reason {
+		return fmt.Errorf("the copy of its record says otherwise")
+	}
+	return nil
 }
 
 // verifySnapshot checks every object below sn's root. check verifies one

@@ -126,6 +126,7 @@ func (ss *session) snapshot(ctx context.Context, workdir string, opts SnapshotOp
 		project index.Project
 		known   bool
 		cache   map[string]index.DirCache
+		nextSeq uint64 = 1
 	)
 	if ss.tx != nil {
 		snaps, err := index.Snapshots(ss.tx, workdir)
@@ -140,14 +141,15 @@ func (ss *session) snapshot(ctx context.Context, workdir string, opts SnapshotOp
 			newest = &snaps[0]
 		}
 		cache = index.LoadStatCache(ss.tx, workdir)
+		nextSeq = index.NextSeq(ss.tx, workdir)
 	}
 	w := cas.NewWriter(ss.s.packFS, ss.s.packsDir(), ss.objects)
 	scanned, err := scan.Scan(ctx, workdir, w, scan.Options{
 		MaxFileSize: opts.MaxFileSize, MaxFiles: opts.MaxFiles, Cache: cache, Trees: ss.objects, Progress: opts.Progress,
 		Skip: ss.s.skipDirs(),
 	})
-	ss.endView()
 	if err != nil {
+		ss.endView()
 		w.Abort()
 		if errors.Is(err, scan.ErrTooManyFiles) {
 			err = fmt.Errorf("%w: %w", ErrRefused, err)
@@ -159,6 +161,7 @@ func (ss *session) snapshot(ctx context.Context, workdir string, opts SnapshotOp
 
 	if (newest != nil && newest.Root == scanned.Root) || (newest == nil && scanned.Root == manifest.EmptyTreeID) {
 		// Nothing to record. Every object the tree needs is stored already.
+		ss.endView()
 		w.Abort()
 		if newest != nil {
 			res.ID = newest.ID
@@ -179,12 +182,18 @@ func (ss *session) snapshot(ctx context.Context, workdir string, opts SnapshotOp
 		return res, scanned, err
 	}
 
+	rec := Snapshot{ID: index.NewSnapshotID(workdir, scanned.Root, now, opts.Reason), Project: workdir, Root: scanned.Root,
+		Time: now, Reason: opts.Reason, Stats: index.Stats{Files: scanned.Files, Bytes: scanned.Bytes}, MaxFileSize: scanned.MaxFileSize}
+	rec.RecordID, err = putCopy(ctx, w, rec, nextSeq, "")
+	ss.endView()
+	if err != nil {
+		w.Abort()
+		return res, scanned, err
+	}
 	if err := w.Flush(); err != nil {
 		w.Abort()
 		return res, scanned, err
 	}
-	rec := Snapshot{Project: workdir, Root: scanned.Root, Time: now, Reason: opts.Reason,
-		Stats: index.Stats{Files: scanned.Files, Bytes: scanned.Bytes}, MaxFileSize: scanned.MaxFileSize}
 	err = ss.update(func(tx *bolt.Tx) error {
 		if _, err := w.Commit(tx, false); err != nil {
 			return err
@@ -220,6 +229,14 @@ func (ss *session) snapshot(ctx context.Context, workdir string, opts SnapshotOp
 	}
 	res.Created, res.ID, res.Stored = true, rec.ID, w.Stats()
 	return res, scanned, nil
+}
+
+// putCopy stores the copy of snapshot record rec, from which a lost index
+// can be rebuilt, with the data it describes; seq is the sequence number
+// it expects.
+func putCopy(ctx context.Context, w *cas.Writer, rec Snapshot, seq uint64, origin string) (cas.ID, error) {
+	rec.Seq = seq
+	return w.Put(ctx, cas.KindRecord, index.EncodeCopy(rec, origin))
 }
 
 // touchGranularity: a no-change snapshot refreshes the project's last touch

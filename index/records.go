@@ -1,7 +1,9 @@
 package index
 
 import (
+	"crypto/rand"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"time"
 
@@ -107,16 +109,22 @@ type Snapshot struct {
 	// (0: unknown). Files larger than it were left out, so a restore of it
 	// leaves them alone.
 	MaxFileSize int64
+	// RecordID names the copy of this record stored in the packs with the
+	// snapshot's data (see EncodeCopy); zero for snapshots that have none.
+	RecordID cas.ID
 }
 
-// SnapshotID computes the ID of a new snapshot record: a hash over what
-// identifies it, so two records never share an ID by accident.
-func SnapshotID(project string, seq uint64, root cas.ID, t time.Time, reason string) cas.ID {
-	h := blake3.NewDeriveKey("casckpt 2026-11 snapshot v1")
+// NewSnapshotID returns the ID of a new snapshot record: a hash over what
+// identifies it and 16 random bytes, so two records never share an ID, even
+// two of one tree taken in the same nanosecond.
+func NewSnapshotID(project string, root cas.ID, t time.Time, reason string) cas.ID {
+	var nonce [16]byte
+	_, _ = rand.Read(nonce[:]) // never fails (crypto/rand)
+	h := blake3.NewDeriveKey("casckpt 2026-11 snapshot v2")
 	var b []byte
 	b = binary.AppendUvarint(b, uint64(len(project)))
 	b = append(b, project...)
-	b = binary.AppendUvarint(b, seq)
+	b = append(b, nonce[:]...)
 	b = append(b, root[:]...)
 	b = binary.AppendVarint(b, t.UnixNano())
 	b = append(b, reason...)
@@ -142,7 +150,11 @@ func EncodeSnapshot(s Snapshot) []byte {
 	b = append(b, s.Reason...)
 	b = binary.AppendUvarint(b, uint64(s.Stats.Files))
 	b = binary.AppendUvarint(b, uint64(s.Stats.Bytes))
-	return binary.AppendUvarint(b, uint64(s.MaxFileSize))
+	b = binary.AppendUvarint(b, uint64(s.MaxFileSize))
+	if !s.RecordID.IsZero() {
+		b = append(b, s.RecordID[:]...)
+	}
+	return b
 }
 
 // DecodeSnapshot parses a snapshot record of project stored under seq.
@@ -164,6 +176,11 @@ func DecodeSnapshot(project string, seq uint64, v []byte) (Snapshot, error) {
 	s.Stats.Files = int64(r.uvarint())
 	s.Stats.Bytes = int64(r.uvarint())
 	s.MaxFileSize = int64(r.uvarint())
+	if len(r.b) > 0 {
+		if s.RecordID = r.id(); s.RecordID.IsZero() {
+			r.fail("zero record ID") // absent, not zero: one encoding per record
+		}
+	}
 	if err := r.done(); err != nil {
 		return Snapshot{}, fmt.Errorf("snapshot %d of %s: %w", seq, project, err)
 	}
@@ -197,8 +214,23 @@ func Snapshots(tx *bolt.Tx, workdir string) ([]Snapshot, error) {
 	return out, nil
 }
 
-// AddSnapshot stores a new snapshot record, assigning s.Seq and s.ID.
+// NextSeq is the sequence number the project's next snapshot will get,
+// unless another is added first.
+func NextSeq(tx *bolt.Tx, workdir string) uint64 {
+	if root := tx.Bucket(bucketSnapshots); root != nil {
+		if b := root.Bucket([]byte(workdir)); b != nil {
+			return b.Sequence() + 1
+		}
+	}
+	return 1
+}
+
+// AddSnapshot stores a new snapshot record, whose ID is set (see
+// NewSnapshotID), assigning s.Seq.
 func AddSnapshot(tx *bolt.Tx, s *Snapshot) error {
+	if s.ID.IsZero() {
+		return errors.New("index: a snapshot record needs an ID")
+	}
 	b, err := tx.Bucket(bucketSnapshots).CreateBucketIfNotExists([]byte(s.Project))
 	if err != nil {
 		return err
@@ -206,8 +238,25 @@ func AddSnapshot(tx *bolt.Tx, s *Snapshot) error {
 	if s.Seq, err = b.NextSequence(); err != nil {
 		return err
 	}
-	s.ID = SnapshotID(s.Project, s.Seq, s.Root, s.Time, s.Reason)
 	return b.Put(seqKey(s.Seq), EncodeSnapshot(*s))
+}
+
+// InsertSnapshot stores a snapshot record under its own Seq, which later
+// snapshots of the project then follow (to rebuild a lost index).
+func InsertSnapshot(tx *bolt.Tx, s Snapshot) error {
+	if s.ID.IsZero() || s.Seq == 0 {
+		return errors.New("index: an inserted snapshot record needs an ID and a sequence number")
+	}
+	b, err := tx.Bucket(bucketSnapshots).CreateBucketIfNotExists([]byte(s.Project))
+	if err != nil {
+		return err
+	}
+	if s.Seq > b.Sequence() {
+		if err := b.SetSequence(s.Seq); err != nil {
+			return err
+		}
+	}
+	return b.Put(seqKey(s.Seq), EncodeSnapshot(s))
 }
 
 // PutSnapshot rewrites an existing snapshot record (to pin it, say).

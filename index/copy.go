@@ -1,0 +1,66 @@
+package index
+
+import (
+	"encoding/binary"
+	"fmt"
+	"path/filepath"
+)
+
+// copyVersion is the format version of record copies.
+const copyVersion = 1
+
+// EncodeCopy returns the copy of snapshot record s that is stored in the
+// packs, as an object of kind cas.KindRecord, beside the snapshot's data, so
+// that a lost index can be rebuilt from the packs alone. It holds all of s
+// but Pinned, which changes, and RecordID, which is the copy's own ID. s.Seq
+// is a hint: the sequence number the snapshot expected, by which copies of
+// one project are ordered. origin is what the snapshot was imported from
+// ("" when it was not; see PutOrigin).
+func EncodeCopy(s Snapshot, origin string) []byte {
+	b := []byte{copyVersion}
+	b = binary.AppendUvarint(b, uint64(len(s.Project)))
+	b = append(b, s.Project...)
+	b = append(b, s.ID[:]...)
+	b = append(b, s.Root[:]...)
+	b = binary.AppendVarint(b, s.Time.UnixNano())
+	b = binary.AppendUvarint(b, s.Seq)
+	b = binary.AppendUvarint(b, uint64(len(s.Reason)))
+	b = append(b, s.Reason...)
+	b = binary.AppendUvarint(b, uint64(s.Stats.Files))
+	b = binary.AppendUvarint(b, uint64(s.Stats.Bytes))
+	b = binary.AppendUvarint(b, uint64(s.MaxFileSize))
+	b = binary.AppendUvarint(b, uint64(len(origin)))
+	return append(b, origin...)
+}
+
+// DecodeCopy parses a record copy made by EncodeCopy. The record's
+// RecordID is left zero: it is the ID of b.
+func DecodeCopy(b []byte) (s Snapshot, origin string, err error) {
+	r := reader{b: b}
+	if r.byte() != copyVersion {
+		return Snapshot{}, "", fmt.Errorf("%w: record copy: unknown version", ErrCorrupt)
+	}
+	s.Project = string(r.bytes(r.uvarint()))
+	s.ID = r.id()
+	s.Root = r.id()
+	s.Time = r.time()
+	s.Seq = r.uvarint()
+	s.Reason = string(r.bytes(r.uvarint()))
+	s.Stats.Files = int64(r.uvarint())
+	s.Stats.Bytes = int64(r.uvarint())
+	s.MaxFileSize = int64(r.uvarint())
+	origin = string(r.bytes(r.uvarint()))
+	if r.err == nil && (!filepath.IsAbs(s.Project) || filepath.Clean(s.Project) != s.Project) {
+		r.fail("project is not a clean absolute path")
+	}
+	if r.err == nil && (s.ID.IsZero() || s.Root.IsZero() || s.Seq == 0) {
+		r.fail("zero ID, root or sequence number")
+	}
+	if r.err == nil && (s.Stats.Files < 0 || s.Stats.Bytes < 0 || s.MaxFileSize < 0) {
+		r.fail("negative size")
+	}
+	if err := r.done(); err != nil {
+		return Snapshot{}, "", fmt.Errorf("record copy: %w", err)
+	}
+	return s, origin, nil
+}
