@@ -22,6 +22,11 @@
 // lock vanishes with a process that dies. The bbolt database is opened per
 // operation with a timeout and held only briefly.
 //
+// Durability: each snapshot's data and a copy of its record are written
+// and synced to a pack before the one database commit that records it, so
+// a crash leaves old or new, never half. The database can be rebuilt from
+// the packs alone (Repair) when it is damaged or lost.
+//
 // Caveats: modification times, owners and permission bits other than the
 // executable bit are not recorded. Special files (sockets, FIFOs, devices)
 // are never captured nor touched.

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"path/filepath"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -114,8 +115,18 @@ func (ss *session) collect(ctx context.Context, req collectRequest) (collectResu
 		}
 		copies := liveCopies(records, plan)
 		live := func(id cas.ID) bool { return graph.Live(id) || copies[id] }
+		if err := checkLiveIndexed(graph, objects); err != nil {
+			return err
+		}
+		droppedPacks, err := droppedCopyPacks(tx, objects, ss.s.packsDir())
+		if err != nil {
+			return err
+		}
 		sweep, err = cas.PrepareSweep(ctx, tx, ss.s.packsDir(), live, opts)
 		if err != nil {
+			return err
+		}
+		if err := rememberCopyPacks(tx, droppedPacks); err != nil {
 			return err
 		}
 		res.objectsDeleted = sweep.ObjectsDeleted
@@ -213,6 +224,81 @@ func loadProjects(tx *bolt.Tx) ([]gc.Project, map[cas.ID]Snapshot, error) {
 		out = append(out, p)
 	}
 	return out, records, nil
+}
+
+// checkLiveIndexed refuses a sweep when the index lacks an object that a
+// kept snapshot needs. The index then is damaged (a lost key would make
+// the sweep take the object for garbage and delete its pack) or the
+// object is lost: either way nothing may be deleted before a repair.
+func checkLiveIndexed(graph *gc.Graph, objects *cas.Store) error {
+	missing, example := 0, cas.ID{}
+	err := graph.EachLive(func(id cas.ID) error {
+		has, err := objects.Has(id)
+		if err == nil && !has {
+			missing++
+			example = id
+		}
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if missing > 0 {
+		return fmt.Errorf("gc: the index lacks %d objects that kept snapshots need (%s among them), so nothing is deleted; run casckpt repair, then casckpt verify, and forget the snapshots it names damaged", missing, example.Short())
+	}
+	return nil
+}
+
+// droppedCopyPacks returns the record copy of every dropped snapshot with
+// the pack that holds it. Dead objects leave the index at a sweep but stay
+// in their pack until it is rewritten, so the pack is looked up once, while
+// the copy is still indexed, and remembered; a copy is taken off the list
+// once its pack file is gone from the index and the disk.
+func droppedCopyPacks(tx *bolt.Tx, objects *cas.Store, packsDir string) (map[cas.ID][16]byte, error) {
+	dropped, err := index.Dropped(tx)
+	if err != nil {
+		return nil, err
+	}
+	packs, err := cas.Packs(tx)
+	if err != nil {
+		return nil, err
+	}
+	names := make(map[uint32][16]byte, len(packs))
+	indexed := make(map[[16]byte]bool, len(packs))
+	for _, p := range packs {
+		names[p.Number] = p.Name
+		indexed[p.Name] = true
+	}
+	for id, pack := range dropped {
+		gone := false
+		if pack == ([16]byte{}) {
+			l, err := objects.Locate(id)
+			if err == nil {
+				dropped[id] = names[l.Pack]
+			}
+			gone = err != nil // in no indexed pack: it never was
+		} else if !indexed[pack] {
+			_, err := os.Stat(filepath.Join(packsDir, cas.PackInfo{Name: pack}.FileName()))
+			gone = errors.Is(err, fs.ErrNotExist)
+		}
+		if gone {
+			delete(dropped, id)
+			if err := index.DeleteDropped(tx, id); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return dropped, nil
+}
+
+// rememberCopyPacks records the pack of each dropped copy looked up.
+func rememberCopyPacks(tx *bolt.Tx, droppedPacks map[cas.ID][16]byte) error {
+	for id, pack := range droppedPacks {
+		if err := index.SetDropped(tx, id, pack); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // liveCopies returns the record copies of the snapshots that plan keeps.

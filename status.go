@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -65,17 +66,24 @@ func (s *Store) Status(ctx context.Context) (StatusResult, error) {
 // DirSize adds up the sizes of every file under dir (0 if it is missing).
 func DirSize(dir string) (int64, error) { return sumFiles(dir, false) }
 
-// diskUsage adds up what every file under dir occupies: its size or its
-// allocated blocks, whichever is more.
+// diskUsage adds up what every file of the store under dir occupies: its
+// size or its allocated blocks, whichever is more. What a repair set aside
+// (an old database, unreadable packs) is left out: it is the user's to
+// delete, and no size cap may drop snapshots to make room for it.
 func diskUsage(dir string) (int64, error) { return sumFiles(dir, true) }
 
-func sumFiles(dir string, blocks bool) (int64, error) {
+// repairLeftover reports whether a file name is one a repair set aside.
+func repairLeftover(name string) bool {
+	return strings.Contains(name, ".db.old-") || strings.HasSuffix(name, ".damaged")
+}
+
+func sumFiles(dir string, store bool) (int64, error) {
 	var total int64
 	err := filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil
 		}
-		if err != nil || !d.Type().IsRegular() {
+		if err != nil || !d.Type().IsRegular() || (store && repairLeftover(d.Name())) {
 			return err
 		}
 		info, err := d.Info()
@@ -83,7 +91,7 @@ func sumFiles(dir string, blocks bool) (int64, error) {
 			return nil // vanished meanwhile
 		}
 		n := info.Size()
-		if st, ok := info.Sys().(*syscall.Stat_t); ok && blocks {
+		if st, ok := info.Sys().(*syscall.Stat_t); ok && store {
 			n = max(n, st.Blocks*512)
 		}
 		total += n

@@ -118,7 +118,7 @@ func (s *Store) removeIfUnused() {
 }
 
 // ErrDatabase: the store's database is damaged.
-var ErrDatabase = errors.New("the store's database is damaged")
+var ErrDatabase = index.ErrDamaged
 
 // recoverCorrupt turns a panic raised while reading the database (bbolt
 // asserts on damaged pages; with debug.SetPanicOnFault a page pointer past
@@ -127,7 +127,7 @@ var ErrDatabase = errors.New("the store's database is damaged")
 // that reads the database on its own goroutine.
 func recoverCorrupt(err *error) {
 	if r := recover(); r != nil {
-		*err = fmt.Errorf("%w (%v); run casckpt verify, and restore what it names intact", ErrDatabase, r)
+		*err = fmt.Errorf("%w (%v); run casckpt repair, which rebuilds it from the packs", ErrDatabase, r)
 	}
 }
 

@@ -65,6 +65,18 @@ func (gr *Graph) add(ctx context.Context, g cas.Getter, id cas.ID) error {
 // Live reports whether id is reachable from a root not yet released.
 func (gr *Graph) Live(id cas.ID) bool { return gr.refs[id] > 0 }
 
+// EachLive calls fn with every live object, stopping at its first error.
+func (gr *Graph) EachLive(fn func(cas.ID) error) error {
+	for id, c := range gr.refs {
+		if c > 0 {
+			if err := fn(id); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 // Objects is the number of live objects.
 func (gr *Graph) Objects() int {
 	n := 0

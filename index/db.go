@@ -32,6 +32,8 @@ var (
 	ErrSchema = errors.New("incompatible store format")
 	// ErrLocked: another process held the database past the timeout.
 	ErrLocked = errors.New("store is busy")
+	// ErrDamaged: the database file cannot be opened as one.
+	ErrDamaged = errors.New("the store's database is damaged")
 )
 
 var (
@@ -88,20 +90,42 @@ func openError(path string, err error) error {
 	if errors.Is(err, berrors.ErrTimeout) {
 		return fmt.Errorf("%w: another casckpt process holds %s; try again when it finishes", ErrLocked, path)
 	}
+	if errors.Is(err, berrors.ErrInvalid) || errors.Is(err, berrors.ErrChecksum) || errors.Is(err, berrors.ErrVersionMismatch) {
+		return fmt.Errorf("%w (%s: %v); run casckpt repair, which rebuilds it from the packs", ErrDamaged, path, err)
+	}
 	return fmt.Errorf("open %s: %w", path, err)
 }
 
 // create makes a new database under a temporary name and renames it into
 // place, so a crash never leaves a half-initialised database at path.
 func create(path string) error {
+	temp, err := initTemp(path, nil)
+	if err == nil {
+		// Another process may have created the database meanwhile: keep
+		// theirs, which may already hold data.
+		if err = os.Link(temp, path); errors.Is(err, fs.ErrExist) {
+			err = nil
+		}
+	}
+	os.Remove(temp)
+	if err != nil {
+		return fmt.Errorf("create %s: %w", path, err)
+	}
+	return cas.SyncDir(filepath.Dir(path))
+}
+
+// initTemp makes a new, initialised database beside path under a temporary
+// name, runs fill (if not nil) in its first transaction, and returns its
+// name.
+func initTemp(path string, fill func(tx *bolt.Tx) error) (string, error) {
 	var suffix [8]byte
 	if _, err := rand.Read(suffix[:]); err != nil {
-		return err
+		return "", err
 	}
 	temp := path + ".tmp-" + hex.EncodeToString(suffix[:])
 	db, err := bolt.Open(temp, 0o600, boltOptions(false, time.Second))
 	if err != nil {
-		return fmt.Errorf("create %s: %w", temp, err)
+		return "", fmt.Errorf("create %s: %w", temp, err)
 	}
 	err = db.Update(func(tx *bolt.Tx) error {
 		for _, name := range [][]byte{bucketMeta, bucketProjects, bucketSnapshots, bucketStatCache} {
@@ -116,23 +140,47 @@ func create(path string) error {
 		if err := meta.Put(keyChunker, []byte(ChunkerName)); err != nil {
 			return err
 		}
-		return cas.CreateBuckets(tx)
+		if err := cas.CreateBuckets(tx); err != nil {
+			return err
+		}
+		if fill != nil {
+			return fill(tx)
+		}
+		return nil
 	})
 	if cerr := db.Close(); err == nil {
 		err = cerr
 	}
-	if err == nil {
-		// Another process may have created the database meanwhile: keep
-		// theirs, which may already hold data.
-		if err = os.Link(temp, path); errors.Is(err, fs.ErrExist) {
-			err = nil
+	if err != nil {
+		os.Remove(temp)
+		return "", err
+	}
+	return temp, nil
+}
+
+// Rebuild replaces the database at path with a new one that fill writes.
+// The old database, if any, is kept beside it under the returned name. At
+// every moment path holds a whole database, the old or the new. The caller
+// must keep every other process out (the store's exclusive lock).
+func Rebuild(path string, now time.Time, fill func(tx *bolt.Tx) error) (kept string, err error) {
+	temp, err := initTemp(path, fill)
+	if err != nil {
+		return "", fmt.Errorf("rebuild %s: %w", path, err)
+	}
+	defer os.Remove(temp)
+	if _, err := os.Stat(path); err == nil {
+		kept = path + ".old-" + now.UTC().Format("20060102T150405.000000000Z")
+		if err := os.Link(path, kept); err != nil {
+			return "", fmt.Errorf("rebuild %s: keep the old database: %w", path, err)
 		}
 	}
-	os.Remove(temp)
-	if err != nil {
-		return fmt.Errorf("create %s: %w", path, err)
+	if err := os.Rename(temp, path); err != nil {
+		if kept != "" {
+			os.Remove(kept)
+		}
+		return "", fmt.Errorf("rebuild %s: %w", path, err)
 	}
-	return cas.SyncDir(filepath.Dir(path))
+	return kept, cas.SyncDir(filepath.Dir(path))
 }
 
 func checkSchema(tx *bolt.Tx) error {

@@ -79,6 +79,15 @@ func Projects(tx *bolt.Tx) ([]Project, error) {
 // DeleteProject removes a project with its snapshots and stat cache.
 func DeleteProject(tx *bolt.Tx, workdir string) error {
 	key := []byte(workdir)
+	snaps, err := Snapshots(tx, workdir)
+	if err != nil {
+		return err
+	}
+	for _, s := range snaps {
+		if err := addDropped(tx, s); err != nil {
+			return err
+		}
+	}
 	for _, name := range [][]byte{bucketSnapshots, bucketStatCache} {
 		if b := tx.Bucket(name); b != nil && b.Bucket(key) != nil {
 			if err := b.DeleteBucket(key); err != nil {
@@ -274,7 +283,66 @@ func DeleteSnapshot(tx *bolt.Tx, s Snapshot) error {
 	if b == nil {
 		return nil
 	}
+	if err := addDropped(tx, s); err != nil {
+		return err
+	}
 	return b.Delete(seqKey(s.Seq))
+}
+
+var bucketDropped = []byte("dropped")
+
+// addDropped notes that s was dropped, so that a repair does not bring it
+// back from the copy of its record while that copy is still in a pack.
+func addDropped(tx *bolt.Tx, s Snapshot) error {
+	if s.RecordID.IsZero() {
+		return nil
+	}
+	return SetDropped(tx, s.RecordID, [16]byte{})
+}
+
+// Dropped returns the record copies of dropped snapshots that may still be
+// in a pack, each with the name of the pack it was seen in (zero when it
+// was not looked up yet).
+func Dropped(tx *bolt.Tx) (map[cas.ID][16]byte, error) {
+	out := map[cas.ID][16]byte{}
+	b := tx.Bucket(bucketDropped)
+	if b == nil {
+		return out, nil
+	}
+	err := b.ForEach(func(k, v []byte) error {
+		if len(k) != cas.IDSize || (len(v) != 0 && len(v) != 16) {
+			return fmt.Errorf("%w: dropped record entry", ErrCorrupt)
+		}
+		var pack [16]byte
+		copy(pack[:], v)
+		out[cas.ID(k)] = pack
+		return nil
+	})
+	return out, err
+}
+
+// SetDropped notes that copy id, of a dropped snapshot, is in the named
+// pack (zero: not looked up yet).
+func SetDropped(tx *bolt.Tx, id cas.ID, pack [16]byte) error {
+	b, err := tx.CreateBucketIfNotExists(bucketDropped)
+	if err != nil {
+		return err
+	}
+	var v []byte
+	if pack != ([16]byte{}) {
+		v = pack[:]
+	}
+	return b.Put(id[:], v)
+}
+
+// DeleteDropped takes copy id off the dropped list: no pack holds it any
+// more.
+func DeleteDropped(tx *bolt.Tx, id cas.ID) error {
+	b := tx.Bucket(bucketDropped)
+	if b == nil {
+		return nil
+	}
+	return b.Delete(id[:])
 }
 
 // reader decodes records, remembering the first error.
@@ -373,4 +441,21 @@ func PutOrigin(tx *bolt.Tx, origin string, id cas.ID) error {
 		return err
 	}
 	return b.Put([]byte(origin), id[:])
+}
+
+// Origins returns every import origin recorded, with its snapshot.
+func Origins(tx *bolt.Tx) (map[string]cas.ID, error) {
+	out := map[string]cas.ID{}
+	b := tx.Bucket(bucketOrigins)
+	if b == nil {
+		return out, nil
+	}
+	err := b.ForEach(func(k, v []byte) error {
+		if len(v) != cas.IDSize {
+			return fmt.Errorf("%w: origin %q", ErrCorrupt, k)
+		}
+		out[string(k)] = cas.ID(v)
+		return nil
+	})
+	return out, err
 }

@@ -43,6 +43,14 @@ func (m *Memory) Get(_ context.Context, id cas.ID) ([]byte, error) {
 	return nil, fmt.Errorf("%s: %w", id.Short(), cas.ErrNotFound)
 }
 
+// Has reports whether the object is stored.
+func (m *Memory) Has(id cas.ID) (bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	_, ok := m.objects[id]
+	return ok, nil
+}
+
 // Delete removes an object, to simulate a damaged store.
 func (m *Memory) Delete(id cas.ID) {
 	m.mu.Lock()

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -47,6 +48,7 @@ func TestDamagedDatabaseNeverCrashes(t *testing.T) {
 	if code, errs := run("snapshot", dir); code != 0 {
 		t.Fatal(errs)
 	}
+	first := listing(t, bin, store, home, dir)[0]
 	db := filepath.Join(store, "casckpt.db")
 	orig, err := os.ReadFile(db)
 	if err != nil {
@@ -69,7 +71,71 @@ func TestDamagedDatabaseNeverCrashes(t *testing.T) {
 				failed++
 			}
 		}
+		// Whatever the damage, repair rebuilds a database on which verify
+		// is clean and the first snapshot is listed again.
+		rc := exec.Command(bin, "--store", store, "repair", "--json")
+		rc.Env = []string{"HOME=" + home}
+		repaired, err := rc.CombinedOutput()
+		if err != nil {
+			t.Fatalf("repair of a damaged database: %v: %s", err, repaired)
+		}
+		c := exec.Command(bin, "--store", store, "verify", "--json")
+		c.Env = []string{"HOME=" + home}
+		if out, err := c.Output(); err != nil {
+			t.Fatalf("verify after repair: %v: %s", err, out)
+		}
+		if ids := listing(t, bin, store, home, dir); !slices.Contains(ids, first) {
+			t.Fatalf("after repair (%s) the first snapshot %s is not listed: %v", repaired, first, ids)
+		}
 	}
 	os.WriteFile(db, orig, 0o600)
-	t.Logf("%d rounds, %d commands refused with one line, none crashed", rounds, failed)
+	t.Logf("%d rounds, %d commands refused with one line, none crashed, each repaired", rounds, failed)
+}
+
+// listing returns the IDs casckpt list --json prints for dir.
+func listing(t *testing.T, bin, store, home, dir string) []string {
+	t.Helper()
+	c := exec.Command(bin, "--store", store, "list", dir, "--json")
+	c.Env = []string{"HOME=" + home}
+	out, err := c.Output()
+	if err != nil {
+		t.Fatalf("list: %v", err)
+	}
+	var ids []string
+	for _, s := range jsonOf[[]map[string]any](t, string(out)) {
+		ids = append(ids, s["id"].(string))
+	}
+	return ids
+}
+
+func TestRepairCommand(t *testing.T) {
+	e := newEnv(t)
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"a.txt": "one\n"})
+	e.ok("snapshot", dir, "-m", "one")
+	writeFiles(t, dir, map[string]string{"a.txt": "two\n"})
+	e.ok("snapshot", dir, "-m", "two")
+	before := jsonOf[[]map[string]any](t, e.ok("list", dir, "--json").out)
+
+	must(t, os.Remove(filepath.Join(e.store, "casckpt.db")))
+	if n := len(jsonOf[[]any](t, e.ok("list", dir, "--json").out)); n != 0 {
+		t.Fatalf("%d snapshots listed without a database", n)
+	}
+	r := jsonOf[map[string]any](t, e.ok("repair", "--json").out)
+	if r["snapshots"] != 2.0 || r["projects"] != 1.0 || r["from_old_database"] != 0.0 || r["old_database"] != nil ||
+		len(r["damaged_packs"].([]any)) != 0 || len(r["unreadable_packs"].([]any)) != 0 {
+		t.Fatalf("repair --json: %v", r)
+	}
+	after := jsonOf[[]map[string]any](t, e.ok("list", dir, "--json").out)
+	if len(after) != 2 || after[0]["id"] != before[0]["id"] || after[1]["id"] != before[1]["id"] || after[0]["reason"] != "two" {
+		t.Fatalf("rebuilt list %v, want %v", after, before)
+	}
+	out := e.ok("repair").out
+	if !strings.Contains(out, "rebuilt the database: 2 snapshots of 1 projects (2 from the old database") || !strings.Contains(out, "casckpt verify") {
+		t.Fatalf("repair output:\n%s", out)
+	}
+	e.ok("restore", dir, "@2")
+	if b, _ := os.ReadFile(filepath.Join(dir, "a.txt")); string(b) != "one\n" {
+		t.Fatalf("restore after repair: %q", b)
+	}
 }

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -89,12 +90,15 @@ func TestCrashLoop(t *testing.T) {
 	}
 	var complete []known
 	killed, finished := map[string]int{}, map[string]int{}
+	seen := map[string]bool{} // every snapshot ever listed
 	// typical is each operation's last full duration: kills land inside it.
-	typical := map[string]time.Duration{"snapshot": 30 * time.Millisecond, "restore": 30 * time.Millisecond, "gc": 10 * time.Millisecond, "prune": 10 * time.Millisecond}
+	typical := map[string]time.Duration{"snapshot": 30 * time.Millisecond, "restore": 30 * time.Millisecond, "gc": 10 * time.Millisecond,
+		"prune": 10 * time.Millisecond, "repair": 20 * time.Millisecond}
 	for i := range iterations {
-		op := []string{"snapshot", "restore", "gc", "prune"}[rng.IntN(4)]
+		op := []string{"snapshot", "restore", "gc", "prune", "repair"}[rng.IntN(5)]
 		var args []string
 		var before, target map[string][32]byte
+		var listedBefore []byte
 		switch op {
 		case "snapshot":
 			edit()
@@ -121,6 +125,9 @@ func TestCrashLoop(t *testing.T) {
 			args = []string{"gc", "--json"}
 		case "prune":
 			args = []string{"prune", "--max-size-mb", "6", "--retention-days", "0", "--json"}
+		case "repair":
+			listedBefore = mustRun("list", dir, "--json")
+			args = []string{"repair", "--json"}
 		}
 		tree := digest(t, dir)
 		c := casckpt(args...)
@@ -157,6 +164,25 @@ func TestCrashLoop(t *testing.T) {
 					t.Fatalf("iteration %d: a killed restore left %s neither old nor new", i, p)
 				}
 			}
+		}
+		now := listedIDs(t, mustRun("list", dir, "--json"))
+		if op == "repair" {
+			// Finished or killed, a repair loses no snapshot and brings
+			// back none that was dropped; it may add one whose commit a
+			// kill cut short (whole: its pack was synced before).
+			for _, id := range listedIDs(t, listedBefore) {
+				if !slices.Contains(now, id) {
+					t.Fatalf("iteration %d: repair (finished %v) lost snapshot %s", i, done, id)
+				}
+			}
+			for _, id := range now {
+				if seen[id] && !slices.Contains(listedIDs(t, listedBefore), id) {
+					t.Fatalf("iteration %d: repair (finished %v) brought back dropped snapshot %s", i, done, id)
+				}
+			}
+		}
+		for _, id := range now {
+			seen[id] = true
 		}
 		// The store is whole and usable again without any repair.
 		var v struct {
@@ -195,6 +221,16 @@ func TestCrashLoop(t *testing.T) {
 	if checked == 0 {
 		t.Fatal("no snapshot was left to check")
 	}
+}
+
+// listedIDs returns the IDs of a list --json output, in order.
+func listedIDs(t *testing.T, listing []byte) []string {
+	t.Helper()
+	var ids []string
+	for _, s := range jsonOf[[]map[string]any](t, string(listing)) {
+		ids = append(ids, s["id"].(string))
+	}
+	return ids
 }
 
 func listed(t *testing.T, listing []byte, id string) bool {

@@ -219,6 +219,69 @@ func newVerifyCommand(g *globals) *cobra.Command {
 	}
 }
 
+type repairJSON struct {
+	PacksRead       int      `json:"packs_read"`
+	ObjectsIndexed  int      `json:"objects_indexed"`
+	DamagedPacks    []string `json:"damaged_packs"`
+	UnreadablePacks []string `json:"unreadable_packs"`
+	Projects        int      `json:"projects"`
+	Snapshots       int      `json:"snapshots"`
+	FromOldDatabase int      `json:"from_old_database"`
+	OldDatabase     any      `json:"old_database"`
+}
+
+func newRepairCommand(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "repair",
+		Short: "rebuild the store's database from the packs",
+		Long: `repair rebuilds the store's database (casckpt.db) from the packs when it
+is damaged or lost. Every pack is read and each object checked against its
+hash; the snapshot records are rebuilt from the copy of its record that
+every snapshot stores in its pack, keeping the pins and numbering the old
+database still holds. Snapshots dropped earlier stay out when the old
+database still says so; if it cannot, they may come back (forget them
+again). The old database is kept beside the new one. Run verify afterwards.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			store, err := g.open()
+			if err != nil {
+				return err
+			}
+			res, err := store.Repair(cmd.Context())
+			if err != nil {
+				return err
+			}
+			doc := repairJSON{PacksRead: res.PacksRead, ObjectsIndexed: res.ObjectsIndexed,
+				DamagedPacks: orEmpty(res.DamagedPacks), UnreadablePacks: orEmpty(res.UnreadablePacks),
+				Projects: res.Projects, Snapshots: res.Snapshots, FromOldDatabase: res.FromOldDatabase}
+			if res.OldDatabase != "" {
+				doc.OldDatabase = res.OldDatabase
+			}
+			for _, p := range res.DamagedPacks {
+				g.warn(fmt.Sprintf("pack %s is damaged: the objects that could be read are indexed", p))
+			}
+			for _, p := range res.UnreadablePacks {
+				g.warn(fmt.Sprintf("pack %s has nothing readable: set aside as %s.damaged", p, p))
+			}
+			return g.emit(doc, func(w io.Writer) {
+				fmt.Fprintf(w, "rebuilt the database: %d snapshots of %d projects (%d from the old database, %d from the copies in the packs), %s objects in %d packs\n",
+					res.Snapshots, res.Projects, res.FromOldDatabase, res.Snapshots-res.FromOldDatabase, count(int64(res.ObjectsIndexed)), res.PacksRead)
+				if res.OldDatabase != "" {
+					fmt.Fprintf(w, "the old database is kept as %s: delete it once casckpt verify is clean\n", oneLine(res.OldDatabase))
+				}
+			})
+		},
+	}
+}
+
+// orEmpty makes a nil list encode as [], not null.
+func orEmpty(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
 func newClearCommand(g *globals) *cobra.Command {
 	var yes bool
 	cmd := &cobra.Command{

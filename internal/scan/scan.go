@@ -59,10 +59,16 @@ type Options struct {
 	// Cache is the project's stat cache by directory, and Trees reads the
 	// trees it names. Without both every file is read.
 	Cache map[string]index.DirCache
-	Trees cas.Getter
+	Trees Trees
 	// Progress, if set, is called after each file is hashed, from any
 	// goroutine, with the running totals.
 	Progress func(filesHashed, bytesHashed int64)
+}
+
+// Trees reads stored trees and tells which objects are stored.
+type Trees interface {
+	cas.Getter
+	Has(id cas.ID) (bool, error)
 }
 
 func (o Options) withDefaults() Options {
@@ -650,7 +656,11 @@ func (s *scanner) buildTree(n *node, rel string, res *Result) (cas.ID, error) {
 		}
 	}
 	if same && sub == len(n.dc.Subtrees) {
-		return n.dc.Tree, nil // nothing in or below it changed
+		// Nothing in or below it changed: the cached tree stands, if it is
+		// stored (a damaged cache could name anything).
+		if stored, err := s.opts.Trees.Has(n.dc.Tree); err == nil && stored {
+			return n.dc.Tree, nil
+		}
 	}
 	t := manifest.Tree{Entries: make([]manifest.Entry, 0, len(n.children))}
 	var rec index.DirCache

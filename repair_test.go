@@ -1,0 +1,254 @@
+package casckpt_test
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/casckpt/casckpt"
+	"github.com/casckpt/casckpt/cas"
+	"github.com/casckpt/casckpt/internal/testtree"
+)
+
+// repairFixture is a store with two projects: p1 with three snapshots (the
+// oldest pinned, then one forgotten but not yet collected), p2 with one.
+type repairFixture struct {
+	s         *casckpt.Store
+	p1, p2    string
+	trees     map[cas.ID]testtree.Tree // every kept snapshot's content
+	order     map[string][]cas.ID      // kept snapshots, newest first
+	pinned    cas.ID
+	forgotten cas.ID
+}
+
+func newRepairFixture(t *testing.T) *repairFixture {
+	t.Helper()
+	ctx := context.Background()
+	fx := &repairFixture{s: openStore(t), p1: t.TempDir(), p2: t.TempDir(), trees: map[cas.ID]testtree.Tree{}, order: map[string][]cas.ID{}}
+	take := func(dir string, tree testtree.Tree, reason string) cas.ID {
+		entries, _ := os.ReadDir(dir)
+		for _, e := range entries {
+			os.RemoveAll(filepath.Join(dir, e.Name()))
+		}
+		testtree.Write(t, dir, tree)
+		r := mustSnapshot(t, fx.s, dir, casckpt.SnapshotOptions{Reason: reason})
+		fx.trees[r.ID] = testtree.WithDirs(tree)
+		fx.order[dir] = append([]cas.ID{r.ID}, fx.order[dir]...)
+		return r.ID
+	}
+	fx.pinned = take(fx.p1, testtree.Tree{"a.go": {Data: "one\n"}, "bin/run": {Data: "#!/bin/sh\n", Exec: true}}, "first")
+	if _, err := fx.s.Pin(ctx, fx.p1, casckpt.Ref(fx.pinned.String())); err != nil {
+		t.Fatal(err)
+	}
+	fx.forgotten = take(fx.p1, testtree.Tree{"a.go": {Data: "two\n"}, "link": {Link: "a.go"}}, "second")
+	take(fx.p1, testtree.Tree{"a.go": {Data: "three\n"}, "big.bin": {Data: string(bytes.Repeat([]byte("0123456789"), 60_000))}}, "third")
+	take(fx.p2, testtree.Tree{"main.go": {Data: "package main\n"}}, "other")
+	if _, err := fx.s.Forget(ctx, fx.p1, casckpt.Ref(fx.forgotten.String())); err != nil {
+		t.Fatal(err)
+	}
+	fx.order[fx.p1] = slices.DeleteFunc(fx.order[fx.p1], func(id cas.ID) bool { return id == fx.forgotten })
+	delete(fx.trees, fx.forgotten)
+	return fx
+}
+
+// listed returns a project's snapshots, newest first.
+func (fx *repairFixture) listed(t *testing.T, dir string) []casckpt.ListEntry {
+	t.Helper()
+	list, err := fx.s.List(context.Background(), dir, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return list
+}
+
+// checkRestores restores every kept snapshot of both projects and compares
+// the trees byte for byte.
+func (fx *repairFixture) checkRestores(t *testing.T) {
+	t.Helper()
+	for _, dir := range []string{fx.p1, fx.p2} {
+		for _, id := range fx.order[dir] {
+			if _, err := fx.s.Restore(context.Background(), dir, casckpt.Ref(id.String()), casckpt.RestoreOptions{}); err != nil {
+				t.Fatalf("restore %s: %v", id.Short(), err)
+			}
+			if diff := testtree.Equal(fx.trees[id], testtree.Read(t, dir)); diff != "" {
+				t.Fatalf("restore %s after repair: %s", id.Short(), diff)
+			}
+		}
+	}
+}
+
+func ids(list []casckpt.ListEntry) []cas.ID {
+	var out []cas.ID
+	for _, e := range list {
+		out = append(out, e.ID)
+	}
+	return out
+}
+
+// TestRepairOfAnIntactDatabaseChangesNothing: the records, pins and the
+// forgetting are kept; the old database is kept beside the new one.
+func TestRepairOfAnIntactDatabaseChangesNothing(t *testing.T) {
+	fx := newRepairFixture(t)
+	res, err := fx.s.Repair(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Projects != 2 || res.Snapshots != 3 || res.FromOldDatabase != 3 || res.PacksRead != 4 || len(res.DamagedPacks) != 0 {
+		t.Fatalf("repair: %+v", res)
+	}
+	if _, err := os.Stat(res.OldDatabase); err != nil {
+		t.Fatalf("old database not kept: %v", err)
+	}
+	list := fx.listed(t, fx.p1)
+	if !slices.Equal(ids(list), fx.order[fx.p1]) || !list[1].Pinned {
+		t.Fatalf("p1 after repair: %v, want %v with the oldest pinned", ids(list), fx.order[fx.p1])
+	}
+	verifyClean(t, fx.s)
+	fx.checkRestores(t)
+}
+
+// TestRepairOfALostDatabase rebuilds every snapshot from the copies of
+// their records in the packs: same IDs, same order, same content. Pins are
+// lost and a snapshot forgotten but not yet collected comes back, as the
+// closing note of the repair says.
+func TestRepairOfALostDatabase(t *testing.T) {
+	ctx := context.Background()
+	fx := newRepairFixture(t)
+	if err := os.Remove(filepath.Join(fx.s.Dir(), "casckpt.db")); err != nil {
+		t.Fatal(err)
+	}
+	if list := fx.listed(t, fx.p1); len(list) != 0 {
+		t.Fatalf("%d snapshots without a database", len(list))
+	}
+	res, err := fx.s.Repair(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Projects != 2 || res.Snapshots != 4 || res.FromOldDatabase != 0 || res.OldDatabase != "" {
+		t.Fatalf("repair: %+v", res)
+	}
+	want := slices.Insert(slices.Clone(fx.order[fx.p1]), 1, fx.forgotten)
+	if got := ids(fx.listed(t, fx.p1)); !slices.Equal(got, want) {
+		t.Fatalf("p1 rebuilt: %v, want %v", got, want)
+	}
+	if got := ids(fx.listed(t, fx.p2)); !slices.Equal(got, fx.order[fx.p2]) {
+		t.Fatalf("p2 rebuilt: %v, want %v", got, fx.order[fx.p2])
+	}
+	verifyClean(t, fx.s)
+	fx.checkRestores(t)
+	// The store goes on: a new snapshot follows the rebuilt ones, and gc
+	// keeps everything listed.
+	os.WriteFile(filepath.Join(fx.p1, "new.txt"), []byte("new"), 0o644)
+	mustSnapshot(t, fx.s, fx.p1, casckpt.SnapshotOptions{})
+	if list := fx.listed(t, fx.p1); len(list) != 4 {
+		t.Fatalf("%d snapshots after a new one, want 4", len(list))
+	}
+	if _, err := fx.s.GC(ctx); err != nil {
+		t.Fatal(err)
+	}
+	verifyClean(t, fx.s)
+}
+
+// TestRepairOfDamagedPacks: a pack whose table is damaged is read object by
+// object; a pack with nothing readable is set aside, and verify then names
+// the snapshots that needed it.
+func TestRepairOfDamagedPacks(t *testing.T) {
+	ctx := context.Background()
+	fx := newRepairFixture(t)
+	packs, _ := filepath.Glob(filepath.Join(fx.s.Dir(), "packs", "*.pack"))
+	slices.SortFunc(packs, func(a, b string) int { return fileTime(t, a).Compare(fileTime(t, b)) })
+	// The first pack (p1's first snapshot): damage its table.
+	b, _ := os.ReadFile(packs[0])
+	b[len(b)-20] ^= 0xff
+	os.WriteFile(packs[0], b, 0o600)
+	// The last (p2's): nothing readable.
+	os.WriteFile(packs[3], bytes.Repeat([]byte{0xB7}, 500), 0o600)
+	os.Remove(filepath.Join(fx.s.Dir(), "casckpt.db"))
+
+	res, err := fx.s.Repair(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.DamagedPacks) != 1 || res.DamagedPacks[0] != filepath.Base(packs[0]) ||
+		len(res.UnreadablePacks) != 1 || res.UnreadablePacks[0] != filepath.Base(packs[3]) {
+		t.Fatalf("repair: %+v", res)
+	}
+	if _, err := os.Stat(packs[3] + ".damaged"); err != nil {
+		t.Fatalf("the unreadable pack was not set aside: %v", err)
+	}
+	// p2's only snapshot had its record copy in the lost pack: p2 is gone;
+	// p1's snapshots are all back and whole.
+	if len(fx.listed(t, fx.p2)) != 0 {
+		t.Fatal("p2 listed a snapshot whose pack is unreadable")
+	}
+	if got := ids(fx.listed(t, fx.p1)); len(got) != 3 {
+		t.Fatalf("p1: %d snapshots, want 3", len(got))
+	}
+	verifyClean(t, fx.s)
+}
+
+func fileTime(t *testing.T, p string) time.Time {
+	t.Helper()
+	st, err := os.Stat(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st.ModTime()
+}
+
+// TestGCRefusesAnIndexThatLostLiveObjects: when the index has lost the
+// entry of an object a kept snapshot needs, gc would take the object for
+// garbage and delete its pack. It must refuse and delete nothing; repair
+// brings the entry back from the pack, and gc then works.
+func TestGCRefusesAnIndexThatLostLiveObjects(t *testing.T) {
+	ctx := context.Background()
+	fx := newRepairFixture(t)
+	dbPath := filepath.Join(fx.s.Dir(), "casckpt.db")
+	db, err := bolt.Open(dbPath, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = db.Update(func(tx *bolt.Tx) error {
+		// Drop every chunk entry: the live ones among them are lost.
+		b := tx.Bucket([]byte("objects"))
+		var keys [][]byte
+		b.ForEach(func(k, v []byte) error {
+			if v[16] == byte(cas.KindChunk) {
+				keys = append(keys, bytes.Clone(k))
+			}
+			return nil
+		})
+		for _, k := range keys {
+			if err := b.Delete(k); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	db.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, _ := filepath.Glob(filepath.Join(fx.s.Dir(), "packs", "*"))
+	if _, err := fx.s.GC(ctx); err == nil || !strings.Contains(err.Error(), "casckpt repair") {
+		t.Fatalf("gc on an index that lost live objects: %v", err)
+	}
+	if after, _ := filepath.Glob(filepath.Join(fx.s.Dir(), "packs", "*")); !slices.Equal(before, after) {
+		t.Fatalf("gc refused but changed the packs: %v -> %v", before, after)
+	}
+	if _, err := fx.s.Repair(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fx.s.GC(ctx); err != nil {
+		t.Fatalf("gc after repair: %v", err)
+	}
+	verifyClean(t, fx.s)
+	fx.checkRestores(t)
+}
