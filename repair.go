@@ -30,9 +30,9 @@ type RepairResult struct {
 	UnreadablePacks []string
 	Projects        int
 	Snapshots       int
-	// FromOldDatabase counts the snapshots taken from the old database,
-	// which could be read; the others were rebuilt from the copies of their
-	// records in the packs (without their pins).
+	// FromOldDatabase counts the snapshots the old database still held,
+	// whose pins and numbers were kept; the others were rebuilt from the
+	// copies of their records alone (unpinned).
 	FromOldDatabase int
 	// OldDatabase is where the database that was replaced is kept ("" when
 	// there was none): delete it once the store has been verified.
@@ -42,13 +42,13 @@ type RepairResult struct {
 // Repair rebuilds the store's database from the packs, for when it is
 // damaged or lost: every pack is read and each object checked against its
 // ID, the object index is made anew from the sound objects, and the
-// snapshot records are taken from the old database where it can still be
-// read (keeping pins, and leaving out snapshots that were forgotten), or
-// else rebuilt from the copies of their records that every snapshot stores
-// in its pack. The stat cache starts empty. The old database is kept
+// snapshot records are rebuilt from the copies of their records that every
+// snapshot stores in its pack, with the pins and numbers the old database
+// still holds and without the snapshots it lists as dropped (see
+// chooseSnapshots). The stat cache starts empty. The old database is kept
 // beside the new one. Run Verify afterwards: a snapshot whose data was in
 // an unreadable part of a pack is reported damaged.
-func (s *Store) Repair(ctx context.Context) (_ RepairResult, err error) {
+func (s *Store) Repair(ctx context.Context) (RepairResult, error) {
 	var res RepairResult
 	if _, err := os.Stat(s.packsDir()); errors.Is(err, os.ErrNotExist) {
 		return res, nil // nothing stored: nothing to repair
