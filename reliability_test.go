@@ -19,6 +19,18 @@ func TestStoreIsPrivateAndHoldsNoSecrets(t *testing.T) {
 	secret := "AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI-only-in-env"
 	testtree.Write(t, dir, testtree.Tree{".env": {Data: secret}, ".env.production": {Data: secret}, "app.py": {Data: "print(1)\n"}})
 	mustSnapshot(t, s, dir, casckpt.SnapshotOptions{})
+	checkPrivate(t, s)
+	// A repair's new database and the old one it keeps are private too.
+	if _, err := s.Repair(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	checkPrivate(t, s)
+}
+
+// checkPrivate fails unless every directory of the store is 0700, every
+// file 0600 or stricter, and no file holds the secret of the .env file.
+func checkPrivate(t *testing.T, s *casckpt.Store) {
+	t.Helper()
 	err := filepath.WalkDir(s.Dir(), func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err

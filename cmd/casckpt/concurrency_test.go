@@ -12,7 +12,7 @@ import (
 )
 
 // TestProcessesShareAStore runs eight casckpt processes snapshotting
-// separate and shared projects while a ninth loops gc and prune, then checks
+// separate and shared projects while a ninth loops gc, prune and repair, then checks
 // that verify is clean and every snapshot restores byte for byte.
 func TestProcessesShareAStore(t *testing.T) {
 	bin := binary(t)
@@ -87,7 +87,7 @@ func TestProcessesShareAStore(t *testing.T) {
 				return
 			default:
 			}
-			for _, args := range [][]string{{"gc"}, {"prune", "--retention-days", "0"}} {
+			for _, args := range [][]string{{"gc"}, {"prune", "--retention-days", "0"}, {"repair"}} {
 				if _, err := casckpt(args...); err != nil {
 					errs <- err
 					return

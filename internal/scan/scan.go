@@ -185,7 +185,16 @@ func Scan(ctx context.Context, root string, put cas.Putter, opts Options) (Resul
 		return Result{}, err
 	}
 	res := Result{CachePut: map[string]index.DirCache{}}
-	id, err := s.buildTree(top, "", &res)
+	id, cached, err := s.buildTree(top, "", &res)
+	if err == nil && cached {
+		err = s.checkCachedTree(id)
+	}
+	if errors.Is(err, errCacheDamaged) {
+		// The stat cache names a tree the store lacks: it is damaged.
+		// Scan again without it, reading every file.
+		opts.Cache = nil
+		return Scan(ctx, root, put, opts)
+	}
 	if err != nil {
 		return Result{}, err
 	}
@@ -628,10 +637,30 @@ func putContent(ctx context.Context, put cas.Putter, r io.Reader, size int64, bu
 	return c, nil
 }
 
+// errCacheDamaged: the stat cache named a tree that is not stored.
+var errCacheDamaged = errors.New("stat cache names a tree the store lacks")
+
+// checkCachedTree makes sure a tree taken from the stat cache is stored
+// before a new tree refers to it.
+func (s *scanner) checkCachedTree(id cas.ID) error {
+	stored, err := s.opts.Trees.Has(id)
+	if err != nil {
+		return err
+	}
+	if !stored {
+		return errCacheDamaged
+	}
+	return nil
+}
+
 // buildTree stores the trees bottom-up, fills the result's counts and the
-// stat cache records of the directories that changed.
-func (s *scanner) buildTree(n *node, rel string, res *Result) (cas.ID, error) {
+// stat cache records of the directories that changed. cached is true when
+// nothing in or below n changed and its tree is the one the stat cache
+// names; the caller checks that it is stored when a new tree refers to it
+// (only there, so that an unchanged tree costs no lookups).
+func (s *scanner) buildTree(n *node, rel string, res *Result) (_ cas.ID, cached bool, _ error) {
 	subtrees := map[string]cas.ID{}
+	var fromCache []cas.ID // subtrees taken from the cache
 	same := n.sameFiles
 	sub := 0 // position among the subdirectories
 	for _, c := range n.children {
@@ -641,11 +670,14 @@ func (s *scanner) buildTree(n *node, rel string, res *Result) (cas.ID, error) {
 			s.exclude(childRel)
 			same = false
 		case manifest.KindDir:
-			id, err := s.buildTree(c, childRel, res)
+			id, cached, err := s.buildTree(c, childRel, res)
 			if err != nil {
-				return cas.ID{}, err
+				return cas.ID{}, false, err
 			}
 			subtrees[c.name] = id
+			if cached {
+				fromCache = append(fromCache, id)
+			}
 			if !same || sub >= len(n.dc.Subtrees) || n.dc.Subtrees[sub] != id {
 				same = false
 			}
@@ -656,10 +688,11 @@ func (s *scanner) buildTree(n *node, rel string, res *Result) (cas.ID, error) {
 		}
 	}
 	if same && sub == len(n.dc.Subtrees) {
-		// Nothing in or below it changed: the cached tree stands, if it is
-		// stored (a damaged cache could name anything).
-		if stored, err := s.opts.Trees.Has(n.dc.Tree); err == nil && stored {
-			return n.dc.Tree, nil
+		return n.dc.Tree, true, nil // nothing in or below it changed
+	}
+	for _, id := range fromCache {
+		if err := s.checkCachedTree(id); err != nil {
+			return cas.ID{}, false, err
 		}
 	}
 	t := manifest.Tree{Entries: make([]manifest.Entry, 0, len(n.children))}
@@ -687,7 +720,7 @@ func (s *scanner) buildTree(n *node, rel string, res *Result) (cas.ID, error) {
 				if old, ok := n.cachedTree.Lookup(c.name); ok && old.Kind == manifest.KindFile && old.Size == c.size {
 					c.chunks, c.lines, c.binary = old.Chunks, old.Lines, old.Binary
 				} else if err := s.hashFile(s.ctx, hashJob{rel: path.Join(rel, c.name), n: c}); err != nil {
-					return cas.ID{}, err
+					return cas.ID{}, false, err
 				}
 				if c.kind == 0 {
 					s.exclude(path.Join(rel, c.name))
@@ -709,9 +742,9 @@ func (s *scanner) buildTree(n *node, rel string, res *Result) (cas.ID, error) {
 	rec.Names = index.NamesHash(names, kinds)
 	id, err := manifest.Put(s.ctx, s.put, t)
 	if err != nil {
-		return cas.ID{}, err
+		return cas.ID{}, false, err
 	}
 	rec.Tree = id
 	res.CachePut[rel] = rec
-	return id, nil
+	return id, false, nil
 }

@@ -218,6 +218,22 @@ func TestStatCacheSkipsUnchangedFiles(t *testing.T) {
 	if fourth.Root != third.Root {
 		t.Fatal("a missing cached tree changed the result")
 	}
+	// A damaged cache that names trees the store lacks: an unchanged
+	// subtree (c/e) under a changed directory, and then the whole root.
+	// The scan must never refer to a tree that is not stored.
+	m.Delete(cache["c/e"].Tree)
+	os.WriteFile(filepath.Join(dir, "c/d"), []byte("d2"), 0o644)
+	damaged := scanWith()
+	if err := manifest.Walk(context.Background(), m, damaged.Root, func(string, manifest.Entry) error { return nil }); err != nil {
+		t.Fatalf("a scan over a damaged cache refers to a missing tree: %v", err)
+	}
+	m.Delete(damaged.Root)
+	if again := scanWith(); again.Root != damaged.Root || again.Hashed == 0 {
+		t.Fatalf("an unchanged tree whose cached root is gone: same root %v, hashed %d", again.Root == damaged.Root, again.Hashed)
+	}
+	if stored, _ := m.Has(damaged.Root); !stored {
+		t.Fatal("the root the scan returned is not stored")
+	}
 	os.RemoveAll(filepath.Join(dir, "c"))
 	fifth := scanWith()
 	if !slices.Contains(fifth.CacheRemove, "c") || !slices.Contains(fifth.CacheRemove, "c/e") {
