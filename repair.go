@@ -59,6 +59,12 @@ func (s *Store) Repair(ctx context.Context) (RepairResult, error) {
 	}
 	defer ss.end()
 
+	// Databases a killed repair or creation left half made.
+	if leftovers, err := filepath.Glob(s.dbPath() + ".tmp-*"); err == nil {
+		for _, f := range leftovers {
+			_ = os.Remove(f)
+		}
+	}
 	old := readOldIndex(s.dbPath(), s.opts.LockTimeout)
 	packs, copies, err := salvagePacks(ctx, s.packsDir(), &res)
 	if err != nil {

@@ -96,9 +96,14 @@ func ids(list []casckpt.ListEntry) []cas.ID {
 // forgetting are kept; the old database is kept beside the new one.
 func TestRepairOfAnIntactDatabaseChangesNothing(t *testing.T) {
 	fx := newRepairFixture(t)
+	leftover := filepath.Join(fx.s.Dir(), "casckpt.db.tmp-0123456789abcdef") // of a killed repair
+	os.WriteFile(leftover, []byte("half made"), 0o600)
 	res, err := fx.s.Repair(context.Background())
 	if err != nil {
 		t.Fatal(err)
+	}
+	if _, err := os.Stat(leftover); err == nil {
+		t.Fatal("repair left a half-made database of an earlier one")
 	}
 	if res.Projects != 2 || res.Snapshots != 3 || res.FromOldDatabase != 3 || res.PacksRead != 4 || len(res.DamagedPacks) != 0 {
 		t.Fatalf("repair: %+v", res)
