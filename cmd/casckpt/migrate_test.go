@@ -85,6 +85,14 @@ func TestMigrateStatusClearLegacy(t *testing.T) {
 	if again := jsonOf[map[string]any](t, e.ok("migrate", "--from", checkpoints, "--json").out); again["snapshots_imported"] != 0.0 || again["snapshots_skipped"] != 2.0 {
 		t.Fatalf("second migrate: %v", again)
 	}
+	// A lost database, repaired from the packs, still knows what was
+	// imported: the imported snapshots are back and nothing is imported
+	// twice.
+	must(t, os.Remove(filepath.Join(e.store, "casckpt.db")))
+	e.ok("repair")
+	if again := jsonOf[map[string]any](t, e.ok("migrate", "--json").out); again["snapshots_imported"] != 0.0 || again["snapshots_skipped"] != 2.0 {
+		t.Fatalf("migrate after a repair: %v", again)
+	}
 	list := jsonOf[[]map[string]any](t, e.ok("list", workdir, "--json").out)
 	if len(list) != 2 || list[0]["reason"] != "checkpoint 2" {
 		t.Fatalf("imported snapshots: %v", list)
