@@ -212,7 +212,7 @@ func newVerifyCommand(g *globals) *cobra.Command {
 			}
 			if len(res.Damaged) > 0 {
 				g.jsonDone = true
-				return fmt.Errorf("%d damaged snapshots; restore refuses them and names the newest intact one, forget removes them", len(res.Damaged))
+				return fmt.Errorf("%d damaged snapshots; restore refuses them and names the newest intact one; casckpt repair, then a snapshot of files that still hold the lost data, stores it again; forget removes them", len(res.Damaged))
 			}
 			return nil
 		},
