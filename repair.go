@@ -20,16 +20,16 @@ import (
 
 // RepairResult says what Repair rebuilt.
 type RepairResult struct {
-	PacksRead      int
-	ObjectsIndexed int
+	PacksRead      int // pack files read
+	ObjectsIndexed int // distinct sound objects in the new index
 	// DamagedPacks are pack files with unreadable parts: their sound
 	// objects are indexed all the same. UnreadablePacks held no object
 	// that could be read; each was renamed to end in ".damaged", out of
 	// gc's way.
 	DamagedPacks    []string
 	UnreadablePacks []string
-	Projects        int
-	Snapshots       int
+	Projects        int // projects in the new database
+	Snapshots       int // snapshots in the new database
 	// FromOldDatabase counts the snapshots the old database still held,
 	// whose pins and numbers were kept; the others were rebuilt from the
 	// copies of their records alone (unpinned).

@@ -14,8 +14,8 @@ import (
 
 // SalvagedPack is what Salvage recovered from one pack file.
 type SalvagedPack struct {
-	Name [16]byte
-	Size int64
+	Name [16]byte // from the file name
+	Size int64    // of the file
 	// Entries are the objects whose bytes match their ID, in pack order.
 	Entries []PackEntry
 	// Damaged is set when the table or an object could not be read: the
