@@ -78,8 +78,18 @@ func TestFullDiskAtEveryPoint(t *testing.T) {
 		step = 64 << 10
 	}
 	trees := sweepTrees()
-	for _, op := range []string{"snapshot", "gc", "restore"} {
+	// "restore" (to A) first takes its pre-restore snapshot of C, which
+	// meets the full disk first. "restore-written" has C snapshotted
+	// already and goes to B, whose 600 small files replace C's: its own
+	// writes to the project meet it (in steps 8 times larger, as they need
+	// 600 pages).
+	for _, op := range []string{"snapshot", "gc", "restore", "restore-written"} {
 		t.Run(op, func(t *testing.T) {
+			step := step
+			target := "A"
+			if op == "restore-written" {
+				step, target = 8*step, "B"
+			}
 			free := int64(0)
 			for ; ; free += step {
 				work := filepath.Join(disk, "work")
@@ -94,14 +104,15 @@ func TestFullDiskAtEveryPoint(t *testing.T) {
 				for _, name := range []string{"A", "B", "D", "E", "F", "C"} {
 					os.RemoveAll(dir)
 					testtree.Write(t, dir, trees[name])
-					if name != "C" {
+					if name != "C" || op == "restore-written" {
 						ids[name] = jsonOf[map[string]any](t, e.ok("snapshot", dir, "--json", "-m", name).out)["id"].(string)
 					}
 				}
 				args := map[string][]string{
-					"snapshot": {"snapshot", dir},
-					"gc":       {"gc"},
-					"restore":  {"restore", dir, ids["A"]},
+					"snapshot":        {"snapshot", dir},
+					"gc":              {"gc"},
+					"restore":         {"restore", dir, ids["A"]},
+					"restore-written": {"restore", dir, ids["B"]},
 				}[op]
 				if op == "gc" {
 					e.ok("forget", dir, ids["B"])
@@ -115,9 +126,9 @@ func TestFullDiskAtEveryPoint(t *testing.T) {
 						t.Fatalf("%d bytes free: the message does not say what to do: %q", free, r.err)
 					}
 				}
-				if op == "restore" {
+				if strings.HasPrefix(op, "restore") {
 					now := testtree.Read(t, dir)
-					oldTree, newTree := testtree.WithDirs(trees["C"]), testtree.WithDirs(trees["A"])
+					oldTree, newTree := testtree.WithDirs(trees["C"]), testtree.WithDirs(trees[target])
 					for p, got := range now {
 						if strings.Contains(p, ".casckpt-") {
 							t.Fatalf("%d bytes free: the restore left %s", free, p)
@@ -153,14 +164,17 @@ func TestFullDiskAtEveryPoint(t *testing.T) {
 						t.Fatalf("%d bytes free: snapshot %s was lost", free, name)
 					}
 				}
-				if op == "restore" {
-					if diff := testtree.Equal(testtree.WithDirs(trees["A"]), testtree.Read(t, dir)); diff != "" {
+				if strings.HasPrefix(op, "restore") {
+					if diff := testtree.Equal(testtree.WithDirs(trees[target]), testtree.Read(t, dir)); diff != "" {
 						t.Fatalf("%d bytes free: the restore once space was back: %s", free, diff)
 					}
 				}
 				if r.code == 0 {
 					break
 				}
+			}
+			if free == 0 {
+				t.Fatalf("%s succeeded with no space free: the sweep tested nothing", op)
 			}
 			t.Logf("%s failed with 0 to %d bytes free, then succeeded", op, free-step)
 		})
