@@ -240,7 +240,8 @@ hash; the snapshot records are rebuilt from the copy of its record that
 every snapshot stores in its pack, keeping the pins and numbering the old
 database still holds. Snapshots dropped earlier stay out when the old
 database still says so; if it cannot, they may come back (forget them
-again). The old database is kept beside the new one. Run verify afterwards.`,
+again). A snapshot whose commit a crash cut short comes back too, whole.
+The old database is kept beside the new one. Run verify afterwards.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			store, err := g.open()
