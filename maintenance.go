@@ -118,15 +118,11 @@ func (ss *session) collect(ctx context.Context, req collectRequest) (collectResu
 		if err := checkLiveIndexed(graph, objects); err != nil {
 			return err
 		}
-		droppedPacks, err := droppedCopyPacks(tx, objects, ss.s.packsDir())
-		if err != nil {
+		if err := updateDroppedList(tx, objects, ss.s.packsDir()); err != nil {
 			return err
 		}
 		sweep, err = cas.PrepareSweep(ctx, tx, ss.s.packsDir(), live, opts)
 		if err != nil {
-			return err
-		}
-		if err := rememberCopyPacks(tx, droppedPacks); err != nil {
 			return err
 		}
 		res.objectsDeleted = sweep.ObjectsDeleted
@@ -249,19 +245,20 @@ func checkLiveIndexed(graph *gc.Graph, objects *cas.Store) error {
 	return nil
 }
 
-// droppedCopyPacks returns the record copy of every dropped snapshot with
-// the pack that holds it. Dead objects leave the index at a sweep but stay
-// in their pack until it is rewritten, so the pack is looked up once, while
-// the copy is still indexed, and remembered; a copy is taken off the list
-// once its pack file is gone from the index and the disk.
-func droppedCopyPacks(tx *bolt.Tx, objects *cas.Store, packsDir string) (map[cas.ID][16]byte, error) {
+// updateDroppedList brings the list of dropped snapshots' record copies
+// up to date before a sweep. Dead objects leave the index at a sweep but
+// stay in their pack until it is rewritten, so a newly dropped copy's pack
+// is looked up now, while the copy is still indexed, and remembered (dead
+// objects never move); a copy is taken off the list once its pack file is
+// gone from the index and the disk.
+func updateDroppedList(tx *bolt.Tx, objects *cas.Store, packsDir string) error {
 	dropped, err := index.Dropped(tx)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	packs, err := cas.Packs(tx)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	names := make(map[uint32][16]byte, len(packs))
 	indexed := make(map[[16]byte]bool, len(packs))
@@ -270,31 +267,19 @@ func droppedCopyPacks(tx *bolt.Tx, objects *cas.Store, packsDir string) (map[cas
 		indexed[p.Name] = true
 	}
 	for id, pack := range dropped {
-		gone := false
-		if pack == ([16]byte{}) {
-			l, err := objects.Locate(id)
-			if err == nil {
-				dropped[id] = names[l.Pack]
+		switch {
+		case pack == [16]byte{}:
+			if l, lerr := objects.Locate(id); lerr == nil {
+				err = index.SetDropped(tx, id, names[l.Pack])
+			} else {
+				err = index.DeleteDropped(tx, id) // in no indexed pack: it never was
 			}
-			gone = err != nil // in no indexed pack: it never was
-		} else if !indexed[pack] {
-			_, err := os.Stat(filepath.Join(packsDir, cas.PackInfo{Name: pack}.FileName()))
-			gone = errors.Is(err, fs.ErrNotExist)
-		}
-		if gone {
-			delete(dropped, id)
-			if err := index.DeleteDropped(tx, id); err != nil {
-				return nil, err
+		case !indexed[pack]:
+			if _, serr := os.Stat(filepath.Join(packsDir, cas.PackInfo{Name: pack}.FileName())); errors.Is(serr, fs.ErrNotExist) {
+				err = index.DeleteDropped(tx, id)
 			}
 		}
-	}
-	return dropped, nil
-}
-
-// rememberCopyPacks records the pack of each dropped copy looked up.
-func rememberCopyPacks(tx *bolt.Tx, droppedPacks map[cas.ID][16]byte) error {
-	for id, pack := range droppedPacks {
-		if err := index.SetDropped(tx, id, pack); err != nil {
+		if err != nil {
 			return err
 		}
 	}

@@ -75,7 +75,7 @@ func (s *Store) Repair(ctx context.Context) (RepairResult, error) {
 	for _, list := range snaps {
 		res.Snapshots += len(list)
 		for _, sn := range list {
-			if old.knows(sn.ID) {
+			if _, ok := old.byID[sn.ID]; ok {
 				res.FromOldDatabase++
 			}
 		}
@@ -131,18 +131,15 @@ type oldIndex struct {
 	projects map[string]index.Project    // by workdir
 	snaps    map[string][]index.Snapshot // projects whose snapshots read whole
 	origins  map[string]cas.ID
-	dropped  map[cas.ID][16]byte // record copies of dropped snapshots
-	ids      map[cas.ID]bool     // the snapshots in snaps
+	dropped  map[cas.ID][16]byte       // record copies of dropped snapshots
+	byID     map[cas.ID]index.Snapshot // the snapshots in snaps
 }
-
-// knows reports whether the old database lists snapshot id.
-func (old oldIndex) knows(id cas.ID) bool { return old.ids[id] }
 
 // readOldIndex reads what it can of a possibly damaged database: each part
 // that fails to read (an error, or a panic of bbolt on a damaged page) is
 // left out.
 func readOldIndex(path string, timeout time.Duration) oldIndex {
-	old := oldIndex{projects: map[string]index.Project{}, snaps: map[string][]index.Snapshot{}, origins: map[string]cas.ID{}, dropped: map[cas.ID][16]byte{}, ids: map[cas.ID]bool{}}
+	old := oldIndex{projects: map[string]index.Project{}, snaps: map[string][]index.Snapshot{}, origins: map[string]cas.ID{}, dropped: map[cas.ID][16]byte{}, byID: map[cas.ID]index.Snapshot{}}
 	var db *bolt.DB
 	guard := func(fn func() error) (err error) {
 		defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
@@ -169,7 +166,7 @@ func readOldIndex(path string, timeout time.Duration) oldIndex {
 		}) == nil {
 			old.snaps[p.Workdir] = list
 			for _, sn := range list {
-				old.ids[sn.ID] = true
+				old.byID[sn.ID] = sn
 			}
 		}
 	}
@@ -257,12 +254,6 @@ func salvagePacks(ctx context.Context, dir string, res *RepairResult) ([]cas.Sal
 // crash cut short comes back, whole: its pack was synced before. Sequence
 // numbers are made unique, in the order the snapshots were taken.
 func chooseSnapshots(old oldIndex, copies []recordCopy, now time.Time) (map[string][]index.Snapshot, []index.Project) {
-	oldByID := map[cas.ID]index.Snapshot{}
-	for _, list := range old.snaps {
-		for _, sn := range list {
-			oldByID[sn.ID] = sn
-		}
-	}
 	claimed := map[cas.ID]bool{} // old records a copy stands for
 	snaps := map[string][]index.Snapshot{}
 	for _, c := range copies {
@@ -270,7 +261,7 @@ func chooseSnapshots(old oldIndex, copies []recordCopy, now time.Time) (map[stri
 			continue
 		}
 		sn := c.rec
-		if o, ok := oldByID[sn.ID]; ok && o.Project == sn.Project {
+		if o, ok := old.byID[sn.ID]; ok && o.Project == sn.Project {
 			sn.Seq, sn.Pinned = o.Seq, o.Pinned
 			claimed[o.ID] = true
 		}

@@ -101,11 +101,7 @@ func listing(t *testing.T, bin, store, home, dir string) []string {
 	if err != nil {
 		t.Fatalf("list: %v", err)
 	}
-	var ids []string
-	for _, s := range jsonOf[[]map[string]any](t, string(out)) {
-		ids = append(ids, s["id"].(string))
-	}
-	return ids
+	return listedIDs(t, out)
 }
 
 func TestRepairCommand(t *testing.T) {
