@@ -13,13 +13,20 @@ import (
 // ErrBusy is returned when the store's lock could not be taken in time.
 var ErrBusy = errors.New("store is busy")
 
+// errLockReplaced: the lock file was deleted or replaced (by clear) while
+// this process waited on it, so the lock it got protects nothing.
+var errLockReplaced = errors.New("the store's lock file was replaced while waiting for it")
+
 // storeLock is a held flock on the store's lock file.
 type storeLock struct{ f *os.File }
 
-// lockStore takes the store lock, shared or exclusive, waiting up to timeout.
-// flock locks belong to the open file, so they also exclude other goroutines
-// of this process, and the kernel drops them when a process dies.
-func lockStore(ctx context.Context, path string, exclusive bool, timeout time.Duration) (*storeLock, error) {
+// lockStore takes the store lock, shared or exclusive, waiting until
+// deadline. flock locks belong to the open file, so they also exclude other
+// goroutines of this process, and the kernel drops them when a process
+// dies. A lock on a file that is no longer the one at path (clear deleted
+// the store meanwhile) is released and errLockReplaced returned: the caller
+// makes the store again and retries.
+func lockStore(ctx context.Context, path string, exclusive bool, deadline time.Time, timeout time.Duration) (*storeLock, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("open lock: %w", err)
@@ -28,11 +35,14 @@ func lockStore(ctx context.Context, path string, exclusive bool, timeout time.Du
 	if exclusive {
 		how = unix.LOCK_EX
 	}
-	deadline := time.Now().Add(timeout)
 	wait := time.Millisecond
 	for {
 		err := unix.Flock(int(f.Fd()), how|unix.LOCK_NB)
 		if err == nil {
+			if !sameFile(f, path) {
+				f.Close()
+				return nil, errLockReplaced
+			}
 			return &storeLock{f: f}, nil
 		}
 		if !errors.Is(err, unix.EWOULDBLOCK) && !errors.Is(err, unix.EINTR) {
@@ -51,6 +61,16 @@ func lockStore(ctx context.Context, path string, exclusive bool, timeout time.Du
 		}
 		wait = min(2*wait, 50*time.Millisecond)
 	}
+}
+
+// sameFile reports whether the open file f is the file now at path (same
+// device and inode).
+func sameFile(f *os.File, path string) bool {
+	var held, current unix.Stat_t
+	if unix.Fstat(int(f.Fd()), &held) != nil || unix.Stat(path, &current) != nil {
+		return false
+	}
+	return held.Dev == current.Dev && held.Ino == current.Ino
 }
 
 func (l *storeLock) unlock() {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -21,7 +22,7 @@ func TestBusyStoreGivesUpWithAClearMessage(t *testing.T) {
 	if _, err := s.Snapshot(ctx, dir, SnapshotOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	held, err := lockStore(ctx, s.lockPath(), true, time.Second) // as gc holds it
+	held, err := lockStore(ctx, s.lockPath(), true, time.Now().Add(time.Second), time.Second) // as gc holds it
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,4 +37,75 @@ func TestBusyStoreGivesUpWithAClearMessage(t *testing.T) {
 	if _, err := s.Snapshot(ctx, dir, SnapshotOptions{}); err != nil {
 		t.Fatalf("after the holder went away: %v", err)
 	}
+}
+
+// TestLockWaiterFollowsAClearedStore: a process waiting on the lock while
+// clear deletes the store must not go on holding the deleted lock file,
+// where a gc taking the new lock would not see it.
+func TestLockWaiterFollowsAClearedStore(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(filepath.Join(t.TempDir(), "store"), Options{LockTimeout: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "f"), []byte("x"), 0o644)
+	if _, err := s.Snapshot(ctx, dir, SnapshotOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	held, err := lockStore(ctx, s.lockPath(), true, time.Now().Add(time.Second), time.Second) // as clear holds it
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan *session)
+	go func() {
+		ss, err := s.begin(ctx, false, true) // a snapshot waiting its turn
+		if err != nil {
+			t.Error(err)
+		}
+		got <- ss
+	}()
+	// Wait until the waiter has opened the old lock file: its flock
+	// attempts fail while the exclusive lock is held.
+	for !lockFileOpenedElsewhere(t, s.lockPath(), held) {
+		time.Sleep(time.Millisecond)
+	}
+	// clear: delete everything, the lock file last, then let go.
+	if err := os.RemoveAll(s.Dir()); err != nil {
+		t.Fatal(err)
+	}
+	held.unlock()
+	ss := <-got
+	if ss == nil {
+		t.FailNow()
+	}
+	defer ss.end()
+	if !sameFile(ss.lock.f, s.lockPath()) {
+		t.Fatal("the waiter holds the deleted lock file, not the one at the lock path")
+	}
+	if _, err := lockStore(ctx, s.lockPath(), true, time.Now(), 0); !errors.Is(err, ErrBusy) {
+		t.Fatalf("a gc could take the exclusive lock beside the waiter's: %v", err)
+	}
+	if _, err := os.Stat(s.packsDir()); err != nil {
+		t.Fatalf("the waiter did not make the store again: %v", err)
+	}
+}
+
+// lockFileOpenedElsewhere reports whether some descriptor of this process
+// other than held's refers to the file at path.
+func lockFileOpenedElsewhere(t *testing.T, path string, held *storeLock) bool {
+	t.Helper()
+	fds, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Skip("no /proc/self/fd")
+	}
+	for _, fd := range fds {
+		if fd.Name() == strconv.Itoa(int(held.f.Fd())) {
+			continue
+		}
+		if target, err := os.Readlink(filepath.Join("/proc/self/fd", fd.Name())); err == nil && target == path {
+			return true
+		}
+	}
+	return false
 }

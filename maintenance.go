@@ -188,7 +188,7 @@ func (s *Store) collectIfDue(ctx context.Context) {
 	if !due {
 		return
 	}
-	lock, err := lockStore(ctx, s.lockPath(), true, 0)
+	lock, err := lockStore(ctx, s.lockPath(), true, time.Now(), 0)
 	if err != nil {
 		return
 	}

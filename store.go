@@ -143,19 +143,27 @@ type session struct {
 
 // begin takes the store lock. With create it makes the store's directories
 // first; without, a missing store yields a session that reads as empty.
+// A lock whose file clear deleted while this process waited is retried on
+// the store as it is now (made again with create, else read as empty).
 func (s *Store) begin(ctx context.Context, exclusive, create bool) (*session, error) {
-	if create {
-		if err := s.ensureDirs(); err != nil {
+	deadline := time.Now().Add(s.opts.LockTimeout)
+	for {
+		if create {
+			if err := s.ensureDirs(); err != nil {
+				return nil, err
+			}
+		} else if _, err := os.Stat(s.dir); errors.Is(err, fs.ErrNotExist) {
+			return &session{s: s, objects: cas.NewStore(s.packsDir(), nil)}, nil
+		}
+		lock, err := lockStore(ctx, s.lockPath(), exclusive, deadline, s.opts.LockTimeout)
+		if (errors.Is(err, errLockReplaced) || errors.Is(err, fs.ErrNotExist)) && time.Now().Before(deadline) {
+			continue // the store was cleared meanwhile
+		}
+		if err != nil {
 			return nil, err
 		}
-	} else if _, err := os.Stat(s.dir); errors.Is(err, fs.ErrNotExist) {
-		return &session{s: s, objects: cas.NewStore(s.packsDir(), nil)}, nil
+		return &session{s: s, lock: lock, objects: cas.NewStore(s.packsDir(), nil)}, nil
 	}
-	lock, err := lockStore(ctx, s.lockPath(), exclusive, s.opts.LockTimeout)
-	if err != nil {
-		return nil, err
-	}
-	return &session{s: s, lock: lock, objects: cas.NewStore(s.packsDir(), nil)}, nil
 }
 
 // view opens the database read-only and starts the session's read

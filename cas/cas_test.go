@@ -200,6 +200,34 @@ func TestAbortLeavesNoFiles(t *testing.T) {
 	}
 }
 
+// TestCommitRefusesAVanishedPack: a pack deleted between its flush and the
+// commit (clear ran, or a sweep that did not see it) is never referenced.
+func TestCommitRefusesAVanishedPack(t *testing.T) {
+	db, dir := testDB(t)
+	w := NewWriter(nil, dir, nil)
+	id, err := w.Put(context.Background(), KindChunk, []byte("x"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	packs, _ := filepath.Glob(filepath.Join(dir, "*"+PackSuffix))
+	for _, p := range packs {
+		os.Remove(p)
+	}
+	err = db.Update(func(tx *bolt.Tx) error { _, err := w.Commit(tx, false); return err })
+	if err == nil || !strings.Contains(err.Error(), "vanished") {
+		t.Fatalf("commit of a vanished pack: %v", err)
+	}
+	db.View(func(tx *bolt.Tx) error {
+		if ok, _ := NewStore(dir, tx).Has(id); ok {
+			t.Fatal("the object of a vanished pack is indexed")
+		}
+		return nil
+	})
+}
+
 func FuzzDecodeTrailer(f *testing.F) {
 	f.Add(encodeTrailer([]PackEntry{{ID: Sum(KindChunk, []byte("a")), Kind: KindChunk, Offset: packHeaderSize, RawLen: 1, StoredLen: 1}}), int64(200))
 	f.Add(encodeTrailer(nil), int64(24))

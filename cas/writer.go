@@ -265,7 +265,7 @@ func (w *Writer) Stats() WriteStats {
 // Commit records the flushed packs and their objects in the index, inside
 // the caller's write transaction. Objects that another writer committed
 // meanwhile keep their first location; with replace, existing locations are
-// overwritten (repacking). The transaction's commit is the point at which
+// overwritten (repacking). Every flushed pack must still be on disk. The transaction's commit is the point at which
 // the objects become visible; if it fails, call Abort.
 func (w *Writer) Commit(tx *bolt.Tx, replace bool) ([]PackInfo, error) {
 	w.mu.Lock()
@@ -276,6 +276,14 @@ func (w *Writer) Commit(tx *bolt.Tx, replace bool) ([]PackInfo, error) {
 	objects, packs := tx.Bucket(bucketObjects), tx.Bucket(bucketPacks)
 	if objects == nil || packs == nil {
 		return nil, errors.New("cas: index buckets missing")
+	}
+	// A reference to a pack that is gone (the store was cleared, or a
+	// sweep took it) must never be committed.
+	for _, p := range w.finished {
+		name := PackInfo{Name: p.name}.FileName()
+		if _, err := os.Lstat(filepath.Join(w.dir, name)); err != nil {
+			return nil, fmt.Errorf("cas: pack %s vanished before its commit (was the store cleared?); try again: %w", name, err)
+		}
 	}
 	var infos []PackInfo
 	for _, p := range w.finished {

@@ -1,0 +1,84 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// TestSnapshotWaitingThroughAClear: a snapshot that waits on the store lock
+// while clear deletes the store makes the store again and succeeds, under a
+// lock that others see, instead of writing into the deleted store.
+func TestSnapshotWaitingThroughAClear(t *testing.T) {
+	bin := binary(t)
+	home := t.TempDir()
+	store := filepath.Join(home, "store")
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"a.txt": "a", "sub/b.txt": "b"})
+	casckpt := func(args ...string) *exec.Cmd {
+		c := exec.Command(bin, append([]string{"--store", store}, args...)...)
+		c.Env = []string{"HOME=" + home}
+		return c
+	}
+	if out, err := casckpt("snapshot", dir).CombinedOutput(); err != nil {
+		t.Fatalf("first snapshot: %v %s", err, out)
+	}
+	// Hold the lock as clear does.
+	lockPath := filepath.Join(store, "lock")
+	lock, err := os.OpenFile(lockPath, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Flock(int(lock.Fd()), unix.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+	writeFiles(t, dir, map[string]string{"a.txt": "changed"})
+	snap := casckpt("snapshot", dir, "--json")
+	var out, errb bytes.Buffer
+	snap.Stdout, snap.Stderr = &out, &errb
+	if err := snap.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Wait until the snapshot has opened the lock file and waits on it.
+	for !holdsFile(snap.Process.Pid, lockPath) {
+		time.Sleep(time.Millisecond)
+	}
+	if err := os.RemoveAll(store); err != nil {
+		t.Fatal(err)
+	}
+	lock.Close()
+	if err := snap.Wait(); err != nil {
+		t.Fatalf("snapshot after a clear: %v: %s", err, errb.String())
+	}
+	if doc := jsonOf[map[string]any](t, out.String()); doc["created"] != true {
+		t.Fatalf("snapshot after a clear: %s", out.String())
+	}
+	list, err := casckpt("list", dir, "--json").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(jsonOf[[]any](t, string(list))); n != 1 {
+		t.Fatalf("after clear and a snapshot the store lists %d snapshots, want 1", n)
+	}
+	if out, err := casckpt("verify").CombinedOutput(); err != nil {
+		t.Fatalf("verify: %v %s", err, out)
+	}
+}
+
+// holdsFile reports whether process pid has the file at path open.
+func holdsFile(pid int, path string) bool {
+	fdDir := filepath.Join("/proc", strconv.Itoa(pid), "fd")
+	fds, _ := os.ReadDir(fdDir)
+	for _, fd := range fds {
+		if target, err := os.Readlink(filepath.Join(fdDir, fd.Name())); err == nil && target == path {
+			return true
+		}
+	}
+	return false
+}
