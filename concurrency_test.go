@@ -116,3 +116,57 @@ func TestConcurrentSnapshotsAndGC(t *testing.T) {
 	}
 	os.RemoveAll(dir)
 }
+
+// TestRacingSnapshotsOfOneTreeRecordItOnce: processes that snapshot the same
+// changed tree at once each wait their turn, and only the first records it;
+// the others report it as the newest, unchanged.
+func TestRacingSnapshotsOfOneTreeRecordItOnce(t *testing.T) {
+	ctx := context.Background()
+	s, err := casckpt.Open(filepath.Join(t.TempDir(), "store"), casckpt.Options{LockTimeout: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	testtree.Write(t, dir, testtree.Tree{"a.txt": {Data: "one"}})
+	if _, err := s.Snapshot(ctx, dir, casckpt.SnapshotOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	testtree.Write(t, dir, testtree.Tree{"a.txt": {Data: "two"}})
+	const racers = 4
+	// Every racer has read the changed file before any may commit.
+	var hashed sync.WaitGroup
+	hashed.Add(racers)
+	results := make([]casckpt.SnapshotResult, racers)
+	var wg sync.WaitGroup
+	for i := range racers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var once sync.Once
+			res, err := s.Snapshot(ctx, dir, casckpt.SnapshotOptions{Progress: func(int64, int64) {
+				once.Do(func() { hashed.Done(); hashed.Wait() })
+			}})
+			if err != nil {
+				t.Error(err)
+			}
+			results[i] = res
+		}()
+	}
+	wg.Wait()
+	created := 0
+	for _, r := range results {
+		if r.Created {
+			created++
+		}
+		if r.ID != results[0].ID {
+			t.Fatalf("racers report different snapshots: %v and %v", r.ID, results[0].ID)
+		}
+	}
+	list, err := s.List(ctx, dir, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if created != 1 || len(list) != 2 {
+		t.Fatalf("%d racers of one tree: %d created, %d listed; want 1 created, 2 listed", racers, created, len(list))
+	}
+}

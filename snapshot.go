@@ -194,7 +194,16 @@ func (ss *session) snapshot(ctx context.Context, workdir string, opts SnapshotOp
 		w.Abort()
 		return res, scanned, err
 	}
+	var raced *Snapshot // a snapshot of the same tree that another process committed meanwhile
 	err = ss.update(func(tx *bolt.Tx) error {
+		snaps, err := index.Snapshots(tx, workdir)
+		if err != nil {
+			return err
+		}
+		if len(snaps) > 0 && snaps[0].Root == scanned.Root {
+			raced = &snaps[0]
+			return errSameAsNewest
+		}
 		if _, err := w.Commit(tx, false); err != nil {
 			return err
 		}
@@ -223,6 +232,11 @@ func (ss *session) snapshot(ctx context.Context, workdir string, opts SnapshotOp
 		}
 		return addPendingDrops(tx, len(res.Dropped))
 	})
+	if errors.Is(err, errSameAsNewest) {
+		w.Abort() // nothing to record: the other process recorded this tree
+		res.ID = raced.ID
+		return res, scanned, nil
+	}
 	if err != nil {
 		w.Abort()
 		return res, scanned, err
@@ -230,6 +244,11 @@ func (ss *session) snapshot(ctx context.Context, workdir string, opts SnapshotOp
 	res.Created, res.ID, res.Stored = true, rec.ID, w.Stats()
 	return res, scanned, nil
 }
+
+// errSameAsNewest rolls back a snapshot's commit when the project's newest
+// snapshot, committed by another process since this one looked, holds the
+// same tree: processes snapshotting one tree at once record it once.
+var errSameAsNewest = errors.New("the newest snapshot holds the same tree")
 
 // putCopy stores the copy of snapshot record rec, from which a lost index
 // can be rebuilt, with the data it describes; seq is the sequence number
