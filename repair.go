@@ -65,7 +65,10 @@ func (s *Store) Repair(ctx context.Context) (RepairResult, error) {
 			_ = os.Remove(f)
 		}
 	}
-	old := readOldIndex(s.dbPath(), s.opts.LockTimeout)
+	old, err := readOldIndex(s.dbPath(), s.opts.LockTimeout)
+	if err != nil {
+		return res, err
+	}
 	packs, copies, err := salvagePacks(ctx, s.packsDir(), &res)
 	if err != nil {
 		return res, err
@@ -137,8 +140,9 @@ type oldIndex struct {
 
 // readOldIndex reads what it can of a possibly damaged database: each part
 // that fails to read (an error, or a panic of bbolt on a damaged page) is
-// left out.
-func readOldIndex(path string, timeout time.Duration) oldIndex {
+// left out. A database that a newer casckpt wrote is refused (its records
+// and pins would be lost in a rebuild to this version's format).
+func readOldIndex(path string, timeout time.Duration) (oldIndex, error) {
 	old := oldIndex{projects: map[string]index.Project{}, snaps: map[string][]index.Snapshot{}, origins: map[string]cas.ID{}, dropped: map[cas.ID][16]byte{}, byID: map[cas.ID]index.Snapshot{}}
 	var db *bolt.DB
 	guard := func(fn func() error) (err error) {
@@ -150,8 +154,12 @@ func readOldIndex(path string, timeout time.Duration) oldIndex {
 		}()
 		return fn()
 	}
-	if guard(func() (err error) { db, err = index.OpenRead(path, timeout); return err }) != nil || db == nil {
-		return old
+	err := guard(func() (err error) { db, err = index.OpenRead(path, timeout); return err })
+	if errors.Is(err, index.ErrNewer) {
+		return old, fmt.Errorf("repair refused: %w", err)
+	}
+	if err != nil || db == nil {
+		return old, nil
 	}
 	defer guard(db.Close)
 	var projects []index.Project
@@ -182,7 +190,7 @@ func readOldIndex(path string, timeout time.Duration) oldIndex {
 	}) == nil {
 		old.dropped = dropped
 	}
-	return old
+	return old, nil
 }
 
 // recordCopy is a snapshot record rebuilt from its copy in a pack.

@@ -34,6 +34,9 @@ var (
 	ErrLocked = errors.New("store is busy")
 	// ErrDamaged: the database file cannot be opened as one.
 	ErrDamaged = errors.New("the store's database is damaged")
+	// ErrNewer: the database was written by a newer casckpt (its schema
+	// version is higher than SchemaVersion). It also matches ErrSchema.
+	ErrNewer = errors.New("written by a newer casckpt")
 )
 
 var (
@@ -189,6 +192,9 @@ func checkSchema(tx *bolt.Tx) error {
 		return fmt.Errorf("%w: no meta bucket", ErrSchema)
 	}
 	v := meta.Get(keySchema)
+	if len(v) == 4 && binary.BigEndian.Uint32(v) > SchemaVersion {
+		return fmt.Errorf("%w: %w (schema %d, this casckpt reads %d); upgrade casckpt", ErrSchema, ErrNewer, binary.BigEndian.Uint32(v), SchemaVersion)
+	}
 	if len(v) != 4 || binary.BigEndian.Uint32(v) != SchemaVersion {
 		return fmt.Errorf("%w: schema %x, this casckpt reads %d; upgrade casckpt", ErrSchema, v, SchemaVersion)
 	}
