@@ -91,9 +91,21 @@ func TestCrashLoop(t *testing.T) {
 	var complete []known
 	killed, finished := map[string]int{}, map[string]int{}
 	seen := map[string]bool{} // every snapshot ever listed
-	// typical is each operation's last full duration: kills land inside it.
-	typical := map[string]time.Duration{"snapshot": 30 * time.Millisecond, "restore": 30 * time.Millisecond, "gc": 10 * time.Millisecond,
-		"prune": 10 * time.Millisecond, "repair": 20 * time.Millisecond}
+	// Kills are calibrated from this machine's own runs, never from fixed
+	// durations: each operation's first run, and one in three after it, runs
+	// to the end and is timed; the others are killed at a uniformly random
+	// moment within 1.25 times the longest of its last timed runs, so kills
+	// land in every phase of it however fast or slow the machine is, and
+	// snapshots keep completing.
+	timed := map[string][]time.Duration{}
+	killAt := func(op string) (time.Duration, bool) {
+		runs := timed[op]
+		if len(runs) == 0 || rng.IntN(3) == 0 {
+			return 0, false
+		}
+		longest := slices.Max(runs[max(0, len(runs)-5):])
+		return time.Duration(rng.Int64N(int64(longest)*5/4 + 1)), true
+	}
 	for i := range iterations {
 		op := []string{"snapshot", "restore", "gc", "prune", "repair"}[rng.IntN(5)]
 		var args []string
@@ -137,11 +149,17 @@ func TestCrashLoop(t *testing.T) {
 			t.Fatal(err)
 		}
 		started := time.Now()
-		time.Sleep(time.Duration(rng.Int64N(int64(typical[op])*8/5 + 1)))
-		c.Process.Signal(syscall.SIGKILL)
+		delay, kill := killAt(op)
+		if kill {
+			time.Sleep(delay)
+			c.Process.Signal(syscall.SIGKILL)
+		}
 		err := c.Wait()
-		if err == nil {
-			typical[op] = time.Since(started)
+		if err != nil && !kill {
+			t.Fatalf("iteration %d: casckpt %v failed without a kill: %v", i, args, err)
+		}
+		if !kill {
+			timed[op] = append(timed[op], time.Since(started))
 		}
 		done := err == nil
 		if done {
@@ -220,6 +238,11 @@ func TestCrashLoop(t *testing.T) {
 		iterations, killed, finished, len(complete), checked)
 	if checked == 0 {
 		t.Fatal("no snapshot was left to check")
+	}
+	for _, op := range []string{"snapshot", "restore", "gc", "prune", "repair"} {
+		if killed[op] == 0 || finished[op] == 0 {
+			t.Fatalf("%s was killed %d times and finished %d times: the loop must do both", op, killed[op], finished[op])
+		}
 	}
 }
 
