@@ -88,7 +88,7 @@ func (p faultyPacks) SyncDir(dir string) error {
 	return p.FS.SyncDir(dir)
 }
 
-// faultyFile fails writes, syncs, chmods and closes of pack and project
+// faultyFile fails writes, syncs and closes of pack and project
 // files.
 type faultyFile struct {
 	file interface {
@@ -122,31 +122,31 @@ func (ff faultyFile) Close() error {
 	return err
 }
 
-func (ff faultyFile) Chmod(mode fs.FileMode) error {
-	if err := ff.f.hit("chmod", ff.name); err != nil {
-		return err
-	}
-	return ff.file.(projectFile).Chmod(mode)
-}
-
 type faultyProject struct {
 	projectFS
 	f *faults
 }
 
-func (p faultyProject) OpenFile(name string, flag int, perm fs.FileMode) (projectFile, error) {
+func (p faultyProject) CreateTemp(dir string, perm fs.FileMode) (projectFile, string, error) {
+	if err := p.f.hit("open", dir); err != nil {
+		return nil, "", err
+	}
+	file, name, err := p.projectFS.CreateTemp(dir, perm)
+	if err != nil {
+		return nil, "", err
+	}
+	return faultyFile{file, p.f, name}, name, nil
+}
+
+func (p faultyProject) Open(name string) (projectFile, error) {
 	if err := p.f.hit("open", name); err != nil {
 		return nil, err
 	}
-	file, err := p.projectFS.OpenFile(name, flag, perm)
+	file, err := p.projectFS.Open(name)
 	if err != nil {
 		return nil, err
 	}
 	return faultyFile{file, p.f, name}, nil
-}
-
-func (p faultyProject) Open(name string) (projectFile, error) {
-	return p.OpenFile(name, os.O_RDONLY, 0)
 }
 
 func (p faultyProject) Remove(name string) error {
@@ -168,13 +168,6 @@ func (p faultyProject) Symlink(target, name string) error {
 		return err
 	}
 	return p.projectFS.Symlink(target, name)
-}
-
-func (p faultyProject) Chmod(name string, mode fs.FileMode) error {
-	if err := p.f.hit("chmod", name); err != nil {
-		return err
-	}
-	return p.projectFS.Chmod(name, mode)
 }
 
 func (p faultyProject) Rename(a, b string) error {
@@ -326,7 +319,7 @@ func checkFailure(t *testing.T, err error, what string) {
 
 // TestIOErrorsAtEveryWrite fails, for each of snapshot, gc and restore,
 // every file system operation in turn with EIO (every create, write, sync,
-// close, chmod, rename, removal and directory sync of packs and of the
+// close, rename, removal and directory sync of packs and of the
 // project): the error is reported, no snapshot is lost or damaged, a
 // failed restore leaves each file old or new, and with the disk healthy
 // again the same operation succeeds.

@@ -19,6 +19,7 @@ import (
 	"syscall"
 
 	"golang.org/x/sync/errgroup"
+	"golang.org/x/sys/unix"
 
 	"github.com/casckpt/casckpt/cas"
 	"github.com/casckpt/casckpt/index"
@@ -35,24 +36,28 @@ type RestoreOptions struct {
 	// pre-restore snapshot.
 	DryRun bool
 	// MaxFileSize and MaxFiles are the exclusion limits, as in
-	// SnapshotOptions; paths they exclude are never touched. MaxFileSize
-	// defaults to the limit the snapshot was taken with, so a file it left
-	// out as too large is never deleted.
+	// SnapshotOptions; paths they exclude that the snapshot lacks are
+	// never touched. MaxFileSize defaults to the limit the snapshot was
+	// taken with, so a file it left out as too large is never deleted.
 	MaxFileSize int64
 	MaxFiles    int
+	// Progress, if set, is called as files and links are written, from any
+	// goroutine: first with nothing done, last with everything done.
+	// Totals count the files and links to write and their bytes.
+	Progress func(filesDone, filesTotal, bytesDone, bytesTotal int64)
 }
 
 // RestoreResult says what Restore did (or, in a dry run, would do).
 type RestoreResult struct {
 	RestoredTo   cas.ID
 	PreRestoreID cas.ID // zero when no pre-restore snapshot was taken
-	Written      int    // files and links written (or re-moded)
+	Written      int    // files and links written
 	Deleted      int    // files and links deleted
 	DryRun       bool
 	// Changes is the plan: every path written or deleted, in order.
 	Changes []manifest.Change
 	// Skipped names paths left alone because an excluded entry (ignored,
-	// over the size limit, unreadable) is in the way.
+	// over the size limit, unreadable) the snapshot lacks is in the way.
 	Skipped []string
 }
 
@@ -62,11 +67,14 @@ const PreRestorePrefix = "pre-restore"
 // Restore makes the project's working tree (or the given paths) equal to
 // snapshot ref: every entry of the snapshot is written with its bytes,
 // executable bit and link target, and every path a snapshot would capture
-// that the snapshot lacks is deleted. Excluded paths are never touched and
+// that the snapshot lacks is deleted. Excluded paths the snapshot lacks
+// are never touched (a path it holds is restored even if excluded now) and
 // nothing is written outside the project directory, whatever links it
-// holds. Files that already match are left as they are. It takes a
-// pre-restore snapshot, reads and verifies every tree and chunk it needs
-// before touching the tree, and replaces each file atomically.
+// holds. Files that already match are left as they are. It reads and
+// verifies every tree and chunk it needs, then takes a pre-restore
+// snapshot, and replaces each file atomically with a new one (never
+// changing an inode in place). Temporary files of killed restores are
+// removed.
 func (s *Store) Restore(ctx context.Context, dir string, ref Ref, opts RestoreOptions) (_ RestoreResult, err error) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer recoverCorrupt(&err)
@@ -118,45 +126,65 @@ func (s *Store) Restore(ctx context.Context, dir string, ref Ref, opts RestoreOp
 		return res, ss.refuseDamaged(ctx, snaps, target, err)
 	}
 
-	// The current tree: stored as the pre-restore snapshot, or in a dry run
-	// only hashed, with its trees kept in memory.
-	var current scan.Result
-	var getter cas.Getter = ss.objects
-	if opts.DryRun {
-		overlay := newTreeOverlay(ss.objects)
-		current, err = scan.Scan(ctx, workdir, overlay, scan.Options{
-			MaxFileSize: opts.MaxFileSize, MaxFiles: opts.MaxFiles,
-			Cache: index.LoadStatCache(ss.tx, workdir), Trees: ss.objects, Skip: s.skipDirs(),
-		})
-		if err != nil {
-			return res, err
-		}
-		getter = overlay
-	} else {
-		ss.endView()
-		var pre SnapshotResult
-		pre, current, err = ss.snapshot(ctx, workdir, SnapshotOptions{
-			Reason:      fmt.Sprintf("%s: before restoring %s", PreRestorePrefix, target.ID.Short()),
-			Keep:        -1, // a restore never drops snapshots
-			MaxFileSize: opts.MaxFileSize, MaxFiles: opts.MaxFiles,
-		})
-		if err != nil {
-			return res, fmt.Errorf("pre-restore snapshot: %w", err)
-		}
-		if pre.Created {
-			res.PreRestoreID = pre.ID
-		}
-		if err := ss.view(); err != nil {
-			return res, err
-		}
-		getter = ss.objects
-	}
-
-	changes, err := manifest.Diff(ctx, getter, current.Root, target.Root)
+	// Plan against the current tree, hashed but not stored (its trees kept
+	// in memory), and verify everything the plan writes before a
+	// pre-restore snapshot is taken: a refused restore changes nothing,
+	// not even the list of snapshots.
+	overlay := newTreeOverlay(ss.objects)
+	current, err := scan.Scan(ctx, workdir, overlay, scan.Options{
+		MaxFileSize: opts.MaxFileSize, MaxFiles: opts.MaxFiles,
+		Cache: index.LoadStatCache(ss.tx, workdir), Trees: ss.objects, Skip: s.skipDirs(),
+	})
 	if err != nil {
+		return res, err
+	}
+	verified := map[cas.ID]bool{}
+	if err := ss.plan(ctx, &res, workdir, overlay, current, target, paths, verified); err != nil {
 		return res, ss.refuseDamaged(ctx, snaps, target, err)
 	}
-	res.Changes, res.Skipped = planRestore(changes, paths, current.Excluded)
+	if opts.DryRun {
+		return res, nil
+	}
+
+	ss.endView()
+	pre, current, err := ss.snapshot(ctx, workdir, SnapshotOptions{
+		Reason:      fmt.Sprintf("%s: before restoring %s", PreRestorePrefix, target.ID.Short()),
+		Keep:        -1, // a restore never drops snapshots
+		MaxFileSize: opts.MaxFileSize, MaxFiles: opts.MaxFiles,
+	})
+	if err != nil {
+		return res, fmt.Errorf("pre-restore snapshot: %w", err)
+	}
+	if pre.Created {
+		res.PreRestoreID = pre.ID
+	}
+	if err := ss.view(); err != nil {
+		return res, err
+	}
+	// The tree may have changed since it was planned: plan again against
+	// what the pre-restore snapshot stored. Only chunks not verified above
+	// are read again.
+	if err := ss.plan(ctx, &res, workdir, ss.objects, current, target, paths, verified); err != nil {
+		if fresh, lerr := ss.snapshots(workdir); lerr == nil {
+			snaps = fresh // with the pre-restore snapshot
+		}
+		return res, ss.refuseDamaged(ctx, snaps, target, err)
+	}
+	return res, applyRestore(ctx, workdir, ss.s.projectFS, ss.objects, res.Changes, opts.Progress)
+}
+
+// plan fills res with the changes that make the tree scanned as current
+// equal to target (within paths), reading the current tree's objects from
+// g, and reads and verifies every chunk to be written that is not in
+// verified, adding them to it.
+func (ss *session) plan(ctx context.Context, res *RestoreResult, workdir string, g cas.Getter, current scan.Result, target Snapshot, paths []string, verified map[cas.ID]bool) error {
+	changes, err := manifest.Diff(ctx, g, current.Root, target.Root)
+	if err != nil {
+		return err
+	}
+	res.Changes, res.Skipped = planRestore(changes, paths, current.Excluded, excludedDirs(workdir, changes, current.Excluded))
+	res.Written, res.Deleted = 0, 0
+	var toVerify []cas.ID
 	for _, c := range res.Changes {
 		if c.Status == manifest.Deleted && c.Old.Kind != manifest.KindDir {
 			res.Deleted++
@@ -164,26 +192,16 @@ func (s *Store) Restore(ctx context.Context, dir string, ref Ref, opts RestoreOp
 		if c.Status != manifest.Deleted && c.New.Kind != manifest.KindDir {
 			res.Written++
 		}
-	}
-	// Every chunk to be written is read and checked against its hash before
-	// the tree is touched.
-	var toWrite []cas.ID
-	for _, c := range res.Changes {
-		if c.Status != manifest.Deleted && c.New.Kind == manifest.KindFile && !sameData(c) {
-			toWrite = append(toWrite, c.New.Chunks...)
+		if c.Status != manifest.Deleted && c.New.Kind == manifest.KindFile {
+			for _, id := range c.New.Chunks {
+				if !verified[id] {
+					verified[id] = true
+					toVerify = append(toVerify, id)
+				}
+			}
 		}
 	}
-	if err := ss.verifyChunks(ctx, toWrite); err != nil {
-		return res, ss.refuseDamaged(ctx, snaps, target, err)
-	}
-	if opts.DryRun {
-		return res, nil
-	}
-	if err := applyRestore(ctx, workdir, ss.s.projectFS, ss.objects, res.Changes); err != nil {
-		return res, err
-	}
-	removeLeftovers(workdir, current.Leftovers)
-	return res, nil
+	return ss.verifyChunks(ctx, toVerify)
 }
 
 // cleanRestorePaths checks restore paths; "." (or none) is the whole tree.
@@ -224,12 +242,21 @@ func under(p, base string) bool {
 }
 
 // planRestore keeps the changes inside paths (all when paths is empty), with
-// the directories needed above them, and drops those an excluded entry is
-// in the way of: at the path or above it, or inside a directory the
-// snapshot has a file or link in place of (it cannot be removed without
-// touching the excluded entry).
-func planRestore(changes []manifest.Change, paths, excluded []string) (plan []manifest.Change, skipped []string) {
-	var stuck []string // directories to be replaced that hold excluded entries
+// the directories needed above them. Exclusions protect only what the
+// snapshot lacks: a path the snapshot holds is restored even where it is
+// excluded now (a file that grew past the size limit, a path ignored
+// since), unless an excluded entry of the other kind (a directory for a
+// file or link, or the reverse; dirs names the excluded directories) is
+// there. Dropped are the changes an excluded entry is in the way of: a
+// deletion at or under an excluded path, and anything at or under a
+// directory to be replaced that holds excluded entries or an excluded
+// entry of the other kind.
+func planRestore(changes []manifest.Change, paths, excluded []string, dirs map[string]bool) (plan []manifest.Change, skipped []string) {
+	isExcluded := make(map[string]bool, len(excluded))
+	for _, e := range excluded {
+		isExcluded[e] = true
+	}
+	var stuck []string // paths that cannot be replaced without touching an excluded entry
 	for _, c := range changes {
 		if c.Status == manifest.TypeChanged && c.Old.Kind == manifest.KindDir {
 			for _, e := range excluded {
@@ -239,10 +266,21 @@ func planRestore(changes []manifest.Change, paths, excluded []string) (plan []ma
 				}
 			}
 		}
+		if c.Status != manifest.Deleted && isExcluded[c.Path] && dirs[c.Path] != (c.New.Kind == manifest.KindDir) {
+			stuck = append(stuck, c.Path)
+		}
 	}
-	blocked := func(p string) bool {
-		for _, e := range append(excluded, stuck...) {
-			if under(p, e) {
+	blocked := func(c manifest.Change) bool {
+		for _, s := range stuck {
+			if under(c.Path, s) {
+				return true
+			}
+		}
+		if c.Status != manifest.Deleted {
+			return false
+		}
+		for _, e := range excluded {
+			if under(c.Path, e) {
 				return true
 			}
 		}
@@ -263,12 +301,12 @@ func planRestore(changes []manifest.Change, paths, excluded []string) (plan []ma
 		}
 		return false
 	}
-	plan = []manifest.Change{}
+	plan, skipped = []manifest.Change{}, []string{}
 	for _, c := range changes {
 		if !wanted(c) {
 			continue
 		}
-		if blocked(c.Path) {
+		if blocked(c) {
 			skipped = append(skipped, c.Path)
 			continue
 		}
@@ -277,11 +315,32 @@ func planRestore(changes []manifest.Change, paths, excluded []string) (plan []ma
 	return plan, skipped
 }
 
-// sameData reports whether a modified file keeps its content (only its
-// executable bit changes).
-func sameData(c manifest.Change) bool {
-	return c.Status == manifest.Modified && c.Old.Kind == manifest.KindFile &&
-		c.New.Kind == manifest.KindFile && equalChunks(c.Old.Chunks, c.New.Chunks)
+// excludedDirs reports which of the excluded paths the changes would write
+// are directories in workdir (not following links).
+func excludedDirs(workdir string, changes []manifest.Change, excluded []string) map[string]bool {
+	dirs := map[string]bool{}
+	isExcluded := make(map[string]bool, len(excluded))
+	for _, e := range excluded {
+		isExcluded[e] = true
+	}
+	var root *os.Root
+	for _, c := range changes {
+		if c.Status == manifest.Deleted || !isExcluded[c.Path] {
+			continue
+		}
+		if root == nil {
+			r, err := os.OpenRoot(workdir)
+			if err != nil {
+				return dirs
+			}
+			defer r.Close()
+			root = r
+		}
+		if st, err := root.Lstat(filepath.FromSlash(c.Path)); err == nil && st.IsDir() {
+			dirs[c.Path] = true
+		}
+	}
+	return dirs
 }
 
 // checkData verifies every tree and chunk of sn, reading each once.
@@ -335,19 +394,20 @@ func (ss *session) refuseDamaged(ctx context.Context, snaps []Snapshot, target S
 // os.Root, so no link in the tree can lead a write outside it; tests wrap
 // it to fail any step.
 type projectFS interface {
-	OpenFile(name string, flag int, perm fs.FileMode) (projectFile, error)
+	// CreateTemp creates a new hidden temporary file in directory dir
+	// with mode perm less the umask, locked (flock) until it is closed,
+	// and returns it with its name. The caller closes it.
+	CreateTemp(dir string, perm fs.FileMode) (projectFile, string, error)
 	Open(name string) (projectFile, error)
 	Remove(name string) error
 	Mkdir(name string, perm fs.FileMode) error
 	Symlink(oldname, newname string) error
-	Chmod(name string, mode fs.FileMode) error
 	Rename(oldname, newname string) error
 }
 
 // projectFile is what a restore does to an open file or directory.
 type projectFile interface {
 	io.Writer
-	Chmod(mode fs.FileMode) error
 	Sync() error
 	Close() error
 }
@@ -357,21 +417,67 @@ type osRoot struct{ *os.Root }
 
 func rootFS(r *os.Root) projectFS { return osRoot{r} }
 
-func (r osRoot) OpenFile(name string, flag int, perm fs.FileMode) (projectFile, error) {
-	f, err := r.Root.OpenFile(name, flag, perm)
+func (r osRoot) CreateTemp(dir string, perm fs.FileMode) (projectFile, string, error) {
+	for {
+		name := tempName(dir)
+		f, err := r.Root.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+		if errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		if err != nil {
+			return nil, "", err
+		}
+		// A cleaner removes only a leftover it can lock. One that removed
+		// this file before it was locked left it unlinked: take another.
+		if err := flock(f, unix.LOCK_EX); err != nil {
+			f.Close()
+			return nil, "", err
+		}
+		st, err := f.Stat()
+		if err != nil {
+			f.Close()
+			return nil, "", err
+		}
+		if sys, ok := st.Sys().(*syscall.Stat_t); ok && sys.Nlink == 0 {
+			f.Close()
+			continue
+		}
+		return f, name, nil
+	}
+}
+
+func (r osRoot) Open(name string) (projectFile, error) {
+	f, err := r.Root.Open(name)
 	if err != nil {
 		return nil, err
 	}
 	return f, nil
 }
 
-func (r osRoot) Open(name string) (projectFile, error) {
-	return r.OpenFile(name, os.O_RDONLY, 0)
+// flock applies lock operation how to f, waiting for it unless how holds
+// LOCK_NB.
+func flock(f *os.File, how int) error {
+	c, err := f.SyscallConn()
+	if err != nil {
+		return err
+	}
+	cerr := c.Control(func(fd uintptr) {
+		for {
+			if err = unix.Flock(int(fd), how); !errors.Is(err, unix.EINTR) {
+				return
+			}
+		}
+	})
+	if cerr != nil {
+		return cerr
+	}
+	return err
 }
 
 // applyRestore carries out a plan inside workdir through an os.Root, so no
-// link in the tree can lead a write outside it.
-func applyRestore(ctx context.Context, workdir string, wrap func(*os.Root) projectFS, g cas.Getter, plan []manifest.Change) error {
+// link in the tree can lead a write outside it. progress, if set, is
+// called as files and links are written.
+func applyRestore(ctx context.Context, workdir string, wrap func(*os.Root) projectFS, g cas.Getter, plan []manifest.Change, progress func(filesDone, filesTotal, bytesDone, bytesTotal int64)) error {
 	osroot, err := os.OpenRoot(workdir)
 	if err != nil {
 		return err
@@ -404,18 +510,36 @@ func applyRestore(ctx context.Context, workdir string, wrap func(*os.Root) proje
 		touched[path.Dir(c.Path)] = true
 	}
 
-	// Then creations, parents before children: directories, and every file
-	// and link written to a temporary name beside its target, in parallel.
-	type staged struct{ tmp, final string }
-	var (
-		mu     sync.Mutex
-		stages []staged
-	)
-	stage := func(tmp, final string) {
-		mu.Lock()
-		stages = append(stages, staged{tmp, final})
-		mu.Unlock()
+	// Then creations, parents before children: directories, and every
+	// file and link, in parallel, written to a new temporary file beside
+	// its target, synced and renamed over it. No inode is changed in
+	// place, so a hard link to a file outside the project keeps its bytes
+	// and mode; files and directories are created with 0666, 0777 for
+	// executables and directories, less the umask, as git creates them.
+	var filesTotal, bytesTotal int64
+	for _, c := range plan {
+		if c.Status != manifest.Deleted && c.New.Kind != manifest.KindDir {
+			filesTotal++
+			if c.New.Kind == manifest.KindFile {
+				bytesTotal += c.New.Size
+			}
+		}
 	}
+	var (
+		mu                   sync.Mutex
+		filesDone, bytesDone int64
+	)
+	report := func(files, bytes int64) {
+		if progress == nil {
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		filesDone += files
+		bytesDone += bytes
+		progress(filesDone, filesTotal, bytesDone, bytesTotal)
+	}
+	report(0, 0)
 	g2, gctx := errgroup.WithContext(ctx)
 	g2.SetLimit(4 * runtime.GOMAXPROCS(0)) // fsyncs overlap
 	var failed error
@@ -425,49 +549,37 @@ func applyRestore(ctx context.Context, workdir string, wrap func(*os.Root) proje
 		}
 		p := filepath.FromSlash(c.Path)
 		touched[path.Dir(c.Path)] = true
-		switch {
-		case c.New.Kind == manifest.KindDir:
-			if err := root.Mkdir(p, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+		if c.New.Kind == manifest.KindDir {
+			if err := root.Mkdir(p, 0o777); err != nil && !errors.Is(err, fs.ErrExist) {
 				failed = fmt.Errorf("restore: create directory %s: %w", c.Path, err)
+				break
 			}
-		case sameData(c):
-			if err := root.Chmod(p, fs.FileMode(c.New.Mode())); err != nil {
-				failed = fmt.Errorf("restore: chmod %s: %w", c.Path, err)
+			continue
+		}
+		g2.Go(func() error {
+			if err := gctx.Err(); err != nil {
+				return err // another write failed: replace no more
 			}
-		case c.New.Kind == manifest.KindSymlink:
-			tmp := tempName(p)
-			if err := root.Symlink(c.New.Target, tmp); err != nil {
-				failed = fmt.Errorf("restore: link %s: %w", c.Path, err)
+			var err error
+			if c.New.Kind == manifest.KindSymlink {
+				err = replaceLink(root, p, c.New.Target)
 			} else {
-				stage(tmp, p)
+				err = replaceFile(gctx, root, p, g, c.New)
 			}
-		default:
-			g2.Go(func() error {
-				tmp, err := writeTemp(gctx, root, p, g, c.New)
-				if err != nil {
-					return fmt.Errorf("restore: write %s: %w", c.Path, err)
-				}
-				stage(tmp, p)
-				return nil
-			})
-		}
-		if failed != nil {
-			break
-		}
+			if err != nil {
+				return fmt.Errorf("restore: write %s: %w", c.Path, err)
+			}
+			var size int64
+			if c.New.Kind == manifest.KindFile {
+				size = c.New.Size
+			}
+			report(1, size)
+			return nil
+		})
 	}
 	err = g2.Wait()
 	if failed != nil {
 		err = failed
-	}
-	for _, st := range stages {
-		if err == nil {
-			if err = root.Rename(st.tmp, st.final); err != nil {
-				err = fmt.Errorf("restore: replace %s: %w", filepath.ToSlash(st.final), err)
-			}
-		}
-		if err != nil {
-			_ = root.Remove(st.tmp)
-		}
 	}
 	for d := range touched {
 		if serr := syncDir(root, d); serr != nil && err == nil {
@@ -494,8 +606,10 @@ func syncDir(root projectFS, d string) error {
 	return err
 }
 
-// removeLeftovers deletes the temporary files an interrupted restore left
-// (never captured, so nothing is lost); failures are harmless.
+// removeLeftovers deletes the temporary files (paths relative to workdir)
+// that killed restores left, never following a link; one a live restore
+// holds locked is left alone. They are never captured, so nothing is
+// lost; failures are harmless.
 func removeLeftovers(workdir string, leftovers []string) {
 	if len(leftovers) == 0 {
 		return
@@ -506,25 +620,64 @@ func removeLeftovers(workdir string, leftovers []string) {
 	}
 	defer root.Close()
 	for _, p := range leftovers {
-		_ = root.Remove(filepath.FromSlash(p))
+		removeLeftover(root, filepath.FromSlash(p))
 	}
 }
 
-// tempName is a fresh hidden name beside p.
-func tempName(p string) string {
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	return filepath.Join(filepath.Dir(p), ".casckpt-"+hex.EncodeToString(b[:])+".tmp")
+// removeLeftover removes the regular file at p if no process holds it
+// locked.
+func removeLeftover(root *os.Root, p string) {
+	st, err := root.Lstat(p)
+	if err != nil || !st.Mode().IsRegular() {
+		return
+	}
+	f, err := root.OpenFile(p, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	if fst, err := f.Stat(); err != nil || !os.SameFile(st, fst) {
+		return // replaced meanwhile, or a link
+	}
+	if flock(f, unix.LOCK_EX|unix.LOCK_NB) != nil {
+		return // a live restore is writing it
+	}
+	_ = root.Remove(p)
 }
 
-// writeTemp writes e's content to a fresh temporary file beside p, with
-// e's mode, syncs it and returns its name: every file is durable before any
-// is renamed into place, so a crash leaves each path old or new.
-func writeTemp(ctx context.Context, root projectFS, p string, g cas.Getter, e manifest.Entry) (string, error) {
-	tmp := tempName(p)
-	f, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+// tempName is a fresh hidden name in directory dir, matching
+// scan.TempPattern.
+func tempName(dir string) string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return filepath.Join(dir, ".casckpt-"+hex.EncodeToString(b[:])+".tmp")
+}
+
+// replaceLink replaces p with a new symbolic link to target.
+func replaceLink(root projectFS, p, target string) error {
+	tmp := tempName(filepath.Dir(p))
+	if err := root.Symlink(target, tmp); err != nil {
+		return err
+	}
+	if err := root.Rename(tmp, p); err != nil {
+		_ = root.Remove(tmp)
+		return err
+	}
+	return nil
+}
+
+// replaceFile writes e's content to a new temporary file beside p, syncs
+// it and renames it over p, holding it locked until then: a crash leaves
+// p old or new, and a killed restore's temporary file is recognisably
+// nobody's.
+func replaceFile(ctx context.Context, root projectFS, p string, g cas.Getter, e manifest.Entry) error {
+	perm := fs.FileMode(0o666)
+	if e.Exec {
+		perm = 0o777
+	}
+	f, tmp, err := root.CreateTemp(filepath.Dir(p), perm)
 	if err != nil {
-		return "", err
+		return err
 	}
 	err = func() error {
 		for _, id := range e.Chunks {
@@ -536,17 +689,16 @@ func writeTemp(ctx context.Context, root projectFS, p string, g cas.Getter, e ma
 				return err
 			}
 		}
-		if err := f.Chmod(fs.FileMode(e.Mode())); err != nil {
+		if err := f.Sync(); err != nil {
 			return err
 		}
-		return f.Sync()
+		return root.Rename(tmp, p)
 	}()
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
 	if err != nil {
 		_ = root.Remove(tmp)
-		return "", err
 	}
-	return tmp, nil
+	if cerr := f.Close(); err == nil { // releases the lock
+		err = cerr
+	}
+	return err
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/casckpt/casckpt"
@@ -215,5 +216,70 @@ func TestSnapshotsOfADeletedDirectoryStayReadable(t *testing.T) {
 	var b strings.Builder
 	if err := s.Cat(ctx, dir, "@1", "notes.txt", &b); err != nil || b.String() != "keep me" {
 		t.Fatalf("cat from a deleted project: %q %v", b.String(), err)
+	}
+}
+
+func TestRestoreReportsProgress(t *testing.T) {
+	ctx := context.Background()
+	s := openStore(t)
+	dir := t.TempDir()
+	tree := testtree.Tree{"a.txt": {Data: "aaa"}, "sub/b.txt": {Data: strings.Repeat("b", 70_000)}, "link": {Link: "a.txt"}, "same.txt": {Data: "same"}}
+	testtree.Write(t, dir, tree)
+	snap := mustSnapshot(t, s, dir, casckpt.SnapshotOptions{})
+	os.RemoveAll(filepath.Join(dir, "sub"))
+	os.Remove(filepath.Join(dir, "link"))
+	os.WriteFile(filepath.Join(dir, "a.txt"), []byte("changed"), 0o644)
+	os.WriteFile(filepath.Join(dir, "new.txt"), []byte("new"), 0o644)
+
+	type call struct{ files, filesTotal, bytes, bytesTotal int64 }
+	var mu sync.Mutex
+	var calls []call
+	r, err := s.Restore(ctx, dir, casckpt.Ref(snap.ID.String()), casckpt.RestoreOptions{
+		Progress: func(files, filesTotal, bytes, bytesTotal int64) {
+			mu.Lock()
+			calls = append(calls, call{files, filesTotal, bytes, bytesTotal})
+			mu.Unlock()
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := call{3, 3, 3 + 70_000, 3 + 70_000} // a.txt, sub/b.txt, link
+	if r.Written != 3 || len(calls) != 4 || calls[0] != (call{0, 3, 0, want.bytesTotal}) || calls[len(calls)-1] != want {
+		t.Fatalf("written %d, progress calls %v, want the last %v", r.Written, calls, want)
+	}
+	for i := 1; i < len(calls); i++ {
+		if calls[i].files < calls[i-1].files || calls[i].bytes < calls[i-1].bytes {
+			t.Fatalf("progress went back: %v", calls)
+		}
+	}
+	if d := testtree.Equal(testtree.WithDirs(tree), testtree.Read(t, dir)); d != "" {
+		t.Fatal(d)
+	}
+}
+
+// A path the snapshot holds is restored even where it is excluded now,
+// unless an excluded entry of the other kind stands there.
+func TestRestoreOverExcludedEntries(t *testing.T) {
+	ctx := context.Background()
+	s := openStore(t)
+	dir := t.TempDir()
+	testtree.Write(t, dir, testtree.Tree{"node_modules": {Data: "a file once"}, "gen/out.txt": {Data: "v1"}, "main.go": {Data: "v1"}})
+	snap := mustSnapshot(t, s, dir, casckpt.SnapshotOptions{})
+	os.Remove(filepath.Join(dir, "node_modules"))
+	testtree.Write(t, dir, testtree.Tree{"node_modules/dep/i.js": {Data: "dep"}, ".gitignore": {Data: "gen/\n"},
+		"gen/out.txt": {Data: "v2"}, "gen/other.txt": {Data: "mine"}, "main.go": {Data: "v2"}})
+	r, err := s.Restore(ctx, dir, casckpt.Ref(snap.ID.String()), casckpt.RestoreOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := testtree.Read(t, dir)
+	if got["node_modules/dep/i.js"].Data != "dep" || len(r.Skipped) != 1 || r.Skipped[0] != "node_modules" {
+		t.Fatalf("an excluded directory in the way of a file: skipped %q, dep %q", r.Skipped, got["node_modules/dep/i.js"].Data)
+	}
+	for p, want := range map[string]string{"gen/out.txt": "v1", "gen/other.txt": "mine", "main.go": "v1"} {
+		if got[p].Data != want {
+			t.Errorf("%s is %q, want %q", p, got[p].Data, want)
+		}
 	}
 }

@@ -156,6 +156,7 @@ func (ss *session) snapshot(ctx context.Context, workdir string, opts SnapshotOp
 		}
 		return res, scanned, err
 	}
+	removeLeftovers(workdir, scanned.Leftovers) // a killed restore's temporary files
 	res.Files, res.Bytes, res.Hashed, res.Warnings = scanned.Files, scanned.Bytes, scanned.Hashed, scanned.Warnings
 	now := ss.s.opts.Now()
 

@@ -292,7 +292,7 @@ func TestRestoreThroughTheCommand(t *testing.T) {
 		"node_modules/x/i.js": "dep", "ignored.txt": "mine", "big.bin": strings.Repeat("x", 2<<20)})
 
 	dry := jsonOf[map[string]any](t, e.ok("restore", dir, snap, "--dry-run", "--json").out)
-	if want := []string{"deleted", "dry_run", "pre_restore_id", "restored_to", "written"}; !slices.Equal(keys(dry), want) {
+	if want := []string{"changes", "deleted", "dry_run", "pre_restore_id", "restored_to", "skipped", "written"}; !slices.Equal(keys(dry), want) {
 		t.Fatalf("restore keys %v", keys(dry))
 	}
 	if dry["dry_run"] != true || dry["pre_restore_id"] != nil || dry["written"] != 2.0 || dry["deleted"] != 2.0 { // src/new.go, and big.bin under the default 10 MiB

@@ -3,7 +3,9 @@ package main
 import (
 	"fmt"
 	"io"
+	"sync"
 
+	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 
 	"github.com/casckpt/casckpt"
@@ -23,12 +25,12 @@ func newRestoreCommand(g *globals) *cobra.Command {
 		Short: "make the working tree (or PATHs in it) equal to snapshot SNAP",
 		Long: `restore first snapshots the current tree (reason "pre-restore: ..."), then
 writes every file, link and directory of SNAP and deletes what SNAP lacks.
-Ignored and excluded paths are never touched. The first argument is DIR
-unless it is a snapshot reference (hex digits or @N).`,
+Ignored and excluded paths that SNAP lacks are never touched. The first
+argument is DIR unless it is a snapshot reference (hex digits or @N).`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dir, rest := splitDir(args, 1)
-			if o.maxFileMB < 1 || o.maxFiles < 1 {
+			if (cmd.Flags().Changed("max-file-size-mb") && o.maxFileMB < 1) || o.maxFiles < 1 {
 				return usagef("--max-file-size-mb and --max-files take a number of at least 1")
 			}
 			return runRestore(cmd, g, dir, rest[0], rest[1:], o)
@@ -36,17 +38,30 @@ unless it is a snapshot reference (hex digits or @N).`,
 	}
 	f := cmd.Flags()
 	f.BoolVar(&o.dryRun, "dry-run", false, "show what would change and change nothing")
-	f.Int64Var(&o.maxFileMB, "max-file-size-mb", 10, "files larger than N MiB are excluded, so never touched (default: the snapshot's own limit)")
+	// No default shown by the flag: it is the snapshot's own limit.
+	f.Int64Var(&o.maxFileMB, "max-file-size-mb", 0, "files larger than N MiB that SNAP lacks are excluded, so never touched (default: the snapshot's own limit)")
 	f.IntVar(&o.maxFiles, "max-files", 50_000, "refuse a tree of more than N files")
 	return cmd
 }
 
+// restoreJSON is the contract's restore document, with the changes listed.
 type restoreJSON struct {
 	RestoredTo   string `json:"restored_to"`
 	PreRestoreID any    `json:"pre_restore_id"`
 	Written      int    `json:"written"`
 	Deleted      int    `json:"deleted"`
 	DryRun       bool   `json:"dry_run"`
+	// Changes are the files and links written or deleted (or, in a dry
+	// run, to be), one per written or deleted count.
+	Changes []restoreChangeJSON `json:"changes"`
+	// Skipped are the paths left alone because an excluded entry is in
+	// the way.
+	Skipped []string `json:"skipped"`
+}
+
+type restoreChangeJSON struct {
+	Path   string `json:"path"`
+	Action string `json:"action"` // "write" or "delete"
 }
 
 func runRestore(cmd *cobra.Command, g *globals, dir, ref string, paths []string, o restoreOptions) error {
@@ -58,7 +73,36 @@ func runRestore(cmd *cobra.Command, g *globals, dir, ref string, paths []string,
 	if cmd.Flags().Changed("max-file-size-mb") {
 		opts.MaxFileSize = o.maxFileMB << 20 // else the limit the snapshot was taken with
 	}
+	var (
+		mu  sync.Mutex
+		bar *progressbar.ProgressBar
+	)
+	if g.stderrTerminal() {
+		opts.Progress = func(files, filesTotal, bytes, bytesTotal int64) {
+			mu.Lock()
+			defer mu.Unlock()
+			if filesTotal == 0 {
+				return
+			}
+			if bar == nil {
+				total := bytesTotal
+				if total == 0 {
+					total = -1 // links only: no byte total to show
+				}
+				bar = progressbar.NewOptions64(total, progressbar.OptionSetWriter(g.io.err),
+					progressbar.OptionShowBytes(true), progressbar.OptionSetPredictTime(false),
+					progressbar.OptionClearOnFinish(), progressbar.OptionThrottle(100e6))
+			}
+			bar.Describe(fmt.Sprintf("restoring %s/%s files", count(files), count(filesTotal)))
+			_ = bar.Set64(bytes)
+		}
+	}
 	res, err := store.Restore(cmd.Context(), dir, casckpt.Ref(ref), opts)
+	mu.Lock()
+	if bar != nil {
+		_ = bar.Finish()
+	}
+	mu.Unlock()
 	if err != nil {
 		return err
 	}
@@ -66,7 +110,16 @@ func runRestore(cmd *cobra.Command, g *globals, dir, ref string, paths []string,
 		g.warn(fmt.Sprintf("%s left alone: an excluded file is in the way", p))
 	}
 	doc := restoreJSON{RestoredTo: res.RestoredTo.String(), PreRestoreID: idOrNull(res.PreRestoreID),
-		Written: res.Written, Deleted: res.Deleted, DryRun: res.DryRun}
+		Written: res.Written, Deleted: res.Deleted, DryRun: res.DryRun,
+		Changes: []restoreChangeJSON{}, Skipped: append([]string{}, res.Skipped...)}
+	for _, c := range res.Changes {
+		switch {
+		case c.Status == manifest.Deleted && c.Old.Kind != manifest.KindDir:
+			doc.Changes = append(doc.Changes, restoreChangeJSON{c.Path, "delete"})
+		case c.Status != manifest.Deleted && c.New.Kind != manifest.KindDir:
+			doc.Changes = append(doc.Changes, restoreChangeJSON{c.Path, "write"})
+		}
+	}
 	return g.emit(doc, func(w io.Writer) {
 		if o.dryRun {
 			for _, c := range res.Changes {
