@@ -56,19 +56,25 @@ keep their project. --auto skips the whole run if the last prune was less
 than --min-interval-hours ago (for host start-up hooks).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if o.retentionDays < 0 || o.maxSizeMB < 0 || o.minHours < 0 {
-				return usagef("--retention-days, --max-size-mb and --min-interval-hours take a number of at least 0")
+			staleAfter, err := days("retention-days", o.retentionDays)
+			if err != nil {
+				return err
+			}
+			maxSize, err := mebibytes("max-size-mb", o.maxSizeMB, 0)
+			if err != nil {
+				return err
+			}
+			minInterval, err := hours("min-interval-hours", o.minHours)
+			if err != nil {
+				return err
 			}
 			store, err := g.open()
 			if err != nil {
 				return err
 			}
-			opts := casckpt.PruneOptions{
-				StaleAfter:  time.Duration(o.retentionDays) * 24 * time.Hour,
-				KeepOrphans: o.keepOrphans, MaxSize: o.maxSizeMB << 20, DryRun: o.dryRun,
-			}
+			opts := casckpt.PruneOptions{StaleAfter: staleAfter, KeepOrphans: o.keepOrphans, MaxSize: maxSize, DryRun: o.dryRun}
 			if o.auto {
-				opts.MinInterval = time.Duration(o.minHours * float64(time.Hour))
+				opts.MinInterval = minInterval
 			}
 			res, err := store.Prune(cmd.Context(), opts)
 			if err != nil {

@@ -1,0 +1,188 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestExtraArgumentsRefused runs every command with one argument more than
+// it uses: each refuses it (exit 2, one line) and changes nothing.
+func TestExtraArgumentsRefused(t *testing.T) {
+	e := newEnv(t)
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"f": "1"})
+	e.ok("snapshot", dir)
+	writeFiles(t, dir, map[string]string{"f": "2"})
+	e.ok("snapshot", dir)
+	t.Chdir(dir) // the commands' DIR defaults to the current directory
+	tar := filepath.Join(t.TempDir(), "x.tar")
+	for _, args := range [][]string{
+		{"pin", "@1", "@2"},
+		{"pin", dir, "@1", "@2"},
+		{"unpin", "@1", "@2"},
+		{"ls", "@1", "http"},
+		{"ls", dir, "@1", "http"},
+		{"cat", "@1", "f", "extra"},
+		{"cat", dir, "@1", "f", "extra"},
+		{"export", "@1", "extra", "-o", tar},
+		{"export", dir, "@1", "extra", "-o", tar},
+		{"diff", "@1", "@2", "@1"},
+		{"diff", dir, "@1", "@2", "extra"},
+		{"list", dir, "extra"},
+		{"snapshot", dir, "extra"},
+		{"status", "extra"},
+		{"gc", "extra"},
+		{"verify", "extra"},
+		{"repair", "extra"},
+		{"prune", "extra"},
+		{"clear", "extra", "--yes"},
+		{"migrate", "extra"},
+		{"clear-legacy", "extra", "--yes"},
+		{"root", dir, "extra"},
+		{"version", "extra"},
+	} {
+		r := e.run(args...)
+		failsWith(t, r, 2, "")
+		if r.out != "" {
+			t.Errorf("%q printed %q", args, r.out)
+		}
+	}
+	list := jsonOf[[]map[string]any](t, e.ok("list", dir, "--json").out)
+	if len(list) != 2 || list[0]["pinned"] != false || list[1]["pinned"] != false {
+		t.Fatalf("a refused command changed the snapshots: %v", list)
+	}
+	if _, err := os.Stat(tar); !os.IsNotExist(err) {
+		t.Fatal("a refused export wrote its archive")
+	}
+	// forget uses every argument: a bad one is a bad reference (exit 1).
+	failsWith(t, e.run("forget", "@1", "nope"), 1, "nope")
+}
+
+// TestTimesAndSizesInRange refuses a clock and flag values that casckpt
+// cannot record or that overflow when converted to bytes or a duration.
+func TestTimesAndSizesInRange(t *testing.T) {
+	e := newEnv(t)
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"f": "1"})
+	for _, now := range []string{"9999-12-31T23:59:59Z", "2262-04-12T00:00:00Z", "1600-01-01T00:00:00Z"} {
+		e.vars["CASCKPT_NOW"] = now
+		failsWith(t, e.run("snapshot", dir), 2, "from 1677-09-21T00:12:44Z to 2262-04-11T23:47:16Z")
+	}
+	if _, err := os.Stat(e.store); !os.IsNotExist(err) {
+		t.Fatal("a refused clock wrote to the store")
+	}
+	e.vars["CASCKPT_NOW"] = "2262-04-11T00:00:00Z"
+	e.ok("snapshot", dir)
+	delete(e.vars, "CASCKPT_NOW")
+	writeFiles(t, dir, map[string]string{"f": "2"})
+	for _, args := range [][]string{
+		{"snapshot", dir, "--max-size-mb", "17592186044417"},
+		{"snapshot", dir, "--max-size-mb", "8796093022208"},
+		{"snapshot", dir, "--max-file-size-mb", "17592186044417"},
+		{"snapshot", dir, "--keep", "99999999999999999999"},
+		{"snapshot", dir, "--max-files", "99999999999999999999"},
+		{"list", dir, "-n", "99999999999999999999"},
+		{"prune", "--max-size-mb", "17592186044417"},
+		{"prune", "--retention-days", "106752"},
+		{"prune", "--min-interval-hours", "NaN"},
+		{"prune", "--min-interval-hours", "+Inf"},
+		{"prune", "--min-interval-hours", "1e30"},
+	} {
+		failsWith(t, e.run(args...), 2, "")
+	}
+	list := jsonOf[[]map[string]any](t, e.ok("list", dir, "--json").out)
+	if len(list) != 1 || list[0]["time"] != "2262-04-11T00:00:00Z" {
+		t.Fatalf("refused commands changed the snapshots: %v", list)
+	}
+	e.ok("snapshot", dir, "--max-size-mb", "8796093022207") // the largest cap
+}
+
+// TestVersion prints the build's version, commit and Go release.
+func TestVersion(t *testing.T) {
+	e := newEnv(t)
+	for _, args := range [][]string{{"version", "--json"}, {"--version", "--json"}} {
+		v := jsonOf[map[string]string](t, e.ok(args...).out)
+		if len(v) != 3 || v["version"] == "" || v["commit"] == "" || !strings.HasPrefix(v["go"], "go") {
+			t.Fatalf("%q: %v", args, v)
+		}
+	}
+	if out := e.ok("--version").out; !strings.HasPrefix(out, "casckpt ") || strings.Count(out, "\n") != 1 {
+		t.Fatalf("--version: %q", out)
+	}
+	if out := e.ok("version").out; !strings.HasPrefix(out, "casckpt ") {
+		t.Fatalf("version: %q", out)
+	}
+}
+
+// TestInterruptedSnapshot sends SIGINT to the binary while it snapshots a
+// big tree: it says so on one line and exits 130, and what it says was
+// recorded is what the store holds.
+func TestInterruptedSnapshot(t *testing.T) {
+	bin := binary(t)
+	dir := t.TempDir()
+	made := 0
+	for files := 5000; ; files *= 2 {
+		if files > 200_000 {
+			t.Fatal("every snapshot finished before the signal reached it")
+		}
+		for ; made < files; made++ {
+			p := filepath.Join(dir, "d"+string(rune('a'+made%20)), "f"+strings.Repeat("x", made%7)+"-"+strconv.Itoa(made))
+			os.MkdirAll(filepath.Dir(p), 0o755)
+			if err := os.WriteFile(p, []byte(strings.Repeat(strconv.Itoa(made), 50)), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		home := t.TempDir()
+		store := filepath.Join(home, "store")
+		c := exec.Command(bin, "snapshot", dir, "--max-files", "1000000")
+		c.Env = []string{"HOME=" + home, "CASCKPT_HOME=" + store}
+		var out, errb bytes.Buffer
+		c.Stdout, c.Stderr = &out, &errb
+		if err := c.Start(); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() { done <- c.Wait() }()
+		// The store's lock file exists once the snapshot has begun, and the
+		// signal handler was set up before that.
+		var err error
+	wait:
+		for {
+			select {
+			case err = <-done:
+				break wait
+			default:
+			}
+			if _, serr := os.Stat(filepath.Join(store, "lock")); serr == nil {
+				c.Process.Signal(os.Interrupt)
+				err = <-done
+				break
+			}
+			time.Sleep(time.Millisecond)
+		}
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) {
+			continue // it finished first: try a bigger tree
+		}
+		if ee.ExitCode() != 130 {
+			t.Fatalf("exit %d (%v), stderr %q", ee.ExitCode(), err, errb.String())
+		}
+		e := &env{t: t, vars: map[string]string{"HOME": home, "CASCKPT_HOME": store}, store: store}
+		list := jsonOf[[]map[string]any](t, e.ok("list", dir, "--json").out)
+		want := "casckpt: interrupted; nothing was recorded\n"
+		if len(list) == 1 {
+			want = "casckpt: interrupted; snapshot " + list[0]["short_id"].(string) + " was recorded\n"
+		}
+		if errb.String() != want || out.Len() != 0 {
+			t.Fatalf("stderr %q (want %q), stdout %q", errb.String(), want, out.String())
+		}
+		return
+	}
+}
