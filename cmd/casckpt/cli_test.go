@@ -186,3 +186,67 @@ func TestInterruptedSnapshot(t *testing.T) {
 		return
 	}
 }
+
+// TestDiffStatLikeGit compares diff --stat with git diff --stat on the
+// same change, at several widths.
+func TestDiffStatLikeGit(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is needed to compare with")
+	}
+	lines := func(n int, word string) string { return strings.Repeat(word+"\n", n) }
+	long := "very/long/directory/name/that/goes/on/and/on/src/components/widgets/deeply/nested/file_with_a_long_name.txt"
+	for _, c := range []struct {
+		name          string
+		before, after map[string]string
+		chmod         string
+	}{
+		{"one file", map[string]string{"a.txt": lines(6, "x")}, map[string]string{"a.txt": "y\nx\n"}, ""},
+		{"only insertions", map[string]string{"a.txt": "x\n"}, map[string]string{"a.txt": "x\ny\n", "new.txt": lines(3, "n")}, ""},
+		{"mixed", map[string]string{
+			"small.txt": lines(10, "s"), "five.txt": lines(5, "f") + "keep\n", "big.txt": lines(10, "b"),
+			"bin.dat": "\x00\x01", "gone.txt": lines(2, "g"), long: "old\n", "exec.sh": "#!/bin/sh\n", "ünï.txt": "u\n",
+		}, map[string]string{
+			"small.txt": lines(10, "s") + "one more\n", "five.txt": "keep\n", "big.txt": lines(1000, "B"),
+			"bin.dat": "\x00\x02\x03", "newbin.dat": "\x00\x00", long: "new\n", "empty.txt": "", "ünï.txt": "v\n",
+		}, "exec.sh"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e := newEnv(t)
+			dir := t.TempDir()
+			writeFiles(t, dir, c.before)
+			git := func(args ...string) string {
+				t.Helper()
+				cmd := exec.Command("git", args...)
+				cmd.Dir = dir
+				cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null", "GIT_AUTHOR_NAME=t",
+					"GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t", "COLUMNS="+e.vars["COLUMNS"])
+				out, err := cmd.CombinedOutput()
+				if err != nil {
+					t.Fatalf("git %q: %v\n%s", args, err, out)
+				}
+				return string(out)
+			}
+			git("init", "-q")
+			git("add", "-A")
+			git("commit", "-q", "-m", "before")
+			e.ok("snapshot", dir)
+			for p := range c.before {
+				if _, ok := c.after[p]; !ok && p != c.chmod {
+					os.Remove(filepath.Join(dir, p))
+				}
+			}
+			writeFiles(t, dir, c.after)
+			if c.chmod != "" {
+				os.Chmod(filepath.Join(dir, c.chmod), 0o755)
+			}
+			git("add", "-A")
+			for _, cols := range []string{"80", "60", "40", "200", "10"} {
+				e.vars["COLUMNS"] = cols
+				want := git("-c", "core.quotepath=false", "diff", "--cached", "--stat", "--no-renames", "HEAD")
+				if got := e.ok("diff", dir, "@1", "--stat").out; got != want {
+					t.Errorf("COLUMNS=%s: casckpt diff --stat:\n%s\ngit diff --stat:\n%s", cols, got, want)
+				}
+			}
+		})
+	}
+}

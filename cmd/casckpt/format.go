@@ -48,3 +48,16 @@ func ago(t, now time.Time) string {
 	}
 	return t.Local().Format("2006-01-02")
 }
+
+// plural is "s" unless n is 1.
+func plural(n int64) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+// countOf formats a number of things: "1 file", "12,345 files".
+func countOf(n int64, thing string) string {
+	return count(n) + " " + thing + plural(n)
+}
