@@ -3,9 +3,11 @@ package main
 import (
 	"bytes"
 	"errors"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -248,5 +250,70 @@ func TestDiffStatLikeGit(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestPruneDryRunNamesDrops: prune --dry-run names every snapshot it would
+// drop and the rule, in text and JSON, and changes nothing.
+func TestPruneDryRunNamesDrops(t *testing.T) {
+	e := newEnv(t)
+	gone, stale, big := t.TempDir(), t.TempDir(), t.TempDir()
+	writeFiles(t, gone, map[string]string{"f": "gone"})
+	writeFiles(t, stale, map[string]string{"f": "stale"})
+	e.vars["CASCKPT_NOW"] = "2026-01-01T00:00:00Z"
+	ids := map[string]string{}
+	snap := func(dir, name string) {
+		ids[name] = jsonOf[map[string]any](t, e.ok("snapshot", dir, "--json").out)["id"].(string)
+	}
+	snap(gone, "gone")
+	snap(stale, "stale")
+	e.vars["CASCKPT_NOW"] = "2026-01-10T00:00:00Z" // stale was last touched 9 days ago
+	random := func() string {
+		b := make([]byte, 3<<20)
+		f, _ := os.Open("/dev/urandom")
+		defer f.Close()
+		if _, err := f.Read(b); err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	writeFiles(t, big, map[string]string{"blob": random()})
+	snap(big, "big1")
+	writeFiles(t, big, map[string]string{"blob": random()})
+	snap(big, "big2")
+	os.RemoveAll(gone)
+
+	args := []string{"prune", "--dry-run", "--max-size-mb", "5"}
+	doc := jsonOf[map[string]any](t, e.ok(append(args, "--json")...).out)
+	got := map[string]string{}
+	for _, d := range doc["drops"].([]any) {
+		m := d.(map[string]any)
+		if want := []string{"id", "project", "rule"}; !slices.Equal(keys(m), want) {
+			t.Fatalf("drop keys %v", keys(m))
+		}
+		got[m["id"].(string)] = m["rule"].(string) + " " + m["project"].(string)
+	}
+	real := func(p string) string { r, _ := filepath.EvalSymlinks(p); return r }
+	want := map[string]string{
+		ids["gone"]:  "orphan " + gone,
+		ids["stale"]: "stale " + real(stale),
+		ids["big1"]:  "size-cap " + real(big),
+	}
+	if !maps.Equal(got, want) || doc["snapshots_dropped"] != 3.0 || doc["deleted_orphan"] != 1.0 || doc["deleted_stale"] != 1.0 {
+		t.Fatalf("dry-run drops %v, want %v (%v)", got, want, doc)
+	}
+	text := e.ok(args...).out
+	for id, rule := range want {
+		line := "would drop " + id[:12] + " of " + strings.SplitN(rule, " ", 2)[1] + " (" + strings.SplitN(rule, " ", 2)[0] + ":"
+		if !strings.Contains(text, line) {
+			t.Errorf("text lacks %q:\n%s", line, text)
+		}
+	}
+	if strings.Contains(text, "freed") {
+		t.Errorf("a dry run says it freed space:\n%s", text)
+	}
+	st := jsonOf[map[string]any](t, e.ok("status", "--json").out)
+	if n := len(st["projects"].([]any)); n != 3 {
+		t.Fatalf("the dry run dropped projects: %d left", n)
 	}
 }

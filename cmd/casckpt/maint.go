@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/casckpt/casckpt"
+	"github.com/casckpt/casckpt/gc"
 	"github.com/casckpt/casckpt/migrate"
 )
 
@@ -88,15 +89,29 @@ than --min-interval-hours ago (for host start-up hooks).`,
 			if !res.CapMet {
 				g.warn("the size cap cannot be met: pinned and newest snapshots need more room")
 			}
+			drops := make([]dropJSON, 0, len(res.Plan.Drops))
+			for _, d := range res.Plan.Drops {
+				drops = append(drops, dropJSON{Project: d.Project, ID: d.ID.String(), Rule: string(d.Why)})
+			}
 			doc := map[string]any{"skipped": false, "scanned": res.Scanned, "deleted_orphan": res.DeletedOrphan,
-				"deleted_stale": res.DeletedStale, "snapshots_dropped": res.SnapshotsDropped, "bytes_freed": res.BytesFreed}
+				"deleted_stale": res.DeletedStale, "snapshots_dropped": res.SnapshotsDropped, "bytes_freed": res.BytesFreed,
+				"drops": drops}
 			return g.emit(doc, func(w io.Writer) {
 				verb := "dropped"
 				if o.dryRun {
 					verb = "would drop"
 				}
-				fmt.Fprintf(w, "scanned %d projects; %s %d snapshots (%d orphan and %d stale projects); freed %s\n",
-					res.Scanned, verb, res.SnapshotsDropped, res.DeletedOrphan, res.DeletedStale, humanBytes(res.BytesFreed))
+				for _, d := range res.Plan.Drops {
+					fmt.Fprintf(w, "%s %s of %s (%s)\n", verb, d.ID.Short(), oneLine(d.Project), ruleText[d.Why])
+				}
+				fmt.Fprintf(w, "scanned %s; %s %s (%s and %s)", countOf(int64(res.Scanned), "project"), verb,
+					countOf(int64(res.SnapshotsDropped), "snapshot"), countOf(int64(res.DeletedOrphan), "orphan project"),
+					countOf(int64(res.DeletedStale), "stale project"))
+				if o.dryRun {
+					fmt.Fprintln(w, "; nothing was changed (dry run)")
+				} else {
+					fmt.Fprintf(w, "; freed %s\n", humanBytes(res.BytesFreed))
+				}
 			})
 		},
 	}
@@ -108,6 +123,22 @@ than --min-interval-hours ago (for host start-up hooks).`,
 	f.Float64Var(&o.minHours, "min-interval-hours", 24, "with --auto: hours between prunes")
 	f.BoolVar(&o.dryRun, "dry-run", false, "show what would be dropped and change nothing")
 	return cmd
+}
+
+// dropJSON is one snapshot a prune dropped (or would drop) and the rule
+// that dropped it: orphan, stale or size-cap.
+type dropJSON struct {
+	Project string `json:"project"`
+	ID      string `json:"id"`
+	Rule    string `json:"rule"`
+}
+
+// ruleText explains each rule of a prune for people.
+var ruleText = map[gc.Why]string{
+	gc.WhyOrphan: "orphan: its directory is gone",
+	gc.WhyStale:  "stale: the project was not touched for --retention-days",
+	gc.WhyCap:    "size-cap: the store is over --max-size-mb",
+	gc.WhyKeep:   "keep: more snapshots than --keep",
 }
 
 type projectJSON struct {
