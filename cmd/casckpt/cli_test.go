@@ -317,3 +317,59 @@ func TestPruneDryRunNamesDrops(t *testing.T) {
 		t.Fatalf("the dry run dropped projects: %d left", n)
 	}
 }
+
+// TestNumbersAndPlurals: human outputs say "1 file" and "2 files" and put
+// thousands separators in every count.
+func TestNumbersAndPlurals(t *testing.T) {
+	e := newEnv(t)
+	one, many := t.TempDir(), t.TempDir()
+	writeFiles(t, one, map[string]string{"f": "x\n"})
+	files := map[string]string{}
+	for i := range 1234 {
+		files["d/f"+strconv.Itoa(i)] = "x\n"
+	}
+	writeFiles(t, many, files)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"snapshot", one}, ": 1 file, 2 B\n"},
+		{[]string{"list", one}, " 1 file +1 -0 "},
+		{[]string{"status"}, ", 1 project\n"},
+		{[]string{"verify"}, "checked 1 snapshot, "},
+		{[]string{"prune"}, "scanned 1 project; dropped 0 snapshots (0 orphan projects and 0 stale projects)"},
+		{[]string{"snapshot", many}, ": 1,234 files, 2.4 KiB\n"},
+		{[]string{"list", many}, " 1,234 files +1,234 -0 "},
+		{[]string{"status"}, ", 2 projects\n"},
+		{[]string{"verify"}, "checked 2 snapshots, "},
+	} {
+		if out := e.ok(c.args...).out; !strings.Contains(out, c.want) {
+			t.Errorf("%q printed %q, want %q in it", c.args, out, c.want)
+		}
+	}
+}
+
+// TestListInSubdirectoryNamesProject: list in a subdirectory of a project
+// says which project holds the snapshots (JSON stays []).
+func TestListInSubdirectoryNamesProject(t *testing.T) {
+	e := newEnv(t)
+	dir := t.TempDir()
+	real, _ := filepath.EvalSymlinks(dir)
+	for _, v := range []string{"1", "2", "3"} {
+		writeFiles(t, dir, map[string]string{"sub/f": v})
+		e.ok("snapshot", dir)
+	}
+	sub := filepath.Join(dir, "sub")
+	want := "no snapshots of " + filepath.Join(real, "sub") + "; " + real + " holds 3 snapshots: casckpt list " + real + "\n"
+	if out := e.ok("list", sub).out; out != want {
+		t.Fatalf("list in a subdirectory: %q, want %q", out, want)
+	}
+	if out := e.ok("list", sub, "--json").out; strings.TrimSpace(out) != "[]" {
+		t.Fatalf("list --json in a subdirectory: %q", out)
+	}
+	other := t.TempDir()
+	realOther, _ := filepath.EvalSymlinks(other)
+	if out := e.ok("list", other).out; out != "no snapshots of "+realOther+"\n" {
+		t.Fatalf("list of a directory outside any project: %q", out)
+	}
+}

@@ -44,7 +44,7 @@ func ago(t, now time.Time) string {
 	case d < 24*time.Hour:
 		return fmt.Sprintf("%d h ago", int(d.Hours()))
 	case d < 30*24*time.Hour:
-		return fmt.Sprintf("%d days ago", int(d.Hours()/24))
+		return countOf(int64(d.Hours()/24), "day") + " ago"
 	}
 	return t.Local().Format("2006-01-02")
 }

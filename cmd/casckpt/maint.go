@@ -30,7 +30,7 @@ func newGCCommand(g *globals) *cobra.Command {
 				return err
 			}
 			return g.emit(map[string]int64{"objects_deleted": int64(res.ObjectsDeleted), "bytes_freed": res.BytesFreed}, func(w io.Writer) {
-				fmt.Fprintf(w, "deleted %s objects, freed %s\n", count(int64(res.ObjectsDeleted)), humanBytes(res.BytesFreed))
+				fmt.Fprintf(w, "deleted %s, freed %s\n", countOf(int64(res.ObjectsDeleted), "object"), humanBytes(res.BytesFreed))
 			})
 		},
 	}
@@ -188,7 +188,7 @@ func newStatusCommand(g *globals) *cobra.Command {
 			}
 			doc := map[string]any{"store": st.Store, "size_bytes": st.SizeBytes, "projects": projects, "legacy": legacy}
 			return g.emit(doc, func(w io.Writer) {
-				fmt.Fprintf(w, "store %s, %s, %d projects\n", st.Store, humanBytes(st.SizeBytes), len(projects))
+				fmt.Fprintf(w, "store %s, %s, %s\n", st.Store, humanBytes(st.SizeBytes), countOf(int64(len(projects)), "project"))
 				for _, l := range legacy {
 					state := "not yet imported: run casckpt migrate"
 					if l.Migrated {
@@ -206,7 +206,7 @@ func newStatusCommand(g *globals) *cobra.Command {
 					if p.Orphan {
 						state = "orphan"
 					}
-					fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\n", oneLine(p.Workdir), p.Snapshots, ago(p.Created, g.now()), ago(p.LastTouch, g.now()), state)
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", oneLine(p.Workdir), count(int64(p.Snapshots)), ago(p.Created, g.now()), ago(p.LastTouch, g.now()), state)
 				}
 				tw.Flush()
 			})
@@ -243,13 +243,13 @@ func newVerifyCommand(g *globals) *cobra.Command {
 				for _, d := range res.Damaged {
 					fmt.Fprintf(w, "DAMAGED %s %s: %s\n", oneLine(d.Project), d.ID.Short(), oneLine(d.Reason))
 				}
-				fmt.Fprintf(w, "checked %d snapshots, %s objects: %d damaged\n", res.SnapshotsChecked, count(int64(res.ObjectsChecked)), len(res.Damaged))
+				fmt.Fprintf(w, "checked %s, %s: %s damaged\n", countOf(int64(res.SnapshotsChecked), "snapshot"), countOf(int64(res.ObjectsChecked), "object"), count(int64(len(res.Damaged))))
 			}); err != nil {
 				return err
 			}
 			if len(res.Damaged) > 0 {
 				g.jsonDone = true
-				return fmt.Errorf("%d damaged snapshots; restore refuses them and names the newest intact one; casckpt repair, then a snapshot of files that still hold the lost data, stores it again; forget removes them", len(res.Damaged))
+				return fmt.Errorf("%s; restore refuses them and names the newest intact one; casckpt repair, then a snapshot of files that still hold the lost data, stores it again; forget removes them", countOf(int64(len(res.Damaged)), "damaged snapshot"))
 			}
 			return nil
 		},
@@ -302,8 +302,9 @@ The old database is kept beside the new one. Run verify afterwards.`,
 				g.warn(fmt.Sprintf("pack %s has nothing readable: set aside as %s.damaged", p, p))
 			}
 			return g.emit(doc, func(w io.Writer) {
-				fmt.Fprintf(w, "rebuilt the database: %d snapshots of %d projects (%d from the old database, %d from the copies in the packs), %s objects in %d packs\n",
-					res.Snapshots, res.Projects, res.FromOldDatabase, res.Snapshots-res.FromOldDatabase, count(int64(res.ObjectsIndexed)), res.PacksRead)
+				fmt.Fprintf(w, "rebuilt the database: %s of %s (%s from the old database, %s from the copies in the packs), %s in %s\n",
+					countOf(int64(res.Snapshots), "snapshot"), countOf(int64(res.Projects), "project"), count(int64(res.FromOldDatabase)),
+					count(int64(res.Snapshots-res.FromOldDatabase)), countOf(int64(res.ObjectsIndexed), "object"), countOf(int64(res.PacksRead), "pack"))
 				if res.OldDatabase != "" {
 					fmt.Fprintf(w, "the old database is kept as %s: delete it once casckpt verify is clean\n", oneLine(res.OldDatabase))
 				}

@@ -97,9 +97,9 @@ func runSnapshot(cmd *cobra.Command, g *globals, dir string, o snapshotOptions) 
 	return g.emit(snapshotJSON{Created: res.Created, ID: idOrNull(res.ID), Project: res.Project, Files: res.Files, Bytes: res.Bytes}, func(w io.Writer) {
 		switch {
 		case res.Created:
-			fmt.Fprintf(w, "created %s: %s files, %s", res.ID.Short(), count(res.Files), humanBytes(res.Bytes))
+			fmt.Fprintf(w, "created %s: %s, %s", res.ID.Short(), countOf(res.Files, "file"), humanBytes(res.Bytes))
 			if len(res.Dropped) > 0 {
-				fmt.Fprintf(w, "; dropped %d old snapshot(s)", len(res.Dropped))
+				fmt.Fprintf(w, "; dropped %s", countOf(int64(len(res.Dropped)), "old snapshot"))
 			}
 			fmt.Fprintln(w)
 		case res.ID.IsZero():
