@@ -21,10 +21,13 @@ import (
 
 // Exit statuses of the contract.
 const (
-	exitOK      = 0
-	exitFailed  = 1
-	exitUsage   = 2
-	errorPrefix = "casckpt: "
+	exitOK     = 0
+	exitFailed = 1
+	exitUsage  = 2
+	// exitInterrupted is the status of a run stopped by Ctrl-C (128+SIGINT,
+	// as shells report it); another signal gives 128+its number.
+	exitInterrupted = 130
+	errorPrefix     = "casckpt: "
 )
 
 // stdio is the process's standard streams.
@@ -44,7 +47,15 @@ type globals struct {
 	now      func() time.Time
 	ran      bool // a command's RunE started: errors are no longer usage errors
 	jsonDone bool // the command printed its JSON document before failing
+	// interrupted says what an interrupted command left behind, for the
+	// message; "" says nothing.
+	interrupted string
 }
+
+// signalError is the cause of a context cancelled by a signal.
+type signalError struct{ sig syscall.Signal }
+
+func (e signalError) Error() string { return "interrupted by " + e.sig.String() }
 
 // usageError marks a mistake in the command line (exit 2).
 type usageError struct{ err error }
@@ -68,6 +79,9 @@ func run(ctx context.Context, args []string, std stdio, env func(string) string)
 	if err == nil {
 		return exitOK
 	}
+	if ctx.Err() != nil {
+		return g.reportInterrupt(ctx)
+	}
 	code := exitFailed
 	var ue usageError
 	if errors.As(err, &ue) || !g.ran {
@@ -87,6 +101,28 @@ func run(ctx context.Context, args []string, std stdio, env func(string) string)
 	return code
 }
 
+// reportInterrupt ends a run that a signal (Ctrl-C) stopped: it clears the
+// progress line, says so and what was left behind, and returns 128 plus the
+// signal's number (130 for Ctrl-C).
+func (g *globals) reportInterrupt(ctx context.Context) int {
+	if g.stderrTerminal() {
+		fmt.Fprint(g.io.err, "\r\033[K") // the progress bar's line
+	}
+	msg := "interrupted"
+	if g.interrupted != "" {
+		msg += "; " + g.interrupted
+	}
+	fmt.Fprintln(g.io.err, errorPrefix+msg)
+	if g.json && g.ran && !g.jsonDone {
+		writeJSON(g.io.out, map[string]any{"error": msg})
+	}
+	var sig signalError
+	if errors.As(context.Cause(ctx), &sig) {
+		return 128 + int(sig.sig)
+	}
+	return exitInterrupted
+}
+
 func newRootCommand(g *globals) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "casckpt",
@@ -99,15 +135,23 @@ BLAKE3-addressed and zstd-compressed, in a store shared by all projects.`,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
 			g.ran = true
 			if v := g.env("CASCKPT_NOW"); v != "" {
-				t, err := time.Parse(time.RFC3339, v)
+				t, err := parseNow(v)
 				if err != nil {
-					return usagef("CASCKPT_NOW=%q is not an RFC 3339 time (like 2026-01-02T15:04:05Z)", v)
+					return err
 				}
 				g.now = func() time.Time { return t }
 			}
 			return nil
 		},
 	}
+	var showVersion bool
+	root.RunE = func(cmd *cobra.Command, _ []string) error {
+		if showVersion {
+			return printVersion(g)
+		}
+		return cmd.Help()
+	}
+	root.Flags().BoolVar(&showVersion, "version", false, "print the version (as the version command does)")
 	root.PersistentFlags().StringVar(&g.storeDir, "store", "", "store directory (default $CASCKPT_HOME, $XDG_DATA_HOME/casckpt, ~/.local/share/casckpt)")
 	root.PersistentFlags().BoolVar(&g.json, "json", false, "print one JSON document on stdout")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
@@ -117,7 +161,7 @@ BLAKE3-addressed and zstd-compressed, in a store shared by all projects.`,
 		newCatCommand(g), newLsCommand(g), newExportCommand(g),
 		newPinCommand(g, true), newPinCommand(g, false), newForgetCommand(g),
 		newGCCommand(g), newPruneCommand(g), newStatusCommand(g), newVerifyCommand(g), newRepairCommand(g), newClearCommand(g),
-		newMigrateCommand(g), newClearLegacyCommand(g), newRootPathCommand(g),
+		newMigrateCommand(g), newClearLegacyCommand(g), newRootPathCommand(g), newVersionCommand(g),
 	)
 	return root
 }

@@ -1,7 +1,10 @@
 package main
 
 import (
+	"math"
 	"os"
+	"strings"
+	"time"
 
 	"github.com/casckpt/casckpt"
 )
@@ -24,4 +27,66 @@ func splitDir(args []string, min int) (dir string, rest []string) {
 		return args[0], args[1:]
 	}
 	return ".", args
+}
+
+// splitDirExact is splitDir for a command that takes exactly n arguments
+// after the optional DIR: an argument it would not use is a usage error
+// (name is the command's synopsis, like "pin [DIR] SNAP").
+func splitDirExact(name string, args []string, n int) (dir string, rest []string, err error) {
+	dir, rest = splitDir(args, n)
+	if len(rest) > n {
+		return "", nil, usagef("%s takes %s; unexpected argument %q", strings.Fields(name)[0], strings.Join(strings.Fields(name)[1:], " "), rest[n])
+	}
+	return dir, rest, nil
+}
+
+// mebibytes converts the value of a MiB flag to bytes, refusing one that is
+// negative (below min) or too large to count in bytes.
+func mebibytes(flag string, n, min int64) (int64, error) {
+	if n < min || n > math.MaxInt64>>20 {
+		return 0, usagef("--%s takes a number of MiB from %d to %d", flag, min, int64(math.MaxInt64>>20))
+	}
+	return n << 20, nil
+}
+
+// maxDays is the longest span in days a time.Duration holds.
+const maxDays = math.MaxInt64 / int64(24*time.Hour)
+
+// days converts the value of a flag counting days to a duration, refusing
+// one that is negative or too large.
+func days(flag string, n int) (time.Duration, error) {
+	if n < 0 || int64(n) > maxDays {
+		return 0, usagef("--%s takes a number of days from 0 to %d", flag, maxDays)
+	}
+	return time.Duration(n) * 24 * time.Hour, nil
+}
+
+// hours converts the value of a flag counting hours to a duration, refusing
+// one that is negative, not a number, or too large.
+func hours(flag string, h float64) (time.Duration, error) {
+	const most = float64(math.MaxInt64/int64(time.Hour)) - 1
+	if !(h >= 0 && h <= most) { // also refuses NaN
+		return 0, usagef("--%s takes a number of hours from 0 to %d", flag, int64(most))
+	}
+	return time.Duration(h * float64(time.Hour)), nil
+}
+
+// The times casckpt can record: it stores them as nanoseconds since 1970
+// in an int64.
+var (
+	earliestTime = time.Unix(0, math.MinInt64).UTC()
+	latestTime   = time.Unix(0, math.MaxInt64).UTC()
+)
+
+// parseNow reads CASCKPT_NOW: an RFC 3339 time that casckpt can record.
+func parseNow(v string) (time.Time, error) {
+	t, err := time.Parse(time.RFC3339, v)
+	if err != nil {
+		return time.Time{}, usagef("CASCKPT_NOW=%q is not an RFC 3339 time (like 2026-01-02T15:04:05Z)", v)
+	}
+	if t.Before(earliestTime) || t.After(latestTime) {
+		return time.Time{}, usagef("CASCKPT_NOW=%q is outside the times casckpt can record: from %s to %s",
+			v, earliestTime.Truncate(time.Second).Add(time.Second).Format(time.RFC3339), latestTime.Truncate(time.Second).Format(time.RFC3339))
+	}
+	return t, nil
 }

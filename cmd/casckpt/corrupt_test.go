@@ -127,7 +127,7 @@ func TestRepairCommand(t *testing.T) {
 		t.Fatalf("rebuilt list %v, want %v", after, before)
 	}
 	out := e.ok("repair").out
-	if !strings.Contains(out, "rebuilt the database: 2 snapshots of 1 projects (2 from the old database") || !strings.Contains(out, "casckpt verify") {
+	if !strings.Contains(out, "rebuilt the database: 2 snapshots of 1 project (2 from the old database") || !strings.Contains(out, "casckpt verify") {
 		t.Fatalf("repair output:\n%s", out)
 	}
 	e.ok("restore", dir, "@2")

@@ -3,11 +3,17 @@ package main
 import (
 	"fmt"
 	"io"
+	"os"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 
+	"github.com/rivo/uniseg"
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 
 	"github.com/casckpt/casckpt"
+	"github.com/casckpt/casckpt/manifest"
 )
 
 func newDiffCommand(g *globals) *cobra.Command {
@@ -71,7 +77,7 @@ func runDiff(cmd *cobra.Command, g *globals, dir string, refs []string, stat boo
 	}
 	return g.emit(doc, func(w io.Writer) {
 		if stat {
-			writeStat(w, res)
+			writeStat(w, res, g.statWidth())
 			return
 		}
 		for _, f := range res.Files {
@@ -80,29 +86,185 @@ func runDiff(cmd *cobra.Command, g *globals, dir string, refs []string, stat boo
 	})
 }
 
-// writeStat prints git's --stat: a line per file and a summary.
-func writeStat(w io.Writer, res casckpt.DiffResult) {
-	width := 0
-	for _, f := range res.Files {
-		width = max(width, len(f.Path))
+// statWidth is the width --stat fills, as git finds it: $COLUMNS when it
+// is a positive number, else the width of the terminal on stdout, else 80.
+func (g *globals) statWidth() int {
+	if n, err := strconv.Atoi(g.env("COLUMNS")); err == nil && n > 0 {
+		return n
 	}
-	most := int64(1)
-	for _, f := range res.Files {
-		most = max(most, f.Insertions+f.Deletions)
+	if f, ok := g.io.out.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		if w, _, err := term.GetSize(int(f.Fd())); err == nil && w > 0 {
+			return w
+		}
 	}
-	const barWidth = 40
-	for _, f := range res.Files {
+	return 80
+}
+
+// statFile is one line of --stat: for a binary file, added and deleted
+// are its new and old sizes in bytes, as git shows them.
+type statFile struct {
+	name           string
+	added, deleted int64
+	binary         bool
+}
+
+// writeStat prints the diff as git diff --stat does at the given width
+// (git's diff.c show_stats): the name column as wide as the longest name
+// or shortened with "..." to fit, the counts right-aligned, and a bar of
+// + and - scaled to the room left, in which every change gets a mark.
+func writeStat(w io.Writer, res casckpt.DiffResult, width int) {
+	if len(res.Files) == 0 {
+		return
+	}
+	files := make([]statFile, len(res.Files))
+	var maxLen, maxChange, binWidth, numberWidth int64
+	for i, f := range res.Files {
+		sf := statFile{name: quotePath(f.Path), added: f.Insertions, deleted: f.Deletions, binary: f.Binary}
+		maxLen = max(maxLen, int64(uniseg.StringWidth(sf.name)))
 		if f.Binary {
-			fmt.Fprintf(w, " %-*s | Bin\n", width, f.Path)
+			sf.added, sf.deleted = 0, 0
+			if f.New.Kind == manifest.KindFile {
+				sf.added = f.New.Size
+			}
+			if f.Old.Kind == manifest.KindFile {
+				sf.deleted = f.Old.Size
+			}
+			binWidth = max(binWidth, 14+decimalWidth(sf.added)+decimalWidth(sf.deleted))
+			numberWidth = 3 // the counts align with "Bin"
+		} else {
+			maxChange = max(maxChange, sf.added+sf.deleted)
+		}
+		files[i] = sf
+	}
+	total := int64(width)
+	numberWidth = max(numberWidth, decimalWidth(maxChange))
+	total = max(total, 16+6+numberWidth)
+	graphWidth := maxChange
+	if maxChange+4 <= binWidth {
+		graphWidth = binWidth - 4
+	}
+	nameWidth := maxLen
+	if nameWidth+numberWidth+6+graphWidth > total {
+		if graphWidth > total*3/8-numberWidth-6 {
+			graphWidth = max(total*3/8-numberWidth-6, 6)
+		}
+		if nameWidth > total-numberWidth-6-graphWidth {
+			nameWidth = total - numberWidth - 6 - graphWidth
+		} else {
+			graphWidth = total - numberWidth - 6 - nameWidth
+		}
+	}
+	var adds, dels int64
+	for _, f := range files {
+		name, prefix, room := f.name, "", nameWidth
+		if nameLen := int64(uniseg.StringWidth(name)); nameWidth < nameLen {
+			prefix, room = "...", max(room-3, 0)
+			for nameLen > room {
+				_, size := utf8.DecodeRuneInString(name)
+				nameLen -= int64(uniseg.StringWidth(name[:size]))
+				name = name[size:]
+			}
+			if i := strings.IndexByte(name, '/'); i >= 0 {
+				name = name[i:]
+			}
+		}
+		padding := max(room-int64(uniseg.StringWidth(name)), 0)
+		pad := strings.Repeat(" ", int(padding))
+		if f.binary {
+			fmt.Fprintf(w, " %s%s%s | %*s", prefix, name, pad, numberWidth, "Bin")
+			if f.added == 0 && f.deleted == 0 {
+				fmt.Fprintln(w)
+			} else {
+				fmt.Fprintf(w, " %d -> %d bytes\n", f.deleted, f.added)
+			}
 			continue
 		}
-		n := f.Insertions + f.Deletions
-		plus, minus := f.Insertions, f.Deletions
-		if most > barWidth {
-			plus, minus = plus*barWidth/most, minus*barWidth/most
+		adds += f.added
+		dels += f.deleted
+		add, del := f.added, f.deleted
+		if graphWidth <= maxChange {
+			n := scaleLinear(add+del, graphWidth, maxChange)
+			if n < 2 && add > 0 && del > 0 {
+				n = 2
+			}
+			if add < del {
+				add = scaleLinear(add, graphWidth, maxChange)
+				del = n - add
+			} else {
+				del = scaleLinear(del, graphWidth, maxChange)
+				add = n - del
+			}
 		}
-		fmt.Fprintf(w, " %-*s | %d %s%s\n", width, f.Path, n, strings.Repeat("+", int(plus)), strings.Repeat("-", int(minus)))
+		sep := ""
+		if f.added+f.deleted > 0 {
+			sep = " "
+		}
+		fmt.Fprintf(w, " %s%s%s | %*d%s%s%s\n", prefix, name, pad, numberWidth, f.added+f.deleted, sep,
+			strings.Repeat("+", int(add)), strings.Repeat("-", int(del)))
 	}
-	// The contract's words, always plural, so scripts can match one form.
-	fmt.Fprintf(w, " %d files changed, %d insertions(+), %d deletions(-)\n", res.FilesChanged, res.Insertions, res.Deletions)
+	fmt.Fprintln(w, statSummary(int64(len(files)), adds, dels))
+}
+
+// scaleLinear scales it from 0..most to 0..width, giving every change at
+// least one mark (git's scale_linear).
+func scaleLinear(it, width, most int64) int64 {
+	if it == 0 {
+		return 0
+	}
+	return 1 + it*(width-1)/most
+}
+
+func decimalWidth(n int64) int64 { return int64(len(strconv.FormatInt(n, 10))) }
+
+// statSummary is git's closing line of --stat: " 1 file changed, 1
+// insertion(+), 5 deletions(-)", leaving out a zero count unless both are.
+func statSummary(files, ins, del int64) string {
+	s := fmt.Sprintf(" %d file%s changed", files, plural(files))
+	if ins != 0 || del == 0 {
+		s += fmt.Sprintf(", %d insertion%s(+)", ins, plural(ins))
+	}
+	if del != 0 || ins == 0 {
+		s += fmt.Sprintf(", %d deletion%s(-)", del, plural(del))
+	}
+	return s
+}
+
+// quotePath quotes a path as git does with core.quotePath off: in double
+// quotes with C escapes when it holds a control character, a quote or a
+// backslash.
+func quotePath(p string) string {
+	if !strings.ContainsFunc(p, func(r rune) bool { return r < 0x20 || r == '"' || r == '\\' || r == 0x7f }) {
+		return p
+	}
+	var b strings.Builder
+	b.WriteByte('"')
+	for i := 0; i < len(p); i++ {
+		switch c := p[i]; c {
+		case '\a':
+			b.WriteString(`\a`)
+		case '\b':
+			b.WriteString(`\b`)
+		case '\t':
+			b.WriteString(`\t`)
+		case '\n':
+			b.WriteString(`\n`)
+		case '\v':
+			b.WriteString(`\v`)
+		case '\f':
+			b.WriteString(`\f`)
+		case '\r':
+			b.WriteString(`\r`)
+		case '"', '\\':
+			b.WriteByte('\\')
+			b.WriteByte(c)
+		default:
+			if c < 0x20 || c == 0x7f {
+				fmt.Fprintf(&b, "\\%03o", c)
+			} else {
+				b.WriteByte(c)
+			}
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
 }

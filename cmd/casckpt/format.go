@@ -44,7 +44,20 @@ func ago(t, now time.Time) string {
 	case d < 24*time.Hour:
 		return fmt.Sprintf("%d h ago", int(d.Hours()))
 	case d < 30*24*time.Hour:
-		return fmt.Sprintf("%d days ago", int(d.Hours()/24))
+		return countOf(int64(d.Hours()/24), "day") + " ago"
 	}
 	return t.Local().Format("2006-01-02")
+}
+
+// plural is "s" unless n is 1.
+func plural(n int64) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+// countOf formats a number of things: "1 file", "12,345 files".
+func countOf(n int64, thing string) string {
+	return count(n) + " " + thing + plural(n)
 }

@@ -1,12 +1,17 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
+	"path/filepath"
+	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/casckpt/casckpt"
 )
 
 func newListCommand(g *globals) *cobra.Command {
@@ -59,9 +64,15 @@ func runList(cmd *cobra.Command, g *globals, dir string, n int) error {
 			FilesChanged: e.FilesChanged, Insertions: e.Insertions, Deletions: e.Deletions, Pinned: e.Pinned, Damaged: e.Damaged,
 		})
 	}
+	hint := ""
+	if len(list) == 0 && !g.json {
+		if hint, err = enclosingProject(cmd.Context(), store, dir); err != nil {
+			return err
+		}
+	}
 	return g.emit(items, func(w io.Writer) {
 		if len(list) == 0 {
-			fmt.Fprintln(w, "no snapshots")
+			fmt.Fprintln(w, hint)
 			return
 		}
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
@@ -74,8 +85,8 @@ func runList(cmd *cobra.Command, g *globals, dir string, n int) error {
 			if e.Damaged {
 				mark += " (DAMAGED)"
 			}
-			fmt.Fprintf(tw, "@%d\t%s\t%s\t%d files +%d -%d\t%s%s\n", i+1, e.ID.Short(), ago(e.Time, g.now()),
-				e.FilesChanged, e.Insertions, e.Deletions, oneLine(e.Reason), mark)
+			fmt.Fprintf(tw, "@%d\t%s\t%s\t%s +%s -%s\t%s%s\n", i+1, e.ID.Short(), ago(e.Time, g.now()),
+				countOf(e.FilesChanged, "file"), count(e.Insertions), count(e.Deletions), oneLine(e.Reason), mark)
 		}
 		tw.Flush()
 	})
@@ -91,4 +102,45 @@ func oneLine(s string) string {
 		out = append(out, r)
 	}
 	return string(out)
+}
+
+// enclosingProject says why dir has no snapshots for people: "no snapshots
+// of DIR", and when a directory above it is a project with snapshots (the
+// user is in a subdirectory), which one and how to list it.
+func enclosingProject(ctx context.Context, store *casckpt.Store, dir string) (string, error) {
+	abs, err := casckpt.ProjectDir(dir)
+	if err != nil {
+		return "no snapshots", nil // a directory that is gone: say no more
+	}
+	msg := "no snapshots of " + oneLine(abs)
+	st, err := store.Status(ctx)
+	if err != nil {
+		return "", err
+	}
+	var best casckpt.ProjectStatus
+	for _, p := range st.Projects {
+		if p.Snapshots > 0 && len(p.Workdir) > len(best.Workdir) && within(abs, p.Workdir) {
+			best = p
+		}
+	}
+	if best.Workdir == "" {
+		return msg, nil
+	}
+	return fmt.Sprintf("%s; %s holds %s: casckpt list %s", msg, oneLine(best.Workdir),
+		countOf(int64(best.Snapshots), "snapshot"), shellQuote(best.Workdir)), nil
+}
+
+// within reports whether path lies strictly inside dir.
+func within(path, dir string) bool {
+	rel, err := filepath.Rel(dir, path)
+	return err == nil && rel != "." && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}
+
+// shellQuote quotes s for a POSIX shell when it holds anything but letters,
+// digits and -_./,:=+@%.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./,:=+@%") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

@@ -1,7 +1,7 @@
 // Command casckpt is a git-free undo for the files an AI coding agent
 // touches: it snapshots a working directory, lists, diffs and restores the
-// snapshots, and keeps the store small. See CONTRACT.md for the interface
-// scripts rely on; every command takes --json.
+// snapshots, and keeps the store small. See docs/commands.md for the
+// interface scripts rely on; every command takes --json.
 package main
 
 import (
@@ -12,8 +12,14 @@ import (
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, cancel := context.WithCancelCause(context.Background())
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		sig := <-sigs
+		signal.Stop(sigs) // a second signal ends the process at once
+		cancel(signalError{sig.(syscall.Signal)})
+	}()
 	code := run(ctx, os.Args[1:], stdio{in: os.Stdin, out: os.Stdout, err: os.Stderr}, os.Getenv)
-	stop()
 	os.Exit(code)
 }

@@ -395,7 +395,7 @@ func TestMaintenanceCommands(t *testing.T) {
 		t.Fatalf("status states: %v", states)
 	}
 	pr := jsonOf[map[string]any](t, e.ok("prune", "--json").out)
-	if want := []string{"bytes_freed", "deleted_orphan", "deleted_stale", "scanned", "skipped", "snapshots_dropped"}; !slices.Equal(keys(pr), want) {
+	if want := []string{"bytes_freed", "deleted_orphan", "deleted_stale", "drops", "scanned", "skipped", "snapshots_dropped"}; !slices.Equal(keys(pr), want) {
 		t.Fatalf("prune keys %v", keys(pr))
 	}
 	if pr["deleted_orphan"] != 1.0 || pr["bytes_freed"].(float64) < 1 {

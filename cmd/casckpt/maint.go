@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/casckpt/casckpt"
+	"github.com/casckpt/casckpt/gc"
 	"github.com/casckpt/casckpt/migrate"
 )
 
@@ -29,7 +30,7 @@ func newGCCommand(g *globals) *cobra.Command {
 				return err
 			}
 			return g.emit(map[string]int64{"objects_deleted": int64(res.ObjectsDeleted), "bytes_freed": res.BytesFreed}, func(w io.Writer) {
-				fmt.Fprintf(w, "deleted %s objects, freed %s\n", count(int64(res.ObjectsDeleted)), humanBytes(res.BytesFreed))
+				fmt.Fprintf(w, "deleted %s, freed %s\n", countOf(int64(res.ObjectsDeleted), "object"), humanBytes(res.BytesFreed))
 			})
 		},
 	}
@@ -56,19 +57,25 @@ keep their project. --auto skips the whole run if the last prune was less
 than --min-interval-hours ago (for host start-up hooks).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if o.retentionDays < 0 || o.maxSizeMB < 0 || o.minHours < 0 {
-				return usagef("--retention-days, --max-size-mb and --min-interval-hours take a number of at least 0")
+			staleAfter, err := days("retention-days", o.retentionDays)
+			if err != nil {
+				return err
+			}
+			maxSize, err := mebibytes("max-size-mb", o.maxSizeMB, 0)
+			if err != nil {
+				return err
+			}
+			minInterval, err := hours("min-interval-hours", o.minHours)
+			if err != nil {
+				return err
 			}
 			store, err := g.open()
 			if err != nil {
 				return err
 			}
-			opts := casckpt.PruneOptions{
-				StaleAfter:  time.Duration(o.retentionDays) * 24 * time.Hour,
-				KeepOrphans: o.keepOrphans, MaxSize: o.maxSizeMB << 20, DryRun: o.dryRun,
-			}
+			opts := casckpt.PruneOptions{StaleAfter: staleAfter, KeepOrphans: o.keepOrphans, MaxSize: maxSize, DryRun: o.dryRun}
 			if o.auto {
-				opts.MinInterval = time.Duration(o.minHours * float64(time.Hour))
+				opts.MinInterval = minInterval
 			}
 			res, err := store.Prune(cmd.Context(), opts)
 			if err != nil {
@@ -82,15 +89,29 @@ than --min-interval-hours ago (for host start-up hooks).`,
 			if !res.CapMet {
 				g.warn("the size cap cannot be met: pinned and newest snapshots need more room")
 			}
+			drops := make([]dropJSON, 0, len(res.Plan.Drops))
+			for _, d := range res.Plan.Drops {
+				drops = append(drops, dropJSON{Project: d.Project, ID: d.ID.String(), Rule: string(d.Why)})
+			}
 			doc := map[string]any{"skipped": false, "scanned": res.Scanned, "deleted_orphan": res.DeletedOrphan,
-				"deleted_stale": res.DeletedStale, "snapshots_dropped": res.SnapshotsDropped, "bytes_freed": res.BytesFreed}
+				"deleted_stale": res.DeletedStale, "snapshots_dropped": res.SnapshotsDropped, "bytes_freed": res.BytesFreed,
+				"drops": drops}
 			return g.emit(doc, func(w io.Writer) {
 				verb := "dropped"
 				if o.dryRun {
 					verb = "would drop"
 				}
-				fmt.Fprintf(w, "scanned %d projects; %s %d snapshots (%d orphan and %d stale projects); freed %s\n",
-					res.Scanned, verb, res.SnapshotsDropped, res.DeletedOrphan, res.DeletedStale, humanBytes(res.BytesFreed))
+				for _, d := range res.Plan.Drops {
+					fmt.Fprintf(w, "%s %s of %s (%s)\n", verb, d.ID.Short(), oneLine(d.Project), ruleText[d.Why])
+				}
+				fmt.Fprintf(w, "scanned %s; %s %s (%s and %s)", countOf(int64(res.Scanned), "project"), verb,
+					countOf(int64(res.SnapshotsDropped), "snapshot"), countOf(int64(res.DeletedOrphan), "orphan project"),
+					countOf(int64(res.DeletedStale), "stale project"))
+				if o.dryRun {
+					fmt.Fprintln(w, "; nothing was changed (dry run)")
+				} else {
+					fmt.Fprintf(w, "; freed %s\n", humanBytes(res.BytesFreed))
+				}
 			})
 		},
 	}
@@ -102,6 +123,22 @@ than --min-interval-hours ago (for host start-up hooks).`,
 	f.Float64Var(&o.minHours, "min-interval-hours", 24, "with --auto: hours between prunes")
 	f.BoolVar(&o.dryRun, "dry-run", false, "show what would be dropped and change nothing")
 	return cmd
+}
+
+// dropJSON is one snapshot a prune dropped (or would drop) and the rule
+// that dropped it: orphan, stale or size-cap.
+type dropJSON struct {
+	Project string `json:"project"`
+	ID      string `json:"id"`
+	Rule    string `json:"rule"`
+}
+
+// ruleText explains each rule of a prune for people.
+var ruleText = map[gc.Why]string{
+	gc.WhyOrphan: "orphan: its directory is gone",
+	gc.WhyStale:  "stale: the project was not touched for --retention-days",
+	gc.WhyCap:    "size-cap: the store is over --max-size-mb",
+	gc.WhyKeep:   "keep: more snapshots than --keep",
 }
 
 type projectJSON struct {
@@ -151,7 +188,7 @@ func newStatusCommand(g *globals) *cobra.Command {
 			}
 			doc := map[string]any{"store": st.Store, "size_bytes": st.SizeBytes, "projects": projects, "legacy": legacy}
 			return g.emit(doc, func(w io.Writer) {
-				fmt.Fprintf(w, "store %s, %s, %d projects\n", st.Store, humanBytes(st.SizeBytes), len(projects))
+				fmt.Fprintf(w, "store %s, %s, %s\n", st.Store, humanBytes(st.SizeBytes), countOf(int64(len(projects)), "project"))
 				for _, l := range legacy {
 					state := "not yet imported: run casckpt migrate"
 					if l.Migrated {
@@ -169,7 +206,7 @@ func newStatusCommand(g *globals) *cobra.Command {
 					if p.Orphan {
 						state = "orphan"
 					}
-					fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\n", oneLine(p.Workdir), p.Snapshots, ago(p.Created, g.now()), ago(p.LastTouch, g.now()), state)
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", oneLine(p.Workdir), count(int64(p.Snapshots)), ago(p.Created, g.now()), ago(p.LastTouch, g.now()), state)
 				}
 				tw.Flush()
 			})
@@ -206,13 +243,13 @@ func newVerifyCommand(g *globals) *cobra.Command {
 				for _, d := range res.Damaged {
 					fmt.Fprintf(w, "DAMAGED %s %s: %s\n", oneLine(d.Project), d.ID.Short(), oneLine(d.Reason))
 				}
-				fmt.Fprintf(w, "checked %d snapshots, %s objects: %d damaged\n", res.SnapshotsChecked, count(int64(res.ObjectsChecked)), len(res.Damaged))
+				fmt.Fprintf(w, "checked %s, %s: %s damaged\n", countOf(int64(res.SnapshotsChecked), "snapshot"), countOf(int64(res.ObjectsChecked), "object"), count(int64(len(res.Damaged))))
 			}); err != nil {
 				return err
 			}
 			if len(res.Damaged) > 0 {
 				g.jsonDone = true
-				return fmt.Errorf("%d damaged snapshots; restore refuses them and names the newest intact one; casckpt repair, then a snapshot of files that still hold the lost data, stores it again; forget removes them", len(res.Damaged))
+				return fmt.Errorf("%s; restore refuses them and names the newest intact one; casckpt repair, then a snapshot of files that still hold the lost data, stores it again; forget removes them", countOf(int64(len(res.Damaged)), "damaged snapshot"))
 			}
 			return nil
 		},
@@ -265,8 +302,9 @@ The old database is kept beside the new one. Run verify afterwards.`,
 				g.warn(fmt.Sprintf("pack %s has nothing readable: set aside as %s.damaged", p, p))
 			}
 			return g.emit(doc, func(w io.Writer) {
-				fmt.Fprintf(w, "rebuilt the database: %d snapshots of %d projects (%d from the old database, %d from the copies in the packs), %s objects in %d packs\n",
-					res.Snapshots, res.Projects, res.FromOldDatabase, res.Snapshots-res.FromOldDatabase, count(int64(res.ObjectsIndexed)), res.PacksRead)
+				fmt.Fprintf(w, "rebuilt the database: %s of %s (%s from the old database, %s from the copies in the packs), %s in %s\n",
+					countOf(int64(res.Snapshots), "snapshot"), countOf(int64(res.Projects), "project"), count(int64(res.FromOldDatabase)),
+					count(int64(res.Snapshots-res.FromOldDatabase)), countOf(int64(res.ObjectsIndexed), "object"), countOf(int64(res.PacksRead), "pack"))
 				if res.OldDatabase != "" {
 					fmt.Fprintf(w, "the old database is kept as %s: delete it once casckpt verify is clean\n", oneLine(res.OldDatabase))
 				}

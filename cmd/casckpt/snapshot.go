@@ -51,16 +51,24 @@ type snapshotJSON struct {
 }
 
 func runSnapshot(cmd *cobra.Command, g *globals, dir string, o snapshotOptions) error {
-	if o.keep < 1 || o.maxFileMB < 1 || o.maxFiles < 1 || o.maxSizeMB < 0 {
-		return usagef("--keep, --max-file-size-mb and --max-files take a number of at least 1, --max-size-mb one of at least 0")
+	if o.keep < 1 || o.maxFiles < 1 {
+		return usagef("--keep and --max-files take a number of at least 1")
+	}
+	maxFileSize, err := mebibytes("max-file-size-mb", o.maxFileMB, 1)
+	if err != nil {
+		return err
+	}
+	maxStoreSize, err := mebibytes("max-size-mb", o.maxSizeMB, 0)
+	if err != nil {
+		return err
 	}
 	store, err := g.open()
 	if err != nil {
 		return err
 	}
 	opts := casckpt.SnapshotOptions{
-		Reason: o.reason, Keep: o.keep, MaxFileSize: o.maxFileMB << 20, MaxFiles: o.maxFiles,
-		MaxStoreSize: o.maxSizeMB << 20,
+		Reason: o.reason, Keep: o.keep, MaxFileSize: maxFileSize, MaxFiles: o.maxFiles,
+		MaxStoreSize: maxStoreSize,
 	}
 	if o.maxSizeMB == 0 {
 		opts.MaxStoreSize = -1
@@ -74,9 +82,13 @@ func runSnapshot(cmd *cobra.Command, g *globals, dir string, o snapshotOptions) 
 	}
 	res, err := store.Snapshot(cmd.Context(), dir, opts)
 	if bar != nil {
-		_ = bar.Finish()
+		_ = bar.Clear()
 	}
 	if err != nil {
+		g.interrupted = "nothing was recorded"
+		if res.Created {
+			g.interrupted = "snapshot " + res.ID.Short() + " was recorded"
+		}
 		return err
 	}
 	for _, w := range res.Warnings {
@@ -85,9 +97,9 @@ func runSnapshot(cmd *cobra.Command, g *globals, dir string, o snapshotOptions) 
 	return g.emit(snapshotJSON{Created: res.Created, ID: idOrNull(res.ID), Project: res.Project, Files: res.Files, Bytes: res.Bytes}, func(w io.Writer) {
 		switch {
 		case res.Created:
-			fmt.Fprintf(w, "created %s: %s files, %s", res.ID.Short(), count(res.Files), humanBytes(res.Bytes))
+			fmt.Fprintf(w, "created %s: %s, %s", res.ID.Short(), countOf(res.Files, "file"), humanBytes(res.Bytes))
 			if len(res.Dropped) > 0 {
-				fmt.Fprintf(w, "; dropped %d old snapshot(s)", len(res.Dropped))
+				fmt.Fprintf(w, "; dropped %s", countOf(int64(len(res.Dropped)), "old snapshot"))
 			}
 			fmt.Fprintln(w)
 		case res.ID.IsZero():

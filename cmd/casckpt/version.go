@@ -1,0 +1,73 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"runtime"
+	"runtime/debug"
+
+	"github.com/spf13/cobra"
+)
+
+// version is the release, when the build sets it
+// (-ldflags "-X main.version=v1.2.3"); else the module's version from the
+// build information.
+var version string
+
+// versionJSON is the version document.
+type versionJSON struct {
+	Version string `json:"version"`
+	Commit  string `json:"commit"`
+	Go      string `json:"go"`
+}
+
+// buildVersion reads the version, commit and Go release the program was
+// built with; what the build did not record reads "unknown".
+func buildVersion() versionJSON {
+	v := versionJSON{Version: version, Commit: "unknown", Go: runtime.Version()}
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		if v.Version == "" {
+			v.Version = "unknown"
+		}
+		return v
+	}
+	if v.Version == "" {
+		v.Version = info.Main.Version
+	}
+	if v.Version == "" {
+		v.Version = "unknown"
+	}
+	v.Go = info.GoVersion
+	dirty := false
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			v.Commit = s.Value
+		case "vcs.modified":
+			dirty = s.Value == "true"
+		}
+	}
+	if dirty && v.Commit != "unknown" {
+		v.Commit += "-dirty"
+	}
+	return v
+}
+
+// printVersion prints the version for people or as JSON.
+func printVersion(g *globals) error {
+	v := buildVersion()
+	return g.emit(v, func(w io.Writer) {
+		fmt.Fprintf(w, "casckpt %s (commit %s, %s)\n", v.Version, v.Commit, v.Go)
+	})
+}
+
+func newVersionCommand(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "print the version, commit and Go release of this build",
+		Long:  `version prints the version, commit and Go release of this build (also casckpt --version). JSON: {"version", "commit", "go"}.`,
+		Args:  cobra.NoArgs,
+		RunE:  func(*cobra.Command, []string) error { return printVersion(g) },
+	}
+}
