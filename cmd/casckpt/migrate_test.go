@@ -16,19 +16,26 @@ import (
 // project, two checkpoints. It returns the checkpoints directory.
 func hermesStore(t *testing.T, home string) (checkpoints, workdir string) {
 	t.Helper()
+	return hermesStoreAt(t, home, filepath.Join(home, "proj"), "")
+}
+
+// hermesStoreAt is hermesStore for the project workdir, its commits made
+// at date (git's default, now, if empty), a minute apart.
+func hermesStoreAt(t *testing.T, home, workdir, date string) (checkpoints, _ string) {
+	t.Helper()
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("git is needed to build a legacy store")
 	}
 	checkpoints = filepath.Join(home, ".hermes", "checkpoints")
 	store := filepath.Join(checkpoints, "store")
-	workdir = filepath.Join(home, "proj")
 	sum := sha256.Sum256([]byte(workdir))
 	hash := hex.EncodeToString(sum[:])[:16]
+	var dateEnv []string
 	git := func(args ...string) string {
 		cmd := exec.Command("git", args...)
-		cmd.Env = []string{"GIT_DIR=" + store, "GIT_WORK_TREE=" + workdir, "GIT_INDEX_FILE=" + filepath.Join(store, "index-"+hash),
+		cmd.Env = append(slices.Clone(dateEnv), "GIT_DIR=" + store, "GIT_WORK_TREE=" + workdir, "GIT_INDEX_FILE=" + filepath.Join(store, "index-"+hash),
 			"GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1", "GIT_AUTHOR_NAME=h", "GIT_AUTHOR_EMAIL=h@x",
-			"GIT_COMMITTER_NAME=h", "GIT_COMMITTER_EMAIL=h@x", "PATH=" + os.Getenv("PATH")}
+			"GIT_COMMITTER_NAME=h", "GIT_COMMITTER_EMAIL=h@x", "PATH="+os.Getenv("PATH"))
 		out, err := cmd.Output()
 		if err != nil {
 			t.Fatalf("git %v: %v", args, err)
@@ -43,6 +50,10 @@ func hermesStore(t *testing.T, home string) (checkpoints, workdir string) {
 	os.WriteFile(filepath.Join(store, "projects", hash+".json"), []byte(fmt.Sprintf(`{"workdir":%q,"created_at":1,"last_touch":2}`, workdir)), 0o644)
 	parent := ""
 	for i, text := range []string{"v1\n", "v2\n"} {
+		if date != "" {
+			at := fmt.Sprintf("%s:%02d +0000", date, i)
+			dateEnv = []string{"GIT_AUTHOR_DATE=" + at, "GIT_COMMITTER_DATE=" + at}
+		}
 		os.WriteFile(filepath.Join(workdir, "f.txt"), []byte(text), 0o644)
 		git("add", "-A")
 		args := []string{"commit-tree", git("write-tree"), "-m", fmt.Sprintf("checkpoint %d", i+1)}
@@ -110,5 +121,42 @@ func TestMigrateStatusClearLegacy(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(checkpoints, "store")); !os.IsNotExist(err) {
 		t.Fatal("the imported legacy store is still there")
+	}
+}
+
+// Snapshots imported into a project that has newer ones are listed by
+// their time: @1 stays the newest, and --keep drops the old imports first.
+func TestMigrateOlderHistoryIntoProject(t *testing.T) {
+	e := newEnv(t)
+	workdir := filepath.Join(e.vars["HOME"], "proj")
+	writeFiles(t, workdir, map[string]string{"f.txt": "today 1\n"})
+	e.vars["CASCKPT_NOW"] = "2026-06-01T10:00:00Z"
+	e.ok("snapshot", workdir, "-m", "today 1")
+	writeFiles(t, workdir, map[string]string{"f.txt": "today 2\n"})
+	e.vars["CASCKPT_NOW"] = "2026-06-01T10:05:00Z"
+	e.ok("snapshot", workdir, "-m", "today 2")
+	hermesStoreAt(t, e.vars["HOME"], workdir, "2025-06-01T10:00")
+	writeFiles(t, workdir, map[string]string{"f.txt": "today 2\n"}) // the store's builder wrote v2
+	if m := jsonOf[map[string]any](t, e.ok("migrate", "--json").out); m["snapshots_imported"] != 2.0 {
+		t.Fatalf("migrate: %v", m)
+	}
+	reasons := func() []string {
+		var out []string
+		for _, s := range jsonOf[[]map[string]any](t, e.ok("list", workdir, "--json").out) {
+			out = append(out, s["reason"].(string))
+		}
+		return out
+	}
+	if got, want := reasons(), []string{"today 2", "today 1", "checkpoint 2", "checkpoint 1"}; !slices.Equal(got, want) {
+		t.Fatalf("list after migrating an older history: %q, want %q", got, want)
+	}
+	if out := e.ok("cat", workdir, "@1", "f.txt").out; out != "today 2\n" {
+		t.Fatalf("@1 holds %q", out)
+	}
+	writeFiles(t, workdir, map[string]string{"f.txt": "today 3\n"})
+	e.vars["CASCKPT_NOW"] = "2026-06-01T10:10:00Z"
+	e.ok("snapshot", workdir, "-m", "today 3", "--keep", "2")
+	if got, want := reasons(), []string{"today 3", "today 2"}; !slices.Equal(got, want) {
+		t.Fatalf("after snapshot --keep 2: %q, want %q", got, want)
 	}
 }
