@@ -33,7 +33,7 @@ func hermesStoreAt(t *testing.T, home, workdir, date string) (checkpoints, _ str
 	var dateEnv []string
 	git := func(args ...string) string {
 		cmd := exec.Command("git", args...)
-		cmd.Env = append(slices.Clone(dateEnv), "GIT_DIR=" + store, "GIT_WORK_TREE=" + workdir, "GIT_INDEX_FILE=" + filepath.Join(store, "index-"+hash),
+		cmd.Env = append(slices.Clone(dateEnv), "GIT_DIR="+store, "GIT_WORK_TREE="+workdir, "GIT_INDEX_FILE="+filepath.Join(store, "index-"+hash),
 			"GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1", "GIT_AUTHOR_NAME=h", "GIT_AUTHOR_EMAIL=h@x",
 			"GIT_COMMITTER_NAME=h", "GIT_COMMITTER_EMAIL=h@x", "PATH="+os.Getenv("PATH"))
 		out, err := cmd.Output()
