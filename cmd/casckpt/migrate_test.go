@@ -1,6 +1,10 @@
 package main
 
 import (
+	"bytes"
+	"compress/zlib"
+	"context"
+	"crypto/sha1"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -10,6 +14,11 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/casckpt/casckpt"
+	"github.com/casckpt/casckpt/cas"
+	"github.com/casckpt/casckpt/manifest"
 )
 
 // hermesStore builds a small shared Hermes store with the git program: one
@@ -159,4 +168,104 @@ func TestMigrateOlderHistoryIntoProject(t *testing.T) {
 	if got, want := reasons(), []string{"today 3", "today 2"}; !slices.Equal(got, want) {
 		t.Fatalf("after snapshot --keep 2: %q, want %q", got, want)
 	}
+}
+
+// looseObject writes a git object as a zlib-compressed loose object under
+// gitDir and returns its name.
+func looseObject(t *testing.T, gitDir, typ string, content []byte) string {
+	t.Helper()
+	raw := append([]byte(fmt.Sprintf("%s %d\x00", typ, len(content))), content...)
+	sum := sha1.Sum(raw)
+	name := hex.EncodeToString(sum[:])
+	var b bytes.Buffer
+	zw := zlib.NewWriter(&b)
+	zw.Write(raw)
+	zw.Close()
+	p := filepath.Join(gitDir, "objects", name[:2], name[2:])
+	must(t, os.MkdirAll(filepath.Dir(p), 0o755))
+	must(t, os.WriteFile(p, b.Bytes(), 0o444))
+	return name
+}
+
+// A legacy store holding a tree bomb (30 nested trees of two entries each,
+// 2^30 paths) and a sound project: the bomb's project fails with a one-line
+// error in the JSON, the other is imported.
+func TestMigrateTreeBomb(t *testing.T) {
+	e := newEnv(t)
+	store := filepath.Join(e.vars["HOME"], ".hermes", "checkpoints", "store")
+	for _, d := range []string{"refs/hermes", "projects"} {
+		must(t, os.MkdirAll(filepath.Join(store, d), 0o755))
+	}
+	must(t, os.WriteFile(filepath.Join(store, "HEAD"), []byte("ref: refs/heads/master\n"), 0o644))
+	entry := func(mode, name, hash string) []byte {
+		h, _ := hex.DecodeString(hash)
+		return append([]byte(mode+" "+name+"\x00"), h...)
+	}
+	blob := looseObject(t, store, "blob", []byte("hello\n"))
+	project := func(key, workdir, root string) {
+		c := looseObject(t, store, "commit", []byte("tree "+root+"\nauthor h <h@x> 1700000000 +0000\ncommitter h <h@x> 1700000000 +0000\n\n"+key+"\n"))
+		must(t, os.WriteFile(filepath.Join(store, "refs/hermes", key), []byte(c+"\n"), 0o644))
+		must(t, os.WriteFile(filepath.Join(store, "projects", key+".json"), []byte(fmt.Sprintf(`{"workdir":%q}`, workdir)), 0o644))
+	}
+	level := looseObject(t, store, "tree", entry("100644", "f", blob))
+	for range 30 {
+		level = looseObject(t, store, "tree", append(entry("40000", "a", level), entry("40000", "b", level)...))
+	}
+	bombDir, goodDir := filepath.Join(e.vars["HOME"], "bomb"), filepath.Join(e.vars["HOME"], "good")
+	project("bomb", bombDir, level)
+	project("good", goodDir, looseObject(t, store, "tree", entry("100644", "f.txt", blob)))
+
+	r := e.run("migrate", "--json")
+	if r.code != 0 {
+		t.Fatalf("migrate: exit %d, %s", r.code, r.err)
+	}
+	m := jsonOf[map[string]any](t, r.out)
+	errs := m["errors"].([]any)
+	if m["snapshots_imported"] != 1.0 || m["projects"] != 1.0 || len(errs) != 1 ||
+		!strings.Contains(errs[0].(string), bombDir) || !strings.Contains(errs[0].(string), "more than 50000 files") {
+		t.Fatalf("migrate: %v", m)
+	}
+	if out := e.ok("cat", goodDir, "@1", "f.txt").out; out != "hello\n" {
+		t.Fatalf("the sound project's file holds %q", out)
+	}
+}
+
+// A stored snapshot whose tree names one subtree at 2^30 paths: list marks
+// it damaged, ls, export and restore --dry-run fail with one line, and
+// none of them grows without bound.
+func TestImportedTreeBomb(t *testing.T) {
+	e := newEnv(t)
+	dir := filepath.Join(e.vars["HOME"], "proj")
+	writeFiles(t, dir, map[string]string{"f.txt": "x\n"})
+	e.ok("snapshot", dir)
+	s, err := casckpt.Open(e.store, casckpt.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	_, err = s.Import(ctx, casckpt.ImportProject{Workdir: dir, Snapshots: []casckpt.ImportSnapshot{{Origin: "bomb", Time: time.Now().Add(time.Hour),
+		Build: func(ctx context.Context, put cas.Putter) (cas.ID, int64, int64, error) {
+			f, err := casckpt.PutFile(ctx, put, "f", strings.NewReader("x\n"), 2, false)
+			if err != nil {
+				return cas.ID{}, 0, 0, err
+			}
+			id, err := manifest.Put(ctx, put, manifest.Tree{Entries: []manifest.Entry{f}})
+			for range 30 {
+				if err != nil {
+					break
+				}
+				id, err = manifest.Put(ctx, put, manifest.Tree{Entries: []manifest.Entry{{Name: "a", Kind: manifest.KindDir, Tree: id}, {Name: "b", Kind: manifest.KindDir, Tree: id}}})
+			}
+			return id, 1, 2, err
+		}}}})
+	must(t, err)
+
+	list := jsonOf[[]map[string]any](t, e.ok("list", dir, "--json").out)
+	if len(list) != 2 || list[0]["damaged"] != true {
+		t.Fatalf("list: %v", list)
+	}
+	for _, args := range [][]string{{"ls", dir, "@1"}, {"export", dir, "@1", "-o", filepath.Join(t.TempDir(), "x.tar")}, {"restore", dir, "@1", "--dry-run"}} {
+		failsWith(t, e.run(args...), 1, "more than 500000 entries")
+	}
+	e.ok("ls", dir, "@2")
 }
