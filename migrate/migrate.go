@@ -163,8 +163,8 @@ func Run(ctx context.Context, store *casckpt.Store, from string, opts Options) (
 			srep.Errors = append(srep.Errors, fmt.Sprintf("%s: %v", s.Path, err))
 		}
 	}
-	// Per project, the older history first: snapshots are listed in the
-	// order they are recorded.
+	// Per project, the older history first: snapshots of one time are
+	// listed in the order they are recorded.
 	slices.SortStableFunc(jobs, func(a, b *job) int {
 		if c := strings.Compare(a.proj.Workdir, b.proj.Workdir); c != 0 {
 			return c
