@@ -30,6 +30,9 @@ type ImportProject struct {
 type ImportSnapshot struct {
 	Time   time.Time
 	Reason string
+	// MaxFileSize is the size limit Build left larger files out by (0:
+	// none), as in Snapshot.MaxFileSize: a restore leaves such files alone.
+	MaxFileSize int64
 	// Origin names the source uniquely (a commit, say). An origin imported
 	// once is skipped ever after, even if its snapshot was dropped.
 	Origin string
@@ -85,7 +88,7 @@ func (s *Store) Import(ctx context.Context, p ImportProject) (_ ImportResult, er
 			return res, err
 		}
 		rec := Snapshot{ID: index.NewSnapshotID(workdir, root, imp.Time, imp.Reason), Project: workdir, Root: root,
-			Time: imp.Time, Reason: imp.Reason, Stats: index.Stats{Files: files, Bytes: bytes}}
+			Time: imp.Time, Reason: imp.Reason, Stats: index.Stats{Files: files, Bytes: bytes}, MaxFileSize: imp.MaxFileSize}
 		if rec.RecordID, err = putCopy(ctx, w, rec, nextSeq+uint64(len(recs)), imp.Origin); err != nil {
 			w.Abort()
 			return res, err

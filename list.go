@@ -36,7 +36,8 @@ type ListEntry struct {
 	Insertions   int64
 	Deletions    int64
 	// Damaged is set when the change could not be computed because the
-	// snapshot's data is missing or corrupt.
+	// snapshot's data is missing or corrupt, or names more than
+	// manifest.MaxEntries paths.
 	Damaged bool
 }
 
@@ -68,8 +69,8 @@ func (s *Store) List(ctx context.Context, dir string, n int) ([]ListEntry, error
 				files, err = fileDiffs(ctx, changes, storeContent{ss.objects}, storeContent{ss.objects}, false)
 			}
 			switch {
-			case errors.Is(damaged(sn, err), ErrDamaged):
-				e.Damaged = true
+			case errors.Is(damaged(sn, err), ErrDamaged) || errors.Is(err, manifest.ErrTooLarge):
+				e.Damaged = true // a bomb-like tree is no project's, and must not hide the others
 			case err != nil:
 				return err
 			default:

@@ -135,7 +135,7 @@ func TestRecordCopiesAndInsert(t *testing.T) {
 		if err := InsertSnapshot(tx, s); err != nil {
 			return err
 		}
-		next := Snapshot{ID: cas.ID{3}, Project: s.Project, Root: cas.ID{4}}
+		next := Snapshot{ID: cas.ID{3}, Project: s.Project, Root: cas.ID{4}, Time: s.Time.Add(time.Second)}
 		if err := AddSnapshot(tx, &next); err != nil || next.Seq != 8 {
 			t.Fatalf("the next snapshot after an inserted 7 got %d, %v", next.Seq, err)
 		}

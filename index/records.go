@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/zeebo/blake3"
@@ -108,7 +109,7 @@ type Stats struct {
 type Snapshot struct {
 	ID      cas.ID
 	Project string
-	Seq     uint64 // creation order within the project
+	Seq     uint64 // recording order within the project (ties of Time)
 	Root    cas.ID
 	Time    time.Time
 	Reason  string
@@ -198,7 +199,11 @@ func DecodeSnapshot(project string, seq uint64, v []byte) (Snapshot, error) {
 
 func seqKey(seq uint64) []byte { return binary.BigEndian.AppendUint64(nil, seq) }
 
-// Snapshots lists a project's snapshots, newest first.
+// Snapshots lists a project's snapshots, newest first: by time, and among
+// snapshots of the same time the later recorded first. The time decides, not
+// the order of recording, because an import (a migration) records snapshots
+// older than those the project already has; so @1 is always the newest and
+// retention drops the oldest.
 func Snapshots(tx *bolt.Tx, workdir string) ([]Snapshot, error) {
 	out := []Snapshot{}
 	root := tx.Bucket(bucketSnapshots)
@@ -220,6 +225,7 @@ func Snapshots(tx *bolt.Tx, workdir string) ([]Snapshot, error) {
 		}
 		out = append(out, s)
 	}
+	slices.SortStableFunc(out, func(a, b Snapshot) int { return b.Time.Compare(a.Time) })
 	return out, nil
 }
 

@@ -31,35 +31,73 @@ type Change struct {
 // directories before their contents. A directory that was added or deleted
 // is listed with every entry below it; a directory present in both is not
 // listed itself, only what changed inside it. Subtrees with equal IDs are
-// not read.
+// not read, and every other tree is read once. A diff that visits more than
+// MaxEntries entries fails with ErrTooLarge.
 func Diff(ctx context.Context, g cas.Getter, a, b cas.ID) ([]Change, error) {
-	var out []Change
-	err := diffTrees(ctx, g, a, b, "", &out)
-	return out, err
+	d := &differ{sz: newSizer(ctx, g)}
+	err := d.trees(a, b, "")
+	if err != nil {
+		return nil, err
+	}
+	return d.out, nil
 }
 
-func diffTrees(ctx context.Context, g cas.Getter, a, b cas.ID, dir string, out *[]Change) error {
+// differ is one Diff: its trees read so far (in sz), the entries visited
+// and the changes found.
+type differ struct {
+	sz      *sizer
+	visited int64
+	out     []Change
+}
+
+// visit counts n more entries visited.
+func (d *differ) visit(n int64) error {
+	if d.visited += n; d.visited > MaxEntries {
+		return ErrTooLarge
+	}
+	return nil
+}
+
+// load reads tree id, once per Diff.
+func (d *differ) load(id cas.ID) (Tree, error) {
+	if t, ok := d.sz.trees[id]; ok {
+		return t, nil
+	}
+	if err := d.sz.ctx.Err(); err != nil {
+		return Tree{}, err
+	}
+	t, err := Load(d.sz.ctx, d.sz.g, id)
+	if err == nil {
+		d.sz.trees[id] = t
+	}
+	return t, err
+}
+
+func (d *differ) trees(a, b cas.ID, dir string) error {
 	if a == b {
 		return nil
 	}
-	ta, err := Load(ctx, g, a)
+	ta, err := d.load(a)
 	if err != nil {
 		return err
 	}
-	tb, err := Load(ctx, g, b)
+	tb, err := d.load(b)
 	if err != nil {
 		return err
 	}
 	i, j := 0, 0
 	for i < len(ta.Entries) || j < len(tb.Entries) {
+		if err := d.visit(1); err != nil {
+			return err
+		}
 		switch {
 		case j == len(tb.Entries) || (i < len(ta.Entries) && ta.Entries[i].Name < tb.Entries[j].Name):
-			if err := addAll(ctx, g, ta.Entries[i], dir, Deleted, out); err != nil {
+			if err := d.addAll(ta.Entries[i], dir, Deleted); err != nil {
 				return err
 			}
 			i++
 		case i == len(ta.Entries) || tb.Entries[j].Name < ta.Entries[i].Name:
-			if err := addAll(ctx, g, tb.Entries[j], dir, Added, out); err != nil {
+			if err := d.addAll(tb.Entries[j], dir, Added); err != nil {
 				return err
 			}
 			j++
@@ -68,19 +106,19 @@ func diffTrees(ctx context.Context, g cas.Getter, a, b cas.ID, dir string, out *
 			p := path.Join(dir, ea.Name)
 			switch {
 			case ea.Kind == KindDir && eb.Kind == KindDir:
-				if err := diffTrees(ctx, g, ea.Tree, eb.Tree, p, out); err != nil {
+				if err := d.trees(ea.Tree, eb.Tree, p); err != nil {
 					return err
 				}
 			case ea.Kind != eb.Kind:
-				*out = append(*out, Change{Path: p, Status: TypeChanged, Old: ea, New: eb})
-				if err := addChildren(ctx, g, ea, p, Deleted, out); err != nil {
+				d.out = append(d.out, Change{Path: p, Status: TypeChanged, Old: ea, New: eb})
+				if err := d.addChildren(ea, p, Deleted); err != nil {
 					return err
 				}
-				if err := addChildren(ctx, g, eb, p, Added, out); err != nil {
+				if err := d.addChildren(eb, p, Added); err != nil {
 					return err
 				}
 			case !ea.SameContent(eb):
-				*out = append(*out, Change{Path: p, Status: Modified, Old: ea, New: eb})
+				d.out = append(d.out, Change{Path: p, Status: Modified, Old: ea, New: eb})
 			}
 			i++
 			j++
@@ -90,7 +128,7 @@ func diffTrees(ctx context.Context, g cas.Getter, a, b cas.ID, dir string, out *
 }
 
 // addAll lists e and, for a directory, everything below it.
-func addAll(ctx context.Context, g cas.Getter, e Entry, dir string, s Status, out *[]Change) error {
+func (d *differ) addAll(e Entry, dir string, s Status) error {
 	p := path.Join(dir, e.Name)
 	c := Change{Path: p, Status: s}
 	if s == Deleted {
@@ -98,22 +136,30 @@ func addAll(ctx context.Context, g cas.Getter, e Entry, dir string, s Status, ou
 	} else {
 		c.New = e
 	}
-	*out = append(*out, c)
-	return addChildren(ctx, g, e, p, s, out)
+	d.out = append(d.out, c)
+	return d.addChildren(e, p, s)
 }
 
-func addChildren(ctx context.Context, g cas.Getter, e Entry, p string, s Status, out *[]Change) error {
+// addChildren lists everything below directory e, sized first.
+func (d *differ) addChildren(e Entry, p string, s Status) error {
 	if e.Kind != KindDir {
 		return nil
 	}
-	return Walk(ctx, g, e.Tree, func(sub string, child Entry) error {
+	n, err := d.sz.count(e.Tree)
+	if err != nil {
+		return err
+	}
+	if err := d.visit(n); err != nil {
+		return err
+	}
+	return walk(d.sz.trees, e.Tree, "", func(sub string, child Entry) error {
 		c := Change{Path: path.Join(p, sub), Status: s}
 		if s == Deleted {
 			c.Old = child
 		} else {
 			c.New = child
 		}
-		*out = append(*out, c)
+		d.out = append(d.out, c)
 		return nil
 	})
 }

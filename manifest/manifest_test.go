@@ -151,3 +151,40 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+// bomb stores 30 nested trees of two entries each naming the next (2^30
+// paths in 31 objects) and returns the top one.
+func bomb(t *testing.T, ctx context.Context, p cas.Putter, leaf string) cas.ID {
+	t.Helper()
+	id, err := Put(ctx, p, Tree{Entries: []Entry{{Name: "f", Kind: KindFile, Size: int64(len(leaf)), Chunks: []cas.ID{chunk(leaf)}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 30 {
+		if id, err = Put(ctx, p, Tree{Entries: []Entry{{Name: "a", Kind: KindDir, Tree: id}, {Name: "b", Kind: KindDir, Tree: id}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return id
+}
+
+// A tree that names one subtree at very many paths is refused, not walked
+// without end; a diff between two such trees too.
+func TestWalkAndDiffOfABomb(t *testing.T) {
+	ctx := context.Background()
+	m := castest.NewMemory()
+	top, other := bomb(t, ctx, m, "x"), bomb(t, ctx, m, "y")
+	calls := 0
+	err := Walk(ctx, m, top, func(string, Entry) error { calls++; return nil })
+	if !errors.Is(err, ErrTooLarge) || calls != 0 {
+		t.Fatalf("walk of a bomb: %v after %d entries", err, calls)
+	}
+	for _, pair := range [][2]cas.ID{{EmptyTreeID, top}, {top, EmptyTreeID}, {top, other}} {
+		if changes, err := Diff(ctx, m, pair[0], pair[1]); !errors.Is(err, ErrTooLarge) || changes != nil {
+			t.Fatalf("diff of a bomb: %d changes, %v", len(changes), err)
+		}
+	}
+	if changes, err := Diff(ctx, m, top, top); err != nil || len(changes) != 0 {
+		t.Fatalf("diff of a bomb with itself: %d changes, %v", len(changes), err)
+	}
+}

@@ -15,24 +15,46 @@ import (
 // ErrNotExist is wrapped when a path is not in a tree.
 var ErrNotExist = fs.ErrNotExist
 
+// MaxEntries bounds the entries (files, links and directories, counted at
+// every path they appear at) that Walk and Diff visit in one call. A tree
+// stored from disk holds at most max-files files (50,000 by default) and
+// rarely as many directories, so ten times that default is room for any
+// real project; only a tree that shares one subtree at very many paths (a
+// "git bomb": 30 nested trees of two entries each name 2^30 paths) reaches
+// it, and then the call fails with ErrTooLarge instead of growing without
+// bound.
+const MaxEntries = 10 * 50_000
+
+// ErrTooLarge is returned by Walk and Diff for a tree of more than
+// MaxEntries entries.
+var ErrTooLarge = fmt.Errorf("snapshot has more than %d entries", MaxEntries)
+
 // Walk calls fn for every entry below tree root, depth first, parents before
 // their children and siblings in name order. Paths are slash-separated and
 // relative to the root. If fn returns fs.SkipDir for a directory, its
 // contents are skipped; any other error stops the walk and is returned.
+//
+// The tree is sized first, each distinct subtree read once: a tree of more
+// than MaxEntries entries fails with ErrTooLarge before fn is called.
 func Walk(ctx context.Context, g cas.Getter, root cas.ID, fn func(p string, e Entry) error) error {
-	err := walk(ctx, g, root, "", fn)
+	sz := newSizer(ctx, g)
+	n, err := sz.count(root)
+	if err != nil {
+		return err
+	}
+	if n > MaxEntries {
+		return fmt.Errorf("tree %s: %w", root.Short(), ErrTooLarge)
+	}
+	err = walk(sz.trees, root, "", fn)
 	if errors.Is(err, fs.SkipAll) {
 		return nil
 	}
 	return err
 }
 
-func walk(ctx context.Context, g cas.Getter, id cas.ID, dir string, fn func(string, Entry) error) error {
-	t, err := Load(ctx, g, id)
-	if err != nil {
-		return err
-	}
-	for _, e := range t.Entries {
+// walk visits tree id, whose subtrees are all in trees.
+func walk(trees map[cas.ID]Tree, id cas.ID, dir string, fn func(string, Entry) error) error {
+	for _, e := range trees[id].Entries {
 		p := path.Join(dir, e.Name)
 		err := fn(p, e)
 		if e.Kind == KindDir {
@@ -40,7 +62,7 @@ func walk(ctx context.Context, g cas.Getter, id cas.ID, dir string, fn func(stri
 				continue
 			}
 			if err == nil {
-				err = walk(ctx, g, e.Tree, p, fn)
+				err = walk(trees, e.Tree, p, fn)
 			}
 		}
 		if err != nil {
@@ -48,6 +70,59 @@ func walk(ctx context.Context, g cas.Getter, id cas.ID, dir string, fn func(stri
 		}
 	}
 	return nil
+}
+
+// sizer counts the entries below trees, reading each distinct tree once
+// and keeping it.
+type sizer struct {
+	ctx    context.Context
+	g      cas.Getter
+	trees  map[cas.ID]Tree
+	counts map[cas.ID]int64
+	onPath map[cas.ID]bool
+}
+
+func newSizer(ctx context.Context, g cas.Getter) *sizer {
+	return &sizer{ctx: ctx, g: g, trees: map[cas.ID]Tree{}, counts: map[cas.ID]int64{}, onPath: map[cas.ID]bool{}}
+}
+
+// count returns the number of entries below tree id, or MaxEntries+1 when
+// there are more.
+func (s *sizer) count(id cas.ID) (int64, error) {
+	if n, ok := s.counts[id]; ok {
+		return n, nil
+	}
+	if s.onPath[id] { // cannot happen with sound hashes; guards the recursion
+		return 0, fmt.Errorf("tree %s: %w: it contains itself", id.Short(), cas.ErrCorrupt)
+	}
+	t, ok := s.trees[id]
+	if !ok {
+		if err := s.ctx.Err(); err != nil {
+			return 0, err
+		}
+		var err error
+		if t, err = Load(s.ctx, s.g, id); err != nil {
+			return 0, err
+		}
+	}
+	s.onPath[id] = true
+	defer delete(s.onPath, id)
+	n := int64(len(t.Entries))
+	for _, e := range t.Entries {
+		if n > MaxEntries {
+			break
+		}
+		if e.Kind == KindDir {
+			sub, err := s.count(e.Tree)
+			if err != nil {
+				return 0, err
+			}
+			n += sub
+		}
+	}
+	n = min(n, MaxEntries+1)
+	s.trees[id], s.counts[id] = t, n
+	return n, nil
 }
 
 // Lookup returns the entry at slash-separated path p below root. The empty

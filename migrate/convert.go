@@ -36,21 +36,35 @@ type treeResult struct {
 	files, bytes int64
 	gitlinks     int // submodule entries left out, at any depth
 	badNames     int // entries left out because casckpt cannot hold them
+	tooLarge     int // files left out because they exceed the size limit
 }
+
+// maxDepth bounds the nesting of trees: no file system path can be deeper
+// (PATH_MAX is 4,096 bytes, and each level takes at least two). Deeper
+// trees are refused rather than recursed into.
+const maxDepth = 2048
 
 // converter turns git trees into manifest trees, storing through put. It
 // remembers what it converted, so each git tree and blob is read once per
 // import; it must not outlive the Putter (the Store.Import call) it writes
 // to, whose objects become permanent only if that import commits.
+//
+// Every object is checked against its hash as it is read. A commit of more
+// than maxFiles files is refused (counted as its trees are converted, so a
+// tree that names one subtree at very many paths is refused after a few
+// reads); a file larger than maxFileSize is left out without being read.
 type converter struct {
-	st    storer.EncodedObjectStorer
-	put   cas.Putter
-	trees map[plumbing.Hash]treeResult
-	blobs map[plumbing.Hash]manifest.Entry
+	st                    storer.EncodedObjectStorer
+	put                   cas.Putter
+	maxFiles, maxFileSize int64
+	trees                 map[plumbing.Hash]treeResult
+	blobs                 map[plumbing.Hash]manifest.Entry
+	onPath                map[plumbing.Hash]bool // the trees being converted
 }
 
-func newConverter(st storer.EncodedObjectStorer, put cas.Putter) *converter {
-	return &converter{st: st, put: put, trees: map[plumbing.Hash]treeResult{}, blobs: map[plumbing.Hash]manifest.Entry{}}
+func newConverter(st storer.EncodedObjectStorer, put cas.Putter, maxFiles, maxFileSize int64) *converter {
+	return &converter{st: st, put: put, maxFiles: maxFiles, maxFileSize: maxFileSize, trees: map[plumbing.Hash]treeResult{},
+		blobs: map[plumbing.Hash]manifest.Entry{}, onPath: map[plumbing.Hash]bool{}}
 }
 
 // root converts a commit's root tree. Unlike subdirectories, an empty root
@@ -71,13 +85,25 @@ func (c *converter) tree(ctx context.Context, h plumbing.Hash) (treeResult, erro
 	if r, ok := c.trees[h]; ok {
 		return r, nil
 	}
+	if c.onPath[h] {
+		return treeResult{}, sourceErrorf("tree %s contains itself", h)
+	}
+	if len(c.onPath) >= maxDepth {
+		return treeResult{}, sourceErrorf("tree %s: directories nested more than %d deep", h, maxDepth)
+	}
 	if err := ctx.Err(); err != nil {
 		return treeResult{}, err
 	}
-	gt, err := object.GetTree(c.st, h)
+	obj, err := readVerified(c.st, plumbing.TreeObject, h)
 	if err != nil {
 		return treeResult{}, sourceErrorf("tree %s: %w", h, err)
 	}
+	gt, err := object.DecodeTree(c.st, obj)
+	if err != nil {
+		return treeResult{}, sourceErrorf("tree %s: %w", h, err)
+	}
+	c.onPath[h] = true
+	defer delete(c.onPath, h)
 	var res treeResult
 	t := manifest.Tree{Entries: make([]manifest.Entry, 0, len(gt.Entries))}
 	for _, e := range gt.Entries {
@@ -95,6 +121,7 @@ func (c *converter) tree(ctx context.Context, h plumbing.Hash) (treeResult, erro
 			}
 			res.gitlinks += sub.gitlinks
 			res.badNames += sub.badNames
+			res.tooLarge += sub.tooLarge
 			if sub.empty {
 				continue // git has no empty directories
 			}
@@ -116,9 +143,13 @@ func (c *converter) tree(ctx context.Context, h plumbing.Hash) (treeResult, erro
 			res.files++
 			res.bytes += int64(len(target))
 		case filemode.Regular, filemode.Deprecated, filemode.Executable:
-			entry, err := c.file(ctx, e.Hash, e.Mode == filemode.Executable)
+			entry, ok, err := c.file(ctx, e.Hash, e.Mode == filemode.Executable)
 			if err != nil {
 				return treeResult{}, err
+			}
+			if !ok {
+				res.tooLarge++
+				continue
 			}
 			entry.Name = e.Name
 			t.Entries = append(t.Entries, entry)
@@ -126,6 +157,9 @@ func (c *converter) tree(ctx context.Context, h plumbing.Hash) (treeResult, erro
 			res.bytes += entry.Size
 		default:
 			res.badNames++
+		}
+		if res.files > c.maxFiles {
+			return treeResult{}, sourceErrorf("tree %s: more than %d files, more than a snapshot may hold", h, c.maxFiles)
 		}
 	}
 	if len(t.Entries) == 0 {
@@ -146,39 +180,61 @@ func (c *converter) tree(ctx context.Context, h plumbing.Hash) (treeResult, erro
 	return res, nil
 }
 
-// file stores a blob's bytes exactly as the commit holds them, streamed.
-func (c *converter) file(ctx context.Context, h plumbing.Hash, exec bool) (manifest.Entry, error) {
+// file stores a blob's bytes exactly as the commit holds them, streamed
+// and checked against the blob's hash. A blob larger than the size limit is
+// not read: ok is false.
+func (c *converter) file(ctx context.Context, h plumbing.Hash, exec bool) (_ manifest.Entry, ok bool, _ error) {
 	if e, ok := c.blobs[h]; ok {
 		e.Exec = exec
-		return e, nil
+		return e, true, nil
+	}
+	size, err := objectSize(c.st, plumbing.BlobObject, h)
+	if err != nil {
+		return manifest.Entry{}, false, sourceErrorf("blob %s: %w", h, err)
+	}
+	if size > c.maxFileSize {
+		return manifest.Entry{}, false, nil
 	}
 	obj, err := c.st.EncodedObject(plumbing.BlobObject, h)
 	if err != nil {
-		return manifest.Entry{}, sourceErrorf("blob %s: %w", h, err)
+		return manifest.Entry{}, false, sourceErrorf("blob %s: %w", h, err)
+	}
+	if obj.Size() != size {
+		return manifest.Entry{}, false, sourceErrorf("blob %s: its header says %d bytes, its content %d", h, size, obj.Size())
 	}
 	rc, err := obj.Reader()
 	if err != nil {
-		return manifest.Entry{}, sourceErrorf("blob %s: %w", h, err)
+		return manifest.Entry{}, false, sourceErrorf("blob %s: %w", h, err)
 	}
 	defer rc.Close()
 	r := &errReader{r: rc}
-	e, err := casckpt.PutFile(ctx, c.put, "", r, obj.Size(), exec)
+	v := newVerifier(obj, h, r)
+	e, err := casckpt.PutFile(ctx, c.put, "", v, obj.Size(), exec)
 	switch {
 	case r.err != nil:
-		return manifest.Entry{}, sourceErrorf("blob %s: %w", h, r.err)
+		return manifest.Entry{}, false, sourceErrorf("blob %s: %w", h, r.err)
 	case err != nil:
-		return manifest.Entry{}, fmt.Errorf("blob %s: %w", h, err)
-	case e.Size != obj.Size():
-		return manifest.Entry{}, sourceErrorf("blob %s: read %d bytes of %d", h, e.Size, obj.Size())
+		return manifest.Entry{}, false, fmt.Errorf("blob %s: %w", h, err)
+	}
+	if err := v.check(); err != nil {
+		return manifest.Entry{}, false, sourceErrorf("blob %s: %w", h, err)
 	}
 	c.blobs[h] = e
-	return e, nil
+	return e, true, nil
 }
 
-// linkTarget reads a symbolic link's target; a target longer than
-// manifest.MaxTargetLen is returned cut to one byte more.
+// linkTarget reads a symbolic link's target, checked against its hash; a
+// target longer than manifest.MaxTargetLen, which casckpt cannot hold, is
+// not read and returned empty.
 func (c *converter) linkTarget(h plumbing.Hash) (string, error) {
-	obj, err := c.st.EncodedObject(plumbing.BlobObject, h)
+	size, err := objectSize(c.st, plumbing.BlobObject, h)
+	if err != nil {
+		return "", sourceErrorf("blob %s: %w", h, err)
+	}
+	if size > manifest.MaxTargetLen {
+		return "", nil
+	}
+	obj, err := readVerified(c.st, plumbing.BlobObject, h)
 	if err != nil {
 		return "", sourceErrorf("blob %s: %w", h, err)
 	}
@@ -187,7 +243,7 @@ func (c *converter) linkTarget(h plumbing.Hash) (string, error) {
 		return "", sourceErrorf("blob %s: %w", h, err)
 	}
 	defer rc.Close()
-	b, err := io.ReadAll(io.LimitReader(rc, manifest.MaxTargetLen+1))
+	b, err := io.ReadAll(rc)
 	if err != nil {
 		return "", sourceErrorf("blob %s: %w", h, err)
 	}

@@ -45,8 +45,15 @@
 //     manifest.MaxTargetLen (Report.NamesSkipped). A directory left empty
 //     by these omissions is left out too.
 //   - Commits are imported as they are: CRLF text, LFS pointer files and
-//     signatures are kept as bytes, never converted; no exclusion rule and
-//     no size limit of snapshots applies.
+//     signatures are kept as bytes, never converted; no exclusion rule
+//     applies. The size limits of snapshots do (Options): a file larger
+//     than MaxFileSize is left out unread (Report.FilesTooLarge), and a
+//     commit of more than MaxFiles files, counted as its trees are read
+//     (a tree bomb naming 2^30 paths fails after a few reads), is not
+//     imported.
+//   - Every object read is checked against its SHA-1 name; an object that
+//     does not match, or a tree nested deeper than any path can be, makes
+//     its commit damaged (below).
 //   - Hermes never merges or branches, but should a repository hold a
 //     merge or a second branch, every reachable commit is imported,
 //     parents before children, so that the unit can become migrated.
@@ -59,9 +66,9 @@
 //     out; the project's other commits are imported. A project or
 //     repository that cannot be read is reported and skipped. Either keeps
 //     its unit from being migrated, so ClearLegacy keeps it.
-//   - Snapshots are listed in the order they are recorded. Run imports the
-//     older of two histories of one workdir first, but history imported
-//     after casckpt's own snapshots of the project is listed after them.
+//   - Snapshots are listed by time (index.Snapshots), so a history imported
+//     after casckpt's own newer snapshots of the project is listed, and
+//     dropped by retention, before them.
 //   - A pruned history whose rewrite gave the kept commits the prune's time
 //     as author time too imports with that time: the original times are
 //     gone from the repository. The order is still the history's.

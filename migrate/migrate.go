@@ -23,6 +23,22 @@ type Options struct {
 	// sources (which never changes during a run). done only grows; the last
 	// call has done == total.
 	Progress func(done, total int)
+	// MaxFiles refuses a commit of more files (default 50,000, as for a
+	// snapshot); MaxFileSize leaves out larger files (default 10 MiB),
+	// without reading them.
+	MaxFiles    int64
+	MaxFileSize int64
+}
+
+// withDefaults fills in the zero fields.
+func (o Options) withDefaults() Options {
+	if o.MaxFiles <= 0 {
+		o.MaxFiles = 50_000
+	}
+	if o.MaxFileSize <= 0 {
+		o.MaxFileSize = 10 << 20
+	}
+	return o
 }
 
 // Report says what Run did.
@@ -43,6 +59,9 @@ type Report struct {
 	// targets), each summed over the snapshots imported.
 	GitlinksSkipped int
 	NamesSkipped    int
+	// FilesTooLarge counts the files left out because they are larger than
+	// Options.MaxFileSize, summed over the snapshots imported.
+	FilesTooLarge int
 	// Sources details every repository found, ordered by Path.
 	Sources []SourceReport
 }
@@ -68,6 +87,7 @@ type ProjectReport struct {
 	Failed          int
 	GitlinksSkipped int
 	NamesSkipped    int
+	FilesTooLarge   int
 }
 
 // origin names a commit of a project for Store.Import. It depends only on
@@ -98,6 +118,7 @@ type job struct {
 // report of what was done, only when from cannot be listed, ctx ends, or
 // the store is busy (casckpt.ErrBusy) or damaged (casckpt.ErrDatabase).
 func Run(ctx context.Context, store *casckpt.Store, from string, opts Options) (Report, error) {
+	opts = opts.withDefaults()
 	rep := Report{Errors: []string{}, Sources: []SourceReport{}}
 	units, err := scan(from)
 	if err != nil {
@@ -142,8 +163,8 @@ func Run(ctx context.Context, store *casckpt.Store, from string, opts Options) (
 			srep.Errors = append(srep.Errors, fmt.Sprintf("%s: %v", s.Path, err))
 		}
 	}
-	// Per project, the older history first: snapshots are listed in the
-	// order they are recorded.
+	// Per project, the older history first: snapshots of one time are
+	// listed in the order they are recorded.
 	slices.SortStableFunc(jobs, func(a, b *job) int {
 		if c := strings.Compare(a.proj.Workdir, b.proj.Workdir); c != 0 {
 			return c
@@ -160,7 +181,7 @@ func Run(ctx context.Context, store *casckpt.Store, from string, opts Options) (
 			return rep, err
 		}
 		err := withRepo(j.src.Path, func(st *filesystem.Storage) error {
-			return importJob(ctx, store, st, j, func(pos int) { prog.report(done + pos) })
+			return importJob(ctx, store, st, j, opts, func(pos int) { prog.report(done + pos) })
 		})
 		switch {
 		case err == nil:
@@ -192,6 +213,7 @@ func (rep *Report) sum() {
 			rep.SnapshotsSkipped += p.Skipped
 			rep.GitlinksSkipped += p.GitlinksSkipped
 			rep.NamesSkipped += p.NamesSkipped
+			rep.FilesTooLarge += p.FilesTooLarge
 			if p.Imported+p.Skipped > 0 {
 				projects[p.Workdir] = true
 			}
@@ -217,7 +239,7 @@ func withRepo(gitDir string, fn func(st *filesystem.Storage) error) (err error) 
 // be read is reported and left out: the commits before it are imported,
 // then the import goes on after it. Other failures end the job. step is
 // called with the position (1-based) of each commit converted.
-func importJob(ctx context.Context, store *casckpt.Store, st *filesystem.Storage, j *job, step func(pos int)) error {
+func importJob(ctx context.Context, store *casckpt.Store, st *filesystem.Storage, j *job, opts Options, step func(pos int)) error {
 	created, lastTouch := j.proj.Created, j.proj.LastTouch
 	newest := j.commits[len(j.commits)-1].when
 	for _, c := range j.commits {
@@ -238,11 +260,11 @@ func importJob(ctx context.Context, store *casckpt.Store, st *filesystem.Storage
 		if len(seg) == 0 {
 			continue
 		}
-		a := &attempt{st: st, bad: -1, step: step}
+		a := &attempt{st: st, opts: opts, bad: -1, step: step}
 		imp := casckpt.ImportProject{Workdir: j.proj.Workdir, Created: created, LastTouch: lastTouch,
 			Snapshots: make([]casckpt.ImportSnapshot, len(seg))}
 		for i, c := range seg {
-			imp.Snapshots[i] = casckpt.ImportSnapshot{Time: c.when, Reason: c.reason, Origin: origin(j.proj.Workdir, c.hash),
+			imp.Snapshots[i] = casckpt.ImportSnapshot{Time: c.when, Reason: c.reason, Origin: origin(j.proj.Workdir, c.hash), MaxFileSize: opts.MaxFileSize,
 				Build: func(ctx context.Context, put cas.Putter) (cas.ID, int64, int64, error) {
 					return a.build(ctx, put, i, c)
 				}}
@@ -253,6 +275,7 @@ func importJob(ctx context.Context, store *casckpt.Store, st *filesystem.Storage
 			j.rep.Skipped += res.Skipped
 			j.rep.GitlinksSkipped += a.gitlinks
 			j.rep.NamesSkipped += a.badNames
+			j.rep.FilesTooLarge += a.tooLarge
 			continue
 		}
 		bad := a.bad
@@ -274,14 +297,16 @@ func importJob(ctx context.Context, store *casckpt.Store, st *filesystem.Storage
 // attempt is one Store.Import call for a run of a project's commits.
 type attempt struct {
 	st   storer.EncodedObjectStorer
+	opts Options
 	conv *converter // made on the first build: it must not outlive the Putter
 	step func(pos int)
 	// bad is the index of the commit whose objects could not be read (-1:
 	// none), badErr why.
 	bad    int
 	badErr error
-	// gitlinks and badNames add up what the snapshots built left out.
-	gitlinks, badNames int
+	// gitlinks, badNames and tooLarge add up what the snapshots built left
+	// out.
+	gitlinks, badNames, tooLarge int
 }
 
 // build is the ImportSnapshot.Build of the i-th commit c. A panic of the
@@ -294,7 +319,7 @@ func (a *attempt) build(ctx context.Context, put cas.Putter, i int, c *commit) (
 		}
 	}()
 	if a.conv == nil {
-		a.conv = newConverter(a.st, put)
+		a.conv = newConverter(a.st, put, a.opts.MaxFiles, a.opts.MaxFileSize)
 	}
 	r, err := a.conv.root(ctx, c.tree)
 	if err != nil {
@@ -305,6 +330,7 @@ func (a *attempt) build(ctx context.Context, put cas.Putter, i int, c *commit) (
 	}
 	a.gitlinks += r.gitlinks
 	a.badNames += r.badNames
+	a.tooLarge += r.tooLarge
 	a.step(c.pos + 1)
 	return r.id, r.files, r.bytes, nil
 }

@@ -32,8 +32,9 @@ func newMigrateCommand(g *globals) *cobra.Command {
 		Short: "import the checkpoints of legacy Hermes git stores (no git needed)",
 		Long: `migrate imports every commit of the legacy Hermes checkpoint stores under
 --from (default $HERMES_HOME/checkpoints, else ~/.hermes/checkpoints) as a
-snapshot of its project, oldest first. A second run imports nothing; the
-sources are never changed.`,
+snapshot of its project, oldest first. As for a snapshot, files larger than
+10 MiB are left out and a commit of more than 50,000 files is not imported.
+A second run imports nothing; the sources are never changed.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			store, err := g.open()
@@ -56,6 +57,9 @@ sources are never changed.`,
 			}
 			for _, e := range rep.Errors {
 				g.warn(e)
+			}
+			if rep.FilesTooLarge > 0 {
+				g.warn(fmt.Sprintf("left out %d files larger than 10 MiB, as a snapshot does", rep.FilesTooLarge))
 			}
 			doc := map[string]any{"projects": rep.Projects, "snapshots_imported": rep.SnapshotsImported,
 				"snapshots_skipped": rep.SnapshotsSkipped, "errors": rep.Errors}
