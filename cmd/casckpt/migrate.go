@@ -59,18 +59,18 @@ A second run imports nothing; the sources are never changed.`,
 				g.warn(e)
 			}
 			if rep.FilesTooLarge > 0 {
-				g.warn(fmt.Sprintf("left out %d files larger than 10 MiB, as a snapshot does", rep.FilesTooLarge))
+				g.warn(fmt.Sprintf("left out %s larger than 10 MiB, as a snapshot does", countOf(int64(rep.FilesTooLarge), "file")))
 			}
 			doc := map[string]any{"projects": rep.Projects, "snapshots_imported": rep.SnapshotsImported,
 				"snapshots_skipped": rep.SnapshotsSkipped, "errors": rep.Errors}
 			return g.emit(doc, func(w io.Writer) {
-				fmt.Fprintf(w, "imported %d snapshots of %d projects (%d already imported)", rep.SnapshotsImported, rep.Projects, rep.SnapshotsSkipped)
+				fmt.Fprintf(w, "imported %s of %s (%s already imported)", countOf(int64(rep.SnapshotsImported), "snapshot"), countOf(int64(rep.Projects), "project"), count(int64(rep.SnapshotsSkipped)))
 				if rep.GitlinksSkipped > 0 || rep.NamesSkipped > 0 {
-					fmt.Fprintf(w, "; skipped %d submodule entries and %d unusable names", rep.GitlinksSkipped, rep.NamesSkipped)
+					fmt.Fprintf(w, "; skipped %s and %s", count(int64(rep.GitlinksSkipped))+" submodule "+map[bool]string{true: "entry", false: "entries"}[rep.GitlinksSkipped == 1], countOf(int64(rep.NamesSkipped), "unusable name"))
 				}
 				fmt.Fprintln(w)
 				if len(rep.Errors) > 0 {
-					fmt.Fprintf(w, "%d sources could not be read (see the warnings above)\n", len(rep.Errors))
+					fmt.Fprintf(w, "%s could not be read (see the warnings above)\n", countOf(int64(len(rep.Errors)), "source"))
 				}
 			})
 		},

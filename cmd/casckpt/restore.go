@@ -16,6 +16,8 @@ type restoreOptions struct {
 	dryRun    bool
 	maxFileMB int64
 	maxFiles  int
+	// maxFileSize is --max-file-size-mb in bytes; 0: the snapshot's own limit.
+	maxFileSize int64
 }
 
 func newRestoreCommand(g *globals) *cobra.Command {
@@ -30,8 +32,14 @@ argument is DIR unless it is a snapshot reference (hex digits or @N).`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dir, rest := splitDir(args, 1)
-			if (cmd.Flags().Changed("max-file-size-mb") && o.maxFileMB < 1) || o.maxFiles < 1 {
-				return usagef("--max-file-size-mb and --max-files take a number of at least 1")
+			if cmd.Flags().Changed("max-file-size-mb") {
+				var err error
+				if o.maxFileSize, err = mebibytes("max-file-size-mb", o.maxFileMB, 1); err != nil {
+					return err
+				}
+			}
+			if o.maxFiles < 1 {
+				return usagef("--max-files takes a number of at least 1")
 			}
 			return runRestore(cmd, g, dir, rest[0], rest[1:], o)
 		},
@@ -69,10 +77,7 @@ func runRestore(cmd *cobra.Command, g *globals, dir, ref string, paths []string,
 	if err != nil {
 		return err
 	}
-	opts := casckpt.RestoreOptions{Paths: paths, DryRun: o.dryRun, MaxFiles: o.maxFiles}
-	if cmd.Flags().Changed("max-file-size-mb") {
-		opts.MaxFileSize = o.maxFileMB << 20 // else the limit the snapshot was taken with
-	}
+	opts := casckpt.RestoreOptions{Paths: paths, DryRun: o.dryRun, MaxFiles: o.maxFiles, MaxFileSize: o.maxFileSize}
 	var (
 		mu  sync.Mutex
 		bar *progressbar.ProgressBar
@@ -104,6 +109,12 @@ func runRestore(cmd *cobra.Command, g *globals, dir, ref string, paths []string,
 	}
 	mu.Unlock()
 	if err != nil {
+		if !o.dryRun {
+			g.interrupted = "files may be partly restored; if so, the newest snapshot (@1) holds the tree from before"
+			if !res.PreRestoreID.IsZero() {
+				g.interrupted = "files may be partly restored; snapshot " + res.PreRestoreID.Short() + " holds the tree from before"
+			}
+		}
 		return err
 	}
 	for _, p := range res.Skipped {
@@ -129,10 +140,10 @@ func runRestore(cmd *cobra.Command, g *globals, dir, ref string, paths []string,
 				mark := map[manifest.Status]string{manifest.Added: "+", manifest.Modified: "M", manifest.Deleted: "-", manifest.TypeChanged: "T"}[c.Status]
 				fmt.Fprintf(w, "%s %s\n", mark, c.Path)
 			}
-			fmt.Fprintf(w, "would restore %s: %d written, %d deleted\n", res.RestoredTo.Short(), res.Written, res.Deleted)
+			fmt.Fprintf(w, "would restore %s: %s written, %s deleted\n", res.RestoredTo.Short(), count(int64(res.Written)), count(int64(res.Deleted)))
 			return
 		}
-		fmt.Fprintf(w, "restored %s: %d written, %d deleted", res.RestoredTo.Short(), res.Written, res.Deleted)
+		fmt.Fprintf(w, "restored %s: %s written, %s deleted", res.RestoredTo.Short(), count(int64(res.Written)), count(int64(res.Deleted)))
 		if !res.PreRestoreID.IsZero() {
 			fmt.Fprintf(w, " (the tree before is snapshot %s)", res.PreRestoreID.Short())
 		}

@@ -254,3 +254,16 @@ func TestRestoreHelpSaysTheDefaultOnce(t *testing.T) {
 		t.Fatalf("help of --max-file-size-mb: %q", line)
 	}
 }
+
+// TestRestoreRefusesAnOverflowingSizeLimit: a --max-file-size-mb too large
+// to count in bytes is a usage error, not a limit that wrapped around.
+func TestRestoreRefusesAnOverflowingSizeLimit(t *testing.T) {
+	e := newEnv(t)
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"a.txt": "a"})
+	e.ok("snapshot", dir)
+	for _, v := range []string{"17592186044417", "0", "-1"} {
+		failsWith(t, e.run("restore", dir, "@1", "--max-file-size-mb", v), 2, "--max-file-size-mb")
+	}
+	e.ok("restore", dir, "@1", "--max-file-size-mb", "1")
+}
