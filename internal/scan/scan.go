@@ -4,11 +4,13 @@
 package scan
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"path"
 	"path/filepath"
@@ -50,7 +52,7 @@ var ErrTooManyFiles = errors.New("too many files")
 
 // Options tune a scan. The zero value means the defaults.
 type Options struct {
-	MaxFileSize int64 // files larger than this are excluded (default 10 MiB)
+	MaxFileSize int64 // files larger than this, at the walk or while read, are excluded (default 10 MiB)
 	MaxFiles    int   // more files and links than this fail the scan (default 50,000)
 	Workers     int   // parallel hashers (default GOMAXPROCS)
 	// Skip lists absolute paths never captured nor descended into: the
@@ -117,11 +119,14 @@ type node struct {
 	target string
 	// stamp is a file's index.FileStamp when hashed, its cached stamp when
 	// vouched for, or a link's index.LinkStamp.
-	stamp  uint64
-	cached bool // a file vouched for by the stat cache: chunks from dc.Tree
-	lines  int64
-	binary bool
-	chunks []cas.ID
+	stamp uint64
+	// dev and ino identify a file as the walk saw it: a read that opens
+	// another file under its name reads again.
+	dev, ino uint64
+	cached   bool // a file vouched for by the stat cache: chunks from dc.Tree
+	lines    int64
+	binary   bool
+	chunks   []cas.ID
 	// Directories: the stat cache record; the cached tree, once read; the
 	// record's stamp for each child (by position) when known; and whether
 	// the names and every non-directory entry are as it records.
@@ -134,6 +139,8 @@ type node struct {
 type scanner struct {
 	ctx       context.Context
 	root      string
+	rootFd    int  // the root directory, opened once: every open is relative to it
+	openat2   bool // the kernel resolves paths beneath rootFd (openat2)
 	put       cas.Putter
 	opts      Options
 	start     int64 // ns, real clock: for racily-clean decisions
@@ -150,6 +157,15 @@ type scanner struct {
 	hashedB   atomic.Int64
 	bufPool   sync.Pool
 }
+
+// testHook, when set by a test, is called at points of the scan where
+// another process could change the tree: "opendir" before a directory is
+// opened, "open" before a file is opened, "read" after a file is opened and
+// before it is read.
+var testHook func(point, rel string)
+
+// useOpenat2 is false in tests of the fallback for kernels without openat2.
+var useOpenat2 = true
 
 // now is the clock for racily-clean decisions: the real one, whatever the
 // store's clock says, since it is compared with file system timestamps.
@@ -171,6 +187,18 @@ func Scan(ctx context.Context, root string, put cas.Putter, opts Options) (Resul
 		seenDirs: map[string]bool{},
 	}
 	s.bufPool.New = func() any { b := make([]byte, 2*chunkMax); return &b }
+	fd, err := unix.Open(root, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return Result{}, fmt.Errorf("open %s: %w", root, err)
+	}
+	defer unix.Close(fd)
+	s.rootFd = fd
+	if useOpenat2 {
+		if fd, err := unix.Openat2(s.rootFd, ".", &unix.OpenHow{Flags: unix.O_RDONLY | unix.O_CLOEXEC, Resolve: beneath}); err == nil {
+			unix.Close(fd)
+			s.openat2 = true
+		}
+	}
 	top := &node{kind: manifest.KindDir}
 	var wg sync.WaitGroup
 	s.walkDir(top, "", nil, &wg)
@@ -235,6 +263,60 @@ func (s *scanner) exclude(rel string) {
 	s.mu.Unlock()
 }
 
+// beneath is how openat2 resolves a path: never above the root, never
+// through a symlink.
+const beneath = unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS
+
+// errSymlinkOnPath: a component of a path the walk saw as a directory or a
+// file is now a symlink (ELOOP from a resolution that follows none).
+var errSymlinkOnPath = errors.New("its path now goes through a symlink; not followed")
+
+// open opens rel, a path relative to the root ("." for the root itself),
+// without following a symlink in any component, so that a directory swapped
+// for a link to outside after the walk saw it can never be read through:
+// one openat2(RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS) from the root, or, on a
+// kernel without openat2 (before Linux 5.6), an openat with O_NOFOLLOW per
+// component.
+func (s *scanner) open(rel string, flags int) (int, error) {
+	flags |= unix.O_NOFOLLOW | unix.O_CLOEXEC
+	var fd int
+	var err error
+	if s.openat2 {
+		fd, err = unix.Openat2(s.rootFd, rel, &unix.OpenHow{Flags: uint64(flags), Resolve: beneath})
+	} else {
+		fd, err = openEach(s.rootFd, rel, flags)
+	}
+	if errors.Is(err, unix.ELOOP) {
+		err = errSymlinkOnPath
+	}
+	return fd, err
+}
+
+// openEach opens rel beneath dirfd one component at a time, following no
+// symlink.
+func openEach(dirfd int, rel string, flags int) (int, error) {
+	at := dirfd
+	defer func() {
+		if at != dirfd {
+			unix.Close(at)
+		}
+	}()
+	for {
+		dir, rest, more := strings.Cut(rel, "/")
+		if !more {
+			return unix.Openat(at, rel, flags, 0)
+		}
+		fd, err := unix.Openat(at, dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return -1, err
+		}
+		if at != dirfd {
+			unix.Close(at)
+		}
+		at, rel = fd, rest
+	}
+}
+
 func (s *scanner) abs(rel string) string {
 	if rel == "" {
 		return s.root
@@ -249,7 +331,10 @@ func (s *scanner) walkDir(n *node, rel string, ign *ignoreFile, wg *sync.WaitGro
 		return
 	}
 	dirPath := s.abs(rel)
-	fd, err := unix.Open(dirPath, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if testHook != nil {
+		testHook("opendir", rel)
+	}
+	fd, err := s.open(cmp.Or(rel, "."), unix.O_RDONLY|unix.O_DIRECTORY)
 	if err != nil {
 		if rel == "" {
 			s.fail(fmt.Errorf("open %s: %w", dirPath, err))
@@ -331,6 +416,7 @@ func (s *scanner) walkDir(n *node, rel string, ign *ignoreFile, wg *sync.WaitGro
 			child.exec = st.Mode&0o100 != 0
 			child.size = st.Size
 			child.stamp = index.CurrentStamp(st.Size, st.Mtim.Nano(), st.Ctim.Nano(), st.Ino, st.Mode)
+			child.dev, child.ino = st.Dev, st.Ino
 		case unix.S_IFLNK:
 			target, err := readlinkat(fd, name)
 			if err != nil || target == "" || strings.IndexByte(target, 0) >= 0 || len(target) > manifest.MaxTargetLen {
@@ -468,14 +554,14 @@ func (s *scanner) hashAll() error {
 
 const readAttempts = 3
 
-// hashFile stores one file's chunks. A file that changes while it is read
-// is read again; after readAttempts tries the last read is kept, with a
-// warning, and its stamp is left untrusted. A file that cannot be opened is
-// left out, with a warning.
+// hashFile stores one file's chunks. A file that changes while it is read,
+// or is another file than the walk saw, is read again; after readAttempts
+// tries the last read is kept, with a warning, and its stamp is left
+// untrusted. A file that cannot be opened, or is larger than the size limit
+// now, is left out, with a warning.
 func (s *scanner) hashFile(ctx context.Context, job hashJob) error {
-	p := s.abs(job.rel)
 	for attempt := 1; ; attempt++ {
-		content, st, stable, err := s.readFile(ctx, p)
+		content, st, stable, err := s.readFile(ctx, job)
 		if err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
@@ -483,6 +569,11 @@ func (s *scanner) hashFile(ctx context.Context, job hashJob) error {
 			var se storeError
 			if errors.As(err, &se) {
 				return se.err // the store failed, not the file: fail the scan
+			}
+			if errors.Is(err, errTooBig) {
+				s.warn("%s: not captured: it grew past the %d-byte size limit during the scan", job.rel, s.opts.MaxFileSize)
+				job.n.kind = 0
+				return nil
 			}
 			var pe *os.PathError
 			if errors.As(err, &pe) || errors.Is(err, errNotRegular) {
@@ -494,6 +585,11 @@ func (s *scanner) hashFile(ctx context.Context, job hashJob) error {
 		}
 		if !stable && attempt < readAttempts {
 			continue
+		}
+		if content.grew { // nothing of it was stored
+			s.warn("%s: not captured: it kept growing while being read", job.rel)
+			job.n.kind = 0
+			return nil
 		}
 		scanStart := s.start
 		if !stable {
@@ -514,7 +610,10 @@ func (s *scanner) hashFile(ctx context.Context, job hashJob) error {
 	}
 }
 
-var errNotRegular = errors.New("no longer a regular file")
+var (
+	errNotRegular = errors.New("no longer a regular file")
+	errTooBig     = errors.New("larger than the size limit")
+)
 
 // storeError wraps a failure to store content, which must fail the scan:
 // only failures to read the file leave the file out.
@@ -523,24 +622,36 @@ type storeError struct{ err error }
 func (e storeError) Error() string { return e.err.Error() }
 func (e storeError) Unwrap() error { return e.err }
 
-// readFile reads the file at p once and stores its chunks. stable reports
-// whether its metadata was the same before and after the read; st is the
-// metadata from before.
-func (s *scanner) readFile(ctx context.Context, p string) (content Content, st unix.Stat_t, stable bool, err error) {
-	f, err := os.OpenFile(p, os.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
-	if err != nil {
-		return content, st, false, err
+// readFile reads job's file once, opened beneath the root, and stores its
+// chunks, reading no more than the size limit allows. stable reports
+// whether it is the file the walk saw and its metadata was the same before
+// and after the read; st is the metadata from before.
+func (s *scanner) readFile(ctx context.Context, job hashJob) (content Content, st unix.Stat_t, stable bool, err error) {
+	p := s.abs(job.rel)
+	if testHook != nil {
+		testHook("open", job.rel)
 	}
+	fd, err := s.open(job.rel, unix.O_RDONLY|unix.O_NONBLOCK)
+	if err != nil {
+		return content, st, false, &os.PathError{Op: "open", Path: p, Err: err}
+	}
+	f := os.NewFile(uintptr(fd), p)
 	defer f.Close()
-	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
+	if err := unix.Fstat(fd, &st); err != nil {
 		return content, st, false, &os.PathError{Op: "fstat", Path: p, Err: err}
 	}
 	if st.Mode&unix.S_IFMT != unix.S_IFREG {
 		return content, st, false, errNotRegular
 	}
+	if st.Size > s.opts.MaxFileSize {
+		return content, st, false, errTooBig
+	}
+	if testHook != nil {
+		testHook("read", job.rel)
+	}
 	bufp := s.bufPool.Get().(*[]byte)
 	defer s.bufPool.Put(bufp)
-	content, err = putContent(ctx, s.put, f, st.Size, *bufp)
+	content, err = putContent(ctx, s.put, f, st.Size, s.opts.MaxFileSize, *bufp)
 	if err != nil {
 		var pe *os.PathError
 		if errors.As(err, &pe) {
@@ -548,7 +659,10 @@ func (s *scanner) readFile(ctx context.Context, p string) (content Content, st u
 		}
 		return content, st, false, err
 	}
-	if content.grew {
+	if content.tooBig {
+		return content, st, false, errTooBig
+	}
+	if content.grew || st.Dev != job.n.dev || st.Ino != job.n.ino {
 		return content, st, false, nil
 	}
 	var after unix.Stat_t
@@ -567,6 +681,7 @@ type Content struct {
 	Lines  int64
 	Binary bool
 	grew   bool // a file expected to fit one chunk did not
+	tooBig bool // longer than the limit: nothing past it was read
 }
 
 // PutContent stores the bytes of r as chunks, exactly as a snapshot does (one
@@ -575,8 +690,8 @@ type Content struct {
 func PutContent(ctx context.Context, put cas.Putter, r io.Reader, size int64) (Content, error) {
 	bufp := contentBuffers.Get().(*[]byte)
 	defer contentBuffers.Put(bufp)
-	c, err := putContent(ctx, put, r, size, *bufp)
-	if err == nil && c.grew {
+	c, err := putContent(ctx, put, r, size, size, *bufp)
+	if err == nil && (c.grew || c.tooBig) {
 		// size was wrong: chunk the whole stream.
 		return Content{}, errors.New("content longer than its stated size")
 	}
@@ -586,15 +701,24 @@ func PutContent(ctx context.Context, put cas.Putter, r io.Reader, size int64) (C
 // contentBuffers are PutContent's chunking buffers, reused across calls.
 var contentBuffers = sync.Pool{New: func() any { b := make([]byte, 2*chunkMax); return &b }}
 
-// putContent reads r, whose size is expected to be size, into chunks.
-// buf must hold 2*chunkMax bytes.
-func putContent(ctx context.Context, put cas.Putter, r io.Reader, size int64, buf []byte) (Content, error) {
+// putContent reads r, whose size is expected to be size, into chunks. It
+// reads at most limit+1 bytes: content longer than limit is reported as
+// tooBig, with no chunk past the limit stored. buf must hold 2*chunkMax
+// bytes.
+func putContent(ctx context.Context, put cas.Putter, r io.Reader, size, limit int64, buf []byte) (Content, error) {
 	var c Content
 	var lines manifest.LineCounter
+	if limit < math.MaxInt64 {
+		r = io.LimitReader(r, limit+1)
+	}
 	if size <= SingleChunkMax {
 		n, err := io.ReadFull(r, buf[:SingleChunkMax+1])
 		if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
 			return c, &os.PathError{Op: "read", Err: err}
+		}
+		if int64(n) > limit {
+			c.tooBig = true
+			return c, nil
 		}
 		if n > SingleChunkMax { // grew past one chunk while we looked
 			c.grew = true
@@ -618,6 +742,10 @@ func putContent(ctx context.Context, put cas.Putter, r io.Reader, size int64, bu
 			data, cerr := ch.Next()
 			if cerr != nil && cerr != io.EOF {
 				return c, &os.PathError{Op: "read", Err: cerr}
+			}
+			if c.Size+int64(len(data)) > limit {
+				c.tooBig = true
+				return c, nil
 			}
 			if len(data) > 0 {
 				id, err := put.Put(ctx, cas.KindChunk, data)
@@ -719,12 +847,18 @@ func (s *scanner) buildTree(n *node, rel string, res *Result) (_ cas.ID, cached 
 				}
 				if old, ok := n.cachedTree.Lookup(c.name); ok && old.Kind == manifest.KindFile && old.Size == c.size {
 					c.chunks, c.lines, c.binary = old.Chunks, old.Lines, old.Binary
-				} else if err := s.hashFile(s.ctx, hashJob{rel: path.Join(rel, c.name), n: c}); err != nil {
-					return cas.ID{}, false, err
-				}
-				if c.kind == 0 {
-					s.exclude(path.Join(rel, c.name))
-					continue
+				} else {
+					counted := c.size // by the loop above
+					if err := s.hashFile(s.ctx, hashJob{rel: path.Join(rel, c.name), n: c}); err != nil {
+						return cas.ID{}, false, err
+					}
+					if c.kind == 0 {
+						res.Files--
+						res.Bytes -= counted
+						s.exclude(path.Join(rel, c.name))
+						continue
+					}
+					res.Bytes += c.size - counted
 				}
 			}
 			e.Exec, e.Size, e.Chunks, e.Lines, e.Binary = c.exec, c.size, c.chunks, c.lines, c.binary

@@ -1,0 +1,91 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// TestBinarySnapshotNeverReadsOutsideWhileDirectoriesTurnIntoLinks swaps a
+// directory of the project for a link to outside it, again and again, while
+// the built binary snapshots the project into a fresh store (so every file
+// is read) and exports and cats the snapshot: the outside files' bytes are
+// never captured nor printed, whatever each snapshot manages to capture.
+// The deterministic tests of this race are in internal/scan and the root
+// package; this one checks the command a user runs.
+func TestBinarySnapshotNeverReadsOutsideWhileDirectoriesTurnIntoLinks(t *testing.T) {
+	bin := binary(t)
+	base := t.TempDir()
+	dir, outside := filepath.Join(base, "project"), filepath.Join(base, "outside")
+	files := map[string]string{"big.bin": strings.Repeat("b", 1<<20)}
+	secrets := map[string]string{}
+	for i := range 40 {
+		name := fmt.Sprintf("f%02d.txt", i)
+		files["d/"+name] = "inside " + name
+		secrets[name] = "OUTSIDE-SECRET " + name
+	}
+	writeFiles(t, dir, files)
+	writeFiles(t, outside, secrets)
+
+	rounds := 20
+	if testing.Short() {
+		rounds = 5
+	}
+	var stop atomic.Bool
+	done := make(chan struct{})
+	go func() { // the attacker: d becomes a link to outside and back
+		defer close(done)
+		d := filepath.Join(dir, "d")
+		for !stop.Load() {
+			os.Rename(d, d+".real")
+			os.Symlink(outside, d)
+			time.Sleep(time.Millisecond) // each state lasts long enough to be met
+			os.Remove(d)
+			os.Rename(d+".real", d)
+			time.Sleep(time.Millisecond)
+		}
+	}()
+	defer func() { stop.Store(true); <-done }()
+	for i := range rounds {
+		home := filepath.Join(t.TempDir(), "home")
+		cmd := func(args ...string) (int, []byte, string) {
+			c := exec.Command(bin, args...)
+			c.Env = []string{"HOME=" + home, "CASCKPT_HOME=" + filepath.Join(home, "store"), "PATH=/nonexistent"}
+			var out, errb bytes.Buffer
+			c.Stdout, c.Stderr = &out, &errb
+			err := c.Run()
+			code := 0
+			if ee, ok := err.(*exec.ExitError); ok {
+				code = ee.ExitCode()
+			} else if err != nil {
+				t.Fatal(err)
+			}
+			return code, out.Bytes(), errb.String()
+		}
+		if code, _, errs := cmd("snapshot", dir, "-m", fmt.Sprint("round ", i)); code != 0 {
+			t.Fatalf("snapshot: exit %d: %s", code, errs)
+		}
+		tarPath := filepath.Join(home, "snap.tar")
+		if code, _, errs := cmd("export", dir, "@1", "-o", tarPath); code != 0 {
+			t.Fatalf("export: exit %d: %s", code, errs)
+		}
+		exported, err := os.ReadFile(tarPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if bytes.Contains(exported, []byte("OUTSIDE-SECRET")) {
+			t.Fatalf("round %d: the snapshot holds a file from outside the project", i)
+		}
+		for _, name := range []string{"f00.txt", "f39.txt"} {
+			if _, out, _ := cmd("cat", dir, "@1", "d/"+name); bytes.Contains(out, []byte("OUTSIDE-SECRET")) {
+				t.Fatalf("round %d: cat d/%s printed a file from outside the project: %q", i, name, out)
+			}
+		}
+	}
+}
