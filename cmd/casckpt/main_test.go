@@ -448,6 +448,55 @@ func binary(t *testing.T) string {
 	return binPath
 }
 
+// binEnv runs the built binary with a private HOME and store.
+type binEnv struct {
+	t         *testing.T
+	bin, home string
+}
+
+func newBinEnv(t *testing.T) *binEnv {
+	t.Helper()
+	return &binEnv{t: t, bin: binary(t), home: t.TempDir()}
+}
+
+// run runs casckpt with args under umask (or the test's own when empty).
+func (b *binEnv) runUmask(umask string, args ...string) result {
+	b.t.Helper()
+	var c *exec.Cmd
+	if umask == "" {
+		c = exec.Command(b.bin, args...)
+	} else {
+		c = exec.Command("/bin/sh", append([]string{"-c", "umask " + umask + `; exec "$0" "$@"`, b.bin}, args...)...)
+	}
+	c.Env = []string{"HOME=" + b.home, "CASCKPT_HOME=" + filepath.Join(b.home, "store")}
+	var out, errb bytes.Buffer
+	c.Stdout, c.Stderr = &out, &errb
+	err := c.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		b.t.Fatal(err)
+	}
+	return result{code, out.String(), errb.String()}
+}
+
+// run runs casckpt with args.
+func (b *binEnv) run(args ...string) result {
+	b.t.Helper()
+	return b.runUmask("", args...)
+}
+
+// ok runs a command that must succeed.
+func (b *binEnv) ok(args ...string) result {
+	b.t.Helper()
+	r := b.runUmask("", args...)
+	if r.code != 0 {
+		b.t.Fatalf("casckpt %q: exit %d, stderr %q", args, r.code, r.err)
+	}
+	return r
+}
+
 func TestBinaryExitCodesAndJSON(t *testing.T) {
 	bin := binary(t)
 	home := t.TempDir()

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -20,7 +19,6 @@ import (
 // The deterministic tests of this race are in internal/scan and the root
 // package; this one checks the command a user runs.
 func TestBinarySnapshotNeverReadsOutsideWhileDirectoriesTurnIntoLinks(t *testing.T) {
-	bin := binary(t)
 	base := t.TempDir()
 	dir, outside := filepath.Join(base, "project"), filepath.Join(base, "outside")
 	files := map[string]string{"big.bin": strings.Repeat("b", 1<<20)}
@@ -53,28 +51,10 @@ func TestBinarySnapshotNeverReadsOutsideWhileDirectoriesTurnIntoLinks(t *testing
 	}()
 	defer func() { stop.Store(true); <-done }()
 	for i := range rounds {
-		home := filepath.Join(t.TempDir(), "home")
-		cmd := func(args ...string) (int, []byte, string) {
-			c := exec.Command(bin, args...)
-			c.Env = []string{"HOME=" + home, "CASCKPT_HOME=" + filepath.Join(home, "store"), "PATH=/nonexistent"}
-			var out, errb bytes.Buffer
-			c.Stdout, c.Stderr = &out, &errb
-			err := c.Run()
-			code := 0
-			if ee, ok := err.(*exec.ExitError); ok {
-				code = ee.ExitCode()
-			} else if err != nil {
-				t.Fatal(err)
-			}
-			return code, out.Bytes(), errb.String()
-		}
-		if code, _, errs := cmd("snapshot", dir, "-m", fmt.Sprint("round ", i)); code != 0 {
-			t.Fatalf("snapshot: exit %d: %s", code, errs)
-		}
-		tarPath := filepath.Join(home, "snap.tar")
-		if code, _, errs := cmd("export", dir, "@1", "-o", tarPath); code != 0 {
-			t.Fatalf("export: exit %d: %s", code, errs)
-		}
+		b := newBinEnv(t)
+		b.ok("snapshot", dir, "-m", fmt.Sprint("round ", i))
+		tarPath := filepath.Join(b.home, "snap.tar")
+		b.ok("export", dir, "@1", "-o", tarPath)
 		exported, err := os.ReadFile(tarPath)
 		if err != nil {
 			t.Fatal(err)
@@ -83,7 +63,7 @@ func TestBinarySnapshotNeverReadsOutsideWhileDirectoriesTurnIntoLinks(t *testing
 			t.Fatalf("round %d: the snapshot holds a file from outside the project", i)
 		}
 		for _, name := range []string{"f00.txt", "f39.txt"} {
-			if _, out, _ := cmd("cat", dir, "@1", "d/"+name); bytes.Contains(out, []byte("OUTSIDE-SECRET")) {
+			if out := b.run("cat", dir, "@1", "d/"+name).out; strings.Contains(out, "OUTSIDE-SECRET") {
 				t.Fatalf("round %d: cat d/%s printed a file from outside the project: %q", i, name, out)
 			}
 		}
