@@ -13,21 +13,9 @@ import (
 
 func TestBusyStoreGivesUpWithAClearMessage(t *testing.T) {
 	ctx := context.Background()
-	s, err := Open(filepath.Join(t.TempDir(), "store"), Options{LockTimeout: 200 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	os.WriteFile(filepath.Join(dir, "f"), []byte("x"), 0o644)
-	if _, err := s.Snapshot(ctx, dir, SnapshotOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	held, err := lockStore(ctx, s.lockPath(), true, time.Now().Add(time.Second), time.Second) // as gc holds it
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, dir, held := lockedStore(t, 200*time.Millisecond) // as gc holds it
 	start := time.Now()
-	_, err = s.Snapshot(ctx, dir, SnapshotOptions{})
+	_, err := s.Snapshot(ctx, dir, SnapshotOptions{})
 	if !errors.Is(err, ErrBusy) || !strings.Contains(err.Error(), "try again") || time.Since(start) > 2*time.Second {
 		t.Fatalf("snapshot beside a held exclusive lock: %v after %v", err, time.Since(start))
 	}
@@ -44,19 +32,7 @@ func TestBusyStoreGivesUpWithAClearMessage(t *testing.T) {
 // where a gc taking the new lock would not see it.
 func TestLockWaiterFollowsAClearedStore(t *testing.T) {
 	ctx := context.Background()
-	s, err := Open(filepath.Join(t.TempDir(), "store"), Options{LockTimeout: time.Minute})
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	os.WriteFile(filepath.Join(dir, "f"), []byte("x"), 0o644)
-	if _, err := s.Snapshot(ctx, dir, SnapshotOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	held, err := lockStore(ctx, s.lockPath(), true, time.Now().Add(time.Second), time.Second) // as clear holds it
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, _, held := lockedStore(t, time.Minute) // as clear holds it
 	got := make(chan *session)
 	go func() {
 		ss, err := s.begin(ctx, false, true) // a snapshot waiting its turn
@@ -108,4 +84,25 @@ func lockFileOpenedElsewhere(t *testing.T, path string, held *storeLock) bool {
 		}
 	}
 	return false
+}
+
+// lockedStore returns a store with one snapshot of dir, and its lock held
+// exclusively.
+func lockedStore(t *testing.T, timeout time.Duration) (*Store, string, *storeLock) {
+	t.Helper()
+	ctx := context.Background()
+	s, err := Open(filepath.Join(t.TempDir(), "store"), Options{LockTimeout: timeout})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "f"), []byte("x"), 0o644)
+	if _, err := s.Snapshot(ctx, dir, SnapshotOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	held, err := lockStore(ctx, s.lockPath(), true, time.Now().Add(time.Second), time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, dir, held
 }
