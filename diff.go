@@ -300,20 +300,38 @@ func equalChunks(a, b []cas.ID) bool {
 }
 
 // treeOverlay is a Putter that keeps trees in memory and only hashes file
-// content, over a Getter for everything else: a working tree can then be
-// compared with snapshots without writing to the store.
+// content (or, through through, also passes everything on to a Putter that
+// stores it), over a Getter for everything else: a working tree can then
+// be compared with snapshots before its objects are committed, or without
+// writing to the store at all.
 type treeOverlay struct {
 	base  cas.Getter
+	next  cas.Putter // nil: nothing is stored
 	mu    sync.Mutex
 	trees map[cas.ID][]byte
+}
+
+// through makes the overlay store every object it is given through next,
+// and returns it.
+func (o *treeOverlay) through(next cas.Putter) cas.Putter {
+	o.next = next
+	return o
 }
 
 func newTreeOverlay(base cas.Getter) *treeOverlay {
 	return &treeOverlay{base: base, trees: map[cas.ID][]byte{}}
 }
 
-func (o *treeOverlay) Put(_ context.Context, kind cas.Kind, data []byte) (cas.ID, error) {
-	id := cas.Sum(kind, data)
+func (o *treeOverlay) Put(ctx context.Context, kind cas.Kind, data []byte) (cas.ID, error) {
+	var id cas.ID
+	if o.next != nil {
+		var err error
+		if id, err = o.next.Put(ctx, kind, data); err != nil {
+			return id, err
+		}
+	} else {
+		id = cas.Sum(kind, data)
+	}
 	if kind == cas.KindTree {
 		o.mu.Lock()
 		o.trees[id] = append([]byte(nil), data...)

@@ -126,32 +126,48 @@ func (s *Store) Restore(ctx context.Context, dir string, ref Ref, opts RestoreOp
 		return res, ss.refuseDamaged(ctx, snaps, target, err)
 	}
 
-	// Plan against the current tree, hashed but not stored (its trees kept
-	// in memory), and verify everything the plan writes before a
-	// pre-restore snapshot is taken: a refused restore changes nothing,
-	// not even the list of snapshots.
-	overlay := newTreeOverlay(ss.objects)
-	current, err := scan.Scan(ctx, workdir, overlay, scan.Options{
-		MaxFileSize: opts.MaxFileSize, MaxFiles: opts.MaxFiles,
-		Cache: index.LoadStatCache(ss.tx, workdir), Trees: ss.objects, Skip: s.skipDirs(),
-	})
+	// Scan the current tree once: in a dry run only hashed, else stored as
+	// the pre-restore snapshot, which is committed only once everything
+	// the plan writes has been read and verified: a refused restore
+	// changes nothing, not even the list of snapshots. The current tree's
+	// trees are kept in memory for the plan.
+	var overlay *treeOverlay
+	var current scan.Result
+	var pending *pendingSnapshot
+	if opts.DryRun {
+		overlay = newTreeOverlay(ss.objects)
+		current, err = scan.Scan(ctx, workdir, overlay, scan.Options{
+			MaxFileSize: opts.MaxFileSize, MaxFiles: opts.MaxFiles,
+			Cache: index.LoadStatCache(ss.tx, workdir), Trees: ss.objects, Skip: s.skipDirs(),
+		})
+	} else {
+		ss.endView() // scanSnapshot opens its own
+		pending, err = ss.scanSnapshot(ctx, workdir, SnapshotOptions{
+			Reason:      fmt.Sprintf("%s: before restoring %s", PreRestorePrefix, target.ID.Short()),
+			Keep:        -1, // a restore never drops snapshots
+			MaxFileSize: opts.MaxFileSize, MaxFiles: opts.MaxFiles,
+		}, func(w cas.Putter) cas.Putter {
+			overlay = newTreeOverlay(ss.objects) // the view scanSnapshot opened
+			return overlay.through(w)
+		})
+		if err != nil {
+			return res, fmt.Errorf("pre-restore snapshot: %w", err)
+		}
+		current = pending.scanned
+	}
 	if err != nil {
 		return res, err
 	}
-	verified := map[cas.ID]bool{}
-	if err := ss.plan(ctx, &res, workdir, overlay, current, target, paths, verified); err != nil {
+	if err := ss.plan(ctx, &res, workdir, overlay, current, target, paths); err != nil {
+		if pending != nil {
+			pending.abort()
+		}
 		return res, ss.refuseDamaged(ctx, snaps, target, err)
 	}
 	if opts.DryRun {
 		return res, nil
 	}
-
-	ss.endView()
-	pre, current, err := ss.snapshot(ctx, workdir, SnapshotOptions{
-		Reason:      fmt.Sprintf("%s: before restoring %s", PreRestorePrefix, target.ID.Short()),
-		Keep:        -1, // a restore never drops snapshots
-		MaxFileSize: opts.MaxFileSize, MaxFiles: opts.MaxFiles,
-	})
+	pre, err := ss.commitSnapshot(ctx, pending)
 	if err != nil {
 		return res, fmt.Errorf("pre-restore snapshot: %w", err)
 	}
@@ -161,23 +177,13 @@ func (s *Store) Restore(ctx context.Context, dir string, ref Ref, opts RestoreOp
 	if err := ss.view(); err != nil {
 		return res, err
 	}
-	// The tree may have changed since it was planned: plan again against
-	// what the pre-restore snapshot stored. Only chunks not verified above
-	// are read again.
-	if err := ss.plan(ctx, &res, workdir, ss.objects, current, target, paths, verified); err != nil {
-		if fresh, lerr := ss.snapshots(workdir); lerr == nil {
-			snaps = fresh // with the pre-restore snapshot
-		}
-		return res, ss.refuseDamaged(ctx, snaps, target, err)
-	}
 	return res, applyRestore(ctx, workdir, ss.s.projectFS, ss.objects, res.Changes, opts.Progress)
 }
 
 // plan fills res with the changes that make the tree scanned as current
 // equal to target (within paths), reading the current tree's objects from
-// g, and reads and verifies every chunk to be written that is not in
-// verified, adding them to it.
-func (ss *session) plan(ctx context.Context, res *RestoreResult, workdir string, g cas.Getter, current scan.Result, target Snapshot, paths []string, verified map[cas.ID]bool) error {
+// g, and reads and verifies every chunk to be written.
+func (ss *session) plan(ctx context.Context, res *RestoreResult, workdir string, g cas.Getter, current scan.Result, target Snapshot, paths []string) error {
 	changes, err := manifest.Diff(ctx, g, current.Root, target.Root)
 	if err != nil {
 		return err
@@ -185,6 +191,7 @@ func (ss *session) plan(ctx context.Context, res *RestoreResult, workdir string,
 	res.Changes, res.Skipped = planRestore(changes, paths, current.Excluded, excludedDirs(workdir, changes, current.Excluded))
 	res.Written, res.Deleted = 0, 0
 	var toVerify []cas.ID
+	verified := map[cas.ID]bool{}
 	for _, c := range res.Changes {
 		if c.Status == manifest.Deleted && c.Old.Kind != manifest.KindDir {
 			res.Deleted++

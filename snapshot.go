@@ -89,7 +89,7 @@ func (s *Store) Snapshot(ctx context.Context, dir string, opts SnapshotOptions) 
 	if err != nil {
 		return SnapshotResult{}, err
 	}
-	res, _, err := ss.snapshot(ctx, workdir, opts)
+	res, err := ss.snapshot(ctx, workdir, opts)
 	ss.end()
 	if err != nil && errors.Is(statErr, fs.ErrNotExist) {
 		s.removeIfUnused() // a refused first snapshot leaves no store behind
@@ -114,49 +114,84 @@ func (s *Store) Snapshot(ctx context.Context, dir string, opts SnapshotOptions) 
 	return res, nil
 }
 
-// snapshot is Snapshot under a held lock. It also returns the scan of the
-// tree, whose trees are all stored when err is nil.
-func (ss *session) snapshot(ctx context.Context, workdir string, opts SnapshotOptions) (SnapshotResult, scan.Result, error) {
-	res := SnapshotResult{Project: workdir}
-	if err := ss.view(); err != nil {
-		return res, scan.Result{}, err
+// snapshot is Snapshot under a held lock.
+func (ss *session) snapshot(ctx context.Context, workdir string, opts SnapshotOptions) (SnapshotResult, error) {
+	p, err := ss.scanSnapshot(ctx, workdir, opts, nil)
+	if err != nil {
+		return SnapshotResult{Project: workdir}, err
 	}
-	var (
-		newest  *Snapshot
-		project index.Project
-		known   bool
-		cache   map[string]index.DirCache
-		nextSeq uint64 = 1
-	)
+	return ss.commitSnapshot(ctx, p)
+}
+
+// pendingSnapshot is a scanned tree whose new objects are written to packs
+// but not committed: commitSnapshot records it, abort drops it.
+type pendingSnapshot struct {
+	workdir string
+	opts    SnapshotOptions
+	w       *cas.Writer
+	scanned scan.Result
+	newest  *Snapshot // the project's newest snapshot when the scan began
+	project index.Project
+	known   bool // the project was in the index
+	nextSeq uint64
+}
+
+// abort removes the pending snapshot's packs.
+func (p *pendingSnapshot) abort() { p.w.Abort() }
+
+// scanSnapshot opens the session's read view and scans workdir, storing
+// what the tree needs through a new Writer (seen through wrap, when not
+// nil, so a caller can also keep what is put). The view stays open for the
+// caller; commitSnapshot or the session's end closes it.
+func (ss *session) scanSnapshot(ctx context.Context, workdir string, opts SnapshotOptions, wrap func(cas.Putter) cas.Putter) (*pendingSnapshot, error) {
+	if err := ss.view(); err != nil {
+		return nil, err
+	}
+	p := &pendingSnapshot{workdir: workdir, opts: opts, nextSeq: 1}
+	var cache map[string]index.DirCache
 	if ss.tx != nil {
 		snaps, err := index.Snapshots(ss.tx, workdir)
 		if err == nil {
-			project, known, err = index.GetProject(ss.tx, workdir)
+			p.project, p.known, err = index.GetProject(ss.tx, workdir)
 		}
 		if err != nil {
 			ss.endView()
-			return res, scan.Result{}, err
+			return nil, err
 		}
 		if len(snaps) > 0 {
-			newest = &snaps[0]
+			p.newest = &snaps[0]
 		}
 		cache = index.LoadStatCache(ss.tx, workdir)
-		nextSeq = index.NextSeq(ss.tx, workdir)
+		p.nextSeq = index.NextSeq(ss.tx, workdir)
 	}
-	w := cas.NewWriter(ss.s.packFS, ss.s.packsDir(), ss.objects)
-	scanned, err := scan.Scan(ctx, workdir, w, scan.Options{
+	p.w = cas.NewWriter(ss.s.packFS, ss.s.packsDir(), ss.objects)
+	var put cas.Putter = p.w
+	if wrap != nil {
+		put = wrap(p.w)
+	}
+	var err error
+	p.scanned, err = scan.Scan(ctx, workdir, put, scan.Options{
 		MaxFileSize: opts.MaxFileSize, MaxFiles: opts.MaxFiles, Cache: cache, Trees: ss.objects, Progress: opts.Progress,
 		Skip: ss.s.skipDirs(),
 	})
 	if err != nil {
 		ss.endView()
-		w.Abort()
+		p.abort()
 		if errors.Is(err, scan.ErrTooManyFiles) {
 			err = fmt.Errorf("%w: %w", ErrRefused, err)
 		}
-		return res, scanned, err
+		return nil, err
 	}
-	removeLeftovers(workdir, scanned.Leftovers) // a killed restore's temporary files
+	removeLeftovers(workdir, p.scanned.Leftovers) // a killed restore's temporary files
+	return p, nil
+}
+
+// commitSnapshot records a pending snapshot, unless its tree equals the
+// project's newest snapshot. It closes the session's read view.
+func (ss *session) commitSnapshot(ctx context.Context, p *pendingSnapshot) (SnapshotResult, error) {
+	workdir, opts, w, scanned := p.workdir, p.opts, p.w, p.scanned
+	newest, project, known := p.newest, p.project, p.known
+	res := SnapshotResult{Project: workdir}
 	res.Files, res.Bytes, res.Hashed, res.Warnings = scanned.Files, scanned.Bytes, scanned.Hashed, scanned.Warnings
 	now := ss.s.opts.Now()
 
@@ -169,7 +204,7 @@ func (ss *session) snapshot(ctx context.Context, workdir string, opts SnapshotOp
 		}
 		cacheChanged := len(scanned.CachePut) > 0 || len(scanned.CacheRemove) > 0
 		if !cacheChanged && (!known || now.Sub(project.LastTouch) < touchGranularity) {
-			return res, scanned, nil
+			return res, nil
 		}
 		err := ss.update(func(tx *bolt.Tx) error {
 			if known {
@@ -180,20 +215,21 @@ func (ss *session) snapshot(ctx context.Context, workdir string, opts SnapshotOp
 			}
 			return index.UpdateStatCache(tx, workdir, scanned.CachePut, scanned.CacheRemove)
 		})
-		return res, scanned, err
+		return res, err
 	}
 
 	rec := Snapshot{ID: index.NewSnapshotID(workdir, scanned.Root, now, opts.Reason), Project: workdir, Root: scanned.Root,
 		Time: now, Reason: opts.Reason, Stats: index.Stats{Files: scanned.Files, Bytes: scanned.Bytes}, MaxFileSize: scanned.MaxFileSize}
-	rec.RecordID, err = putCopy(ctx, w, rec, nextSeq, "")
+	var err error
+	rec.RecordID, err = putCopy(ctx, w, rec, p.nextSeq, "")
 	ss.endView()
 	if err != nil {
 		w.Abort()
-		return res, scanned, err
+		return res, err
 	}
 	if err := w.Flush(); err != nil {
 		w.Abort()
-		return res, scanned, err
+		return res, err
 	}
 	var raced *Snapshot // a snapshot of the same tree that another process committed meanwhile
 	err = ss.update(func(tx *bolt.Tx) error {
@@ -236,14 +272,14 @@ func (ss *session) snapshot(ctx context.Context, workdir string, opts SnapshotOp
 	if errors.Is(err, errSameAsNewest) {
 		w.Abort() // nothing to record: the other process recorded this tree
 		res.ID = raced.ID
-		return res, scanned, nil
+		return res, nil
 	}
 	if err != nil {
 		w.Abort()
-		return res, scanned, err
+		return res, err
 	}
 	res.Created, res.ID, res.Stored = true, rec.ID, w.Stats()
-	return res, scanned, nil
+	return res, nil
 }
 
 // errSameAsNewest rolls back a snapshot's commit when the project's newest
