@@ -188,7 +188,7 @@ func (ss *session) plan(ctx context.Context, res *RestoreResult, workdir string,
 	if err != nil {
 		return err
 	}
-	res.Changes, res.Skipped = planRestore(changes, paths, current.Excluded, excludedDirs(workdir, changes, current.Excluded))
+	res.Changes, res.Skipped = planRestore(changes, paths, current.Excluded, dirInProject(workdir))
 	res.Written, res.Deleted = 0, 0
 	var toVerify []cas.ID
 	verified := map[cas.ID]bool{}
@@ -253,12 +253,12 @@ func under(p, base string) bool {
 // snapshot lacks: a path the snapshot holds is restored even where it is
 // excluded now (a file that grew past the size limit, a path ignored
 // since), unless an excluded entry of the other kind (a directory for a
-// file or link, or the reverse; dirs names the excluded directories) is
-// there. Dropped are the changes an excluded entry is in the way of: a
+// file or link, or the reverse; isDir tells which excluded paths are
+// directories) is there. Dropped are the changes an excluded entry is in the way of: a
 // deletion at or under an excluded path, and anything at or under a
 // directory to be replaced that holds excluded entries or an excluded
 // entry of the other kind.
-func planRestore(changes []manifest.Change, paths, excluded []string, dirs map[string]bool) (plan []manifest.Change, skipped []string) {
+func planRestore(changes []manifest.Change, paths, excluded []string, isDir func(p string) bool) (plan []manifest.Change, skipped []string) {
 	isExcluded := make(map[string]bool, len(excluded))
 	for _, e := range excluded {
 		isExcluded[e] = true
@@ -273,7 +273,7 @@ func planRestore(changes []manifest.Change, paths, excluded []string, dirs map[s
 				}
 			}
 		}
-		if c.Status != manifest.Deleted && isExcluded[c.Path] && dirs[c.Path] != (c.New.Kind == manifest.KindDir) {
+		if c.Status != manifest.Deleted && isExcluded[c.Path] && isDir(c.Path) != (c.New.Kind == manifest.KindDir) {
 			stuck = append(stuck, c.Path)
 		}
 	}
@@ -322,32 +322,18 @@ func planRestore(changes []manifest.Change, paths, excluded []string, dirs map[s
 	return plan, skipped
 }
 
-// excludedDirs reports which of the excluded paths the changes would write
-// are directories in workdir (not following links).
-func excludedDirs(workdir string, changes []manifest.Change, excluded []string) map[string]bool {
-	dirs := map[string]bool{}
-	isExcluded := make(map[string]bool, len(excluded))
-	for _, e := range excluded {
-		isExcluded[e] = true
+// dirInProject returns a function that reports whether p, relative to
+// workdir, is a directory there (following no link).
+func dirInProject(workdir string) func(p string) bool {
+	return func(p string) bool {
+		root, err := os.OpenRoot(workdir)
+		if err != nil {
+			return false
+		}
+		defer root.Close()
+		st, err := root.Lstat(filepath.FromSlash(p))
+		return err == nil && st.IsDir()
 	}
-	var root *os.Root
-	for _, c := range changes {
-		if c.Status == manifest.Deleted || !isExcluded[c.Path] {
-			continue
-		}
-		if root == nil {
-			r, err := os.OpenRoot(workdir)
-			if err != nil {
-				return dirs
-			}
-			defer r.Close()
-			root = r
-		}
-		if st, err := root.Lstat(filepath.FromSlash(c.Path)); err == nil && st.IsDir() {
-			dirs[c.Path] = true
-		}
-	}
-	return dirs
 }
 
 // checkData verifies every tree and chunk of sn, reading each once.

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sync/atomic"
 	"testing"
 
 	"github.com/casckpt/casckpt"
@@ -33,18 +32,7 @@ func TestRestoreNeverWritesOutsideWhileDirectoriesTurnIntoLinks(t *testing.T) {
 	if testing.Short() {
 		rounds = 8
 	}
-	var stop atomic.Bool
-	done := make(chan struct{})
-	go func() { // the attacker: d becomes a link to outside and back
-		defer close(done)
-		d := filepath.Join(dir, "d")
-		for !stop.Load() {
-			os.Rename(d, d+".real")
-			os.Symlink(outside, d)
-			os.Remove(d)
-			os.Rename(d+".real", d)
-		}
-	}()
+	stop := testtree.FlipToLink(filepath.Join(dir, "d"), outside, 0)
 	root, err := os.OpenRoot(dir) // the test's own edits must not follow the link either
 	if err != nil {
 		t.Fatal(err)
@@ -57,8 +45,7 @@ func TestRestoreNeverWritesOutsideWhileDirectoriesTurnIntoLinks(t *testing.T) {
 		}
 		_, _ = s.Restore(ctx, dir, snap, casckpt.RestoreOptions{}) // may fail; must not escape
 	}
-	stop.Store(true)
-	<-done
+	stop()
 	got := testtree.Read(t, outside)
 	if len(got) != 1 || got["sentinel.txt"].Data != "untouched" {
 		t.Fatalf("a restore wrote outside the project: %v", got)

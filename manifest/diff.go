@@ -58,30 +58,15 @@ func (d *differ) visit(n int64) error {
 	return nil
 }
 
-// load reads tree id, once per Diff.
-func (d *differ) load(id cas.ID) (Tree, error) {
-	if t, ok := d.sz.trees[id]; ok {
-		return t, nil
-	}
-	if err := d.sz.ctx.Err(); err != nil {
-		return Tree{}, err
-	}
-	t, err := Load(d.sz.ctx, d.sz.g, id)
-	if err == nil {
-		d.sz.trees[id] = t
-	}
-	return t, err
-}
-
 func (d *differ) trees(a, b cas.ID, dir string) error {
 	if a == b {
 		return nil
 	}
-	ta, err := d.load(a)
+	ta, err := d.sz.load(a)
 	if err != nil {
 		return err
 	}
-	tb, err := d.load(b)
+	tb, err := d.sz.load(b)
 	if err != nil {
 		return err
 	}

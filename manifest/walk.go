@@ -95,15 +95,9 @@ func (s *sizer) count(id cas.ID) (int64, error) {
 	if s.onPath[id] { // cannot happen with sound hashes; guards the recursion
 		return 0, fmt.Errorf("tree %s: %w: it contains itself", id.Short(), cas.ErrCorrupt)
 	}
-	t, ok := s.trees[id]
-	if !ok {
-		if err := s.ctx.Err(); err != nil {
-			return 0, err
-		}
-		var err error
-		if t, err = Load(s.ctx, s.g, id); err != nil {
-			return 0, err
-		}
+	t, err := s.load(id)
+	if err != nil {
+		return 0, err
 	}
 	s.onPath[id] = true
 	defer delete(s.onPath, id)
@@ -121,8 +115,23 @@ func (s *sizer) count(id cas.ID) (int64, error) {
 		}
 	}
 	n = min(n, MaxEntries+1)
-	s.trees[id], s.counts[id] = t, n
+	s.counts[id] = n
 	return n, nil
+}
+
+// load reads tree id, once: it is kept for later calls.
+func (s *sizer) load(id cas.ID) (Tree, error) {
+	if t, ok := s.trees[id]; ok {
+		return t, nil
+	}
+	if err := s.ctx.Err(); err != nil {
+		return Tree{}, err
+	}
+	t, err := Load(s.ctx, s.g, id)
+	if err == nil {
+		s.trees[id] = t
+	}
+	return t, err
 }
 
 // Lookup returns the entry at slash-separated path p below root. The empty

@@ -94,7 +94,7 @@ func (c *converter) tree(ctx context.Context, h plumbing.Hash) (treeResult, erro
 	if err := ctx.Err(); err != nil {
 		return treeResult{}, err
 	}
-	obj, err := readVerified(c.st, plumbing.TreeObject, h)
+	obj, err := readVerified(c.st, plumbing.TreeObject, h, maxWholeObject)
 	if err != nil {
 		return treeResult{}, sourceErrorf("tree %s: %w", h, err)
 	}
@@ -227,14 +227,10 @@ func (c *converter) file(ctx context.Context, h plumbing.Hash, exec bool) (_ man
 // target longer than manifest.MaxTargetLen, which casckpt cannot hold, is
 // not read and returned empty.
 func (c *converter) linkTarget(h plumbing.Hash) (string, error) {
-	size, err := objectSize(c.st, plumbing.BlobObject, h)
-	if err != nil {
-		return "", sourceErrorf("blob %s: %w", h, err)
-	}
-	if size > manifest.MaxTargetLen {
+	obj, err := readVerified(c.st, plumbing.BlobObject, h, manifest.MaxTargetLen)
+	if errors.Is(err, errObjectTooLarge) {
 		return "", nil
 	}
-	obj, err := readVerified(c.st, plumbing.BlobObject, h)
 	if err != nil {
 		return "", sourceErrorf("blob %s: %w", h, err)
 	}

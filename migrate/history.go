@@ -80,7 +80,7 @@ func history(st storer.EncodedObjectStorer, tips []plumbing.Hash) ([]*commit, []
 // readCommit reads commit h. For a tip it also accepts a tag (returning a
 // commit value holding only the tag's target hash) and trees or blobs (nil).
 func readCommit(st storer.EncodedObjectStorer, h plumbing.Hash, isTip bool) (*commit, error) {
-	obj, err := readVerified(st, plumbing.AnyObject, h)
+	obj, err := readVerified(st, plumbing.AnyObject, h, maxWholeObject)
 	if err != nil {
 		return nil, fmt.Errorf("commit %s: %w", h, err)
 	}

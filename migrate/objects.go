@@ -37,16 +37,20 @@ func objectSize(st storer.EncodedObjectStorer, t plumbing.ObjectType, h plumbing
 // A tree of 50,000 entries (the most a snapshot holds) takes about 3 MiB.
 const maxWholeObject = 32 << 20
 
-// readVerified reads object h of type t whole (only for commits, tags and
-// trees, at most maxWholeObject bytes) and checks that its content hashes
-// to h; go-git does not check loose or packed objects as it reads them.
-func readVerified(st storer.EncodedObjectStorer, t plumbing.ObjectType, h plumbing.Hash) (plumbing.EncodedObject, error) {
+// errObjectTooLarge: an object is larger than its reader's limit.
+var errObjectTooLarge = errors.New("object too large")
+
+// readVerified reads object h of type t whole, if it holds at most limit
+// bytes (else errObjectTooLarge, without reading it), and checks that its
+// content hashes to h; go-git does not check loose or packed objects as it
+// reads them.
+func readVerified(st storer.EncodedObjectStorer, t plumbing.ObjectType, h plumbing.Hash, limit int64) (plumbing.EncodedObject, error) {
 	size, err := objectSize(st, t, h)
 	if err != nil {
 		return nil, err
 	}
-	if size > maxWholeObject {
-		return nil, fmt.Errorf("object of %d bytes is too large to be a commit, tag or tree", size)
+	if size > limit {
+		return nil, fmt.Errorf("%w: %d bytes, more than %d", errObjectTooLarge, size, limit)
 	}
 	obj, err := st.EncodedObject(t, h)
 	if err != nil {

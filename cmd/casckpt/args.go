@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/casckpt/casckpt"
 )
 
@@ -29,13 +31,14 @@ func splitDir(args []string, min int) (dir string, rest []string) {
 	return ".", args
 }
 
-// splitDirExact is splitDir for a command that takes exactly n arguments
-// after the optional DIR: an argument it would not use is a usage error
-// (name is the command's synopsis, like "pin [DIR] SNAP").
-func splitDirExact(name string, args []string, n int) (dir string, rest []string, err error) {
+// splitDirExact is splitDir for command cmd, which takes exactly n
+// arguments after the optional DIR: an argument it would not use is a usage
+// error that quotes the command's synopsis.
+func splitDirExact(cmd *cobra.Command, args []string, n int) (dir string, rest []string, err error) {
 	dir, rest = splitDir(args, n)
 	if len(rest) > n {
-		return "", nil, usagef("%s takes %s; unexpected argument %q", strings.Fields(name)[0], strings.Join(strings.Fields(name)[1:], " "), rest[n])
+		name, synopsis, _ := strings.Cut(cmd.Use, " ")
+		return "", nil, usagef("%s takes %s; unexpected argument %q", name, synopsis, rest[n])
 	}
 	return dir, rest, nil
 }

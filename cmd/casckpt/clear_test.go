@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -19,21 +18,12 @@ import (
 // while clear deletes the store makes the store again and succeeds, under a
 // lock that others see, instead of writing into the deleted store.
 func TestSnapshotWaitingThroughAClear(t *testing.T) {
-	bin := binary(t)
-	home := t.TempDir()
-	store := filepath.Join(home, "store")
+	b := newBinEnv(t)
 	dir := t.TempDir()
 	writeFiles(t, dir, map[string]string{"a.txt": "a", "sub/b.txt": "b"})
-	casckpt := func(args ...string) *exec.Cmd {
-		c := exec.Command(bin, append([]string{"--store", store}, args...)...)
-		c.Env = []string{"HOME=" + home}
-		return c
-	}
-	if out, err := casckpt("snapshot", dir).CombinedOutput(); err != nil {
-		t.Fatalf("first snapshot: %v %s", err, out)
-	}
+	b.ok("snapshot", dir)
 	// Hold the lock as clear does.
-	lockPath := filepath.Join(store, "lock")
+	lockPath := filepath.Join(b.store(), "lock")
 	lock, err := os.OpenFile(lockPath, os.O_RDWR, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -42,7 +32,7 @@ func TestSnapshotWaitingThroughAClear(t *testing.T) {
 		t.Fatal(err)
 	}
 	writeFiles(t, dir, map[string]string{"a.txt": "changed"})
-	snap := casckpt("snapshot", dir, "--json")
+	snap := b.command("snapshot", dir, "--json")
 	var out, errb bytes.Buffer
 	snap.Stdout, snap.Stderr = &out, &errb
 	if err := snap.Start(); err != nil {
@@ -52,7 +42,7 @@ func TestSnapshotWaitingThroughAClear(t *testing.T) {
 	for !holdsFile(snap.Process.Pid, lockPath) {
 		time.Sleep(time.Millisecond)
 	}
-	if err := os.RemoveAll(store); err != nil {
+	if err := os.RemoveAll(b.store()); err != nil {
 		t.Fatal(err)
 	}
 	lock.Close()
@@ -62,16 +52,10 @@ func TestSnapshotWaitingThroughAClear(t *testing.T) {
 	if doc := jsonOf[map[string]any](t, out.String()); doc["created"] != true {
 		t.Fatalf("snapshot after a clear: %s", out.String())
 	}
-	list, err := casckpt("list", dir, "--json").Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if n := len(jsonOf[[]any](t, string(list))); n != 1 {
+	if n := len(jsonOf[[]any](t, b.ok("list", dir, "--json").out)); n != 1 {
 		t.Fatalf("after clear and a snapshot the store lists %d snapshots, want 1", n)
 	}
-	if out, err := casckpt("verify").CombinedOutput(); err != nil {
-		t.Fatalf("verify: %v %s", err, out)
-	}
+	b.ok("verify")
 }
 
 // holdsFile reports whether process pid has the file at path open.
@@ -90,18 +74,14 @@ func holdsFile(pid int, path string) bool {
 // store: every command succeeds, and after each round the store verifies
 // clean, so no snapshot ever refers to packs that a clear or a gc removed.
 func TestClearBesideSnapshotsAndGC(t *testing.T) {
-	bin := binary(t)
-	home := t.TempDir()
-	store := filepath.Join(home, "store")
+	b := newBinEnv(t)
 	rounds := 8
 	if testing.Short() {
 		rounds = 3
 	}
 	casckpt := func(args ...string) error {
-		c := exec.Command(bin, append([]string{"--store", store}, args...)...)
-		c.Env = []string{"HOME=" + home}
-		if out, err := c.CombinedOutput(); err != nil {
-			return fmt.Errorf("casckpt %v: %v: %s", args, err, out)
+		if r := b.run(args...); r.code != 0 {
+			return fmt.Errorf("casckpt %v: exit %d: %s", args, r.code, r.err)
 		}
 		return nil
 	}

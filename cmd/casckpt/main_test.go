@@ -459,16 +459,14 @@ func newBinEnv(t *testing.T) *binEnv {
 	return &binEnv{t: t, bin: binary(t), home: t.TempDir()}
 }
 
-// run runs casckpt with args under umask (or the test's own when empty).
+// runUmask runs casckpt with args under umask (or the test's own when empty).
 func (b *binEnv) runUmask(umask string, args ...string) result {
 	b.t.Helper()
-	var c *exec.Cmd
-	if umask == "" {
-		c = exec.Command(b.bin, args...)
-	} else {
-		c = exec.Command("/bin/sh", append([]string{"-c", "umask " + umask + `; exec "$0" "$@"`, b.bin}, args...)...)
+	c := b.command(args...)
+	if umask != "" {
+		c.Args = append([]string{"/bin/sh", "-c", "umask " + umask + `; exec "$0" "$@"`}, c.Args...)
+		c.Path = "/bin/sh"
 	}
-	c.Env = []string{"HOME=" + b.home, "CASCKPT_HOME=" + filepath.Join(b.home, "store")}
 	var out, errb bytes.Buffer
 	c.Stdout, c.Stderr = &out, &errb
 	err := c.Run()
@@ -479,6 +477,17 @@ func (b *binEnv) runUmask(umask string, args ...string) result {
 		b.t.Fatal(err)
 	}
 	return result{code, out.String(), errb.String()}
+}
+
+// store is the store's directory.
+func (b *binEnv) store() string { return filepath.Join(b.home, "store") }
+
+// command is the command that runs casckpt with args, not yet started.
+func (b *binEnv) command(args ...string) *exec.Cmd {
+	c := exec.Command(b.bin, args...)
+	// No git on PATH: the product never needs it.
+	c.Env = []string{"HOME=" + b.home, "CASCKPT_HOME=" + b.store(), "PATH=/nonexistent"}
+	return c
 }
 
 // run runs casckpt with args.
@@ -498,38 +507,23 @@ func (b *binEnv) ok(args ...string) result {
 }
 
 func TestBinaryExitCodesAndJSON(t *testing.T) {
-	bin := binary(t)
-	home := t.TempDir()
+	b := newBinEnv(t) // with no git on PATH
 	dir := t.TempDir()
 	writeFiles(t, dir, map[string]string{"x.txt": "x"})
-	cmd := func(args ...string) (int, string, string) {
-		c := exec.Command(bin, args...)
-		c.Env = []string{"HOME=" + home, "CASCKPT_HOME=" + filepath.Join(home, "store"), "PATH=/nonexistent"}
-		var out, errb bytes.Buffer
-		c.Stdout, c.Stderr = &out, &errb
-		err := c.Run()
-		code := 0
-		if ee, ok := err.(*exec.ExitError); ok {
-			code = ee.ExitCode()
-		}
-		return code, out.String(), errb.String()
+	r := b.run("snapshot", dir, "--json", "-m", "from the binary, with git absent from PATH")
+	if r.code != 0 || jsonOf[map[string]any](t, r.out)["created"] != true {
+		t.Fatalf("snapshot: %d %s", r.code, r.out)
 	}
-	code, out, _ := cmd("snapshot", dir, "--json", "-m", "from the binary, with git absent from PATH")
-	if code != 0 || jsonOf[map[string]any](t, out)["created"] != true {
-		t.Fatalf("snapshot: %d %s", code, out)
+	if r := b.run("nope"); r.code != 2 || !strings.HasPrefix(r.err, "casckpt: ") {
+		t.Fatalf("unknown command: %d %q", r.code, r.err)
 	}
-	if code, _, errs := cmd("nope"); code != 2 || !strings.HasPrefix(errs, "casckpt: ") {
-		t.Fatalf("unknown command: %d %q", code, errs)
-	}
-	if code, out, errs := cmd("restore", dir, "@5", "--json"); code != 1 || strings.Count(errs, "\n") != 1 {
-		t.Fatalf("missing snapshot: %d %q %q", code, out, errs)
+	if r := b.run("restore", dir, "@5", "--json"); r.code != 1 || strings.Count(r.err, "\n") != 1 {
+		t.Fatalf("missing snapshot: %d %q %q", r.code, r.out, r.err)
 	}
 	os.WriteFile(filepath.Join(dir, "x.txt"), []byte("changed"), 0o644)
-	if code, _, errs := cmd("restore", dir, "@1"); code != 0 {
-		t.Fatalf("restore: %d %s", code, errs)
-	}
-	if b, _ := os.ReadFile(filepath.Join(dir, "x.txt")); string(b) != "x" {
-		t.Fatalf("restored bytes %q", b)
+	b.ok("restore", dir, "@1")
+	if got, _ := os.ReadFile(filepath.Join(dir, "x.txt")); string(got) != "x" {
+		t.Fatalf("restored bytes %q", got)
 	}
 }
 

@@ -138,7 +138,6 @@ var ruleText = map[gc.Why]string{
 	gc.WhyOrphan: "orphan: its directory is gone",
 	gc.WhyStale:  "stale: the project was not touched for --retention-days",
 	gc.WhyCap:    "size-cap: the store is over --max-size-mb",
-	gc.WhyKeep:   "keep: more snapshots than --keep",
 }
 
 type projectJSON struct {

@@ -20,7 +20,7 @@ func newPinCommand(g *globals, pin bool) *cobra.Command {
 		Long:  short + `. JSON: {"` + key + `": ID}.`,
 		Args:  cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			dir, rest, err := splitDirExact(use, args, 1)
+			dir, rest, err := splitDirExact(cmd, args, 1)
 			if err != nil {
 				return err
 			}

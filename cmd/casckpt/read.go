@@ -23,7 +23,7 @@ holds them; for a symbolic link, its target. With --json it prints
 {"path": PATH, "content_base64": ...} instead.`,
 		Args: cobra.RangeArgs(2, 3),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			dir, rest, err := splitDirExact(cmd.Use, args, 2)
+			dir, rest, err := splitDirExact(cmd, args, 2)
 			if err != nil {
 				return err
 			}
@@ -58,7 +58,7 @@ func newLsCommand(g *globals) *cobra.Command {
 		Long:  `ls lists SNAP's files, links and directories. In JSON, mode is the permission bits as a number (420 is 0644).`,
 		Args:  cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			dir, rest, err := splitDirExact(cmd.Use, args, 1)
+			dir, rest, err := splitDirExact(cmd, args, 1)
 			if err != nil {
 				return err
 			}
@@ -99,7 +99,7 @@ func newExportCommand(g *globals) *cobra.Command {
 		Short: "write snapshot SNAP as a POSIX tar archive (-o - for stdout)",
 		Args:  cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			dir, rest, err := splitDirExact("export [DIR] SNAP", args, 1)
+			dir, rest, err := splitDirExact(cmd, args, 1)
 			if err != nil {
 				return err
 			}

@@ -6,9 +6,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/casckpt/casckpt/internal/testtree"
 )
 
 // TestBinarySnapshotNeverReadsOutsideWhileDirectoriesTurnIntoLinks swaps a
@@ -35,21 +36,8 @@ func TestBinarySnapshotNeverReadsOutsideWhileDirectoriesTurnIntoLinks(t *testing
 	if testing.Short() {
 		rounds = 5
 	}
-	var stop atomic.Bool
-	done := make(chan struct{})
-	go func() { // the attacker: d becomes a link to outside and back
-		defer close(done)
-		d := filepath.Join(dir, "d")
-		for !stop.Load() {
-			os.Rename(d, d+".real")
-			os.Symlink(outside, d)
-			time.Sleep(time.Millisecond) // each state lasts long enough to be met
-			os.Remove(d)
-			os.Rename(d+".real", d)
-			time.Sleep(time.Millisecond)
-		}
-	}()
-	defer func() { stop.Store(true); <-done }()
+	// Each state lasts long enough to be met.
+	defer testtree.FlipToLink(filepath.Join(dir, "d"), outside, time.Millisecond)()
 	for i := range rounds {
 		b := newBinEnv(t)
 		b.ok("snapshot", dir, "-m", fmt.Sprint("round ", i))

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"runtime"
@@ -25,32 +26,22 @@ type versionJSON struct {
 // built with; what the build did not record reads "unknown".
 func buildVersion() versionJSON {
 	v := versionJSON{Version: version, Commit: "unknown", Go: runtime.Version()}
-	info, ok := debug.ReadBuildInfo()
-	if !ok {
-		if v.Version == "" {
-			v.Version = "unknown"
+	if info, ok := debug.ReadBuildInfo(); ok {
+		v.Version = cmp.Or(v.Version, info.Main.Version)
+		dirty := false
+		for _, s := range info.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				v.Commit = s.Value
+			case "vcs.modified":
+				dirty = s.Value == "true"
+			}
 		}
-		return v
-	}
-	if v.Version == "" {
-		v.Version = info.Main.Version
-	}
-	if v.Version == "" {
-		v.Version = "unknown"
-	}
-	v.Go = info.GoVersion
-	dirty := false
-	for _, s := range info.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			v.Commit = s.Value
-		case "vcs.modified":
-			dirty = s.Value == "true"
+		if dirty && v.Commit != "unknown" {
+			v.Commit += "-dirty"
 		}
 	}
-	if dirty && v.Commit != "unknown" {
-		v.Commit += "-dirty"
-	}
+	v.Version = cmp.Or(v.Version, "unknown")
 	return v
 }
 

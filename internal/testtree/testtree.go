@@ -10,7 +10,9 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // Entry describes one path of a tree. Exactly one of the kinds applies:
@@ -187,4 +189,26 @@ func Edit(t Tree, changes Tree, remove ...string) Tree {
 		delete(out, p)
 	}
 	return out
+}
+
+// FlipToLink starts an attacker that turns directory dir into a symbolic
+// link to outside and back again and again, holding each state for pause,
+// until the returned stop is called (which waits for it to end with dir a
+// directory again). Tests run it beside an operation that must never read
+// or write through the link.
+func FlipToLink(dir, outside string, pause time.Duration) (stop func()) {
+	var stopping atomic.Bool
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for !stopping.Load() {
+			os.Rename(dir, dir+".real")
+			os.Symlink(outside, dir)
+			time.Sleep(pause)
+			os.Remove(dir)
+			os.Rename(dir+".real", dir)
+			time.Sleep(pause)
+		}
+	}()
+	return func() { stopping.Store(true); <-done }
 }
