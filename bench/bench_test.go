@@ -319,6 +319,23 @@ func BenchmarkW5Restore(b *testing.B) {
 			b.StartTimer()
 		}
 	})
+	b.Run("casckpt-cmd", func(b *testing.B) { // a process per restore, as a host that shells out pays
+		s := openStore(b)
+		dir, want := w3Run(b, casckptPeer{b, s})
+		list, err := s.List(context.Background(), dir, 0)
+		if err != nil || len(list) != 20 {
+			b.Fatalf("%d snapshots kept: %v", len(list), err)
+		}
+		oldest := list[len(list)-1].ID.String()
+		b.ResetTimer()
+		for b.Loop() {
+			runBinary(b, "--store", s.Dir(), "restore", dir, oldest)
+			b.StopTimer()
+			b.ReportMetric(map[bool]float64{true: 1}[sameDigest(want, digestTree(dir))], "exact")
+			runBinary(b, "--store", s.Dir(), "restore", dir, "@1")
+			b.StartTimer()
+		}
+	})
 	b.Run("git", func(b *testing.B) {
 		g := newGitShadow(b, filepath.Join(b.TempDir(), "store"))
 		dir, want := w3Run(b, gitPeer{g})
