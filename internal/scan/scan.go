@@ -653,8 +653,11 @@ func (s *scanner) readFile(ctx context.Context, job hashJob) (content Content, s
 	defer s.bufPool.Put(bufp)
 	content, err = putContent(ctx, s.put, f, st.Size, s.opts.MaxFileSize, *bufp)
 	if err != nil {
+		// A read error of putContent's own names no path yet; a store
+		// error is the store's (and may be shared): left as it is.
+		var se storeError
 		var pe *os.PathError
-		if errors.As(err, &pe) {
+		if !errors.As(err, &se) && errors.As(err, &pe) && pe.Path == "" {
 			pe.Path = p
 		}
 		return content, st, false, err

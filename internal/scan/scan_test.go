@@ -297,6 +297,28 @@ func TestStoreFailureFailsTheScan(t *testing.T) {
 	}
 }
 
+// sharedErrPutter fails every store with one error value, as the pack
+// writer's sticky error is.
+type sharedErrPutter struct{ err *os.PathError }
+
+func (p sharedErrPutter) Put(context.Context, cas.Kind, []byte) (cas.ID, error) {
+	return cas.ID{}, p.err
+}
+
+// TestStoreErrorIsNotRewritten: a failure of the store reaches the caller
+// as the store reported it, naming the pack, never rewritten in place with
+// the path of the file being read (which, with the writer's one error
+// shared by every hashing goroutine, was also a data race).
+func TestStoreErrorIsNotRewritten(t *testing.T) {
+	dir := t.TempDir()
+	testtree.Write(t, dir, testtree.Tree{"a": {Data: "one"}, "b": {Data: "two"}})
+	shared := &os.PathError{Op: "write", Path: "/store/packs/x.pack", Err: syscall.EIO}
+	_, err := Scan(context.Background(), dir, sharedErrPutter{shared}, Options{})
+	if !errors.Is(err, syscall.EIO) || !strings.Contains(err.Error(), "/store/packs/x.pack") || shared.Path != "/store/packs/x.pack" {
+		t.Fatalf("scan error %q; the store's error now names %q", err, shared.Path)
+	}
+}
+
 func TestFilesChangingDuringTheScan(t *testing.T) {
 	dir := t.TempDir()
 	testtree.Write(t, dir, testtree.Tree{"steady.txt": {Data: "steady"}})
