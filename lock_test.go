@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	bolt "go.etcd.io/bbolt"
 )
 
 func TestBusyStoreGivesUpWithAClearMessage(t *testing.T) {
@@ -105,4 +107,39 @@ func lockedStore(t *testing.T, timeout time.Duration) (*Store, string, *storeLoc
 		t.Fatal(err)
 	}
 	return s, dir, held
+}
+
+// TestMaintenanceBegunOnAMissingStoreChangesNothing: a gc that began when
+// there was no store holds no lock; if a snapshot makes the store meanwhile,
+// the gc must not sweep it, or it deletes the packs a writer has flushed
+// and not yet committed.
+func TestMaintenanceBegunOnAMissingStoreChangesNothing(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(filepath.Join(t.TempDir(), "store"), Options{LockTimeout: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ss, err := s.begin(ctx, true, false) // as gc begins: no store, no lock
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ss.end()
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "f"), []byte("x"), 0o644)
+	if _, err := s.Snapshot(ctx, dir, SnapshotOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	flushed := filepath.Join(s.packsDir(), strings.Repeat("ab", 16)+".pack") // another writer's, not yet committed
+	if err := os.WriteFile(flushed, []byte("pack"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ss.collect(ctx, collectRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(flushed); err != nil {
+		t.Fatalf("a gc that holds no lock swept the store made meanwhile: %v", err)
+	}
+	if err := ss.update(func(*bolt.Tx) error { return nil }); err == nil {
+		t.Fatal("a session without the lock wrote to the database")
+	}
 }

@@ -45,7 +45,9 @@ var errRollback = errors.New("dry run")
 // transaction. The caller holds the exclusive store lock.
 func (ss *session) collect(ctx context.Context, req collectRequest) (collectResult, error) {
 	var res collectResult
-	if !ss.s.exists() {
+	if ss.lock == nil || !ss.s.exists() {
+		// No store, or none when the session began (so it holds no lock,
+		// and one made since may hold packs a writer has not committed).
 		return collectResult{fits: true}, nil
 	}
 	now := ss.s.opts.Now()

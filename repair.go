@@ -58,6 +58,9 @@ func (s *Store) Repair(ctx context.Context) (RepairResult, error) {
 		return res, err
 	}
 	defer ss.end()
+	if ss.lock == nil {
+		return res, nil // the store was cleared meanwhile: nothing to repair
+	}
 
 	// Databases a killed repair or creation left half made.
 	if leftovers, err := filepath.Glob(s.dbPath() + ".tmp-*"); err == nil {

@@ -110,6 +110,9 @@ func (s *Store) Clear(ctx context.Context) error {
 		return err
 	}
 	defer ss.end()
+	if ss.lock == nil {
+		return nil // cleared meanwhile
+	}
 	entries, err := os.ReadDir(s.dir)
 	if err != nil {
 		return err

@@ -142,7 +142,9 @@ type session struct {
 }
 
 // begin takes the store lock. With create it makes the store's directories
-// first; without, a missing store yields a session that reads as empty.
+// first; without, a missing store yields a session that holds no lock and
+// reads as empty: it must change nothing (a store made meanwhile is
+// another process's).
 // A lock whose file clear deleted while this process waited is retried on
 // the store as it is now (made again with create, else read as empty).
 func (s *Store) begin(ctx context.Context, exclusive, create bool) (*session, error) {
@@ -200,7 +202,11 @@ func (ss *session) endView() {
 }
 
 // update runs fn in a read-write transaction of a freshly opened database.
+// A session that began on a missing store holds no lock and never writes.
 func (ss *session) update(fn func(tx *bolt.Tx) error) (err error) {
+	if ss.lock == nil {
+		return fmt.Errorf("%w: the store %s did not exist when this operation began; try again", ErrBusy, ss.s.dir)
+	}
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer recoverCorrupt(&err)
 	db, err := index.OpenWrite(ss.s.dbPath(), ss.s.opts.LockTimeout)
