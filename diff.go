@@ -11,7 +11,6 @@ import (
 	udiff "github.com/aymanbagabas/go-udiff"
 
 	"github.com/casckpt/casckpt/cas"
-	"github.com/casckpt/casckpt/index"
 	"github.com/casckpt/casckpt/internal/scan"
 	"github.com/casckpt/casckpt/manifest"
 )
@@ -61,8 +60,8 @@ func (s *Store) Diff(ctx context.Context, dir string, from Ref, opts DiffOptions
 		return DiffResult{}, err
 	}
 	var res DiffResult
-	err = s.read(ctx, func(ss *session) error {
-		snaps, err := ss.snapshots(workdir)
+	err = s.read(ctx, func(v view) error {
+		snaps, err := v.tx.Snapshots(workdir)
 		if err != nil {
 			return err
 		}
@@ -77,7 +76,7 @@ func (s *Store) Diff(ctx context.Context, dir string, from Ref, opts DiffOptions
 		var (
 			toRoot cas.ID
 			newer  contentSource
-			getter cas.Getter = ss.objects
+			getter cas.Getter = v.objects
 		)
 		if opts.To != "" {
 			b, _, err := resolve(snaps, opts.To, workdir)
@@ -85,12 +84,12 @@ func (s *Store) Diff(ctx context.Context, dir string, from Ref, opts DiffOptions
 				return err
 			}
 			res.To, toRoot = b.ID, b.Root
-			newer = storeContent{ss.objects}
+			newer = storeContent{v.objects}
 		} else {
-			overlay := newTreeOverlay(ss.objects)
+			overlay := newTreeOverlay(v.objects)
 			scanned, err := scan.Scan(ctx, workdir, overlay, scan.Options{
 				MaxFileSize: opts.MaxFileSize, MaxFiles: opts.MaxFiles,
-				Cache: index.LoadStatCache(ss.tx, workdir), Trees: ss.objects, Skip: s.skipDirs(),
+				Cache: v.tx.StatCache(workdir), Trees: v.objects, Skip: s.skipDirs(),
 			})
 			if err != nil {
 				return err
@@ -107,7 +106,7 @@ func (s *Store) Diff(ctx context.Context, dir string, from Ref, opts DiffOptions
 		if err != nil {
 			return damaged(a, err)
 		}
-		res.Files, err = fileDiffs(ctx, changes, storeContent{ss.objects}, newer, opts.Patch)
+		res.Files, err = fileDiffs(ctx, changes, storeContent{v.objects}, newer, opts.Patch)
 		if err != nil {
 			return err
 		}

@@ -381,8 +381,8 @@ func TestIOErrorsAtEveryWrite(t *testing.T) {
 				t.Fatalf("a second gc still found garbage: %+v %v", res, err)
 			}
 			var indexed []string
-			fx.s.read(ctx, func(ss *session) error {
-				packs, err := cas.Packs(ss.tx)
+			fx.s.read(ctx, func(v view) error {
+				packs, err := v.tx.Objects().Packs()
 				for _, p := range packs {
 					indexed = append(indexed, filepath.Join(fx.s.packsDir(), p.FileName()))
 				}

@@ -6,18 +6,8 @@ import (
 	"fmt"
 
 	"github.com/casckpt/casckpt/cas"
-	"github.com/casckpt/casckpt/index"
 	"github.com/casckpt/casckpt/manifest"
 )
-
-// snapshots lists a project's snapshots, newest first (none without a
-// database).
-func (ss *session) snapshots(workdir string) ([]Snapshot, error) {
-	if ss.tx == nil {
-		return []Snapshot{}, nil
-	}
-	return index.Snapshots(ss.tx, workdir)
-}
 
 // damaged turns a missing or corrupt object met while reading snapshot sn
 // into ErrDamaged; other errors pass through.
@@ -49,8 +39,8 @@ func (s *Store) List(ctx context.Context, dir string, n int) ([]ListEntry, error
 		return nil, err
 	}
 	out := []ListEntry{}
-	err = s.read(ctx, func(ss *session) error {
-		snaps, err := ss.snapshots(workdir)
+	err = s.read(ctx, func(v view) error {
+		snaps, err := v.tx.Snapshots(workdir)
 		if err != nil {
 			return err
 		}
@@ -63,10 +53,10 @@ func (s *Store) List(ctx context.Context, dir string, n int) ([]ListEntry, error
 				parent = snaps[i+1].Root
 			}
 			e := ListEntry{Snapshot: sn}
-			changes, err := manifest.Diff(ctx, ss.objects, parent, sn.Root)
+			changes, err := manifest.Diff(ctx, v.objects, parent, sn.Root)
 			var files []FileDiff
 			if err == nil {
-				files, err = fileDiffs(ctx, changes, storeContent{ss.objects}, storeContent{ss.objects}, false)
+				files, err = fileDiffs(ctx, changes, storeContent{v.objects}, storeContent{v.objects}, false)
 			}
 			switch {
 			case errors.Is(damaged(sn, err), ErrDamaged) || errors.Is(err, manifest.ErrTooLarge):

@@ -8,10 +8,13 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/casckpt/casckpt/index"
 )
 
-// ErrBusy is returned when the store's lock could not be taken in time.
-var ErrBusy = errors.New("store is busy")
+// ErrBusy is returned when another process held the store, its lock or its
+// database, past the lock timeout.
+var ErrBusy = index.ErrBusy
 
 // errLockReplaced: the lock file was deleted or replaced (by clear) while
 // this process waited on it, so the lock it got protects nothing.

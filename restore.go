@@ -12,7 +12,6 @@ import (
 	"path"
 	"path/filepath"
 	"runtime"
-	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
@@ -22,7 +21,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/casckpt/casckpt/cas"
-	"github.com/casckpt/casckpt/index"
 	"github.com/casckpt/casckpt/internal/scan"
 	"github.com/casckpt/casckpt/manifest"
 )
@@ -75,9 +73,7 @@ const PreRestorePrefix = "pre-restore"
 // snapshot, and replaces each file atomically with a new one (never
 // changing an inode in place). Temporary files of killed restores are
 // removed.
-func (s *Store) Restore(ctx context.Context, dir string, ref Ref, opts RestoreOptions) (_ RestoreResult, err error) {
-	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	defer recoverCorrupt(&err)
+func (s *Store) Restore(ctx context.Context, dir string, ref Ref, opts RestoreOptions) (RestoreResult, error) {
 	res := RestoreResult{DryRun: opts.DryRun}
 	workdir, err := ProjectDir(dir)
 	if err != nil {
@@ -92,29 +88,51 @@ func (s *Store) Restore(ctx context.Context, dir string, ref Ref, opts RestoreOp
 		return res, err
 	}
 	defer ss.end()
-
-	// Resolve the snapshot and check that it is whole before anything else.
-	if err := ss.view(); err != nil {
+	var pending *pendingSnapshot
+	err = ss.read(func(v view) (err error) {
+		pending, err = ss.prepareRestore(ctx, v, &res, workdir, ref, paths, opts)
+		return err
+	})
+	if err != nil || opts.DryRun {
 		return res, err
 	}
-	snaps, err := ss.snapshots(workdir)
+	pre, err := ss.commitSnapshot(pending)
 	if err != nil {
-		return res, err
+		return res, fmt.Errorf("pre-restore snapshot: %w", err)
+	}
+	if pre.Created {
+		res.PreRestoreID = pre.ID
+	}
+	return res, ss.read(func(v view) error {
+		return applyRestore(ctx, workdir, ss.s.projectFS, v.objects, res.Changes, opts.Progress)
+	})
+}
+
+// prepareRestore resolves the snapshot, checks that it is whole, scans the
+// current tree and plans the restore into res, reading and verifying every
+// chunk the plan writes. Outside a dry run the scan stores the current
+// tree as the pre-restore snapshot, returned uncommitted: it is committed
+// only once everything the plan writes has been read and verified, so a
+// refused restore changes nothing, not even the list of snapshots.
+func (ss *session) prepareRestore(ctx context.Context, v view, res *RestoreResult, workdir string, ref Ref, paths []string, opts RestoreOptions) (*pendingSnapshot, error) {
+	snaps, err := v.tx.Snapshots(workdir)
+	if err != nil {
+		return nil, err
 	}
 	target, _, err := resolve(snaps, ref, workdir)
 	if err != nil {
-		return res, err
+		return nil, err
 	}
 	res.RestoredTo = target.ID
 	if opts.MaxFileSize <= 0 {
 		opts.MaxFileSize = target.MaxFileSize
 	}
 	for _, p := range paths {
-		if _, err := manifest.Lookup(ctx, ss.objects, target.Root, p); err != nil {
+		if _, err := manifest.Lookup(ctx, v.objects, target.Root, p); err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
-				return res, fmt.Errorf("restore %s: %w in snapshot %s", p, ErrNotFound, target.ID.Short())
+				return nil, fmt.Errorf("restore %s: %w in snapshot %s", p, ErrNotFound, target.ID.Short())
 			}
-			return res, ss.refuseDamaged(ctx, snaps, target, err)
+			return nil, refuseDamaged(ctx, v, snaps, target, err)
 		}
 	}
 	// The snapshot's root must be readable; the rest is checked as the
@@ -122,68 +140,47 @@ func (s *Store) Restore(ctx context.Context, dir string, ref Ref, opts RestoreOp
 	// and verified by the diff, and every chunk to be written below. What
 	// the snapshot shares with the current tree is stored by the
 	// pre-restore snapshot and never needs reading.
-	if _, err := manifest.Load(ctx, ss.objects, target.Root); err != nil {
-		return res, ss.refuseDamaged(ctx, snaps, target, err)
+	if _, err := manifest.Load(ctx, v.objects, target.Root); err != nil {
+		return nil, refuseDamaged(ctx, v, snaps, target, err)
 	}
-
-	// Scan the current tree once: in a dry run only hashed, else stored as
-	// the pre-restore snapshot, which is committed only once everything
-	// the plan writes has been read and verified: a refused restore
-	// changes nothing, not even the list of snapshots. The current tree's
-	// trees are kept in memory for the plan.
-	var overlay *treeOverlay
+	// Scan the current tree once: in a dry run only hashed, else stored.
+	// Its trees are kept in memory for the plan.
+	overlay := newTreeOverlay(v.objects)
 	var current scan.Result
 	var pending *pendingSnapshot
 	if opts.DryRun {
-		overlay = newTreeOverlay(ss.objects)
 		current, err = scan.Scan(ctx, workdir, overlay, scan.Options{
 			MaxFileSize: opts.MaxFileSize, MaxFiles: opts.MaxFiles,
-			Cache: index.LoadStatCache(ss.tx, workdir), Trees: ss.objects, Skip: s.skipDirs(),
+			Cache: v.tx.StatCache(workdir), Trees: v.objects, Skip: ss.s.skipDirs(),
 		})
 	} else {
-		ss.endView() // scanSnapshot opens its own
-		pending, err = ss.scanSnapshot(ctx, workdir, SnapshotOptions{
+		pending, err = ss.scanSnapshot(ctx, v, workdir, SnapshotOptions{
 			Reason:      fmt.Sprintf("%s: before restoring %s", PreRestorePrefix, target.ID.Short()),
 			Keep:        -1, // a restore never drops snapshots
 			MaxFileSize: opts.MaxFileSize, MaxFiles: opts.MaxFiles,
-		}, func(w cas.Putter) cas.Putter {
-			overlay = newTreeOverlay(ss.objects) // the view scanSnapshot opened
-			return overlay.through(w)
-		})
+		}, overlay.through)
 		if err != nil {
-			return res, fmt.Errorf("pre-restore snapshot: %w", err)
+			return nil, fmt.Errorf("pre-restore snapshot: %w", err)
 		}
 		current = pending.scanned
 	}
 	if err != nil {
-		return res, err
+		return nil, err
 	}
-	if err := ss.plan(ctx, &res, workdir, overlay, current, target, paths); err != nil {
+	if err := plan(ctx, v.objects, overlay, res, workdir, current, target, paths); err != nil {
 		if pending != nil {
 			pending.abort()
 		}
-		return res, ss.refuseDamaged(ctx, snaps, target, err)
+		return nil, refuseDamaged(ctx, v, snaps, target, err)
 	}
-	if opts.DryRun {
-		return res, nil
-	}
-	pre, err := ss.commitSnapshot(ctx, pending)
-	if err != nil {
-		return res, fmt.Errorf("pre-restore snapshot: %w", err)
-	}
-	if pre.Created {
-		res.PreRestoreID = pre.ID
-	}
-	if err := ss.view(); err != nil {
-		return res, err
-	}
-	return res, applyRestore(ctx, workdir, ss.s.projectFS, ss.objects, res.Changes, opts.Progress)
+	return pending, nil
 }
 
 // plan fills res with the changes that make the tree scanned as current
 // equal to target (within paths), reading the current tree's objects from
-// g, and reads and verifies every chunk to be written.
-func (ss *session) plan(ctx context.Context, res *RestoreResult, workdir string, g cas.Getter, current scan.Result, target Snapshot, paths []string) error {
+// current's getter g, and reads and verifies from objects every chunk to be
+// written.
+func plan(ctx context.Context, objects, g cas.Getter, res *RestoreResult, workdir string, current scan.Result, target Snapshot, paths []string) error {
 	changes, err := manifest.Diff(ctx, g, current.Root, target.Root)
 	if err != nil {
 		return err
@@ -208,7 +205,7 @@ func (ss *session) plan(ctx context.Context, res *RestoreResult, workdir string,
 			}
 		}
 	}
-	return ss.verifyChunks(ctx, toVerify)
+	return verifyChunks(ctx, objects, toVerify)
 }
 
 // cleanRestorePaths checks restore paths; "." (or none) is the whole tree.
@@ -336,47 +333,29 @@ func dirInProject(workdir string) func(p string) bool {
 	}
 }
 
-// checkData verifies every tree and chunk of sn, reading each once.
-func (ss *session) checkData(ctx context.Context, sn Snapshot) error {
-	seen := map[cas.ID]bool{}
-	var chunks []cas.ID
-	err := manifest.Walk(ctx, ss.objects, sn.Root, func(_ string, e manifest.Entry) error {
-		for _, id := range e.Chunks {
-			if !seen[id] {
-				seen[id] = true
-				chunks = append(chunks, id)
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	return ss.verifyChunks(ctx, chunks)
-}
-
 // verifyChunks reads and checks chunks, in parallel.
-func (ss *session) verifyChunks(ctx context.Context, chunks []cas.ID) error {
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(runtime.GOMAXPROCS(0))
+func verifyChunks(ctx context.Context, g cas.Getter, chunks []cas.ID) error {
+	eg, gctx := errgroup.WithContext(ctx)
+	eg.SetLimit(runtime.GOMAXPROCS(0))
 	for _, id := range chunks {
-		g.Go(func() error {
-			_, err := ss.objects.Get(gctx, id)
+		eg.Go(func() error {
+			_, err := g.Get(gctx, id)
 			return err
 		})
 	}
-	return g.Wait()
+	return eg.Wait()
 }
 
 // refuseDamaged explains that target cannot be restored and names the
 // newest snapshot of the project that is complete.
-func (ss *session) refuseDamaged(ctx context.Context, snaps []Snapshot, target Snapshot, cause error) error {
+func refuseDamaged(ctx context.Context, v view, snaps []Snapshot, target Snapshot, cause error) error {
 	err := damaged(target, cause)
 	if !errors.Is(err, ErrDamaged) {
 		return err
 	}
+	check := newDataCheck(v.objects)
 	for _, sn := range snaps {
-		if sn.ID != target.ID && ss.checkData(ctx, sn) == nil {
+		if sn.ID != target.ID && check.snapshot(ctx, sn) == nil {
 			return fmt.Errorf("%w; nothing was changed; the newest intact snapshot is %s", err, sn.ID)
 		}
 	}

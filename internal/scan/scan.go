@@ -27,7 +27,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/casckpt/casckpt/cas"
-	"github.com/casckpt/casckpt/index"
+	"github.com/casckpt/casckpt/internal/statcache"
 	"github.com/casckpt/casckpt/manifest"
 )
 
@@ -60,7 +60,7 @@ type Options struct {
 	Skip []string
 	// Cache is the project's stat cache by directory, and Trees reads the
 	// trees it names. Without both every file is read.
-	Cache map[string]index.DirCache
+	Cache map[string]statcache.Dir
 	Trees Trees
 	// Progress, if set, is called after each file is hashed, from any
 	// goroutine, with the running totals.
@@ -98,7 +98,7 @@ type Result struct {
 	// MaxFileSize is the limit the scan applied.
 	MaxFileSize int64
 	// CachePut and CacheRemove update the stat cache to this scan.
-	CachePut    map[string]index.DirCache
+	CachePut    map[string]statcache.Dir
 	CacheRemove []string
 	// Excluded lists the entries present but not captured (excluded by a
 	// rule or the size limit, unreadable, or special files), relative to the
@@ -117,8 +117,8 @@ type node struct {
 	exec   bool
 	size   int64
 	target string
-	// stamp is a file's index.FileStamp when hashed, its cached stamp when
-	// vouched for, or a link's index.LinkStamp.
+	// stamp is a file's statcache.FileStamp when hashed, its cached stamp when
+	// vouched for, or a link's statcache.LinkStamp.
 	stamp uint64
 	// dev and ino identify a file as the walk saw it: a read that opens
 	// another file under its name reads again.
@@ -130,7 +130,7 @@ type node struct {
 	// Directories: the stat cache record; the cached tree, once read; the
 	// record's stamp for each child (by position) when known; and whether
 	// the names and every non-directory entry are as it records.
-	dc         *index.DirCache
+	dc         *statcache.Dir
 	cachedTree *manifest.Tree
 	sameFiles  bool
 	children   []*node
@@ -212,7 +212,7 @@ func Scan(ctx context.Context, root string, put cas.Putter, opts Options) (Resul
 	if err := s.hashAll(); err != nil {
 		return Result{}, err
 	}
-	res := Result{CachePut: map[string]index.DirCache{}}
+	res := Result{CachePut: map[string]statcache.Dir{}}
 	id, cached, err := s.buildTree(top, "", &res)
 	if err == nil && cached {
 		err = s.checkCachedTree(id)
@@ -415,7 +415,7 @@ func (s *scanner) walkDir(n *node, rel string, ign *ignoreFile, wg *sync.WaitGro
 			child.kind = manifest.KindFile
 			child.exec = st.Mode&0o100 != 0
 			child.size = st.Size
-			child.stamp = index.CurrentStamp(st.Size, st.Mtim.Nano(), st.Ctim.Nano(), st.Ino, st.Mode)
+			child.stamp = statcache.CurrentStamp(st.Size, st.Mtim.Nano(), st.Ctim.Nano(), st.Ino, st.Mode)
 			child.dev, child.ino = st.Dev, st.Ino
 		case unix.S_IFLNK:
 			target, err := readlinkat(fd, name)
@@ -427,7 +427,7 @@ func (s *scanner) walkDir(n *node, rel string, ign *ignoreFile, wg *sync.WaitGro
 			child.kind = manifest.KindSymlink
 			child.target = target
 			child.size = int64(len(target))
-			child.stamp = index.LinkStamp(target)
+			child.stamp = statcache.LinkStamp(target)
 		default: // sockets, FIFOs, devices: never opened, never captured
 			s.exclude(childRel)
 			continue
@@ -467,7 +467,7 @@ func (s *scanner) matchCache(n *node, rel string) {
 		names[i], kinds[i] = c.name, uint8(c.kind)
 	}
 	var stamps map[string]uint64 // by name, when the listing changed
-	aligned := n.dc != nil && n.dc.Names == index.NamesHash(names, kinds) && len(n.dc.Stamps) == len(n.children)
+	aligned := n.dc != nil && n.dc.Names == statcache.NamesHash(names, kinds) && len(n.dc.Stamps) == len(n.children)
 	if n.dc != nil && !aligned {
 		if t, err := manifest.Load(s.ctx, s.opts.Trees, n.dc.Tree); err == nil && len(t.Entries) == len(n.dc.Stamps) {
 			n.cachedTree = &t
@@ -599,7 +599,7 @@ func (s *scanner) hashFile(ctx context.Context, job hashJob) error {
 		n := job.n
 		n.chunks, n.size, n.lines, n.binary = content.Chunks, content.Size, content.Lines, content.Binary
 		n.exec = st.Mode&0o100 != 0
-		n.stamp = index.FileStamp(content.Size, st.Mtim.Nano(), st.Ctim.Nano(), st.Ino, st.Mode, scanStart)
+		n.stamp = statcache.FileStamp(content.Size, st.Mtim.Nano(), st.Ctim.Nano(), st.Ino, st.Mode, scanStart)
 		n.cached = false
 		fb := s.hashedB.Add(content.Size)
 		fn := s.hashedN.Add(1)
@@ -827,7 +827,7 @@ func (s *scanner) buildTree(n *node, rel string, res *Result) (_ cas.ID, cached 
 		}
 	}
 	t := manifest.Tree{Entries: make([]manifest.Entry, 0, len(n.children))}
-	var rec index.DirCache
+	var rec statcache.Dir
 	var names []string
 	var kinds []uint8
 	for _, c := range n.children {
@@ -876,7 +876,7 @@ func (s *scanner) buildTree(n *node, rel string, res *Result) (_ cas.ID, cached 
 			rec.Stamps = append(rec.Stamps, c.stamp)
 		}
 	}
-	rec.Names = index.NamesHash(names, kinds)
+	rec.Names = statcache.NamesHash(names, kinds)
 	id, err := manifest.Put(s.ctx, s.put, t)
 	if err != nil {
 		return cas.ID{}, false, err

@@ -14,7 +14,7 @@ import (
 
 	"github.com/casckpt/casckpt/cas"
 	"github.com/casckpt/casckpt/cas/castest"
-	"github.com/casckpt/casckpt/index"
+	"github.com/casckpt/casckpt/internal/statcache"
 	"github.com/casckpt/casckpt/internal/testtree"
 	"github.com/casckpt/casckpt/manifest"
 )
@@ -178,7 +178,7 @@ func TestStatCacheSkipsUnchangedFiles(t *testing.T) {
 	defer func(real func() time.Time) { now = real }(now)
 	now = func() time.Time { return time.Now().Add(time.Hour) }
 	m := castest.NewMemory()
-	cache := map[string]index.DirCache{} // kept as the index keeps it
+	cache := map[string]statcache.Dir{} // kept as the index keeps it
 	scanWith := func() Result {
 		t.Helper()
 		r, err := Scan(context.Background(), dir, m, Options{Cache: cache, Trees: m})
