@@ -2,8 +2,6 @@ package casckpt
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -639,11 +637,9 @@ func removeLeftover(root *os.Root, p string) {
 }
 
 // tempName is a fresh hidden name in directory dir, matching
-// scan.TempPattern.
+// manifest.TempPattern.
 func tempName(dir string) string {
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	return filepath.Join(dir, ".casckpt-"+hex.EncodeToString(b[:])+".tmp")
+	return filepath.Join(dir, manifest.TempName())
 }
 
 // replaceLink replaces p with a new symbolic link to target.
