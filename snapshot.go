@@ -13,6 +13,7 @@ import (
 
 	"github.com/casckpt/casckpt/cas"
 	"github.com/casckpt/casckpt/index"
+	"github.com/casckpt/casckpt/internal/restorer"
 	"github.com/casckpt/casckpt/internal/scan"
 	"github.com/casckpt/casckpt/manifest"
 )
@@ -182,7 +183,7 @@ func (ss *session) scanSnapshot(ctx context.Context, workdir string, opts Snapsh
 		}
 		return nil, err
 	}
-	removeLeftovers(workdir, p.scanned.Leftovers) // a killed restore's temporary files
+	restorer.RemoveLeftovers(workdir, p.scanned.Leftovers) // a killed restore's temporary files
 	return p, nil
 }
 

@@ -15,6 +15,7 @@ import (
 
 	"github.com/casckpt/casckpt/cas"
 	"github.com/casckpt/casckpt/index"
+	"github.com/casckpt/casckpt/internal/restorer"
 )
 
 // Options configure a Store. The zero value means the defaults.
@@ -56,7 +57,7 @@ type Store struct {
 	// projectFS wraps a project directory for a restore's writes: the real
 	// ones, or in tests ones that fail on demand.
 	packFS    cas.FS
-	projectFS func(*os.Root) projectFS
+	projectFS func(*os.Root) restorer.FS
 }
 
 // Snapshot is a snapshot record.
@@ -69,7 +70,7 @@ func Open(dir string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store %s: %w", dir, err)
 	}
-	return &Store{dir: abs, opts: opts.withDefaults(), packFS: cas.OS, projectFS: rootFS}, nil
+	return &Store{dir: abs, opts: opts.withDefaults(), packFS: cas.OS, projectFS: restorer.RootFS}, nil
 }
 
 // Dir is the store's directory.
