@@ -87,16 +87,39 @@ func TestApplyOnAFakeFS(t *testing.T) {
 	}
 	sameSpec(t, dst.spec(), after)
 	progress.check(t, int64(plan.Written), plan.Bytes)
-
 	log := dst.logged()
-	at := map[string]int{} // first index of each "op name"
-	for i, l := range log {
-		f := strings.Fields(l)
-		if _, ok := at[f[0]+" "+f[1]]; !ok {
-			at[f[0]+" "+f[1]] = i
+	checkRemovals(t, log, []string{"gone/deep/er/x.txt", "dir2file/a.txt", "gone/deep/er", "gone/deep", "gone", "swap", "dir2file"})
+	renamed := checkReplacements(t, log)
+	for p, it := range after {
+		if _, ok := renamed[p]; !ok && !it.Dir && p != "keep.txt" {
+			t.Errorf("%s was not renamed into place", p)
 		}
 	}
-	// Removals first, deepest first.
+	// The directories whose entries changed are synced, last.
+	var synced []string
+	lastRename := -1
+	for i, l := range log {
+		if strings.HasPrefix(l, "rename ") {
+			lastRename = i
+		}
+	}
+	for i, l := range log {
+		if name, ok := strings.CutPrefix(l, "syncdir "); ok {
+			synced = append(synced, name)
+			if i < lastRename {
+				t.Errorf("%s before the last creation", l)
+			}
+		}
+	}
+	if want := []string{".", "new", "new/sub", "swap"}; !sameSet(synced, want) {
+		t.Errorf("synced directories %q, want %q", synced, want)
+	}
+}
+
+// checkRemovals fails t unless log removes exactly want (temporary files
+// aside), deepest first, before anything is created.
+func checkRemovals(t *testing.T, log, want []string) {
+	t.Helper()
 	var removed []string
 	firstCreate := len(log)
 	for i, l := range log {
@@ -111,18 +134,30 @@ func TestApplyOnAFakeFS(t *testing.T) {
 			firstCreate = min(firstCreate, i)
 		}
 	}
-	wantRemoved := []string{"gone/deep/er/x.txt", "dir2file/a.txt", "gone/deep/er", "gone/deep", "gone", "swap", "dir2file"}
-	if !sameSet(removed, wantRemoved) {
-		t.Errorf("removed %q, want %q", removed, wantRemoved)
+	if !sameSet(removed, want) {
+		t.Errorf("removed %q, want %q", removed, want)
 	}
 	for i := 1; i < len(removed); i++ {
 		if strings.Count(removed[i], "/") > strings.Count(removed[i-1], "/") {
 			t.Errorf("removed %s after the shallower %s", removed[i], removed[i-1])
 		}
 	}
-	// Every file and link is a new temporary file beside its target,
-	// synced (files) and renamed over it; its directory exists first.
-	renamed := map[string]string{} // target -> temporary name
+}
+
+// checkReplacements fails t unless every file and link in log is a new
+// temporary file beside its target, synced (files) and renamed over it,
+// made after its directory, and no target is changed in place. It returns
+// the temporary name of each target.
+func checkReplacements(t *testing.T, log []string) map[string]string {
+	t.Helper()
+	at := map[string]int{} // first index of each "op name"
+	for i, l := range log {
+		f := strings.Fields(l)
+		if _, ok := at[f[0]+" "+f[1]]; !ok {
+			at[f[0]+" "+f[1]] = i
+		}
+	}
+	renamed := map[string]string{}
 	for _, l := range log {
 		f := strings.Fields(l)
 		if f[0] != "rename" {
@@ -141,32 +176,12 @@ func TestApplyOnAFakeFS(t *testing.T) {
 			t.Errorf("%s written before its directory was made", target)
 		}
 	}
-	for p, it := range after {
-		if p == "keep.txt" {
-			continue
-		}
-		if _, ok := renamed[p]; !ok && !it.Dir {
-			t.Errorf("%s was not renamed into place", p)
-		}
-		for _, l := range log {
-			if f := strings.Fields(l); f[1] == p && f[0] != "remove" && f[0] != "rename" && f[0] != "open" && f[0] != "syncdir" {
-				t.Errorf("%s changed in place: %s", p, l)
-			}
+	for _, l := range log {
+		if f := strings.Fields(l); renamed[f[1]] != "" && f[0] != "remove" && f[0] != "open" && f[0] != "syncdir" {
+			t.Errorf("%s changed in place: %s", f[1], l)
 		}
 	}
-	// The directories whose entries changed are synced, last.
-	var synced []string
-	for i, l := range log {
-		if name, ok := strings.CutPrefix(l, "syncdir "); ok {
-			synced = append(synced, name)
-			if i < at["rename "+renamed["new/sub/n.txt"]] {
-				t.Errorf("%s before the last creation", l)
-			}
-		}
-	}
-	if want := []string{".", "new", "new/sub", "swap"}; !sameSet(synced, want) {
-		t.Errorf("synced directories %q, want %q", synced, want)
-	}
+	return renamed
 }
 
 func sameSet(a, b []string) bool {
