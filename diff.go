@@ -8,10 +8,9 @@ import (
 	"strings"
 	"sync"
 
-	udiff "github.com/aymanbagabas/go-udiff"
-
 	"github.com/casckpt/casckpt/cas"
 	"github.com/casckpt/casckpt/internal/scan"
+	"github.com/casckpt/casckpt/internal/textdiff"
 	"github.com/casckpt/casckpt/manifest"
 )
 
@@ -263,23 +262,18 @@ func fileDiff(ctx context.Context, c manifest.Change, older, newer contentSource
 				return d, err
 			}
 		}
-		u, err := udiff.ToUnifiedDiff(oldLabel, newLabel, string(oldText), udiff.Bytes(oldText, newText), udiff.DefaultContextLines)
+		var r textdiff.Result
+		if patch {
+			r, err = textdiff.Unified(oldLabel, newLabel, oldText, newText)
+		} else {
+			r, err = textdiff.Count(oldText, newText)
+		}
 		if err != nil {
 			return d, err
 		}
-		d.Insertions, d.Deletions = 0, 0
-		for _, h := range u.Hunks {
-			for _, l := range h.Lines {
-				switch l.Kind {
-				case udiff.Insert:
-					d.Insertions++
-				case udiff.Delete:
-					d.Deletions++
-				}
-			}
-		}
+		d.Insertions, d.Deletions = r.Insertions, r.Deletions
 		if patch {
-			header.WriteString(u.String())
+			header.WriteString(r.Patch)
 			d.Patch = header.String()
 		}
 	}

@@ -1,13 +1,13 @@
 package casckpt
 
 import (
-	"archive/tar"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 
+	"github.com/casckpt/casckpt/internal/restorer"
 	"github.com/casckpt/casckpt/manifest"
 )
 
@@ -78,34 +78,10 @@ func (s *Store) Ls(ctx context.Context, dir string, ref Ref) ([]LsEntry, error) 
 // Export writes snapshot ref as a POSIX (PAX) tar archive to w.
 func (s *Store) Export(ctx context.Context, dir string, ref Ref, w io.Writer) error {
 	return s.withSnapshot(ctx, dir, ref, func(v view, sn Snapshot) error {
-		tw := tar.NewWriter(w)
-		err := manifest.Walk(ctx, v.objects, sn.Root, func(p string, e manifest.Entry) error {
-			h := &tar.Header{Name: p, Mode: int64(e.Mode()), ModTime: sn.Time, Format: tar.FormatPAX}
-			switch e.Kind {
-			case manifest.KindDir:
-				h.Typeflag, h.Name = tar.TypeDir, p+"/"
-			case manifest.KindSymlink:
-				h.Typeflag, h.Linkname = tar.TypeSymlink, e.Target
-			default:
-				h.Typeflag, h.Size = tar.TypeReg, e.Size
-			}
-			if err := tw.WriteHeader(h); err != nil {
-				return err
-			}
-			if e.Kind == manifest.KindFile {
-				n, err := io.Copy(tw, manifest.NewFileReader(ctx, v.objects, e))
-				if err != nil {
-					return err
-				}
-				if n != e.Size {
-					return fmt.Errorf("%s: %d bytes, its entry says %d", p, n, e.Size)
-				}
-			}
-			return nil
-		})
+		plan, err := restorer.PlanTree(ctx, v.objects, sn.Root)
 		if err != nil {
 			return err
 		}
-		return tw.Close()
+		return restorer.Export(ctx, w, v.objects, plan, sn.Time)
 	})
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/casckpt/casckpt/cas"
 	"github.com/casckpt/casckpt/index"
+	"github.com/casckpt/casckpt/internal/restorer"
 	"github.com/casckpt/casckpt/internal/scan"
 	"github.com/casckpt/casckpt/manifest"
 )
@@ -170,7 +171,7 @@ func (ss *session) scanSnapshot(ctx context.Context, v view, workdir string, opt
 		}
 		return nil, err
 	}
-	removeLeftovers(workdir, p.scanned.Leftovers) // a killed restore's temporary files
+	restorer.RemoveLeftovers(workdir, p.scanned.Leftovers) // a killed restore's temporary files
 	root := p.scanned.Root
 	if (p.newest != nil && p.newest.Root == root) || (p.newest == nil && root == manifest.EmptyTreeID) {
 		return p, nil // nothing to record: every object the tree needs is stored already

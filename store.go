@@ -12,6 +12,7 @@ import (
 
 	"github.com/casckpt/casckpt/cas"
 	"github.com/casckpt/casckpt/index"
+	"github.com/casckpt/casckpt/internal/restorer"
 )
 
 // Options configure a Store. The zero value means the defaults.
@@ -54,7 +55,7 @@ type Store struct {
 	// projectFS wraps a project directory for a restore's writes: the real
 	// ones, or in tests ones that fail on demand.
 	packFS    cas.FS
-	projectFS func(*os.Root) projectFS
+	projectFS func(*os.Root) restorer.FS
 }
 
 // Snapshot is a snapshot record.
@@ -69,7 +70,7 @@ func Open(dir string, opts Options) (*Store, error) {
 	}
 	opts = opts.withDefaults()
 	db := index.Open(filepath.Join(abs, "casckpt.db"), index.Options{Timeout: opts.LockTimeout, Chunker: chunkerName})
-	return &Store{dir: abs, opts: opts, db: db, packFS: cas.OS, projectFS: rootFS}, nil
+	return &Store{dir: abs, opts: opts, db: db, packFS: cas.OS, projectFS: restorer.RootFS}, nil
 }
 
 // chunkerName names the chunking of every file the store holds.

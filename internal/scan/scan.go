@@ -391,7 +391,7 @@ func (s *scanner) walkDir(n *node, rel string, ign *ignoreFile, wg *sync.WaitGro
 		}
 		fmtBits := st.Mode & unix.S_IFMT
 		isDir := fmtBits == unix.S_IFDIR
-		if fmtBits == unix.S_IFREG && isLeftover(name) {
+		if fmtBits == unix.S_IFREG && manifest.IsTemp(name) { // a killed restore's: reported, never captured
 			s.mu.Lock()
 			s.leftovers = append(s.leftovers, childRel)
 			s.mu.Unlock()
