@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -704,5 +705,41 @@ func TestProjectWhoseDirectoryIsGone(t *testing.T) {
 	list, err := store.List(ctx, wd, 0)
 	if err != nil || len(list) != 1 || list[0].Reason != "orphan" {
 		t.Fatalf("list: %+v %v", list, err)
+	}
+}
+
+// failingImporter fails every Import with err, counting the calls.
+type failingImporter struct {
+	Importer
+	err   error
+	calls int
+}
+
+func (f *failingImporter) Import(context.Context, casckpt.ImportProject) (casckpt.ImportResult, error) {
+	f.calls++
+	return casckpt.ImportResult{}, f.err
+}
+
+// TestRunStopsWhenTheStoreFails: a busy or damaged store ends the run at
+// the first project (every other would fail the same way); any other
+// import failure is the project's, reported, and the run goes on.
+func TestRunStopsWhenTheStoreFails(t *testing.T) {
+	f, from := getFixture(t)
+	for _, tc := range []struct {
+		err  error
+		stop bool
+	}{
+		{fmt.Errorf("%w: another casckpt process holds the lock", casckpt.ErrBusy), true},
+		{fmt.Errorf("%w: bad page", casckpt.ErrDatabase), true},
+		{errors.New("one project fails"), false},
+	} {
+		imp := &failingImporter{Importer: newStore(t), err: tc.err}
+		rep, err := Run(context.Background(), imp, from, Options{})
+		if tc.stop && (!errors.Is(err, tc.err) || imp.calls != 1) {
+			t.Fatalf("%v: run returned %v after %d imports; want it to stop at the first", tc.err, err, imp.calls)
+		}
+		if !tc.stop && (err != nil || imp.calls < len(f.want) || len(rep.Errors) < imp.calls) {
+			t.Fatalf("%v: run returned %v after %d imports of %d projects, errors %q", tc.err, err, imp.calls, len(f.want), rep.Errors)
+		}
 	}
 }
