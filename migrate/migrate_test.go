@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -21,6 +22,7 @@ import (
 
 	"github.com/casckpt/casckpt"
 	"github.com/casckpt/casckpt/cas"
+	"github.com/casckpt/casckpt/internal/testtree"
 	"github.com/casckpt/casckpt/manifest"
 )
 
@@ -208,7 +210,7 @@ func TestImportMatchesGitWithoutGit(t *testing.T) {
 	}
 
 	hideGit(t)
-	before := treeDigest(t, from)
+	before := testtree.ReadDigest(t, from)
 	var calls [][2]int
 	rep, err := Run(ctx, store, from, Options{Progress: func(done, total int) { calls = append(calls, [2]int{done, total}) }})
 	if err != nil {
@@ -243,7 +245,7 @@ func TestImportMatchesGitWithoutGit(t *testing.T) {
 			t.Errorf("progress went from %v to %v", calls[i-1], calls[i])
 		}
 	}
-	if treeDigest(t, from) != before {
+	if !maps.Equal(testtree.ReadDigest(t, from), before) {
 		t.Fatal("the import changed the legacy stores")
 	}
 	checkImported(t, store, f)
@@ -269,7 +271,7 @@ func TestImportMatchesGitWithoutGit(t *testing.T) {
 	if err != nil || again.SnapshotsImported != 0 || again.SnapshotsSkipped != f.total || len(again.Errors) != 0 {
 		t.Fatalf("second run: %+v %v", again, err)
 	}
-	if treeDigest(t, from) != before {
+	if !maps.Equal(testtree.ReadDigest(t, from), before) {
 		t.Fatal("the second import changed the legacy stores")
 	}
 	legacy, err = Status(ctx, store, from)
@@ -281,7 +283,7 @@ func TestImportMatchesGitWithoutGit(t *testing.T) {
 			t.Errorf("after the import: %+v", l)
 		}
 	}
-	if treeDigest(t, from) != before {
+	if !maps.Equal(testtree.ReadDigest(t, from), before) {
 		t.Fatal("status changed the legacy stores")
 	}
 }
@@ -324,12 +326,12 @@ func TestClearLegacyKeepsWhatIsNotImported(t *testing.T) {
 			t.Errorf("status: %+v", l)
 		}
 	}
-	before := treeDigest(t, from)
+	before := testtree.ReadDigest(t, from)
 	deleted, kept, freed, err = ClearLegacy(ctx, store, from, true)
 	if err != nil || len(deleted) != 3 || !slices.Equal(kept, []string{gamma}) || freed == 0 {
 		t.Fatalf("dry run: deleted %v kept %v freed %d: %v", deleted, kept, freed, err)
 	}
-	if treeDigest(t, from) != before {
+	if !maps.Equal(testtree.ReadDigest(t, from), before) {
 		t.Fatal("the dry run changed the legacy stores")
 	}
 	deleted, kept, freed, err = ClearLegacy(ctx, store, from, false)
@@ -437,12 +439,12 @@ func TestDamagedSourcesAreReportedAndSkipped(t *testing.T) {
 
 	ctx := context.Background()
 	store := newStore(t)
-	before := treeDigest(t, from)
+	before := testtree.ReadDigest(t, from)
 	rep, err := Run(ctx, store, from, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if treeDigest(t, from) != before {
+	if !maps.Equal(testtree.ReadDigest(t, from), before) {
 		t.Fatal("the import changed the legacy stores")
 	}
 	all := strings.Join(rep.Errors, "\n")

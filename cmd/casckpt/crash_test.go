@@ -2,35 +2,30 @@ package main
 
 import (
 	"bytes"
-	"crypto/sha256"
 	"encoding/json"
 	"fmt"
-	"io/fs"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/casckpt/casckpt/internal/testtree"
 )
 
-// digest maps each captured file of a tree to a hash of its bytes.
+// digest maps each file of a tree to a hash of its bytes, leaving out the
+// temporary files a killed restore may leave (never captured).
 func digest(t *testing.T, dir string) map[string][32]byte {
 	t.Helper()
-	out := map[string][32]byte{}
-	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || !d.Type().IsRegular() || strings.HasPrefix(d.Name(), ".casckpt-") {
-			return nil
-		}
-		b, _ := os.ReadFile(p)
-		rel, _ := filepath.Rel(dir, p)
-		out[rel] = sha256.Sum256(b)
-		return nil
-	})
-	return out
+	files := testtree.ReadDigest(t, dir).Files()
+	maps.DeleteFunc(files, func(p string, _ [32]byte) bool { return strings.HasPrefix(path.Base(p), ".casckpt-") })
+	return files
 }
 
 // TestCrashLoop starts snapshot, restore, gc and prune and kills each with
