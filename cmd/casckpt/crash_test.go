@@ -38,15 +38,11 @@ func TestCrashLoop(t *testing.T) {
 	if testing.Short() {
 		iterations = 25
 	}
-	bin := binary(t)
-	home := t.TempDir()
-	store := filepath.Join(home, "store")
-	dir := filepath.Join(home, "project")
+	bin := newBinEnv(t)
+	dir := filepath.Join(bin.home, "project")
 	rng := rand.New(rand.NewPCG(5, 200))
 	casckpt := func(args ...string) *exec.Cmd {
-		c := exec.Command(bin, append([]string{"--store", store}, args...)...)
-		c.Env = []string{"HOME=" + home}
-		return c
+		return bin.command(append([]string{"--store", bin.store()}, args...)...)
 	}
 	mustRun := func(args ...string) []byte {
 		t.Helper()
