@@ -2,13 +2,10 @@ package casckpt
 
 import (
 	"context"
-	"io"
 	"time"
 
 	"github.com/casckpt/casckpt/cas"
 	"github.com/casckpt/casckpt/index"
-	"github.com/casckpt/casckpt/internal/scan"
-	"github.com/casckpt/casckpt/manifest"
 )
 
 // ImportProject is a project's history brought from another store (a
@@ -33,8 +30,8 @@ type ImportSnapshot struct {
 	// Origin names the source uniquely (a commit, say). An origin imported
 	// once is skipped ever after, even if its snapshot was dropped.
 	Origin string
-	// Build stores the snapshot's files through put (with PutFile and
-	// manifest.Put) and returns its root tree and its counts of files and
+	// Build stores the snapshot's files through put (with manifest.PutFile
+	// and manifest.Put) and returns its root tree and its counts of files and
 	// bytes. It runs once, inside Import.
 	Build func(ctx context.Context, put cas.Putter) (root cas.ID, files, bytes int64, err error)
 }
@@ -138,16 +135,4 @@ func (s *Store) Imported(ctx context.Context, origins []string) (map[string]bool
 		return nil
 	})
 	return out, err
-}
-
-// PutFile stores a file's content exactly as a snapshot would (same
-// chunking, so the same bytes always deduplicate) and returns its entry,
-// named name.
-func PutFile(ctx context.Context, put cas.Putter, name string, r io.Reader, size int64, exec bool) (manifest.Entry, error) {
-	c, err := scan.PutContent(ctx, put, r, size)
-	if err != nil {
-		return manifest.Entry{}, err
-	}
-	return manifest.Entry{Name: name, Kind: manifest.KindFile, Exec: exec, Size: c.Size,
-		Lines: c.Lines, Binary: c.Binary, Chunks: c.Chunks}, nil
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/casckpt/casckpt/cas"
 	"github.com/casckpt/casckpt/index"
 	"github.com/casckpt/casckpt/internal/testtree"
+	"github.com/casckpt/casckpt/manifest"
 )
 
 // repairFixture is a store with two projects: p1 with three snapshots (the
@@ -217,7 +218,7 @@ func fileTime(t *testing.T, p string) time.Time {
 func TestGCRefusesAnIndexThatLostLiveObjects(t *testing.T) {
 	ctx := context.Background()
 	fx := newRepairFixture(t)
-	db := index.Open(filepath.Join(fx.s.Dir(), "casckpt.db"), index.Options{Timeout: time.Second, Chunker: "fastcdc-v1.0.0 min=16384 normal=65536 max=262144 single<=262144"})
+	db := index.Open(filepath.Join(fx.s.Dir(), "casckpt.db"), index.Options{Timeout: time.Second, Chunker: manifest.ChunkerName})
 	err := db.Update(func(tx *index.Tx) error {
 		// Drop every chunk entry: the live ones among them are lost.
 		var chunks []cas.ID

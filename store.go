@@ -13,6 +13,7 @@ import (
 	"github.com/casckpt/casckpt/cas"
 	"github.com/casckpt/casckpt/index"
 	"github.com/casckpt/casckpt/internal/restorer"
+	"github.com/casckpt/casckpt/manifest"
 )
 
 // Options configure a Store. The zero value means the defaults.
@@ -69,12 +70,9 @@ func Open(dir string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("store %s: %w", dir, err)
 	}
 	opts = opts.withDefaults()
-	db := index.Open(filepath.Join(abs, "casckpt.db"), index.Options{Timeout: opts.LockTimeout, Chunker: chunkerName})
+	db := index.Open(filepath.Join(abs, "casckpt.db"), index.Options{Timeout: opts.LockTimeout, Chunker: manifest.ChunkerName})
 	return &Store{dir: abs, opts: opts, db: db, packFS: cas.OS, projectFS: restorer.RootFS}, nil
 }
-
-// chunkerName names the chunking of every file the store holds.
-const chunkerName = "fastcdc-v1.0.0 min=16384 normal=65536 max=262144 single<=262144"
 
 // Dir is the store's directory.
 func (s *Store) Dir() string { return s.dir }

@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"math"
 	"os"
 	"path"
 	"path/filepath"
@@ -21,24 +20,12 @@ import (
 	"sync/atomic"
 	"time"
 
-	chunkers "github.com/PlakarKorp/go-cdc-chunkers"
-	_ "github.com/PlakarKorp/go-cdc-chunkers/chunkers/fastcdc" // registers fastcdc-v1.0.0
 	"golang.org/x/sync/errgroup"
 	"golang.org/x/sys/unix"
 
 	"github.com/casckpt/casckpt/cas"
 	"github.com/casckpt/casckpt/internal/statcache"
 	"github.com/casckpt/casckpt/manifest"
-)
-
-// Chunking parameters: part of the store format (see index.ChunkerName).
-const (
-	chunkAlgorithm = "fastcdc-v1.0.0"
-	chunkMin       = 16 << 10
-	chunkNormal    = 64 << 10
-	chunkMax       = 256 << 10
-	// SingleChunkMax: files up to this size are stored as one chunk.
-	SingleChunkMax = chunkMax
 )
 
 // Defaults of Options.
@@ -155,7 +142,6 @@ type scanner struct {
 	firstErr  error
 	hashedN   atomic.Int64
 	hashedB   atomic.Int64
-	bufPool   sync.Pool
 }
 
 // testHook, when set by a test, is called at points of the scan where
@@ -186,7 +172,6 @@ func Scan(ctx context.Context, root string, put cas.Putter, opts Options) (Resul
 		sem:      make(chan struct{}, opts.Workers*4),
 		seenDirs: map[string]bool{},
 	}
-	s.bufPool.New = func() any { b := make([]byte, 2*chunkMax); return &b }
 	fd, err := unix.Open(root, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return Result{}, fmt.Errorf("open %s: %w", root, err)
@@ -586,7 +571,7 @@ func (s *scanner) hashFile(ctx context.Context, job hashJob) error {
 		if !stable && attempt < readAttempts {
 			continue
 		}
-		if content.grew { // nothing of it was stored
+		if content.Grew { // nothing of it was stored
 			s.warn("%s: not captured: it kept growing while being read", job.rel)
 			job.n.kind = 0
 			return nil
@@ -622,11 +607,22 @@ type storeError struct{ err error }
 func (e storeError) Error() string { return e.err.Error() }
 func (e storeError) Unwrap() error { return e.err }
 
+// storePutter marks the errors of the Putter it wraps as storeErrors.
+type storePutter struct{ put cas.Putter }
+
+func (p storePutter) Put(ctx context.Context, kind cas.Kind, data []byte) (cas.ID, error) {
+	id, err := p.put.Put(ctx, kind, data)
+	if err != nil {
+		return id, storeError{err}
+	}
+	return id, nil
+}
+
 // readFile reads job's file once, opened beneath the root, and stores its
 // chunks, reading no more than the size limit allows. stable reports
 // whether it is the file the walk saw and its metadata was the same before
 // and after the read; st is the metadata from before.
-func (s *scanner) readFile(ctx context.Context, job hashJob) (content Content, st unix.Stat_t, stable bool, err error) {
+func (s *scanner) readFile(ctx context.Context, job hashJob) (content manifest.Content, st unix.Stat_t, stable bool, err error) {
 	p := s.abs(job.rel)
 	if testHook != nil {
 		testHook("open", job.rel)
@@ -649,11 +645,9 @@ func (s *scanner) readFile(ctx context.Context, job hashJob) (content Content, s
 	if testHook != nil {
 		testHook("read", job.rel)
 	}
-	bufp := s.bufPool.Get().(*[]byte)
-	defer s.bufPool.Put(bufp)
-	content, err = putContent(ctx, s.put, f, st.Size, s.opts.MaxFileSize, *bufp)
+	content, err = manifest.PutContent(ctx, storePutter{s.put}, f, st.Size, s.opts.MaxFileSize)
 	if err != nil {
-		// A read error of putContent's own names no path yet; a store
+		// A read error of PutContent's own names no path yet; a store
 		// error is the store's (and may be shared): left as it is.
 		var se storeError
 		var pe *os.PathError
@@ -662,10 +656,10 @@ func (s *scanner) readFile(ctx context.Context, job hashJob) (content Content, s
 		}
 		return content, st, false, err
 	}
-	if content.tooBig {
+	if content.TooBig {
 		return content, st, false, errTooBig
 	}
-	if content.grew || st.Dev != job.n.dev || st.Ino != job.n.ino {
+	if content.Grew || st.Dev != job.n.dev || st.Ino != job.n.ino {
 		return content, st, false, nil
 	}
 	var after unix.Stat_t
@@ -675,97 +669,6 @@ func (s *scanner) readFile(ctx context.Context, job hashJob) (content Content, s
 	stable = after.Size == st.Size && after.Mtim == st.Mtim && after.Ctim == st.Ctim &&
 		after.Ino == st.Ino && after.Mode == st.Mode && content.Size == st.Size
 	return content, st, stable, nil
-}
-
-// Content is what storing one file's bytes yields.
-type Content struct {
-	Chunks []cas.ID
-	Size   int64
-	Lines  int64
-	Binary bool
-	grew   bool // a file expected to fit one chunk did not
-	tooBig bool // longer than the limit: nothing past it was read
-}
-
-// PutContent stores the bytes of r as chunks, exactly as a snapshot does (one
-// chunk up to SingleChunkMax bytes, FastCDC above), so the same content
-// always gets the same chunk IDs. Migration uses it.
-func PutContent(ctx context.Context, put cas.Putter, r io.Reader, size int64) (Content, error) {
-	bufp := contentBuffers.Get().(*[]byte)
-	defer contentBuffers.Put(bufp)
-	c, err := putContent(ctx, put, r, size, size, *bufp)
-	if err == nil && (c.grew || c.tooBig) {
-		// size was wrong: chunk the whole stream.
-		return Content{}, errors.New("content longer than its stated size")
-	}
-	return c, err
-}
-
-// contentBuffers are PutContent's chunking buffers, reused across calls.
-var contentBuffers = sync.Pool{New: func() any { b := make([]byte, 2*chunkMax); return &b }}
-
-// putContent reads r, whose size is expected to be size, into chunks. It
-// reads at most limit+1 bytes: content longer than limit is reported as
-// tooBig, with no chunk past the limit stored. buf must hold 2*chunkMax
-// bytes.
-func putContent(ctx context.Context, put cas.Putter, r io.Reader, size, limit int64, buf []byte) (Content, error) {
-	var c Content
-	var lines manifest.LineCounter
-	if limit < math.MaxInt64 {
-		r = io.LimitReader(r, limit+1)
-	}
-	if size <= SingleChunkMax {
-		n, err := io.ReadFull(r, buf[:SingleChunkMax+1])
-		if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
-			return c, &os.PathError{Op: "read", Err: err}
-		}
-		if int64(n) > limit {
-			c.tooBig = true
-			return c, nil
-		}
-		if n > SingleChunkMax { // grew past one chunk while we looked
-			c.grew = true
-			return c, nil
-		}
-		c.Size = int64(n)
-		_, _ = lines.Write(buf[:n])
-		if n > 0 {
-			id, err := put.Put(ctx, cas.KindChunk, buf[:n])
-			if err != nil {
-				return c, storeError{err}
-			}
-			c.Chunks = []cas.ID{id}
-		}
-	} else {
-		ch, err := chunkers.NewChunkerBuffer(chunkAlgorithm, r, &chunkers.ChunkerOpts{MinSize: chunkMin, NormalSize: chunkNormal, MaxSize: chunkMax}, buf)
-		if err != nil {
-			return c, err
-		}
-		for {
-			data, cerr := ch.Next()
-			if cerr != nil && cerr != io.EOF {
-				return c, &os.PathError{Op: "read", Err: cerr}
-			}
-			if c.Size+int64(len(data)) > limit {
-				c.tooBig = true
-				return c, nil
-			}
-			if len(data) > 0 {
-				id, err := put.Put(ctx, cas.KindChunk, data)
-				if err != nil {
-					return c, storeError{err}
-				}
-				c.Chunks = append(c.Chunks, id)
-				c.Size += int64(len(data))
-				_, _ = lines.Write(data)
-			}
-			if cerr == io.EOF {
-				break
-			}
-		}
-	}
-	c.Lines, c.Binary = lines.Result()
-	return c, nil
 }
 
 // errCacheDamaged: the stat cache named a tree that is not stored.

@@ -1,6 +1,7 @@
 package scan
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"net"
@@ -259,6 +260,8 @@ func TestRacyFilesAreReadAgain(t *testing.T) {
 	}
 }
 
+// TestLargeFileIsChunked: a scan stores a file as manifest.PutFile does, so
+// snapshots and migrated histories deduplicate.
 func TestLargeFileIsChunked(t *testing.T) {
 	dir := t.TempDir()
 	data := make([]byte, 3<<20)
@@ -278,6 +281,10 @@ func TestLargeFileIsChunked(t *testing.T) {
 	got, err := manifest.ReadFile(context.Background(), m, e)
 	if err != nil || string(got) != string(data) {
 		t.Fatalf("content differs: %v", err)
+	}
+	want, err := manifest.PutFile(context.Background(), castest.NewMemory(), "big", bytes.NewReader(data), int64(len(data)), false)
+	if err != nil || !slices.Equal(e.Chunks, want.Chunks) || e.Lines != want.Lines || e.Binary != want.Binary {
+		t.Fatalf("scan stored %d chunks, PutFile %d (%v)", len(e.Chunks), len(want.Chunks), err)
 	}
 }
 
