@@ -88,7 +88,7 @@ func (ss *session) collect(ctx context.Context, req collectRequest) (collectResu
 // planCollection marks every object the store's snapshots reach and
 // decides, into res, what retention and the size cap drop. The graph it
 // returns has the dropped snapshots released.
-func (ss *session) planCollection(ctx context.Context, tx *index.Tx, objects *cas.Store, req collectRequest, res *collectResult) (*gc.Graph, map[cas.ID]Snapshot, error) {
+func (ss *session) planCollection(ctx context.Context, tx *index.Tx, objects *cas.Store, req collectRequest, res *collectResult) (*gc.Graph, map[cas.ID]record, error) {
 	projects, records, err := loadProjects(tx)
 	if err != nil {
 		return nil, nil, err
@@ -133,7 +133,7 @@ func (ss *session) planCollection(ctx context.Context, tx *index.Tx, objects *ca
 
 // dropAndSweep deletes what plan drops and prepares the sweep of every
 // object no kept snapshot reaches.
-func (ss *session) dropAndSweep(ctx context.Context, tx *index.Tx, objects *cas.Store, req collectRequest, graph *gc.Graph, records map[cas.ID]Snapshot, plan gc.Plan) (*cas.Sweep, error) {
+func (ss *session) dropAndSweep(ctx context.Context, tx *index.Tx, objects *cas.Store, req collectRequest, graph *gc.Graph, records map[cas.ID]record, plan gc.Plan) (*cas.Sweep, error) {
 	for _, d := range plan.Drops {
 		if err := tx.DeleteSnapshot(records[d.ID]); err != nil {
 			return nil, err
@@ -195,8 +195,8 @@ func (s *Store) collectIfDue(ctx context.Context) {
 }
 
 // loadProjects reads every project with its snapshots for retention.
-func loadProjects(tx *index.Tx) ([]gc.Project, map[cas.ID]Snapshot, error) {
-	records := map[cas.ID]Snapshot{}
+func loadProjects(tx *index.Tx) ([]gc.Project, map[cas.ID]record, error) {
+	records := map[cas.ID]record{}
 	var out []gc.Project
 	err := tx.EachProject(func(ps index.ProjectSnapshots) error {
 		p := gc.Project{Workdir: ps.Workdir, LastTouch: ps.LastTouch, Exists: dirExists(ps.Workdir)}
@@ -275,7 +275,7 @@ func updateTombstones(tx *index.Tx, objects *cas.Store, packsDir string) error {
 }
 
 // liveBackups returns the record backups of the snapshots that plan keeps.
-func liveBackups(records map[cas.ID]Snapshot, plan gc.Plan) map[cas.ID]bool {
+func liveBackups(records map[cas.ID]record, plan gc.Plan) map[cas.ID]bool {
 	live := make(map[cas.ID]bool, len(records))
 	for _, r := range records {
 		if !r.BackupID.IsZero() {

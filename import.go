@@ -48,7 +48,7 @@ type ImportResult struct {
 // Retention rules do not apply to imported snapshots.
 func (s *Store) Import(ctx context.Context, p ImportProject) (ImportResult, error) {
 	res := ImportResult{IDs: []cas.ID{}}
-	workdir, err := projectName(p.Workdir)
+	workdir, err := knownWorkdir(p.Workdir)
 	if err != nil {
 		return res, err
 	}
@@ -58,7 +58,7 @@ func (s *Store) Import(ctx context.Context, p ImportProject) (ImportResult, erro
 	}
 	defer ss.end()
 	var w *cas.Writer
-	var recs []Snapshot
+	var recs []record
 	var origins []string
 	err = ss.read(func(v view) error {
 		w = cas.NewWriter(s.packFS, s.packsDir(), v.objects)
@@ -72,7 +72,7 @@ func (s *Store) Import(ctx context.Context, p ImportProject) (ImportResult, erro
 			if err != nil {
 				return err
 			}
-			rec := Snapshot{ID: index.NewSnapshotID(workdir, root, imp.Time, imp.Reason), Project: workdir, Root: root,
+			rec := record{ID: index.NewSnapshotID(workdir, root, imp.Time, imp.Reason), Project: workdir, Root: root,
 				Time: imp.Time, Reason: imp.Reason, Stats: index.Stats{Files: files, Bytes: bytes}, MaxFileSize: imp.MaxFileSize}
 			if rec.BackupID, err = putBackup(ctx, w, rec, nextSeq+uint64(len(recs)), imp.Origin); err != nil {
 				return err

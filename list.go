@@ -11,7 +11,7 @@ import (
 
 // damaged turns a missing or corrupt object met while reading snapshot sn
 // into ErrDamaged; other errors pass through.
-func damaged(sn Snapshot, err error) error {
+func damaged(sn record, err error) error {
 	if errors.Is(err, cas.ErrCorrupt) || errors.Is(err, cas.ErrNotFound) {
 		return fmt.Errorf("%w: snapshot %s of %s: %w", ErrDamaged, sn.ID.Short(), sn.Project, err)
 	}
@@ -34,7 +34,7 @@ type ListEntry struct {
 // List returns the snapshots of the project in dir, newest first; at most n
 // of them when n > 0.
 func (s *Store) List(ctx context.Context, dir string, n int) ([]ListEntry, error) {
-	workdir, err := projectName(dir)
+	workdir, err := knownWorkdir(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -52,7 +52,7 @@ func (s *Store) List(ctx context.Context, dir string, n int) ([]ListEntry, error
 			if i+1 < len(snaps) {
 				parent = snaps[i+1].Root
 			}
-			e := ListEntry{Snapshot: sn}
+			e := ListEntry{Snapshot: hostSnapshot(sn)}
 			changes, err := manifest.Diff(ctx, v.objects, parent, sn.Root)
 			var files []FileDiff
 			if err == nil {

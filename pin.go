@@ -9,8 +9,8 @@ import (
 
 // updateProject resolves refs in the project of dir and runs fn on each
 // resolved snapshot inside one write transaction.
-func (s *Store) updateProject(ctx context.Context, dir string, refs []Ref, fn func(tx *index.Tx, sn Snapshot) error) ([]cas.ID, error) {
-	workdir, err := projectName(dir)
+func (s *Store) updateProject(ctx context.Context, dir string, refs []Ref, fn func(tx *index.Tx, sn record) error) ([]cas.ID, error) {
+	workdir, err := knownWorkdir(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -30,7 +30,7 @@ func (s *Store) updateProject(ctx context.Context, dir string, refs []Ref, fn fu
 		if err != nil {
 			return err
 		}
-		var chosen []Snapshot
+		var chosen []record
 		for _, r := range refs { // resolve all before changing any
 			sn, _, err := resolve(snaps, r, workdir)
 			if err != nil {
@@ -61,7 +61,7 @@ func (s *Store) Unpin(ctx context.Context, dir string, ref Ref) (cas.ID, error) 
 }
 
 func (s *Store) setPinned(ctx context.Context, dir string, ref Ref, pinned bool) (cas.ID, error) {
-	ids, err := s.updateProject(ctx, dir, []Ref{ref}, func(tx *index.Tx, sn Snapshot) error {
+	ids, err := s.updateProject(ctx, dir, []Ref{ref}, func(tx *index.Tx, sn record) error {
 		sn.Pinned = pinned
 		return tx.PutSnapshot(sn)
 	})
@@ -77,7 +77,7 @@ func (s *Store) Forget(ctx context.Context, dir string, refs ...Ref) ([]cas.ID, 
 	if len(refs) == 0 {
 		return []cas.ID{}, nil
 	}
-	return s.updateProject(ctx, dir, refs, func(tx *index.Tx, sn Snapshot) error {
+	return s.updateProject(ctx, dir, refs, func(tx *index.Tx, sn record) error {
 		return tx.DeleteSnapshot(sn)
 	})
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/casckpt/casckpt/cas"
 	"github.com/casckpt/casckpt/gc"
 )
 
@@ -33,7 +34,18 @@ type PruneResult struct {
 	// CapMet is false when the size cap could not be met (pinned snapshots
 	// need more room).
 	CapMet bool
-	Plan   gc.Plan
+	// Drops are the snapshots dropped (or, in a dry run, to be dropped),
+	// each with the rule that dropped it.
+	Drops []Drop
+}
+
+// Drop is a snapshot a prune dropped and the rule that dropped it:
+// "orphan" (its directory is gone), "stale" (untouched too long) or
+// "size-cap" (the store was over its cap).
+type Drop struct {
+	Project string
+	ID      cas.ID
+	Rule    string
 }
 
 // Prune drops orphan and stale projects, applies the size cap and collects
@@ -45,7 +57,7 @@ func (s *Store) Prune(ctx context.Context, opts PruneOptions) (PruneResult, erro
 			return PruneResult{}, err
 		}
 		if !last.IsZero() && s.opts.Now().Sub(last) < opts.MinInterval {
-			return PruneResult{Skipped: true, CapMet: true, Plan: gc.Plan{Drops: []gc.Drop{}, Forget: []string{}}}, nil
+			return PruneResult{Skipped: true, CapMet: true, Drops: []Drop{}}, nil
 		}
 	}
 	ss, err := s.begin(ctx, true, false)
@@ -59,9 +71,10 @@ func (s *Store) Prune(ctx context.Context, opts PruneOptions) (PruneResult, erro
 		dryRun:  opts.DryRun,
 		markRun: true,
 	})
-	out := PruneResult{Scanned: res.projects, SnapshotsDropped: len(res.plan.Drops), BytesFreed: res.bytesFreed, CapMet: res.fits, Plan: res.plan}
+	out := PruneResult{Scanned: res.projects, SnapshotsDropped: len(res.plan.Drops), BytesFreed: res.bytesFreed, CapMet: res.fits, Drops: []Drop{}}
 	why := map[string]gc.Why{} // the rule that emptied each forgotten project
 	for _, d := range res.plan.Drops {
+		out.Drops = append(out.Drops, Drop{Project: d.Project, ID: d.ID, Rule: string(d.Why)})
 		if d.Why == gc.WhyOrphan || d.Why == gc.WhyStale {
 			why[d.Project] = d.Why
 		}

@@ -13,8 +13,8 @@ import (
 
 // withSnapshot resolves ref in the project of dir and runs fn under a read
 // view.
-func (s *Store) withSnapshot(ctx context.Context, dir string, ref Ref, fn func(v view, sn Snapshot) error) error {
-	workdir, err := projectName(dir)
+func (s *Store) withSnapshot(ctx context.Context, dir string, ref Ref, fn func(v view, sn record) error) error {
+	workdir, err := knownWorkdir(dir)
 	if err != nil {
 		return err
 	}
@@ -37,7 +37,7 @@ func (s *Store) Cat(ctx context.Context, dir string, ref Ref, p string, w io.Wri
 	if err != nil {
 		return err
 	}
-	return s.withSnapshot(ctx, dir, ref, func(v view, sn Snapshot) error {
+	return s.withSnapshot(ctx, dir, ref, func(v view, sn record) error {
 		e, err := manifest.Lookup(ctx, v.objects, sn.Root, clean)
 		if errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("%s: %w in snapshot %s", p, ErrNotFound, sn.ID.Short())
@@ -66,7 +66,7 @@ type LsEntry struct {
 // Ls lists every entry of snapshot ref, parents before children.
 func (s *Store) Ls(ctx context.Context, dir string, ref Ref) ([]LsEntry, error) {
 	out := []LsEntry{}
-	err := s.withSnapshot(ctx, dir, ref, func(v view, sn Snapshot) error {
+	err := s.withSnapshot(ctx, dir, ref, func(v view, sn record) error {
 		return manifest.Walk(ctx, v.objects, sn.Root, func(p string, e manifest.Entry) error {
 			out = append(out, LsEntry{Path: p, Entry: e})
 			return nil
@@ -77,7 +77,7 @@ func (s *Store) Ls(ctx context.Context, dir string, ref Ref) ([]LsEntry, error) 
 
 // Export writes snapshot ref as a POSIX (PAX) tar archive to w.
 func (s *Store) Export(ctx context.Context, dir string, ref Ref, w io.Writer) error {
-	return s.withSnapshot(ctx, dir, ref, func(v view, sn Snapshot) error {
+	return s.withSnapshot(ctx, dir, ref, func(v view, sn record) error {
 		plan, err := restorer.PlanTree(ctx, v.objects, sn.Root)
 		if err != nil {
 			return err

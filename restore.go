@@ -66,7 +66,7 @@ const PreRestorePrefix = "pre-restore"
 // removed.
 func (s *Store) Restore(ctx context.Context, dir string, ref Ref, opts RestoreOptions) (RestoreResult, error) {
 	res := RestoreResult{DryRun: opts.DryRun}
-	workdir, err := ProjectDir(dir)
+	workdir, err := Workdir(dir)
 	if err != nil {
 		return res, err
 	}
@@ -173,7 +173,7 @@ func (ss *session) prepareRestore(ctx context.Context, v view, res *RestoreResul
 // planRestore returns the changes that make the tree scanned as current
 // equal to target (within paths), reading the current tree's objects from
 // g, and reads and verifies from objects every chunk to be written.
-func planRestore(ctx context.Context, objects, g cas.Getter, workdir string, current scan.Result, target Snapshot, paths []string) (restorer.Plan, error) {
+func planRestore(ctx context.Context, objects, g cas.Getter, workdir string, current scan.Result, target record, paths []string) (restorer.Plan, error) {
 	changes, err := manifest.Diff(ctx, g, current.Root, target.Root)
 	if err != nil {
 		return restorer.Plan{}, err
@@ -241,7 +241,7 @@ func dirInProject(workdir string) func(p string) bool {
 
 // refuseDamaged explains that target cannot be restored and names the
 // newest snapshot of the project that is complete.
-func refuseDamaged(ctx context.Context, v view, snaps []Snapshot, target Snapshot, cause error) error {
+func refuseDamaged(ctx context.Context, v view, snaps []record, target record, cause error) error {
 	err := damaged(target, cause)
 	if !errors.Is(err, ErrDamaged) {
 		return err

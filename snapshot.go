@@ -72,7 +72,7 @@ type SnapshotResult struct {
 // Snapshot records the tree of directory dir as a new snapshot of its
 // project, unless it equals the newest one.
 func (s *Store) Snapshot(ctx context.Context, dir string, opts SnapshotOptions) (SnapshotResult, error) {
-	workdir, err := ProjectDir(dir)
+	workdir, err := Workdir(dir)
 	if err != nil {
 		return SnapshotResult{}, err
 	}
@@ -130,10 +130,10 @@ type pendingSnapshot struct {
 	opts    SnapshotOptions
 	w       *cas.Writer
 	scanned scan.Result
-	newest  *Snapshot // the project's newest snapshot when the scan began
+	newest  *record // the project's newest snapshot when the scan began
 	project index.Project
 	known   bool      // the project was in the index
-	rec     *Snapshot // the record to add; nil when the tree is the newest's
+	rec     *record // the record to add; nil when the tree is the newest's
 }
 
 // abort removes the pending snapshot's packs.
@@ -177,7 +177,7 @@ func (ss *session) scanSnapshot(ctx context.Context, v view, workdir string, opt
 		return p, nil // nothing to record: every object the tree needs is stored already
 	}
 	now := ss.s.opts.Now()
-	p.rec = &Snapshot{ID: index.NewSnapshotID(workdir, root, now, opts.Reason), Project: workdir, Root: root, Time: now,
+	p.rec = &record{ID: index.NewSnapshotID(workdir, root, now, opts.Reason), Project: workdir, Root: root, Time: now,
 		Reason: opts.Reason, Stats: index.Stats{Files: p.scanned.Files, Bytes: p.scanned.Bytes}, MaxFileSize: p.scanned.MaxFileSize}
 	if p.rec.BackupID, err = putBackup(ctx, p.w, *p.rec, v.tx.NextSeq(workdir), ""); err != nil {
 		p.abort()
@@ -203,7 +203,7 @@ func (ss *session) commitSnapshot(p *pendingSnapshot) (SnapshotResult, error) {
 		p.abort()
 		return res, err
 	}
-	var raced *Snapshot // a snapshot of the same tree that another process committed meanwhile
+	var raced *record // a snapshot of the same tree that another process committed meanwhile
 	err := ss.update(func(tx *index.Tx) error {
 		snaps, err := tx.Snapshots(p.workdir)
 		if err != nil {
@@ -291,7 +291,7 @@ var errSameAsNewest = errors.New("the newest snapshot holds the same tree")
 // putBackup stores the backup of snapshot record rec, from which a lost
 // index can be rebuilt, with the data it describes; seq is the sequence
 // number it expects.
-func putBackup(ctx context.Context, w cas.Putter, rec Snapshot, seq uint64, origin string) (cas.ID, error) {
+func putBackup(ctx context.Context, w cas.Putter, rec record, seq uint64, origin string) (cas.ID, error) {
 	rec.Seq = seq
 	return w.Put(ctx, cas.KindRecord, index.EncodeBackup(rec, origin))
 }

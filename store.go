@@ -59,8 +59,27 @@ type Store struct {
 	projectFS func(*os.Root) restorer.FS
 }
 
-// Snapshot is a snapshot record.
-type Snapshot = index.Snapshot
+// record is a snapshot record as the index keeps it; hosts see Snapshot.
+type record = index.Snapshot
+
+// Snapshot is what a host sees of a snapshot.
+type Snapshot struct {
+	ID      cas.ID
+	Project string // the project's workdir
+	Time    time.Time
+	Reason  string
+	Pinned  bool
+	Files   int64 // files and links captured
+	Bytes   int64 // their total size
+	// MaxFileSize is the size limit it was taken with (0: unknown): larger
+	// files were left out, and a restore of it leaves them alone.
+	MaxFileSize int64
+}
+
+// hostSnapshot returns what a host sees of record r.
+func hostSnapshot(r record) Snapshot {
+	return Snapshot{ID: r.ID, Project: r.Project, Time: r.Time, Reason: r.Reason, Pinned: r.Pinned, Files: r.Stats.Files, Bytes: r.Stats.Bytes, MaxFileSize: r.MaxFileSize}
+}
 
 // Open returns the store in dir. It creates nothing: the directory is made,
 // with mode 0700, by the first operation that writes.

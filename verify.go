@@ -57,7 +57,7 @@ func (s *Store) Verify(ctx context.Context) (VerifyResult, error) {
 
 // verifyBackup checks that the backup of sn's record stored in the packs
 // (for repair) is there and says what the record says.
-func verifyBackup(ctx context.Context, g cas.Getter, sn Snapshot) error {
+func verifyBackup(ctx context.Context, g cas.Getter, sn record) error {
 	b, err := g.Get(ctx, sn.BackupID)
 	if err != nil {
 		return fmt.Errorf("the backup of its record: %w", err)
@@ -87,7 +87,7 @@ func newDataCheck(g cas.Getter) *dataCheck {
 
 // snapshot checks every object below sn's root; its error names the first
 // damaged path.
-func (c *dataCheck) snapshot(ctx context.Context, sn Snapshot) error {
+func (c *dataCheck) snapshot(ctx context.Context, sn record) error {
 	return c.tree(ctx, sn.Root, "/")
 }
 

@@ -117,8 +117,8 @@ func checkImported(t *testing.T, s *casckpt.Store, f *fixture) {
 			if !mapsEqual(dirs, c.dirs) {
 				t.Errorf("%s: directories %v, git implies %v", name, keys(dirs), keys(c.dirs))
 			}
-			if snap.Stats.Files != int64(len(c.files)) {
-				t.Errorf("%s: stats count %d files, git has %d", name, snap.Stats.Files, len(c.files))
+			if snap.Files != int64(len(c.files)) {
+				t.Errorf("%s: stats count %d files, git has %d", name, snap.Files, len(c.files))
 			}
 		}
 	}
