@@ -8,17 +8,7 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
-
-	"github.com/casckpt/casckpt/index"
 )
-
-// ErrBusy is returned when another process held the store, its lock or its
-// database, past the lock timeout.
-var ErrBusy = index.ErrBusy
-
-// errLockReplaced: the lock file was deleted or replaced (by clear) while
-// this process waited on it, so the lock it got protects nothing.
-var errLockReplaced = errors.New("the store's lock file was replaced while waiting for it")
 
 // storeLock is a held flock on the store's lock file.
 type storeLock struct{ f *os.File }

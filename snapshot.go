@@ -132,7 +132,7 @@ type pendingSnapshot struct {
 	scanned scan.Result
 	newest  *record // the project's newest snapshot when the scan began
 	project index.Project
-	known   bool      // the project was in the index
+	known   bool    // the project was in the index
 	rec     *record // the record to add; nil when the tree is the newest's
 }
 
@@ -282,11 +282,6 @@ func touchProject(tx *index.Tx, workdir string, created, touched time.Time) erro
 	}
 	return tx.PutProject(p)
 }
-
-// errSameAsNewest rolls back a snapshot's commit when the project's newest
-// snapshot, committed by another process since this one looked, holds the
-// same tree: processes snapshotting one tree at once record it once.
-var errSameAsNewest = errors.New("the newest snapshot holds the same tree")
 
 // putBackup stores the backup of snapshot record rec, from which a lost
 // index can be rebuilt, with the data it describes; seq is the sequence

@@ -135,9 +135,6 @@ func (s *Store) removeIfUnused() {
 	os.Remove(s.dir)
 }
 
-// ErrDatabase: the store's database is damaged.
-var ErrDatabase = index.ErrDamaged
-
 // session is one operation's hold on the store: the store lock, shared or
 // exclusive, or none when the store did not exist as it began.
 type session struct {

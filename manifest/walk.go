@@ -11,9 +11,6 @@ import (
 	"github.com/casckpt/casckpt/cas"
 )
 
-// ErrNotExist is wrapped when a path is not in a tree.
-var ErrNotExist = fs.ErrNotExist
-
 // MaxEntries bounds the entries (files, links and directories, counted at
 // every path they appear at) that Walk and Diff visit in one call. A tree
 // stored from disk holds at most max-files files (50,000 by default) and
@@ -23,10 +20,6 @@ var ErrNotExist = fs.ErrNotExist
 // it, and then the call fails with ErrTooLarge instead of growing without
 // bound.
 const MaxEntries = 10 * 50_000
-
-// ErrTooLarge is returned by Walk and Diff for a tree of more than
-// MaxEntries entries.
-var ErrTooLarge = fmt.Errorf("snapshot has more than %d entries", MaxEntries)
 
 // Walk calls fn for every entry below tree root, depth first, parents before
 // their children and siblings in name order. Paths are slash-separated and

@@ -34,9 +34,6 @@ const (
 	DefaultMaxFiles    = 50_000
 )
 
-// ErrTooManyFiles is returned when a tree holds more files than allowed.
-var ErrTooManyFiles = errors.New("too many files")
-
 // Options tune a scan. The zero value means the defaults.
 type Options struct {
 	MaxFileSize int64 // files larger than this, at the walk or while read, are excluded (default 10 MiB)
@@ -251,10 +248,6 @@ func (s *scanner) exclude(rel string) {
 // beneath is how openat2 resolves a path: never above the root, never
 // through a symlink.
 const beneath = unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS
-
-// errSymlinkOnPath: a component of a path the walk saw as a directory or a
-// file is now a symlink (ELOOP from a resolution that follows none).
-var errSymlinkOnPath = errors.New("its path now goes through a symlink; not followed")
 
 // open opens rel, a path relative to the root ("." for the root itself),
 // without following a symlink in any component, so that a directory swapped
@@ -595,11 +588,6 @@ func (s *scanner) hashFile(ctx context.Context, job hashJob) error {
 	}
 }
 
-var (
-	errNotRegular = errors.New("no longer a regular file")
-	errTooBig     = errors.New("larger than the size limit")
-)
-
 // storeError wraps a failure to store content, which must fail the scan:
 // only failures to read the file leave the file out.
 type storeError struct{ err error }
@@ -670,9 +658,6 @@ func (s *scanner) readFile(ctx context.Context, job hashJob) (content manifest.C
 		after.Ino == st.Ino && after.Mode == st.Mode && content.Size == st.Size
 	return content, st, stable, nil
 }
-
-// errCacheDamaged: the stat cache named a tree that is not stored.
-var errCacheDamaged = errors.New("stat cache names a tree the store lacks")
 
 // checkCachedTree makes sure a tree taken from the stat cache is stored
 // before a new tree refers to it.
