@@ -234,8 +234,7 @@ func fileDiff(ctx context.Context, c manifest.Change, older, newer contentSource
 			fmt.Fprintf(&header, "old mode %s\nnew mode %s\n", gitMode(c.Old), gitMode(c.New))
 		}
 	}
-	sameContent := c.Status == manifest.Modified && c.Old.Kind == c.New.Kind &&
-		c.Old.Target == c.New.Target && equalChunks(c.Old.Chunks, c.New.Chunks)
+	sameContent := c.Status == manifest.Modified && c.Old.SameBytes(c.New)
 	if sameContent {
 		if patch {
 			d.Patch = header.String()
@@ -278,18 +277,6 @@ func fileDiff(ctx context.Context, c manifest.Change, older, newer contentSource
 		}
 	}
 	return d, nil
-}
-
-func equalChunks(a, b []cas.ID) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // treeOverlay is a Putter that keeps trees in memory and only hashes file

@@ -87,9 +87,6 @@ func (s *Store) Import(ctx context.Context, p ImportProject) (ImportResult, erro
 		return res, err
 	}
 	err = ss.update(func(tx *index.Tx) error {
-		if _, err := w.Commit(tx.Objects(), false); err != nil {
-			return err
-		}
 		// The import touches the project: an old history just brought in
 		// must not be dropped as stale by the next prune (and its source
 		// then deleted by clear-legacy).
@@ -97,7 +94,7 @@ func (s *Store) Import(ctx context.Context, p ImportProject) (ImportResult, erro
 		if p.LastTouch.After(touched) {
 			touched = p.LastTouch
 		}
-		if err := touchProject(tx, workdir, p.Created, touched); err != nil {
+		if err := commitObjects(tx, w, workdir, p.Created, touched); err != nil {
 			return err
 		}
 		ids := []cas.ID{}

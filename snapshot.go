@@ -213,10 +213,7 @@ func (ss *session) commitSnapshot(p *pendingSnapshot) (SnapshotResult, error) {
 			raced = &snaps[0]
 			return errSameAsNewest
 		}
-		if _, err := p.w.Commit(tx.Objects(), false); err != nil {
-			return err
-		}
-		if err := touchProject(tx, p.workdir, p.rec.Time, p.rec.Time); err != nil {
+		if err := commitObjects(tx, p.w, p.workdir, p.rec.Time, p.rec.Time); err != nil {
 			return err
 		}
 		if err := tx.AddSnapshot(p.rec); err != nil {
@@ -266,10 +263,14 @@ func (ss *session) touch(p *pendingSnapshot) error {
 	})
 }
 
-// touchProject records a touch of project workdir at touched (its last
-// touch never moves back), creating its record, made at created, if it is
-// new.
-func touchProject(tx *index.Tx, workdir string, created, touched time.Time) error {
+// commitObjects records in tx the objects w stored and a touch of project
+// workdir at touched (its last touch never moves back), creating the
+// project's record, made at created, if it is new: the first steps of
+// every commit that adds snapshots (a snapshot's, an import's).
+func commitObjects(tx *index.Tx, w *cas.Writer, workdir string, created, touched time.Time) error {
+	if _, err := w.Commit(tx.Objects(), false); err != nil {
+		return err
+	}
 	p, ok, err := tx.Project(workdir)
 	if err != nil {
 		return err

@@ -61,10 +61,15 @@ func (e Entry) Mode() uint32 {
 	return 0o644
 }
 
+// SameBytes reports whether two entries hold the same content: the same
+// kind and the same bytes, link target or tree. Their modes may differ.
+func (e Entry) SameBytes(o Entry) bool {
+	return e.Kind == o.Kind && e.Target == o.Target && e.Tree == o.Tree && slices.Equal(e.Chunks, o.Chunks)
+}
+
 // SameContent reports whether two entries would restore identically.
 func (e Entry) SameContent(o Entry) bool {
-	return e.Kind == o.Kind && e.Exec == o.Exec && e.Size == o.Size && e.Lines == o.Lines && e.Binary == o.Binary &&
-		e.Target == o.Target && e.Tree == o.Tree && slices.Equal(e.Chunks, o.Chunks)
+	return e.SameBytes(o) && e.Exec == o.Exec && e.Size == o.Size && e.Lines == o.Lines && e.Binary == o.Binary
 }
 
 // Tree is a directory: entries sorted by name, names unique.

@@ -87,11 +87,11 @@ type unit struct {
 	problems []string
 }
 
-// Find lists the legacy repositories under the source directory from,
+// findSources lists the legacy repositories under the source directory from,
 // ordered by Path, with their projects. A missing directory holds none.
 // Only a directory that cannot be listed is an error; a repository that
 // cannot be read is returned with its Problems. Find writes nothing.
-func Find(from string) ([]Source, error) {
+func findSources(from string) ([]Source, error) {
 	units, err := scan(from)
 	if err != nil {
 		return nil, err

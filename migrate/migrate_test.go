@@ -147,7 +147,7 @@ func keys(m map[string]bool) []string {
 func TestFindListsRepositoriesAndIgnoresJunk(t *testing.T) {
 	f, from := getFixture(t)
 	hideGit(t)
-	sources, err := Find(from)
+	sources, err := findSources(from)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -597,7 +597,7 @@ func TestMissingSourceDirectoryHoldsNothing(t *testing.T) {
 	ctx := context.Background()
 	store := newStore(t)
 	from := filepath.Join(t.TempDir(), "nothing")
-	sources, err := Find(from)
+	sources, err := findSources(from)
 	if err != nil || len(sources) != 0 || sources == nil {
 		t.Fatalf("find: %v %v", sources, err)
 	}
