@@ -21,7 +21,7 @@ import (
 // Kind is the layout of a legacy repository.
 type Kind string
 
-// The layouts Find recognises.
+// The layouts findSources recognises.
 const (
 	// KindShared is the shared store: a bare repository whose
 	// refs/hermes/<hash> each hold one project's history, the project's
@@ -33,7 +33,7 @@ const (
 	KindShadow Kind = "shadow"
 )
 
-// Source is one legacy git repository found by Find.
+// Source is one legacy git repository found by findSources.
 type Source struct {
 	// Path is the repository's git directory (objects/, refs/, HEAD).
 	Path string
@@ -90,7 +90,7 @@ type unit struct {
 // findSources lists the legacy repositories under the source directory from,
 // ordered by Path, with their projects. A missing directory holds none.
 // Only a directory that cannot be listed is an error; a repository that
-// cannot be read is returned with its Problems. Find writes nothing.
+// cannot be read is returned with its Problems. It writes nothing.
 func findSources(from string) ([]Source, error) {
 	units, err := scan(from)
 	if err != nil {
