@@ -1,5 +1,3 @@
-// Package castest provides an in-memory object store for tests of the
-// packages built on cas.
 package castest
 
 import (

@@ -1,7 +1,3 @@
-// Command casckpt is a git-free undo for the files an AI coding agent
-// touches: it snapshots a working directory, lists, diffs and restores the
-// snapshots, and keeps the store small. See docs/commands.md for the
-// interface scripts rely on; every command takes --json.
 package main
 
 import (

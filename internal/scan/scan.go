@@ -1,6 +1,3 @@
-// Package scan walks a working directory the way a snapshot sees it: it
-// applies the exclusions, reuses the stat cache for unchanged files, hashes
-// and stores the rest in parallel, and builds the manifest trees.
 package scan
 
 import (

@@ -1,6 +1,6 @@
 // Package bench measures casckpt against the git shadow store that agent
 // hosts use today (and restic, where installed) on the workloads of
-// ../shared/PERF.md. Every file is a test file: run
+// ../shared/PERF.md. Every other file is a test file: run
 //
 //	go test ./bench -run '^$' -bench . -benchtime 1x
 //

@@ -1,0 +1,22 @@
+// Package scan walks a working directory the way a snapshot sees it: it
+// applies the exclusions, reuses the stat cache for unchanged files, hashes
+// and stores the rest in parallel, and builds the manifest trees.
+//
+// Vocabulary:
+//   - The walk opens every directory and file beneath the project's root
+//     (openat2 with RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS, or one component at
+//     a time without following links on older kernels), so nothing outside
+//     the project is ever read.
+//   - Excluded entries (ignored by .gitignore or the built-in patterns, over
+//     the size limit, unreadable) are reported in Result.Excluded; a
+//     restore never touches them.
+//   - A file whose stat cache stamp (package statcache) is unchanged takes
+//     its chunks from the cached tree without being read; a directory whose
+//     entries are all unchanged is its cached tree.
+//   - Leftovers are temporary files of killed restores (manifest.IsTemp),
+//     never captured; the caller removes them.
+//
+// Caveats: a file that changes while read is read again; one that keeps
+// changing or becomes something else is left out with a warning. A store
+// error fails the scan; a file's own read error only leaves the file out.
+package scan
