@@ -16,9 +16,10 @@ import (
 	"testing"
 )
 
-// layers is the layer diagram of ../shared/STYLE.md: for each package of
-// the module (module-relative; "casckpt" is the root package), the module
-// packages its non-test files may import. "x/..." is x and every package
+// layers is the layer diagram of docs/layers.md (../shared/STYLE.md's, as
+// the redesign left it): for each package of the module (module-relative;
+// "casckpt" is the root package), the module packages its non-test files
+// may import. "x/..." is x and every package
 // below it; "..." is anything. A package without an entry takes the entry
 // of its nearest listed parent (cas/packstore/s3 that of cas/packstore);
 // every package may also import the packages under its own internal/
