@@ -133,10 +133,7 @@ func TestRestorePathsAndDryRun(t *testing.T) {
 func TestSnapshotRefusals(t *testing.T) {
 	ctx := context.Background()
 	home := t.TempDir()
-	s, err := casckpt.Open(filepath.Join(t.TempDir(), "store"), casckpt.Options{HomeDir: home})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := openStoreWith(t, casckpt.Options{HomeDir: home})
 	file := filepath.Join(t.TempDir(), "f")
 	os.WriteFile(file, []byte("x"), 0o644)
 	for _, dir := range []string{"/", home, file, filepath.Join(home, "missing")} {
