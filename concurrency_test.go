@@ -15,7 +15,6 @@ import (
 // while gc and prune loop, then checks that every snapshot still restores
 // exactly what was captured.
 func TestConcurrentSnapshotsAndGC(t *testing.T) {
-	ctx := context.Background()
 	s := openStoreWith(t, casckpt.Options{LockTimeout: time.Minute})
 	rounds := 8
 	if testing.Short() {
@@ -23,16 +22,39 @@ func TestConcurrentSnapshotsAndGC(t *testing.T) {
 	}
 	shared := t.TempDir()
 	testtree.Write(t, shared, testtree.Tree{"shared.txt": {Data: "same for everyone"}})
-	type taken struct {
-		project string
-		id      casckpt.Ref
-		tree    testtree.Tree
-	}
-	var mu sync.Mutex
-	var all []taken
-	var wg sync.WaitGroup
-	stop := make(chan struct{})
 	errs := make(chan error, 100)
+	waitWriters := startWriters(t, s, shared, rounds, errs)
+	stopGC := startGCLoop(s, errs)
+	all := waitWriters()
+	stopGC()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	verifyClean(t, s)
+	// The snapshots still listed (keep 2 dropped the others) restore exactly.
+	if restored := restoreListed(t, s, all); restored < 6 {
+		t.Fatalf("only %d snapshots were left to restore", restored)
+	}
+}
+
+// takenSnapshot is a snapshot a writer took: of which project, and the
+// tree it captured.
+type takenSnapshot struct {
+	project string
+	id      casckpt.Ref
+	tree    testtree.Tree
+}
+
+// startWriters starts 6 writers, each on a project of its own: every round
+// it changes its project, snapshots it keeping 2, and snapshots shared. A
+// writer stops at its first error, sent to errs. wait waits for them all
+// and returns the snapshots they took of their projects.
+func startWriters(t *testing.T, s *casckpt.Store, shared string, rounds int, errs chan<- error) (wait func() []takenSnapshot) {
+	ctx := context.Background()
+	var mu sync.Mutex
+	var all []takenSnapshot
+	var wg sync.WaitGroup
 	for w := range 6 {
 		wg.Add(1)
 		go func() {
@@ -49,7 +71,7 @@ func TestConcurrentSnapshotsAndGC(t *testing.T) {
 					return
 				}
 				mu.Lock()
-				all = append(all, taken{proj, casckpt.Ref(res.ID.String()), testtree.Read(t, proj)})
+				all = append(all, takenSnapshot{proj, casckpt.Ref(res.ID.String()), testtree.Read(t, proj)})
 				mu.Unlock()
 				if _, err := s.Snapshot(ctx, shared, casckpt.SnapshotOptions{}); err != nil {
 					errs <- err
@@ -58,13 +80,25 @@ func TestConcurrentSnapshotsAndGC(t *testing.T) {
 			}
 		}()
 	}
-	var gcWG sync.WaitGroup
-	gcWG.Add(1)
+	return func() []takenSnapshot {
+		wg.Wait()
+		return all
+	}
+}
+
+// startGCLoop runs gc and prune in a loop until stop is called, which
+// waits for the loop to end. The loop stops at its first error, sent to
+// errs.
+func startGCLoop(s *casckpt.Store, errs chan<- error) (stop func()) {
+	ctx := context.Background()
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
 	go func() {
-		defer gcWG.Done()
+		defer wg.Done()
 		for {
 			select {
-			case <-stop:
+			case <-done:
 				return
 			default:
 			}
@@ -78,16 +112,18 @@ func TestConcurrentSnapshotsAndGC(t *testing.T) {
 			}
 		}
 	}()
-	wg.Wait()
-	close(stop)
-	gcWG.Wait()
-	close(errs)
-	for err := range errs {
-		t.Fatal(err)
+	return func() {
+		close(done)
+		wg.Wait()
 	}
-	verifyClean(t, s)
-	// The snapshots still listed (keep 2 dropped the others) restore exactly.
-	restored := 0
+}
+
+// restoreListed restores every snapshot of all that its project still
+// lists, checks that it restores exactly the tree captured, and returns
+// how many it restored.
+func restoreListed(t *testing.T, s *casckpt.Store, all []takenSnapshot) (restored int) {
+	t.Helper()
+	ctx := context.Background()
 	for _, tk := range all {
 		l, _ := s.List(ctx, tk.project, 0)
 		listed := false
@@ -105,9 +141,7 @@ func TestConcurrentSnapshotsAndGC(t *testing.T) {
 		}
 		restored++
 	}
-	if restored < 6 {
-		t.Fatalf("only %d snapshots were left to restore", restored)
-	}
+	return restored
 }
 
 // TestRacingSnapshotsOfOneTreeRecordItOnce: processes that snapshot the same

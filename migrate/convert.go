@@ -84,83 +84,108 @@ func (c *converter) tree(ctx context.Context, h plumbing.Hash) (treeResult, erro
 	if r, ok := c.trees[h]; ok {
 		return r, nil
 	}
-	if c.onPath[h] {
-		return treeResult{}, sourceErrorf("tree %s contains itself", h)
-	}
-	if len(c.onPath) >= maxDepth {
-		return treeResult{}, sourceErrorf("tree %s: directories nested more than %d deep", h, maxDepth)
-	}
-	if err := ctx.Err(); err != nil {
+	gt, err := c.readTree(ctx, h)
+	if err != nil {
 		return treeResult{}, err
-	}
-	obj, err := readVerified(c.st, plumbing.TreeObject, h, maxWholeObject)
-	if err != nil {
-		return treeResult{}, sourceErrorf("tree %s: %w", h, err)
-	}
-	gt, err := object.DecodeTree(c.st, obj)
-	if err != nil {
-		return treeResult{}, sourceErrorf("tree %s: %w", h, err)
 	}
 	c.onPath[h] = true
 	defer delete(c.onPath, h)
 	var res treeResult
 	t := manifest.Tree{Entries: make([]manifest.Entry, 0, len(gt.Entries))}
 	for _, e := range gt.Entries {
-		if manifest.ValidName(e.Name) != nil || strings.EqualFold(e.Name, ".git") {
-			res.badNames++
-			continue
-		}
-		// go-git canonicalises modes as git does (100664 is a regular file,
-		// an unknown type a gitlink).
-		switch e.Mode {
-		case filemode.Dir:
-			sub, err := c.tree(ctx, e.Hash)
-			if err != nil {
-				return treeResult{}, err
-			}
-			res.gitlinks += sub.gitlinks
-			res.badNames += sub.badNames
-			res.tooLarge += sub.tooLarge
-			if sub.empty {
-				continue // git has no empty directories
-			}
-			t.Entries = append(t.Entries, manifest.Entry{Name: e.Name, Kind: manifest.KindDir, Tree: sub.id})
-			res.files += sub.files
-			res.bytes += sub.bytes
-		case filemode.Submodule:
-			res.gitlinks++
-		case filemode.Symlink:
-			target, err := c.linkTarget(e.Hash)
-			if err != nil {
-				return treeResult{}, err
-			}
-			if target == "" || len(target) > manifest.MaxTargetLen || strings.IndexByte(target, 0) >= 0 {
-				res.badNames++
-				continue
-			}
-			t.Entries = append(t.Entries, manifest.Entry{Name: e.Name, Kind: manifest.KindSymlink, Target: target, Size: int64(len(target))})
-			res.files++
-			res.bytes += int64(len(target))
-		case filemode.Regular, filemode.Deprecated, filemode.Executable:
-			entry, ok, err := c.file(ctx, e.Hash, e.Mode == filemode.Executable)
-			if err != nil {
-				return treeResult{}, err
-			}
-			if !ok {
-				res.tooLarge++
-				continue
-			}
-			entry.Name = e.Name
-			t.Entries = append(t.Entries, entry)
-			res.files++
-			res.bytes += entry.Size
-		default:
-			res.badNames++
+		if err := c.entry(ctx, e, &t, &res); err != nil {
+			return treeResult{}, err
 		}
 		if res.files > c.maxFiles {
 			return treeResult{}, sourceErrorf("tree %s: more than %d files, more than a snapshot may hold", h, c.maxFiles)
 		}
 	}
+	return c.storeTree(ctx, h, t, res)
+}
+
+// readTree reads and decodes git tree h, checked against its hash, unless
+// it contains itself, is nested more than maxDepth deep, or ctx has ended.
+func (c *converter) readTree(ctx context.Context, h plumbing.Hash) (*object.Tree, error) {
+	if c.onPath[h] {
+		return nil, sourceErrorf("tree %s contains itself", h)
+	}
+	if len(c.onPath) >= maxDepth {
+		return nil, sourceErrorf("tree %s: directories nested more than %d deep", h, maxDepth)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	obj, err := readVerified(c.st, plumbing.TreeObject, h, maxWholeObject)
+	if err != nil {
+		return nil, sourceErrorf("tree %s: %w", h, err)
+	}
+	gt, err := object.DecodeTree(c.st, obj)
+	if err != nil {
+		return nil, sourceErrorf("tree %s: %w", h, err)
+	}
+	return gt, nil
+}
+
+// entry converts one entry of a git tree, appending it to t and counting it
+// in res, or counting in res why it is left out.
+func (c *converter) entry(ctx context.Context, e object.TreeEntry, t *manifest.Tree, res *treeResult) error {
+	if manifest.ValidName(e.Name) != nil || strings.EqualFold(e.Name, ".git") {
+		res.badNames++
+		return nil
+	}
+	// go-git canonicalises modes as git does (100664 is a regular file,
+	// an unknown type a gitlink).
+	switch e.Mode {
+	case filemode.Dir:
+		sub, err := c.tree(ctx, e.Hash)
+		if err != nil {
+			return err
+		}
+		res.gitlinks += sub.gitlinks
+		res.badNames += sub.badNames
+		res.tooLarge += sub.tooLarge
+		if sub.empty {
+			return nil // git has no empty directories
+		}
+		t.Entries = append(t.Entries, manifest.Entry{Name: e.Name, Kind: manifest.KindDir, Tree: sub.id})
+		res.files += sub.files
+		res.bytes += sub.bytes
+	case filemode.Submodule:
+		res.gitlinks++
+	case filemode.Symlink:
+		target, err := c.linkTarget(e.Hash)
+		if err != nil {
+			return err
+		}
+		if target == "" || len(target) > manifest.MaxTargetLen || strings.IndexByte(target, 0) >= 0 {
+			res.badNames++
+			return nil
+		}
+		t.Entries = append(t.Entries, manifest.Entry{Name: e.Name, Kind: manifest.KindSymlink, Target: target, Size: int64(len(target))})
+		res.files++
+		res.bytes += int64(len(target))
+	case filemode.Regular, filemode.Deprecated, filemode.Executable:
+		entry, ok, err := c.file(ctx, e.Hash, e.Mode == filemode.Executable)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			res.tooLarge++
+			return nil
+		}
+		entry.Name = e.Name
+		t.Entries = append(t.Entries, entry)
+		res.files++
+		res.bytes += entry.Size
+	default:
+		res.badNames++
+	}
+	return nil
+}
+
+// storeTree stores t, the conversion of git tree h, unless it is empty or
+// names an entry twice, and remembers the result res for h.
+func (c *converter) storeTree(ctx context.Context, h plumbing.Hash, t manifest.Tree, res treeResult) (treeResult, error) {
 	if len(t.Entries) == 0 {
 		res.empty = true
 		c.trees[h] = res
@@ -172,6 +197,7 @@ func (c *converter) tree(ctx context.Context, h plumbing.Hash) (treeResult, erro
 			return treeResult{}, sourceErrorf("tree %s: %q appears twice", h, t.Entries[i].Name)
 		}
 	}
+	var err error
 	if res.id, err = manifest.Put(ctx, c.put, t); err != nil {
 		return treeResult{}, fmt.Errorf("tree %s: %w", h, err)
 	}

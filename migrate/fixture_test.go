@@ -282,164 +282,233 @@ func buildFixture() (cleanup func()) {
 			os.Exit(1)
 		}
 	}()
-	b := &builder{home: base, clock: 1_700_000_000}
-	from := filepath.Join(base, "checkpoints")
+	h := newHermesDir(base)
+	h.oldBetaRepo()
+	h.sharedStore()
+	h.gammaRepo()
+	h.deltaRepo()
+	h.archivedStore()
+	fx = h.fixture()
+	return cleanup
+}
+
+// hermesDir builds the fixture's checkpoints directory, one repository per
+// step. The steps must run in the order buildFixture calls them: each
+// commit takes the next time on the builder's clock, and the random
+// contents come from one seeded source. Each step records where its
+// repository is, for fixture to read the histories back.
+type hermesDir struct {
+	*builder
+	base, from, legacy string
+	wd                 map[string]string // project name: workdir
+	rng                *rand.Rand
+	// The repositories, as the steps make them.
+	oldBeta, store, prunedRef, gamma, deltaGit, oldStore string
+}
+
+// newHermesDir makes the project workdirs under base/work and the
+// checkpoints directory's own junk under base/checkpoints.
+func newHermesDir(base string) *hermesDir {
+	h := &hermesDir{builder: &builder{home: base, clock: 1_700_000_000}, base: base,
+		from: filepath.Join(base, "checkpoints"), wd: map[string]string{}, rng: rand.New(rand.NewPCG(1, 2))}
 	work := filepath.Join(base, "work")
-	wd := map[string]string{}
 	for _, name := range []string{"alpha", "beta", "pruned", "gamma", "delta", "epsilon"} {
-		wd[name] = filepath.Join(work, name)
-		must(os.MkdirAll(wd[name], 0o755))
+		h.wd[name] = filepath.Join(work, name)
+		must(os.MkdirAll(h.wd[name], 0o755))
 	}
-	rng := rand.New(rand.NewPCG(1, 2))
-	must(os.MkdirAll(filepath.Join(from, "ledgers"), 0o755))
-	must(os.WriteFile(filepath.Join(from, ".last_prune"), []byte("1700000000"), 0o644))
-	must(os.WriteFile(filepath.Join(from, ".gc-pending"), nil, 0o644))
-	legacy := filepath.Join(from, "legacy-20250101-000000")
+	must(os.MkdirAll(filepath.Join(h.from, "ledgers"), 0o755))
+	must(os.WriteFile(filepath.Join(h.from, ".last_prune"), []byte("1700000000"), 0o644))
+	must(os.WriteFile(filepath.Join(h.from, ".gc-pending"), nil, 0o644))
+	h.legacy = filepath.Join(h.from, "legacy-20250101-000000")
+	return h
+}
 
-	// beta's older history, in a pre-v2 shadow repository (bare layout),
-	// archived under legacy-*, then packed.
-	oldBeta := filepath.Join(legacy, projectHash(wd["beta"]))
-	b.initShadow(oldBeta, "master")
-	must(os.WriteFile(filepath.Join(oldBeta, "HERMES_WORKDIR"), []byte(wd["beta"]+"\n"), 0o644))
+// oldBetaRepo makes beta's older history, in a pre-v2 shadow repository
+// (bare layout), archived under legacy-*, then packed.
+func (h *hermesDir) oldBetaRepo() {
+	wd := h.wd
+	h.oldBeta = filepath.Join(h.legacy, projectHash(wd["beta"]))
+	h.initShadow(h.oldBeta, "master")
+	must(os.WriteFile(filepath.Join(h.oldBeta, "HERMES_WORKDIR"), []byte(wd["beta"]+"\n"), 0o644))
 	files(wd["beta"], map[string]string{"b.md": "# B, first draft\n", "shared.txt": "the same in two projects\n"})
-	b.shadowCommit(oldBeta, wd["beta"], "beta before the shared store")
+	h.shadowCommit(h.oldBeta, wd["beta"], "beta before the shared store")
 	files(wd["beta"], map[string]string{"b.md": "# B\n"})
-	b.shadowCommit(oldBeta, wd["beta"], "beta: edit")
-	b.git(oldBeta, "", "", "", nil, "gc", "-q")
+	h.shadowCommit(h.oldBeta, wd["beta"], "beta: edit")
+	h.git(h.oldBeta, "", "", "", nil, "gc", "-q")
+}
 
-	// The shared store.
-	store := filepath.Join(from, "store")
-	b.initShared(store)
+// sharedStore makes the shared store with its junk and the projects alpha,
+// beta and pruned, packs it with git gc, and adds a loose commit on top.
+func (h *hermesDir) sharedStore() {
+	wd := h.wd
+	h.store = filepath.Join(h.from, "store")
+	store := h.store
+	h.initShared(store)
 	must(os.WriteFile(filepath.Join(store, ".gc-pending"), nil, 0o644))
 	must(os.WriteFile(filepath.Join(store, "index.lock"), nil, 0o644))
 	for _, p := range []string{"alpha", "beta", "pruned"} {
 		register(store, wd[p])
 	}
-	big := randomText(rng, 800)
-	files(wd["alpha"], map[string]string{
-		"a.txt": "one\n", "bin/run.sh": "#!/bin/sh\necho hi\n", "nested/deep/er/x.go": "package er\n",
-		"data.bin": "\x00\x01\x02binary\xff", "crlf.txt": "line one\r\nline two\r\n", "shared.txt": "the same in two projects\n",
-		"model.safetensors": "version https://git-lfs.github.com/spec/v1\noid sha256:4d7a214614ab2935c943f9e0ff69d22eadbb8f32b1258daaa5e2ca24d17e2393\nsize 12345\n",
-		"big.txt":           big, "assets/blob.bin": randomBytes(rng, 1_500_000), "link": "->a.txt", "dirlink": "->nested/deep",
-		"node_modules/dep/index.js": "module.exports = 1\n", ".env": "SECRET=not-excluded-by-migrate\n",
-	})
-	must(os.WriteFile(filepath.Join(wd["alpha"], "empty.txt"), nil, 0o644))
-	b.hermesCommit(store, wd["alpha"], "first checkpoint\n\nbody text")
-	emptyBlob := b.git(store, "", "", "", nil, "hash-object", "-w", "--stdin")
-	longBlob := b.git(store, "", "", "long name\n", nil, "hash-object", "-w", "--stdin")
-	files(wd["alpha"], map[string]string{"a.txt": "one\ntwo\n", "data.bin": "", "big.txt": strings.Replace(big, "line 400:", "line 400 (edited):", 1)})
-	b.hermesCommit(store, wd["alpha"], "second: edit and delete")
-	b.hermesCommit(store, wd["alpha"], "third: a submodule, a long name, an empty link",
-		"160000,"+strings.Repeat("ab", 20)+",sub", "160000,"+strings.Repeat("cd", 20)+",deps/only/sub",
-		"100644,"+longBlob+",names/"+strings.Repeat("n", 300), "120000,"+emptyBlob+",emptylink")
-	files(wd["alpha"], map[string]string{"bin/run.sh": "", "bin/tool.sh": "#!/bin/sh\nexit 0\n", "link": "->bin/tool.sh"})
-	b.hermesCommit(store, wd["alpha"], "fourth: exec file renamed, link retargeted")
+	big := h.alphaHistory()
+	h.betaHistory()
+	h.prunedHistory()
 
-	files(wd["beta"], map[string]string{"b.md": "# B, in the shared store\n", "src/main.py": "print('beta')\n"})
-	b.hermesCommit(store, wd["beta"], "beta checkpoint")
-	// A commit signed under the user's own git settings.
-	files(wd["beta"], map[string]string{"signed.txt": "made with commit.gpgsign=true\n"})
-	b.tick()
-	betaRef := "refs/hermes/" + projectHash(wd["beta"])
-	betaIndex := filepath.Join(store, "indexes", projectHash(wd["beta"]))
-	b.git(store, wd["beta"], betaIndex, "", nil, "read-tree", betaRef)
-	b.git(store, wd["beta"], betaIndex, "", nil, "add", "-A")
-	signed := fmt.Sprintf("tree %s\nparent %s\nauthor Hermes Checkpoint <hermes@local> %d +0200\ncommitter Hermes Checkpoint <hermes@local> %d +0200\n"+
-		"gpgsig -----BEGIN PGP SIGNATURE-----\n \n iQEzBAABCAAdFiEEfakefakefakefakefakefakefake=\n =abcd\n -----END PGP SIGNATURE-----\n\nsigned checkpoint\n",
-		b.git(store, wd["beta"], betaIndex, "", nil, "write-tree"), b.git(store, "", "", "", nil, "rev-parse", betaRef), b.clock, b.clock)
-	b.git(store, "", "", "", nil, "update-ref", betaRef, b.git(store, "", "", signed, nil, "hash-object", "-t", "commit", "-w", "--stdin"))
-
-	// A history pruned by rewriting: the kept commits keep their author
-	// time and message but carry the prune's time as committer time.
-	for i := range 4 {
-		files(wd["pruned"], map[string]string{"p.txt": fmt.Sprintf("version %d\n", i), fmt.Sprintf("f%d.txt", i): "x\n"})
-		b.hermesCommit(store, wd["pruned"], fmt.Sprintf("pruned %d", i))
-	}
-	prunedRef := "refs/hermes/" + projectHash(wd["pruned"])
-	b.tick()
-	pruneTime := b.clock
-	parent := ""
-	for _, c := range strings.Fields(b.git(store, "", "", "", nil, "rev-list", "--reverse", prunedRef))[2:] {
-		meta := strings.SplitN(b.git(store, "", "", "", nil, "log", "-1", "--format=%T%x00%at%x00%s", c), "\x00", 3)
-		args := []string{"commit-tree", meta[0], "-m", meta[2]}
-		if parent != "" {
-			args = append(args, "-p", parent)
-		}
-		parent = b.git(store, "", "", "", []string{"GIT_AUTHOR_DATE=@" + meta[1] + " +0000", "GIT_COMMITTER_DATE=@" + strconv.FormatInt(pruneTime, 10) + " +0000"}, args...)
-	}
-	b.git(store, "", "", "", nil, "update-ref", prunedRef, parent)
-	files(wd["pruned"], map[string]string{"p.txt": "after the prune\n"})
-	b.hermesCommit(store, wd["pruned"], "pruned: after the prune")
-
-	b.git(store, "", "", "", nil, "gc", "-q") // packed objects with deltas, packed-refs
+	h.git(store, "", "", "", nil, "gc", "-q") // packed objects with deltas, packed-refs
 	must(os.MkdirAll(filepath.Join(store, "refs", "heads"), 0o755))
 	must(os.MkdirAll(filepath.Join(store, "branches"), 0o755))
 	// Loose commits over the pack: alpha's ref is loose again.
 	files(wd["alpha"], map[string]string{"a.txt": "one\ntwo\nthree\n", "big.txt": strings.Replace(big, "line 7:", "line 7 (edited):", 1)})
-	b.hermesCommit(store, wd["alpha"], "fifth: after gc")
+	h.hermesCommit(store, wd["alpha"], "fifth: after gc")
+}
 
-	// gamma: a pre-v2 shadow repository, loose only, on branch trunk,
-	// made under the user's settings (autocrlf, an LFS attribute).
-	gamma := filepath.Join(from, "0123456789abcdef")
-	b.initShadow(gamma, "trunk")
-	b.git(gamma, "", "", "", nil, "config", "core.autocrlf", "true")
+// alphaHistory commits alpha's first four checkpoints to the shared store:
+// every kind of entry, then edits, deletions, submodules, a name too long
+// to keep, an empty link target, a renamed executable and a retargeted
+// link. It returns the large text file, which a later commit edits.
+func (h *hermesDir) alphaHistory() (big string) {
+	wd, store := h.wd, h.store
+	big = randomText(h.rng, 800)
+	files(wd["alpha"], map[string]string{
+		"a.txt": "one\n", "bin/run.sh": "#!/bin/sh\necho hi\n", "nested/deep/er/x.go": "package er\n",
+		"data.bin": "\x00\x01\x02binary\xff", "crlf.txt": "line one\r\nline two\r\n", "shared.txt": "the same in two projects\n",
+		"model.safetensors": "version https://git-lfs.github.com/spec/v1\noid sha256:4d7a214614ab2935c943f9e0ff69d22eadbb8f32b1258daaa5e2ca24d17e2393\nsize 12345\n",
+		"big.txt":           big, "assets/blob.bin": randomBytes(h.rng, 1_500_000), "link": "->a.txt", "dirlink": "->nested/deep",
+		"node_modules/dep/index.js": "module.exports = 1\n", ".env": "SECRET=not-excluded-by-migrate\n",
+	})
+	must(os.WriteFile(filepath.Join(wd["alpha"], "empty.txt"), nil, 0o644))
+	h.hermesCommit(store, wd["alpha"], "first checkpoint\n\nbody text")
+	emptyBlob := h.git(store, "", "", "", nil, "hash-object", "-w", "--stdin")
+	longBlob := h.git(store, "", "", "long name\n", nil, "hash-object", "-w", "--stdin")
+	files(wd["alpha"], map[string]string{"a.txt": "one\ntwo\n", "data.bin": "", "big.txt": strings.Replace(big, "line 400:", "line 400 (edited):", 1)})
+	h.hermesCommit(store, wd["alpha"], "second: edit and delete")
+	h.hermesCommit(store, wd["alpha"], "third: a submodule, a long name, an empty link",
+		"160000,"+strings.Repeat("ab", 20)+",sub", "160000,"+strings.Repeat("cd", 20)+",deps/only/sub",
+		"100644,"+longBlob+",names/"+strings.Repeat("n", 300), "120000,"+emptyBlob+",emptylink")
+	files(wd["alpha"], map[string]string{"bin/run.sh": "", "bin/tool.sh": "#!/bin/sh\nexit 0\n", "link": "->bin/tool.sh"})
+	h.hermesCommit(store, wd["alpha"], "fourth: exec file renamed, link retargeted")
+	return big
+}
+
+// betaHistory continues beta's history in the shared store: a checkpoint,
+// then a commit signed under the user's own git settings.
+func (h *hermesDir) betaHistory() {
+	wd, store := h.wd, h.store
+	files(wd["beta"], map[string]string{"b.md": "# B, in the shared store\n", "src/main.py": "print('beta')\n"})
+	h.hermesCommit(store, wd["beta"], "beta checkpoint")
+	files(wd["beta"], map[string]string{"signed.txt": "made with commit.gpgsign=true\n"})
+	h.tick()
+	betaRef := "refs/hermes/" + projectHash(wd["beta"])
+	betaIndex := filepath.Join(store, "indexes", projectHash(wd["beta"]))
+	h.git(store, wd["beta"], betaIndex, "", nil, "read-tree", betaRef)
+	h.git(store, wd["beta"], betaIndex, "", nil, "add", "-A")
+	signed := fmt.Sprintf("tree %s\nparent %s\nauthor Hermes Checkpoint <hermes@local> %d +0200\ncommitter Hermes Checkpoint <hermes@local> %d +0200\n"+
+		"gpgsig -----BEGIN PGP SIGNATURE-----\n \n iQEzBAABCAAdFiEEfakefakefakefakefakefakefake=\n =abcd\n -----END PGP SIGNATURE-----\n\nsigned checkpoint\n",
+		h.git(store, wd["beta"], betaIndex, "", nil, "write-tree"), h.git(store, "", "", "", nil, "rev-parse", betaRef), h.clock, h.clock)
+	h.git(store, "", "", "", nil, "update-ref", betaRef, h.git(store, "", "", signed, nil, "hash-object", "-t", "commit", "-w", "--stdin"))
+}
+
+// prunedHistory makes a history pruned by rewriting in the shared store:
+// the kept commits keep their author time and message but carry the
+// prune's time as committer time; one more checkpoint follows.
+func (h *hermesDir) prunedHistory() {
+	wd, store := h.wd, h.store
+	for i := range 4 {
+		files(wd["pruned"], map[string]string{"p.txt": fmt.Sprintf("version %d\n", i), fmt.Sprintf("f%d.txt", i): "x\n"})
+		h.hermesCommit(store, wd["pruned"], fmt.Sprintf("pruned %d", i))
+	}
+	h.prunedRef = "refs/hermes/" + projectHash(wd["pruned"])
+	h.tick()
+	pruneTime := h.clock
+	parent := ""
+	for _, c := range strings.Fields(h.git(store, "", "", "", nil, "rev-list", "--reverse", h.prunedRef))[2:] {
+		meta := strings.SplitN(h.git(store, "", "", "", nil, "log", "-1", "--format=%T%x00%at%x00%s", c), "\x00", 3)
+		args := []string{"commit-tree", meta[0], "-m", meta[2]}
+		if parent != "" {
+			args = append(args, "-p", parent)
+		}
+		parent = h.git(store, "", "", "", []string{"GIT_AUTHOR_DATE=@" + meta[1] + " +0000", "GIT_COMMITTER_DATE=@" + strconv.FormatInt(pruneTime, 10) + " +0000"}, args...)
+	}
+	h.git(store, "", "", "", nil, "update-ref", h.prunedRef, parent)
+	files(wd["pruned"], map[string]string{"p.txt": "after the prune\n"})
+	h.hermesCommit(store, wd["pruned"], "pruned: after the prune")
+}
+
+// gammaRepo makes gamma: a pre-v2 shadow repository, loose only, on branch
+// trunk, made under the user's settings (autocrlf, an LFS attribute).
+func (h *hermesDir) gammaRepo() {
+	wd := h.wd
+	h.gamma = filepath.Join(h.from, "0123456789abcdef")
+	gamma := h.gamma
+	h.initShadow(gamma, "trunk")
+	h.git(gamma, "", "", "", nil, "config", "core.autocrlf", "true")
 	must(os.WriteFile(filepath.Join(gamma, "HERMES_WORKDIR"), []byte(wd["gamma"]), 0o644))
 	files(wd["gamma"], map[string]string{"main.py": "print('hi')\r\nprint('crlf')\r\n", ".gitattributes": "*.psd filter=lfs diff=lfs merge=lfs -text\n",
-		"art.psd": "version https://git-lfs.github.com/spec/v1\noid sha256:abc\nsize 99\n", "large.bin": randomBytes(rng, 1_200_000)})
-	b.shadowCommit(gamma, wd["gamma"], "gamma 1", "user.name=Someone Else", "user.email=u@example.com")
+		"art.psd": "version https://git-lfs.github.com/spec/v1\noid sha256:abc\nsize 99\n", "large.bin": randomBytes(h.rng, 1_200_000)})
+	h.shadowCommit(gamma, wd["gamma"], "gamma 1", "user.name=Someone Else", "user.email=u@example.com")
 	files(wd["gamma"], map[string]string{"main.py": "print('bye')\r\n", "tool.sh": "#!/bin/sh\r\n", "large.bin": ""})
-	b.shadowCommit(gamma, wd["gamma"], "gamma 2")
-	b.shadowCommit(gamma, wd["gamma"], "  \n\ngamma 3: empty commit, message after blank lines\r\nsecond line")
+	h.shadowCommit(gamma, wd["gamma"], "gamma 2")
+	h.shadowCommit(gamma, wd["gamma"], "  \n\ngamma 3: empty commit, message after blank lines\r\nsecond line")
+}
 
-	// delta: a shadow repository kept in a .git subdirectory, branch main.
-	deltaDir := filepath.Join(from, "fedcba9876543210")
-	deltaGit := filepath.Join(deltaDir, ".git")
-	b.initShadow(deltaGit, "main")
+// deltaRepo makes delta: a shadow repository kept in a .git subdirectory,
+// branch main, packed.
+func (h *hermesDir) deltaRepo() {
+	wd := h.wd
+	deltaDir := filepath.Join(h.from, "fedcba9876543210")
+	h.deltaGit = filepath.Join(deltaDir, ".git")
+	h.initShadow(h.deltaGit, "main")
 	must(os.WriteFile(filepath.Join(deltaDir, "HERMES_WORKDIR"), []byte(wd["delta"]+"\n"), 0o644))
 	files(wd["delta"], map[string]string{"x/y/z.txt": "deep\n", "run.sh": "#!/bin/sh\n", "gone.txt": "soon gone\n"})
-	b.shadowCommit(deltaGit, wd["delta"], "delta 1")
+	h.shadowCommit(h.deltaGit, wd["delta"], "delta 1")
 	files(wd["delta"], map[string]string{"gone.txt": "", "x/y/z.txt": "deeper\n"})
-	b.shadowCommit(deltaGit, wd["delta"], "delta 2")
-	b.git(deltaGit, "", "", "", nil, "gc", "-q")
+	h.shadowCommit(h.deltaGit, wd["delta"], "delta 2")
+	h.git(h.deltaGit, "", "", "", nil, "gc", "-q")
+}
 
-	// An archived shared store, loose only.
-	oldStore := filepath.Join(legacy, "store")
-	b.initShared(oldStore)
-	register(oldStore, wd["epsilon"])
+// archivedStore fills legacy-*: an archived shared store, loose only
+// (project epsilon), a copy of gamma's repository, and junk.
+func (h *hermesDir) archivedStore() {
+	wd := h.wd
+	h.oldStore = filepath.Join(h.legacy, "store")
+	h.initShared(h.oldStore)
+	register(h.oldStore, wd["epsilon"])
 	files(wd["epsilon"], map[string]string{"e.txt": "epsilon\n"})
-	b.hermesCommit(oldStore, wd["epsilon"], "epsilon 1")
+	h.hermesCommit(h.oldStore, wd["epsilon"], "epsilon 1")
 	files(wd["epsilon"], map[string]string{"e.txt": "epsilon\nagain\n", "bin/e.sh": "#!/bin/sh\n"})
-	b.hermesCommit(oldStore, wd["epsilon"], "epsilon 2")
-	// A copy of gamma's repository, and junk.
-	must(copyDir(gamma, filepath.Join(legacy, "0123456789abcdef")))
-	must(os.MkdirAll(filepath.Join(legacy, "ledgers"), 0o755))
-	must(os.WriteFile(filepath.Join(legacy, ".gc-pending"), nil, 0o644))
+	h.hermesCommit(h.oldStore, wd["epsilon"], "epsilon 2")
+	must(copyDir(h.gamma, filepath.Join(h.legacy, "0123456789abcdef")))
+	must(os.MkdirAll(filepath.Join(h.legacy, "ledgers"), 0o755))
+	must(os.WriteFile(filepath.Join(h.legacy, ".gc-pending"), nil, 0o644))
+}
 
-	f := &fixture{base: base, from: from, want: map[string][]gitCommit{}, workdirs: wd,
+// fixture reads every history back with git: what the import must
+// produce, per project in the order it must record them, and the counts.
+func (h *hermesDir) fixture() *fixture {
+	wd := h.wd
+	f := &fixture{base: h.base, from: h.from, want: map[string][]gitCommit{}, workdirs: wd,
 		units: []string{"0123456789abcdef", "fedcba9876543210", "legacy-20250101-000000", "store"}}
 	histories := []struct {
 		project, gitDir, ref string
 		copies               int
 	}{
-		{"beta", oldBeta, "HEAD", 1}, // older history first
-		{"beta", store, "refs/hermes/" + projectHash(wd["beta"]), 1},
-		{"alpha", store, "refs/hermes/" + projectHash(wd["alpha"]), 1},
-		{"pruned", store, prunedRef, 1},
-		{"gamma", gamma, "HEAD", 2},
-		{"delta", deltaGit, "HEAD", 1},
-		{"epsilon", oldStore, "refs/hermes/" + projectHash(wd["epsilon"]), 1},
+		{"beta", h.oldBeta, "HEAD", 1}, // older history first
+		{"beta", h.store, "refs/hermes/" + projectHash(wd["beta"]), 1},
+		{"alpha", h.store, "refs/hermes/" + projectHash(wd["alpha"]), 1},
+		{"pruned", h.store, h.prunedRef, 1},
+		{"gamma", h.gamma, "HEAD", 2},
+		{"delta", h.deltaGit, "HEAD", 1},
+		{"epsilon", h.oldStore, "refs/hermes/" + projectHash(wd["epsilon"]), 1},
 	}
 	blobs := map[string]string{}
-	for _, h := range histories {
-		for _, c := range strings.Fields(b.git(h.gitDir, "", "", "", nil, "rev-list", "--reverse", "--first-parent", h.ref)) {
-			gc := b.view(h.gitDir, c, blobs, f)
-			f.want[wd[h.project]] = append(f.want[wd[h.project]], gc)
-			f.total += h.copies
+	for _, hist := range histories {
+		for _, c := range strings.Fields(h.git(hist.gitDir, "", "", "", nil, "rev-list", "--reverse", "--first-parent", hist.ref)) {
+			gc := h.view(hist.gitDir, c, blobs, f)
+			f.want[wd[hist.project]] = append(f.want[wd[hist.project]], gc)
+			f.total += hist.copies
 			f.unique++
 		}
 	}
-	fx = f
-	return cleanup
+	return f
 }
 
 // view reads a commit with git: its author time, subject line and the

@@ -146,32 +146,9 @@ func Run(ctx context.Context, store Importer, from string, opts Options) (Report
 	var jobs []*job
 	total := 0
 	for i, s := range sources {
-		srep := &rep.Sources[i]
-		*srep = SourceReport{Path: s.Path, Unit: s.Unit, Kind: s.Kind, Projects: make([]ProjectReport, len(s.Projects)), Errors: []string{}}
-		srep.Errors = append(srep.Errors, s.Problems...)
-		if len(s.Projects) == 0 {
-			continue
-		}
-		err := withRepo(s.Path, func(st *filesystem.Storage) error {
-			for j := range s.Projects {
-				p := &s.Projects[j]
-				prep := &srep.Projects[j]
-				*prep = ProjectReport{Workdir: p.Workdir}
-				commits, problems := history(st, p.tips)
-				for _, msg := range problems {
-					srep.Errors = append(srep.Errors, fmt.Sprintf("%s: %s: %s", s.Path, p.Workdir, msg))
-				}
-				prep.Commits = len(commits)
-				total += len(commits)
-				if len(commits) > 0 {
-					jobs = append(jobs, &job{src: s, proj: p, rep: prep, srep: srep, commits: commits})
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			srep.Errors = append(srep.Errors, fmt.Sprintf("%s: %v", s.Path, err))
-		}
+		srcJobs, n := readSource(s, &rep.Sources[i])
+		jobs = append(jobs, srcJobs...)
+		total += n
 	}
 	// Per project, the older history first: snapshots of one time are
 	// listed in the order they are recorded.
@@ -182,13 +159,54 @@ func Run(ctx context.Context, store Importer, from string, opts Options) (Report
 		return a.commits[0].when.Compare(b.commits[0].when)
 	})
 
+	err = importJobs(ctx, store, jobs, total, opts)
+	rep.sum()
+	return rep, err
+}
+
+// readSource fills srep, the report of source s, with its projects and
+// problems, and reads each project's history: jobs are the projects with
+// commits, total the number of their commits.
+func readSource(s *Source, srep *SourceReport) (jobs []*job, total int) {
+	*srep = SourceReport{Path: s.Path, Unit: s.Unit, Kind: s.Kind, Projects: make([]ProjectReport, len(s.Projects)), Errors: []string{}}
+	srep.Errors = append(srep.Errors, s.Problems...)
+	if len(s.Projects) == 0 {
+		return nil, 0
+	}
+	err := withRepo(s.Path, func(st *filesystem.Storage) error {
+		for j := range s.Projects {
+			p := &s.Projects[j]
+			prep := &srep.Projects[j]
+			*prep = ProjectReport{Workdir: p.Workdir}
+			commits, problems := history(st, p.tips)
+			for _, msg := range problems {
+				srep.Errors = append(srep.Errors, fmt.Sprintf("%s: %s: %s", s.Path, p.Workdir, msg))
+			}
+			prep.Commits = len(commits)
+			total += len(commits)
+			if len(commits) > 0 {
+				jobs = append(jobs, &job{src: s, proj: p, rep: prep, srep: srep, commits: commits})
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		srep.Errors = append(srep.Errors, fmt.Sprintf("%s: %v", s.Path, err))
+	}
+	return jobs, total
+}
+
+// importJobs imports the jobs in order, reporting progress against total.
+// A project that fails to import is named in its source's errors and the
+// others go on; it returns an error only when ctx ends or the store itself
+// fails (busy or damaged).
+func importJobs(ctx context.Context, store Importer, jobs []*job, total int, opts Options) error {
 	prog := &progress{fn: opts.Progress, total: total}
 	prog.report(0)
 	done := 0
 	for _, j := range jobs {
 		if err := ctx.Err(); err != nil {
-			rep.sum()
-			return rep, err
+			return err
 		}
 		err := withRepo(j.src.Path, func(st *filesystem.Storage) error {
 			return importJob(ctx, store, st, j, opts, func(pos int) { prog.report(done + pos) })
@@ -196,12 +214,10 @@ func Run(ctx context.Context, store Importer, from string, opts Options) (Report
 		switch {
 		case err == nil:
 		case ctx.Err() != nil:
-			rep.sum()
-			return rep, ctx.Err()
+			return ctx.Err()
 		case errors.Is(err, casckpt.ErrBusy) || errors.Is(err, casckpt.ErrDatabase):
 			// The store itself fails: every other project would too.
-			rep.sum()
-			return rep, fmt.Errorf("import %s: %w", j.proj.Workdir, err)
+			return fmt.Errorf("import %s: %w", j.proj.Workdir, err)
 		default:
 			j.srep.Errors = append(j.srep.Errors, fmt.Sprintf("%s: %s: %v", j.src.Path, j.proj.Workdir, err))
 		}
@@ -209,8 +225,7 @@ func Run(ctx context.Context, store Importer, from string, opts Options) (Report
 		prog.report(done)
 	}
 	prog.report(total)
-	rep.sum()
-	return rep, nil
+	return nil
 }
 
 // sum fills the report's totals from its sources.

@@ -191,7 +191,49 @@ func TestImportMatchesGitWithoutGit(t *testing.T) {
 	f, from := getFixture(t)
 	ctx := context.Background()
 	store := newStore(t)
+	checkStatusBeforeImport(t, store, from, f)
+
+	hideGit(t)
+	before := testtree.ReadDigest(t, from)
+	var calls [][2]int
+	rep, err := Run(ctx, store, from, Options{Progress: func(done, total int) { calls = append(calls, [2]int{done, total}) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkFixtureReport(t, rep, f, from)
+	checkProgressCalls(t, calls, f.total)
+	if !maps.Equal(testtree.ReadDigest(t, from), before) {
+		t.Fatal("the import changed the legacy stores")
+	}
+	checkImported(t, store, f)
+	checkImportedTimes(t, store, f)
+
+	again, err := Run(ctx, store, from, Options{})
+	if err != nil || again.SnapshotsImported != 0 || again.SnapshotsSkipped != f.total || len(again.Errors) != 0 {
+		t.Fatalf("second run: %+v %v", again, err)
+	}
+	if !maps.Equal(testtree.ReadDigest(t, from), before) {
+		t.Fatal("the second import changed the legacy stores")
+	}
 	legacy, err := Status(ctx, store, from)
+	if err != nil || len(legacy) != len(f.units) {
+		t.Fatalf("status: %+v %v", legacy, err)
+	}
+	for _, l := range legacy {
+		if !l.Migrated {
+			t.Errorf("after the import: %+v", l)
+		}
+	}
+	if !maps.Equal(testtree.ReadDigest(t, from), before) {
+		t.Fatal("status changed the legacy stores")
+	}
+}
+
+// checkStatusBeforeImport checks that Status lists the fixture's units as
+// not migrated, each with a size, without creating the store.
+func checkStatusBeforeImport(t *testing.T, store *casckpt.Store, from string, f *fixture) {
+	t.Helper()
+	legacy, err := Status(context.Background(), store, from)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,14 +250,13 @@ func TestImportMatchesGitWithoutGit(t *testing.T) {
 	if _, err := os.Stat(store.Dir()); !os.IsNotExist(err) {
 		t.Fatalf("status created the store: %v", err)
 	}
+}
 
-	hideGit(t)
-	before := testtree.ReadDigest(t, from)
-	var calls [][2]int
-	rep, err := Run(ctx, store, from, Options{Progress: func(done, total int) { calls = append(calls, [2]int{done, total}) }})
-	if err != nil {
-		t.Fatal(err)
-	}
+// checkFixtureReport checks the report of the first import of the fixture
+// (from): its totals, and every project of every source imported, the copy
+// of gamma's repository only skipped.
+func checkFixtureReport(t *testing.T, rep Report, f *fixture, from string) {
+	t.Helper()
 	if rep.Projects != len(f.want) || rep.SnapshotsImported != f.unique || rep.SnapshotsSkipped != f.total-f.unique ||
 		len(rep.Errors) != 0 || rep.GitlinksSkipped != f.gitlinks || rep.NamesSkipped != f.badNames {
 		t.Fatalf("report: %+v\nwant %d projects, %d imported, %d skipped, %d gitlinks, %d bad names",
@@ -237,27 +278,32 @@ func TestImportMatchesGitWithoutGit(t *testing.T) {
 			}
 		}
 	}
-	if len(calls) < 2 || calls[0] != [2]int{0, f.total} || calls[len(calls)-1] != [2]int{f.total, f.total} {
-		t.Errorf("progress calls %v, want 0..%d", calls, f.total)
+}
+
+// checkProgressCalls checks that progress went from 0 to total, always
+// forward, always against the same total.
+func checkProgressCalls(t *testing.T, calls [][2]int, total int) {
+	t.Helper()
+	if len(calls) < 2 || calls[0] != [2]int{0, total} || calls[len(calls)-1] != [2]int{total, total} {
+		t.Errorf("progress calls %v, want 0..%d", calls, total)
 	}
 	for i := 1; i < len(calls); i++ {
-		if calls[i][0] <= calls[i-1][0] || calls[i][1] != f.total {
+		if calls[i][0] <= calls[i-1][0] || calls[i][1] != total {
 			t.Errorf("progress went from %v to %v", calls[i-1], calls[i])
 		}
 	}
-	if !maps.Equal(testtree.ReadDigest(t, from), before) {
-		t.Fatal("the import changed the legacy stores")
-	}
-	checkImported(t, store, f)
+}
 
-	// Times are author times: the pruned history's rewritten commits all
-	// carry one committer time.
+// checkImportedTimes checks the times the import kept: snapshots carry
+// author times (the pruned history's rewritten commits all carry one
+// committer time), and projects their records' times.
+func checkImportedTimes(t *testing.T, store *casckpt.Store, f *fixture) {
+	t.Helper()
 	pruned := f.want[f.workdirs["pruned"]]
 	if len(pruned) != 3 || pruned[0].author == pruned[1].author {
 		t.Fatalf("pruned history: %+v", pruned)
 	}
-	// Project records' times are kept.
-	st, err := store.Status(ctx)
+	st, err := store.Status(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -265,26 +311,6 @@ func TestImportMatchesGitWithoutGit(t *testing.T) {
 		if p.Workdir == f.workdirs["alpha"] && (p.Created.Unix() != 1700000000 || p.LastTouch.Unix() != 1900000000) {
 			t.Errorf("alpha: created %v last touch %v", p.Created, p.LastTouch)
 		}
-	}
-
-	again, err := Run(ctx, store, from, Options{})
-	if err != nil || again.SnapshotsImported != 0 || again.SnapshotsSkipped != f.total || len(again.Errors) != 0 {
-		t.Fatalf("second run: %+v %v", again, err)
-	}
-	if !maps.Equal(testtree.ReadDigest(t, from), before) {
-		t.Fatal("the second import changed the legacy stores")
-	}
-	legacy, err = Status(ctx, store, from)
-	if err != nil || len(legacy) != len(f.units) {
-		t.Fatalf("status: %+v %v", legacy, err)
-	}
-	for _, l := range legacy {
-		if !l.Migrated {
-			t.Errorf("after the import: %+v", l)
-		}
-	}
-	if !maps.Equal(testtree.ReadDigest(t, from), before) {
-		t.Fatal("status changed the legacy stores")
 	}
 }
 
@@ -386,54 +412,8 @@ func TestDamagedSourcesAreReportedAndSkipped(t *testing.T) {
 				t.Fatal(r)
 			}
 		}()
-		store := filepath.Join(from, "store")
-		b.initShared(store)
-		register(store, wd["ok"])
-		register(store, wd["holes"])
-		files(wd["ok"], map[string]string{"ok.txt": "fine\n"})
-		b.hermesCommit(store, wd["ok"], "ok 1")
-		// holes: its second commit's new blob goes missing.
-		files(wd["holes"], map[string]string{"h.txt": "one\n"})
-		b.hermesCommit(store, wd["holes"], "holes 1")
-		files(wd["holes"], map[string]string{"lost.txt": "this blob will be lost\n"})
-		b.hermesCommit(store, wd["holes"], "holes 2")
-		missingBlob = b.git(store, "", "", "this blob will be lost\n", nil, "hash-object", "--stdin")
-		files(wd["holes"], map[string]string{"lost.txt": "", "h.txt": "three\n"})
-		b.hermesCommit(store, wd["holes"], "holes 3")
-		must(os.Remove(filepath.Join(store, "objects", missingBlob[:2], missingBlob[2:])))
-		// A ref without its project record.
-		files(wd["norecord"], map[string]string{"n.txt": "n\n"})
-		b.hermesCommit(store, wd["norecord"], "no record")
-		orphanRef = "refs/hermes/" + projectHash(wd["norecord"])
-
-		// A shadow repository whose pack is truncated.
-		packed := filepath.Join(from, "1111111111111111")
-		b.initShadow(packed, "main")
-		must(os.WriteFile(filepath.Join(packed, "HERMES_WORKDIR"), []byte(wd["packed"]), 0o644))
-		files(wd["packed"], map[string]string{"p.txt": randomText(rand.New(rand.NewPCG(3, 4)), 2000)})
-		b.shadowCommit(packed, wd["packed"], "packed 1")
-		b.git(packed, "", "", "", nil, "gc", "-q")
-		packs, _ := filepath.Glob(filepath.Join(packed, "objects", "pack", "*.pack"))
-		if len(packs) != 1 {
-			t.Fatalf("packs: %v", packs)
-		}
-		st, _ := os.Stat(packs[0])
-		must(os.Truncate(packs[0], st.Size()/2))
-
-		// A HERMES_WORKDIR without a repository, and an archived repository
-		// whose workdir is unknown.
-		must(os.MkdirAll(filepath.Join(from, "2222222222222222"), 0o755))
-		must(os.WriteFile(filepath.Join(from, "2222222222222222", "HERMES_WORKDIR"), []byte("/somewhere"), 0o644))
-		unknown := filepath.Join(from, "legacy-1", "3333333333333333")
-		b.initShadow(unknown, "")
-		b.shadowCommit(unknown, wd["ok"], "whose?")
-		// A shadow repository recording a relative workdir.
-		rel := filepath.Join(from, "legacy-2", "4444444444444444")
-		b.initShadow(rel, "")
-		must(os.WriteFile(filepath.Join(rel, "HERMES_WORKDIR"), []byte("relative/dir"), 0o644))
-		b.shadowCommit(rel, wd["ok"], "relative")
-		// What is left of a repository that lost its HEAD.
-		must(os.MkdirAll(filepath.Join(from, "legacy-3", "5555555555555555", "objects", "pack"), 0o755))
+		missingBlob, orphanRef = damagedSharedStore(b, from, wd)
+		damagedShadows(b, from, wd)
 	}()
 	hideGit(t)
 
@@ -447,23 +427,7 @@ func TestDamagedSourcesAreReportedAndSkipped(t *testing.T) {
 	if !maps.Equal(testtree.ReadDigest(t, from), before) {
 		t.Fatal("the import changed the legacy stores")
 	}
-	all := strings.Join(rep.Errors, "\n")
-	t.Logf("errors:\n%s", all)
-	for _, want := range []string{orphanRef, missingBlob, "1111111111111111", "2222222222222222", "3333333333333333", "relative/dir", "holes 2", "5555555555555555"} {
-		if !strings.Contains(all, want) {
-			t.Errorf("no error mentions %s:\n%s", want, all)
-		}
-	}
-	if rep.SnapshotsImported != 3 {
-		t.Errorf("imported %d snapshots, want ok 1, holes 1 and holes 3:\n%+v", rep.SnapshotsImported, rep)
-	}
-	for _, s := range rep.Sources {
-		for _, p := range s.Projects {
-			if p.Workdir == wd["holes"] && (p.Commits != 3 || p.Imported != 2 || p.Failed != 1) {
-				t.Errorf("holes: %+v", p)
-			}
-		}
-	}
+	checkDamagedReport(t, rep, wd["holes"], orphanRef, missingBlob)
 	list, err := store.List(ctx, wd["holes"], 0)
 	if err != nil || len(list) != 2 || list[0].Reason != "holes 3" || list[1].Reason != "holes 1" {
 		t.Fatalf("holes: %+v %v", list, err)
@@ -484,6 +448,94 @@ func TestDamagedSourcesAreReportedAndSkipped(t *testing.T) {
 	again, err := Run(ctx, store, from, Options{})
 	if err != nil || again.SnapshotsImported != 0 || again.SnapshotsSkipped != 3 {
 		t.Fatalf("second run: %+v %v", again, err)
+	}
+}
+
+// damagedSharedStore makes a shared store under from with a sound project
+// (ok), one whose second commit's new blob goes missing (holes), and a ref
+// without its project record (norecord). It returns the missing blob and
+// the orphan ref. It panics when git fails.
+func damagedSharedStore(b *builder, from string, wd map[string]string) (missingBlob, orphanRef string) {
+	store := filepath.Join(from, "store")
+	b.initShared(store)
+	register(store, wd["ok"])
+	register(store, wd["holes"])
+	files(wd["ok"], map[string]string{"ok.txt": "fine\n"})
+	b.hermesCommit(store, wd["ok"], "ok 1")
+	// holes: its second commit's new blob goes missing.
+	files(wd["holes"], map[string]string{"h.txt": "one\n"})
+	b.hermesCommit(store, wd["holes"], "holes 1")
+	files(wd["holes"], map[string]string{"lost.txt": "this blob will be lost\n"})
+	b.hermesCommit(store, wd["holes"], "holes 2")
+	missingBlob = b.git(store, "", "", "this blob will be lost\n", nil, "hash-object", "--stdin")
+	files(wd["holes"], map[string]string{"lost.txt": "", "h.txt": "three\n"})
+	b.hermesCommit(store, wd["holes"], "holes 3")
+	must(os.Remove(filepath.Join(store, "objects", missingBlob[:2], missingBlob[2:])))
+	// A ref without its project record.
+	files(wd["norecord"], map[string]string{"n.txt": "n\n"})
+	b.hermesCommit(store, wd["norecord"], "no record")
+	orphanRef = "refs/hermes/" + projectHash(wd["norecord"])
+	return missingBlob, orphanRef
+}
+
+// damagedShadows makes shadow repositories under from that cannot be
+// imported, each in its own way: a truncated pack, a HERMES_WORKDIR
+// without a repository, an archived repository whose workdir is unknown,
+// a relative workdir, and what is left of a repository that lost its
+// HEAD. It panics when git fails.
+func damagedShadows(b *builder, from string, wd map[string]string) {
+	// A shadow repository whose pack is truncated.
+	packed := filepath.Join(from, "1111111111111111")
+	b.initShadow(packed, "main")
+	must(os.WriteFile(filepath.Join(packed, "HERMES_WORKDIR"), []byte(wd["packed"]), 0o644))
+	files(wd["packed"], map[string]string{"p.txt": randomText(rand.New(rand.NewPCG(3, 4)), 2000)})
+	b.shadowCommit(packed, wd["packed"], "packed 1")
+	b.git(packed, "", "", "", nil, "gc", "-q")
+	packs, _ := filepath.Glob(filepath.Join(packed, "objects", "pack", "*.pack"))
+	if len(packs) != 1 {
+		b.fail("packs: %v", packs)
+	}
+	st, _ := os.Stat(packs[0])
+	must(os.Truncate(packs[0], st.Size()/2))
+
+	// A HERMES_WORKDIR without a repository, and an archived repository
+	// whose workdir is unknown.
+	must(os.MkdirAll(filepath.Join(from, "2222222222222222"), 0o755))
+	must(os.WriteFile(filepath.Join(from, "2222222222222222", "HERMES_WORKDIR"), []byte("/somewhere"), 0o644))
+	unknown := filepath.Join(from, "legacy-1", "3333333333333333")
+	b.initShadow(unknown, "")
+	b.shadowCommit(unknown, wd["ok"], "whose?")
+	// A shadow repository recording a relative workdir.
+	rel := filepath.Join(from, "legacy-2", "4444444444444444")
+	b.initShadow(rel, "")
+	must(os.WriteFile(filepath.Join(rel, "HERMES_WORKDIR"), []byte("relative/dir"), 0o644))
+	b.shadowCommit(rel, wd["ok"], "relative")
+	// What is left of a repository that lost its HEAD.
+	must(os.MkdirAll(filepath.Join(from, "legacy-3", "5555555555555555", "objects", "pack"), 0o755))
+}
+
+// checkDamagedReport checks that the report of importing the damaged
+// sources names every problem, and that only the sound commits were
+// imported: ok 1, and holes 1 and 3 (holes, the project at holesWorkdir,
+// fails one commit of three).
+func checkDamagedReport(t *testing.T, rep Report, holesWorkdir, orphanRef, missingBlob string) {
+	t.Helper()
+	all := strings.Join(rep.Errors, "\n")
+	t.Logf("errors:\n%s", all)
+	for _, want := range []string{orphanRef, missingBlob, "1111111111111111", "2222222222222222", "3333333333333333", "relative/dir", "holes 2", "5555555555555555"} {
+		if !strings.Contains(all, want) {
+			t.Errorf("no error mentions %s:\n%s", want, all)
+		}
+	}
+	if rep.SnapshotsImported != 3 {
+		t.Errorf("imported %d snapshots, want ok 1, holes 1 and holes 3:\n%+v", rep.SnapshotsImported, rep)
+	}
+	for _, s := range rep.Sources {
+		for _, p := range s.Projects {
+			if p.Workdir == holesWorkdir && (p.Commits != 3 || p.Imported != 2 || p.Failed != 1) {
+				t.Errorf("holes: %+v", p)
+			}
+		}
 	}
 }
 

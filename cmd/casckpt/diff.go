@@ -115,9 +115,32 @@ func writeStat(w io.Writer, res casckpt.DiffResult, width int) {
 	if len(res.Files) == 0 {
 		return
 	}
-	files := make([]statFile, len(res.Files))
+	files, l := layOutStat(res.Files, int64(width))
+	var adds, dels int64
+	for _, f := range files {
+		if !f.binary {
+			adds += f.added
+			dels += f.deleted
+		}
+		l.writeLine(w, f)
+	}
+	fmt.Fprintln(w, statSummary(int64(len(files)), adds, dels))
+}
+
+// statLayout is how --stat lays out its lines: the widths of the name
+// column, of the counts and of the bar, and the largest change of a text
+// file, which the bar scales to its width.
+type statLayout struct {
+	nameWidth, numberWidth, graphWidth, maxChange int64
+}
+
+// layOutStat makes the lines of --stat for the changed files and fits them
+// to the total width as git does: the bar gets at most 3/8 of it (and at
+// least 6 columns), the name column the rest.
+func layOutStat(changed []casckpt.FileDiff, total int64) ([]statFile, statLayout) {
+	files := make([]statFile, len(changed))
 	var maxLen, maxChange, binWidth, numberWidth int64
-	for i, f := range res.Files {
+	for i, f := range changed {
 		sf := statFile{name: quotePath(f.Path), added: f.Insertions, deleted: f.Deletions, binary: f.Binary}
 		maxLen = max(maxLen, int64(uniseg.StringWidth(sf.name)))
 		if f.Binary {
@@ -135,7 +158,6 @@ func writeStat(w io.Writer, res casckpt.DiffResult, width int) {
 		}
 		files[i] = sf
 	}
-	total := int64(width)
 	numberWidth = max(numberWidth, decimalWidth(maxChange))
 	total = max(total, 16+6+numberWidth)
 	graphWidth := maxChange
@@ -153,55 +175,70 @@ func writeStat(w io.Writer, res casckpt.DiffResult, width int) {
 			graphWidth = total - numberWidth - 6 - nameWidth
 		}
 	}
-	var adds, dels int64
-	for _, f := range files {
-		name, prefix, room := f.name, "", nameWidth
-		if nameLen := int64(uniseg.StringWidth(name)); nameWidth < nameLen {
-			prefix, room = "...", max(room-3, 0)
-			for nameLen > room {
-				_, size := utf8.DecodeRuneInString(name)
-				nameLen -= int64(uniseg.StringWidth(name[:size]))
-				name = name[size:]
-			}
-			if i := strings.IndexByte(name, '/'); i >= 0 {
-				name = name[i:]
-			}
+	return files, statLayout{nameWidth: nameWidth, numberWidth: numberWidth, graphWidth: graphWidth, maxChange: maxChange}
+}
+
+// writeLine prints f's line of --stat: its name, then "Bin" and the sizes
+// for a binary file, or the count of changed lines and the bar.
+func (l statLayout) writeLine(w io.Writer, f statFile) {
+	name := l.nameColumn(f.name)
+	if f.binary {
+		fmt.Fprintf(w, " %s | %*s", name, l.numberWidth, "Bin")
+		if f.added == 0 && f.deleted == 0 {
+			fmt.Fprintln(w)
+		} else {
+			fmt.Fprintf(w, " %d -> %d bytes\n", f.deleted, f.added)
 		}
-		padding := max(room-int64(uniseg.StringWidth(name)), 0)
-		pad := strings.Repeat(" ", int(padding))
-		if f.binary {
-			fmt.Fprintf(w, " %s%s%s | %*s", prefix, name, pad, numberWidth, "Bin")
-			if f.added == 0 && f.deleted == 0 {
-				fmt.Fprintln(w)
-			} else {
-				fmt.Fprintf(w, " %d -> %d bytes\n", f.deleted, f.added)
-			}
-			continue
-		}
-		adds += f.added
-		dels += f.deleted
-		add, del := f.added, f.deleted
-		if graphWidth <= maxChange {
-			n := scaleLinear(add+del, graphWidth, maxChange)
-			if n < 2 && add > 0 && del > 0 {
-				n = 2
-			}
-			if add < del {
-				add = scaleLinear(add, graphWidth, maxChange)
-				del = n - add
-			} else {
-				del = scaleLinear(del, graphWidth, maxChange)
-				add = n - del
-			}
-		}
-		sep := ""
-		if f.added+f.deleted > 0 {
-			sep = " "
-		}
-		fmt.Fprintf(w, " %s%s%s | %*d%s%s%s\n", prefix, name, pad, numberWidth, f.added+f.deleted, sep,
-			strings.Repeat("+", int(add)), strings.Repeat("-", int(del)))
+		return
 	}
-	fmt.Fprintln(w, statSummary(int64(len(files)), adds, dels))
+	add, del := l.bar(f.added, f.deleted)
+	sep := ""
+	if f.added+f.deleted > 0 {
+		sep = " "
+	}
+	fmt.Fprintf(w, " %s | %*d%s%s%s\n", name, l.numberWidth, f.added+f.deleted, sep,
+		strings.Repeat("+", int(add)), strings.Repeat("-", int(del)))
+}
+
+// nameColumn is name padded to the name column, or, when it is wider,
+// "..." and as much of its end as fits, from a "/" if it keeps one.
+func (l statLayout) nameColumn(name string) string {
+	prefix, room := "", l.nameWidth
+	if nameLen := int64(uniseg.StringWidth(name)); l.nameWidth < nameLen {
+		prefix, room = "...", max(room-3, 0)
+		for nameLen > room {
+			_, size := utf8.DecodeRuneInString(name)
+			nameLen -= int64(uniseg.StringWidth(name[:size]))
+			name = name[size:]
+		}
+		if i := strings.IndexByte(name, '/'); i >= 0 {
+			name = name[i:]
+		}
+	}
+	padding := max(room-int64(uniseg.StringWidth(name)), 0)
+	return prefix + name + strings.Repeat(" ", int(padding))
+}
+
+// bar is the number of + and - marks for a file of add inserted and del
+// deleted lines: the counts themselves when the bar has room for the
+// largest change, else scaled down, keeping a mark of each kind when both
+// kinds changed.
+func (l statLayout) bar(add, del int64) (int64, int64) {
+	if l.graphWidth > l.maxChange {
+		return add, del
+	}
+	n := scaleLinear(add+del, l.graphWidth, l.maxChange)
+	if n < 2 && add > 0 && del > 0 {
+		n = 2
+	}
+	if add < del {
+		add = scaleLinear(add, l.graphWidth, l.maxChange)
+		del = n - add
+	} else {
+		del = scaleLinear(del, l.graphWidth, l.maxChange)
+		add = n - del
+	}
+	return add, del
 }
 
 // scaleLinear scales it from 0..most to 0..width, giving every change at

@@ -91,92 +91,114 @@ func TestFullDiskAtEveryPoint(t *testing.T) {
 				step, target = 8*step, "B"
 			}
 			free := int64(0)
-			for ; ; free += step {
-				work := filepath.Join(disk, "work")
-				if err := os.RemoveAll(work); err != nil {
-					t.Fatal(err)
-				}
-				e := newEnv(t)
-				e.store = filepath.Join(work, "store")
-				e.vars["CASCKPT_HOME"] = e.store
-				dir := filepath.Join(work, "project")
-				ids := map[string]string{}
-				for _, name := range []string{"A", "B", "D", "E", "F", "C"} {
-					os.RemoveAll(dir)
-					testtree.Write(t, dir, trees[name])
-					if name != "C" || op == "restore-written" {
-						ids[name] = jsonOf[map[string]any](t, e.ok("snapshot", dir, "--json", "-m", name).out)["id"].(string)
-					}
-				}
-				args := map[string][]string{
-					"snapshot":        {"snapshot", dir},
-					"gc":              {"gc"},
-					"restore":         {"restore", dir, ids["A"]},
-					"restore-written": {"restore", dir, ids["B"]},
-				}[op]
-				if op == "gc" {
-					e.ok("forget", dir, ids["B"])
-					delete(ids, "B")
-				}
-				filler := fill(t, disk, free)
-				r := e.run(args...)
-				if r.code != 0 {
-					failsWith(t, r, 1, "no space left")
-					if !strings.Contains(r.err, "free some disk space") {
-						t.Fatalf("%d bytes free: the message does not say what to do: %q", free, r.err)
-					}
-				}
-				if strings.HasPrefix(op, "restore") {
-					now := testtree.Read(t, dir)
-					oldTree, newTree := testtree.WithDirs(trees["C"]), testtree.WithDirs(trees[target])
-					for p, got := range now {
-						if strings.Contains(p, ".casckpt-") {
-							t.Fatalf("%d bytes free: the restore left %s", free, p)
-						}
-						if got != oldTree[p] && got != newTree[p] {
-							t.Fatalf("%d bytes free: %s is neither old nor new", free, p)
-						}
-					}
-				}
-				// Reading needs no space: the snapshots are all there and whole.
-				e.ok("verify")
-				for name, id := range ids {
-					if out := e.ok("cat", dir, id, "run.sh").out; out != "#!/bin/sh\n" {
-						t.Fatalf("%d bytes free: snapshot %s reads %q", free, name, out)
-					}
-				}
-				// Space is back: the same command works and the store is whole.
-				if err := os.Remove(filler); err != nil {
-					t.Fatal(err)
-				}
-				e.ok(args...)
-				e.ok("verify")
-				if left, _ := filepath.Glob(filepath.Join(e.store, "packs", ".tmp-*")); len(left) > 0 {
-					t.Fatalf("%d bytes free: temporary packs left: %v", free, left)
-				}
-				list := jsonOf[[]map[string]any](t, e.ok("list", dir, "--json").out)
-				listed := map[string]bool{}
-				for _, s := range list {
-					listed[s["id"].(string)] = true
-				}
-				for name, id := range ids {
-					if !listed[id] {
-						t.Fatalf("%d bytes free: snapshot %s was lost", free, name)
-					}
-				}
-				if strings.HasPrefix(op, "restore") {
-					if diff := testtree.Equal(testtree.WithDirs(trees[target]), testtree.Read(t, dir)); diff != "" {
-						t.Fatalf("%d bytes free: the restore once space was back: %s", free, diff)
-					}
-				}
-				if r.code == 0 {
-					break
-				}
+			for !sweepAt(t, disk, trees, op, target, free) {
+				free += step
 			}
 			if free == 0 {
 				t.Fatalf("%s succeeded with no space free: the sweep tested nothing", op)
 			}
 			t.Logf("%s failed with 0 to %d bytes free, then succeeded", op, free-step)
 		})
+	}
+}
+
+// sweepAt runs op once with free bytes left on disk, on a new store and
+// project (see newSweep), checks what it left whether it failed or not,
+// then runs it again with the space back and checks that. It reports
+// whether op succeeded on the full disk.
+func sweepAt(t *testing.T, disk string, trees map[string]testtree.Tree, op, target string, free int64) (succeeded bool) {
+	e, dir, ids := newSweep(t, disk, trees, op)
+	args := map[string][]string{
+		"snapshot":        {"snapshot", dir},
+		"gc":              {"gc"},
+		"restore":         {"restore", dir, ids["A"]},
+		"restore-written": {"restore", dir, ids["B"]},
+	}[op]
+	if op == "gc" {
+		e.ok("forget", dir, ids["B"])
+		delete(ids, "B")
+	}
+	filler := fill(t, disk, free)
+	r := e.run(args...)
+	if r.code != 0 {
+		failsWith(t, r, 1, "no space left")
+		if !strings.Contains(r.err, "free some disk space") {
+			t.Fatalf("%d bytes free: the message does not say what to do: %q", free, r.err)
+		}
+	}
+	if strings.HasPrefix(op, "restore") {
+		now := testtree.Read(t, dir)
+		oldTree, newTree := testtree.WithDirs(trees["C"]), testtree.WithDirs(trees[target])
+		for p, got := range now {
+			if strings.Contains(p, ".casckpt-") {
+				t.Fatalf("%d bytes free: the restore left %s", free, p)
+			}
+			if got != oldTree[p] && got != newTree[p] {
+				t.Fatalf("%d bytes free: %s is neither old nor new", free, p)
+			}
+		}
+	}
+	// Reading needs no space: the snapshots are all there and whole.
+	e.ok("verify")
+	for name, id := range ids {
+		if out := e.ok("cat", dir, id, "run.sh").out; out != "#!/bin/sh\n" {
+			t.Fatalf("%d bytes free: snapshot %s reads %q", free, name, out)
+		}
+	}
+	// Space is back: the same command works and the store is whole.
+	if err := os.Remove(filler); err != nil {
+		t.Fatal(err)
+	}
+	e.ok(args...)
+	checkSweepRecovered(t, e, dir, ids, free)
+	if strings.HasPrefix(op, "restore") {
+		if diff := testtree.Equal(testtree.WithDirs(trees[target]), testtree.Read(t, dir)); diff != "" {
+			t.Fatalf("%d bytes free: the restore once space was back: %s", free, diff)
+		}
+	}
+	return r.code == 0
+}
+
+// newSweep makes a new store and project under disk/work, snapshots the
+// trees A, B, D, E and F, and leaves the project at C, snapshotted too for
+// restore-written. ids are the snapshots' IDs by tree name.
+func newSweep(t *testing.T, disk string, trees map[string]testtree.Tree, op string) (e *env, dir string, ids map[string]string) {
+	work := filepath.Join(disk, "work")
+	if err := os.RemoveAll(work); err != nil {
+		t.Fatal(err)
+	}
+	e = newEnv(t)
+	e.store = filepath.Join(work, "store")
+	e.vars["CASCKPT_HOME"] = e.store
+	dir = filepath.Join(work, "project")
+	ids = map[string]string{}
+	for _, name := range []string{"A", "B", "D", "E", "F", "C"} {
+		os.RemoveAll(dir)
+		testtree.Write(t, dir, trees[name])
+		if name != "C" || op == "restore-written" {
+			ids[name] = jsonOf[map[string]any](t, e.ok("snapshot", dir, "--json", "-m", name).out)["id"].(string)
+		}
+	}
+	return e, dir, ids
+}
+
+// checkSweepRecovered checks the store once the command has run again
+// with space back: it verifies, holds no temporary pack, and still lists
+// every snapshot of ids.
+func checkSweepRecovered(t *testing.T, e *env, dir string, ids map[string]string, free int64) {
+	t.Helper()
+	e.ok("verify")
+	if left, _ := filepath.Glob(filepath.Join(e.store, "packs", ".tmp-*")); len(left) > 0 {
+		t.Fatalf("%d bytes free: temporary packs left: %v", free, left)
+	}
+	list := jsonOf[[]map[string]any](t, e.ok("list", dir, "--json").out)
+	listed := map[string]bool{}
+	for _, s := range list {
+		listed[s["id"].(string)] = true
+	}
+	for name, id := range ids {
+		if !listed[id] {
+			t.Fatalf("%d bytes free: snapshot %s was lost", free, name)
+		}
 	}
 }

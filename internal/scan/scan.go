@@ -305,6 +305,43 @@ func (s *scanner) walkDir(n *node, rel string, ign *ignoreFile, wg *sync.WaitGro
 	if s.ctx.Err() != nil {
 		return
 	}
+	dir, fd, dirents, ok := s.listDir(n, rel)
+	if !ok {
+		return
+	}
+	defer dir.Close()
+	dirPath := dir.Name()
+	ign = s.enterDir(n, rel, fd, dirents, ign)
+	var subdirs []*node
+	for _, dirent := range dirents {
+		name := dirent.Name()
+		childRel := path.Join(rel, name)
+		st, ok := s.included(fd, dirPath, childRel, dirent, ign)
+		if !ok {
+			continue
+		}
+		child := s.newNode(fd, childRel, name, &st)
+		if child == nil {
+			continue
+		}
+		if child.kind == manifest.KindDir {
+			subdirs = append(subdirs, child)
+		} else if s.files.Add(1) > int64(s.opts.MaxFiles) {
+			s.fail(fmt.Errorf("%w: more than %d files under %s (raise --max-files or add a .gitignore)", ErrTooManyFiles, s.opts.MaxFiles, s.root))
+			return
+		}
+		n.children = append(n.children, child)
+	}
+	s.matchCache(n, rel)
+	dir.Close() // not held open while the subdirectories are walked
+	s.walkSubdirs(subdirs, rel, ign, wg)
+}
+
+// listDir opens directory n (at rel) beneath the root and lists it, sorted
+// by name. When it cannot, it fails the scan for the root, or warns and
+// marks n not captured for a subdirectory, and ok is false; otherwise the
+// caller closes dir, whose descriptor is fd.
+func (s *scanner) listDir(n *node, rel string) (dir *os.File, fd int, dirents []fs.DirEntry, ok bool) {
 	dirPath := s.abs(rel)
 	if testHook != nil {
 		testHook("opendir", rel)
@@ -313,25 +350,32 @@ func (s *scanner) walkDir(n *node, rel string, ign *ignoreFile, wg *sync.WaitGro
 	if err != nil {
 		if rel == "" {
 			s.fail(fmt.Errorf("open %s: %w", dirPath, err))
-			return
+			return nil, -1, nil, false
 		}
 		s.warn("%s: cannot open directory: %v", rel, err)
 		n.kind = 0 // not captured; buildTree reports it excluded
-		return
+		return nil, -1, nil, false
 	}
-	dir := os.NewFile(uintptr(fd), dirPath)
-	defer dir.Close()
-	dirents, err := dir.ReadDir(-1)
+	dir = os.NewFile(uintptr(fd), dirPath)
+	dirents, err = dir.ReadDir(-1)
 	if err != nil {
+		dir.Close()
 		if rel == "" {
 			s.fail(fmt.Errorf("read %s: %w", dirPath, err))
-			return
+			return nil, -1, nil, false
 		}
 		s.warn("%s: cannot read directory: %v", rel, err)
 		n.kind = 0
-		return
+		return nil, -1, nil, false
 	}
 	slices.SortFunc(dirents, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+	return dir, fd, dirents, true
+}
+
+// enterDir records that directory n (at rel, open as fd, listing dirents)
+// was seen, attaches its stat cache record, and returns the ignore rules
+// that apply inside it: ign, plus its own .gitignore if it has one.
+func (s *scanner) enterDir(n *node, rel string, fd int, dirents []fs.DirEntry, ign *ignoreFile) *ignoreFile {
 	if slices.ContainsFunc(dirents, func(d fs.DirEntry) bool { return d.Name() == ".gitignore" }) {
 		if content, err := readSmall(fd, ".gitignore"); err == nil {
 			ign = parseIgnore(ign, rel, content)
@@ -345,76 +389,88 @@ func (s *scanner) walkDir(n *node, rel string, ign *ignoreFile, wg *sync.WaitGro
 	s.mu.Lock()
 	s.seenDirs[rel] = true
 	s.mu.Unlock()
-	var subdirs []*node
-	for _, dirent := range dirents {
-		name := dirent.Name()
-		childRel := path.Join(rel, name)
-		if err := manifest.ValidName(name); err != nil {
-			s.warn("%s: %v", childRel, err)
-			s.exclude(childRel)
-			continue
-		}
-		var st unix.Stat_t
-		if dirent.IsDir() {
-			st.Mode = unix.S_IFDIR // a directory needs no stat: nothing of it is recorded
-		} else if err := unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
-			if !errors.Is(err, unix.ENOENT) { // vanished since listing: not there
-				s.warn("%s: cannot stat: %v", childRel, err)
-				s.exclude(childRel)
-			}
-			continue
-		}
-		fmtBits := st.Mode & unix.S_IFMT
-		isDir := fmtBits == unix.S_IFDIR
-		if fmtBits == unix.S_IFREG && manifest.IsTemp(name) { // a killed restore's: reported, never captured
-			s.mu.Lock()
-			s.leftovers = append(s.leftovers, childRel)
-			s.mu.Unlock()
-			continue
-		}
-		if defaults.excluded(name, isDir) || (ign != nil && ign.ignored(childRel, isDir)) ||
-			(len(s.opts.Skip) > 0 && slices.Contains(s.opts.Skip, filepath.Join(dirPath, name))) {
-			s.exclude(childRel)
-			continue
-		}
-		child := &node{name: name}
-		switch fmtBits {
-		case unix.S_IFDIR:
-			child.kind = manifest.KindDir
-			subdirs = append(subdirs, child)
-		case unix.S_IFREG:
-			if st.Size > s.opts.MaxFileSize {
-				s.exclude(childRel)
-				continue
-			}
-			child.kind = manifest.KindFile
-			child.exec = st.Mode&0o100 != 0
-			child.size = st.Size
-			child.stamp = statcache.CurrentStamp(st.Size, st.Mtim.Nano(), st.Ctim.Nano(), st.Ino, st.Mode)
-			child.dev, child.ino = st.Dev, st.Ino
-		case unix.S_IFLNK:
-			target, err := readlinkat(fd, name)
-			if err != nil || target == "" || strings.IndexByte(target, 0) >= 0 || len(target) > manifest.MaxTargetLen {
-				s.warn("%s: cannot read link: %v", childRel, err)
-				s.exclude(childRel)
-				continue
-			}
-			child.kind = manifest.KindSymlink
-			child.target = target
-			child.size = int64(len(target))
-			child.stamp = statcache.LinkStamp(target)
-		default: // sockets, FIFOs, devices: never opened, never captured
-			s.exclude(childRel)
-			continue
-		}
-		if child.kind != manifest.KindDir && s.files.Add(1) > int64(s.opts.MaxFiles) {
-			s.fail(fmt.Errorf("%w: more than %d files under %s (raise --max-files or add a .gitignore)", ErrTooManyFiles, s.opts.MaxFiles, s.root))
-			return
-		}
-		n.children = append(n.children, child)
+	return ign
+}
+
+// included stats one entry (childRel, in the directory dirPath open as
+// fd) without following a link and tells whether the walk keeps it. An
+// invalid name, an entry that cannot be stat'ed, and one excluded by a
+// rule, a .gitignore or the Skip list are reported as excluded; a killed
+// restore's temporary file as a leftover; an entry vanished since the
+// listing is passed over. A directory is not stat'ed: st holds only its
+// type.
+func (s *scanner) included(fd int, dirPath, childRel string, dirent fs.DirEntry, ign *ignoreFile) (st unix.Stat_t, ok bool) {
+	name := dirent.Name()
+	if err := manifest.ValidName(name); err != nil {
+		s.warn("%s: %v", childRel, err)
+		s.exclude(childRel)
+		return st, false
 	}
-	s.matchCache(n, rel)
-	dir.Close()
+	if dirent.IsDir() {
+		st.Mode = unix.S_IFDIR // a directory needs no stat: nothing of it is recorded
+	} else if err := unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		if !errors.Is(err, unix.ENOENT) { // vanished since listing: not there
+			s.warn("%s: cannot stat: %v", childRel, err)
+			s.exclude(childRel)
+		}
+		return st, false
+	}
+	fmtBits := st.Mode & unix.S_IFMT
+	isDir := fmtBits == unix.S_IFDIR
+	if fmtBits == unix.S_IFREG && manifest.IsTemp(name) { // a killed restore's: reported, never captured
+		s.mu.Lock()
+		s.leftovers = append(s.leftovers, childRel)
+		s.mu.Unlock()
+		return st, false
+	}
+	if defaults.excluded(name, isDir) || (ign != nil && ign.ignored(childRel, isDir)) ||
+		(len(s.opts.Skip) > 0 && slices.Contains(s.opts.Skip, filepath.Join(dirPath, name))) {
+		s.exclude(childRel)
+		return st, false
+	}
+	return st, true
+}
+
+// newNode makes the node of an included entry (name, at childRel, in the
+// directory open as fd) from its metadata st. It returns nil, reporting the
+// entry excluded, for a file over the size limit, a link that cannot be
+// read, and a socket, FIFO or device, which is never opened.
+func (s *scanner) newNode(fd int, childRel, name string, st *unix.Stat_t) *node {
+	child := &node{name: name}
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFDIR:
+		child.kind = manifest.KindDir
+	case unix.S_IFREG:
+		if st.Size > s.opts.MaxFileSize {
+			s.exclude(childRel)
+			return nil
+		}
+		child.kind = manifest.KindFile
+		child.exec = st.Mode&0o100 != 0
+		child.size = st.Size
+		child.stamp = statcache.CurrentStamp(st.Size, st.Mtim.Nano(), st.Ctim.Nano(), st.Ino, st.Mode)
+		child.dev, child.ino = st.Dev, st.Ino
+	case unix.S_IFLNK:
+		target, err := readlinkat(fd, name)
+		if err != nil || target == "" || strings.IndexByte(target, 0) >= 0 || len(target) > manifest.MaxTargetLen {
+			s.warn("%s: cannot read link: %v", childRel, err)
+			s.exclude(childRel)
+			return nil
+		}
+		child.kind = manifest.KindSymlink
+		child.target = target
+		child.size = int64(len(target))
+		child.stamp = statcache.LinkStamp(target)
+	default: // sockets, FIFOs, devices: never opened, never captured
+		s.exclude(childRel)
+		return nil
+	}
+	return child
+}
+
+// walkSubdirs walks the subdirectories of the directory at rel: each in a
+// new goroutine while the semaphore has room, otherwise on this one.
+func (s *scanner) walkSubdirs(subdirs []*node, rel string, ign *ignoreFile, wg *sync.WaitGroup) {
 	for _, sub := range subdirs {
 		subRel := path.Join(rel, sub.name)
 		select {
@@ -675,9 +731,30 @@ func (s *scanner) checkCachedTree(id cas.ID) error {
 // names; the caller checks that it is stored when a new tree refers to it
 // (only there, so that an unchanged tree costs no lookups).
 func (s *scanner) buildTree(n *node, rel string, res *Result) (_ cas.ID, cached bool, _ error) {
-	subtrees := map[string]cas.ID{}
-	var fromCache []cas.ID // subtrees taken from the cache
-	same := n.sameFiles
+	subtrees, fromCache, same, err := s.buildSubtrees(n, rel, res)
+	if err != nil {
+		return cas.ID{}, false, err
+	}
+	if same {
+		return n.dc.Tree, true, nil // nothing in or below it changed
+	}
+	for _, id := range fromCache {
+		if err := s.checkCachedTree(id); err != nil {
+			return cas.ID{}, false, err
+		}
+	}
+	id, err := s.storeTree(n, rel, subtrees, res)
+	return id, false, err
+}
+
+// buildSubtrees builds the trees of n's subdirectories, counts its files
+// and links into res, and reports children no longer captured as excluded.
+// fromCache lists the subtrees taken from the stat cache; same is true when
+// n's record in the cache still holds: its files and links, and every
+// subtree, are as it records.
+func (s *scanner) buildSubtrees(n *node, rel string, res *Result) (subtrees map[string]cas.ID, fromCache []cas.ID, same bool, _ error) {
+	subtrees = map[string]cas.ID{}
+	same = n.sameFiles
 	sub := 0 // position among the subdirectories
 	for _, c := range n.children {
 		childRel := path.Join(rel, c.name)
@@ -688,7 +765,7 @@ func (s *scanner) buildTree(n *node, rel string, res *Result) (_ cas.ID, cached 
 		case manifest.KindDir:
 			id, cached, err := s.buildTree(c, childRel, res)
 			if err != nil {
-				return cas.ID{}, false, err
+				return nil, nil, false, err
 			}
 			subtrees[c.name] = id
 			if cached {
@@ -703,14 +780,12 @@ func (s *scanner) buildTree(n *node, rel string, res *Result) (_ cas.ID, cached 
 			res.Bytes += c.size
 		}
 	}
-	if same && sub == len(n.dc.Subtrees) {
-		return n.dc.Tree, true, nil // nothing in or below it changed
-	}
-	for _, id := range fromCache {
-		if err := s.checkCachedTree(id); err != nil {
-			return cas.ID{}, false, err
-		}
-	}
+	return subtrees, fromCache, same && sub == len(n.dc.Subtrees), nil
+}
+
+// storeTree stores n's tree, whose subdirectories' trees are subtrees, and
+// puts its stat cache record (at rel) into res.
+func (s *scanner) storeTree(n *node, rel string, subtrees map[string]cas.ID, res *Result) (cas.ID, error) {
 	t := manifest.Tree{Entries: make([]manifest.Entry, 0, len(n.children))}
 	var rec statcache.Dir
 	var names []string
@@ -726,27 +801,12 @@ func (s *scanner) buildTree(n *node, rel string, res *Result) (_ cas.ID, cached 
 			e.Target, e.Size = c.target, c.size
 		case manifest.KindFile:
 			if c.cached {
-				if n.cachedTree == nil {
-					ct, err := manifest.Load(s.ctx, s.opts.Trees, n.dc.Tree)
-					if err != nil {
-						ct = manifest.Tree{} // vouched-for files are read instead
-					}
-					n.cachedTree = &ct
+				captured, err := s.reuseChunks(n, c, rel, res)
+				if err != nil {
+					return cas.ID{}, err
 				}
-				if old, ok := n.cachedTree.Lookup(c.name); ok && old.Kind == manifest.KindFile && old.Size == c.size {
-					c.chunks, c.lines, c.binary = old.Chunks, old.Lines, old.Binary
-				} else {
-					counted := c.size // by the loop above
-					if err := s.hashFile(s.ctx, hashJob{rel: path.Join(rel, c.name), n: c}); err != nil {
-						return cas.ID{}, false, err
-					}
-					if c.kind == 0 {
-						res.Files--
-						res.Bytes -= counted
-						s.exclude(path.Join(rel, c.name))
-						continue
-					}
-					res.Bytes += c.size - counted
+				if !captured {
+					continue
 				}
 			}
 			e.Exec, e.Size, e.Chunks, e.Lines, e.Binary = c.exec, c.size, c.chunks, c.lines, c.binary
@@ -764,9 +824,40 @@ func (s *scanner) buildTree(n *node, rel string, res *Result) (_ cas.ID, cached 
 	rec.Names = statcache.NamesHash(names, kinds)
 	id, err := manifest.Put(s.ctx, s.put, t)
 	if err != nil {
-		return cas.ID{}, false, err
+		return cas.ID{}, err
 	}
 	rec.Tree = id
 	res.CachePut[rel] = rec
-	return id, false, nil
+	return id, nil
+}
+
+// reuseChunks fills file c, a child of n (at rel) vouched for by the stat
+// cache, with the chunks, lines and binary flag of its entry in the cached
+// tree. Without such an entry of the same size it reads the file instead,
+// correcting the counts in res; captured is false when the file could not
+// be read, and it is then reported as excluded.
+func (s *scanner) reuseChunks(n, c *node, rel string, res *Result) (captured bool, _ error) {
+	if n.cachedTree == nil {
+		ct, err := manifest.Load(s.ctx, s.opts.Trees, n.dc.Tree)
+		if err != nil {
+			ct = manifest.Tree{} // vouched-for files are read instead
+		}
+		n.cachedTree = &ct
+	}
+	if old, ok := n.cachedTree.Lookup(c.name); ok && old.Kind == manifest.KindFile && old.Size == c.size {
+		c.chunks, c.lines, c.binary = old.Chunks, old.Lines, old.Binary
+		return true, nil
+	}
+	counted := c.size // by buildSubtrees
+	if err := s.hashFile(s.ctx, hashJob{rel: path.Join(rel, c.name), n: c}); err != nil {
+		return false, err
+	}
+	if c.kind == 0 {
+		res.Files--
+		res.Bytes -= counted
+		s.exclude(path.Join(rel, c.name))
+		return false, nil
+	}
+	res.Bytes += c.size - counted
+	return true, nil
 }
