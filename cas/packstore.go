@@ -13,7 +13,8 @@ import (
 // Names are pack names as PackInfo.FileName returns them and PackName
 // parses ("<32 hex digits>.pack"); every method refuses another name with
 // an error. Every method is safe for concurrent use by many goroutines.
-// Errors about a pack that is not stored match fs.ErrNotExist (errors.Is).
+// Errors about a pack that is not stored match fs.ErrNotExist (errors.Is);
+// a method called with a context already done fails with its error.
 //
 // A pack is written once and never changed: Create, write, Close. Removing
 // a pack and creating it again under the same name is allowed, but cas
