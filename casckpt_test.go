@@ -11,15 +11,6 @@ import (
 	"github.com/casckpt/casckpt/internal/testtree"
 )
 
-func openStore(t *testing.T) *casckpt.Store {
-	t.Helper()
-	s, err := casckpt.Open(filepath.Join(t.TempDir(), "store"), casckpt.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
-}
-
 func TestSnapshotRestoreRoundTrip(t *testing.T) {
 	ctx := context.Background()
 	s := openStore(t)

@@ -3,8 +3,6 @@ package casckpt_test
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -18,11 +16,7 @@ import (
 // exactly what was captured.
 func TestConcurrentSnapshotsAndGC(t *testing.T) {
 	ctx := context.Background()
-	dir := filepath.Join(t.TempDir(), "store")
-	s, err := casckpt.Open(dir, casckpt.Options{LockTimeout: time.Minute})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := openStoreWith(t, casckpt.Options{LockTimeout: time.Minute})
 	rounds := 8
 	if testing.Short() {
 		rounds = 3
@@ -114,7 +108,6 @@ func TestConcurrentSnapshotsAndGC(t *testing.T) {
 	if restored < 6 {
 		t.Fatalf("only %d snapshots were left to restore", restored)
 	}
-	os.RemoveAll(dir)
 }
 
 // TestRacingSnapshotsOfOneTreeRecordItOnce: processes that snapshot the same
@@ -122,10 +115,7 @@ func TestConcurrentSnapshotsAndGC(t *testing.T) {
 // the others report it as the newest, unchanged.
 func TestRacingSnapshotsOfOneTreeRecordItOnce(t *testing.T) {
 	ctx := context.Background()
-	s, err := casckpt.Open(filepath.Join(t.TempDir(), "store"), casckpt.Options{LockTimeout: time.Minute})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := openStoreWith(t, casckpt.Options{LockTimeout: time.Minute})
 	dir := t.TempDir()
 	testtree.Write(t, dir, testtree.Tree{"a.txt": {Data: "one"}})
 	if _, err := s.Snapshot(ctx, dir, casckpt.SnapshotOptions{}); err != nil {

@@ -8,11 +8,9 @@ import (
 	"strings"
 	"sync"
 
-	udiff "github.com/aymanbagabas/go-udiff"
-
 	"github.com/casckpt/casckpt/cas"
-	"github.com/casckpt/casckpt/index"
 	"github.com/casckpt/casckpt/internal/scan"
+	"github.com/casckpt/casckpt/internal/textdiff"
 	"github.com/casckpt/casckpt/manifest"
 )
 
@@ -56,13 +54,13 @@ type DiffOptions struct {
 // Diff compares snapshot from of the project in dir with another snapshot
 // or with the working tree. It changes nothing.
 func (s *Store) Diff(ctx context.Context, dir string, from Ref, opts DiffOptions) (DiffResult, error) {
-	workdir, err := projectName(dir)
+	workdir, err := knownWorkdir(dir)
 	if err != nil {
 		return DiffResult{}, err
 	}
 	var res DiffResult
-	err = s.read(ctx, func(ss *session) error {
-		snaps, err := ss.snapshots(workdir)
+	err = s.read(ctx, func(v view) error {
+		snaps, err := v.tx.Snapshots(workdir)
 		if err != nil {
 			return err
 		}
@@ -77,7 +75,7 @@ func (s *Store) Diff(ctx context.Context, dir string, from Ref, opts DiffOptions
 		var (
 			toRoot cas.ID
 			newer  contentSource
-			getter cas.Getter = ss.objects
+			getter cas.Getter = v.objects
 		)
 		if opts.To != "" {
 			b, _, err := resolve(snaps, opts.To, workdir)
@@ -85,12 +83,12 @@ func (s *Store) Diff(ctx context.Context, dir string, from Ref, opts DiffOptions
 				return err
 			}
 			res.To, toRoot = b.ID, b.Root
-			newer = storeContent{ss.objects}
+			newer = storeContent{v.objects}
 		} else {
-			overlay := newTreeOverlay(ss.objects)
+			overlay := newTreeOverlay(v.objects)
 			scanned, err := scan.Scan(ctx, workdir, overlay, scan.Options{
 				MaxFileSize: opts.MaxFileSize, MaxFiles: opts.MaxFiles,
-				Cache: index.LoadStatCache(ss.tx, workdir), Trees: ss.objects, Skip: s.skipDirs(),
+				Cache: v.tx.StatCache(workdir), Trees: v.objects, Skip: s.skipDirs(),
 			})
 			if err != nil {
 				return err
@@ -107,7 +105,7 @@ func (s *Store) Diff(ctx context.Context, dir string, from Ref, opts DiffOptions
 		if err != nil {
 			return damaged(a, err)
 		}
-		res.Files, err = fileDiffs(ctx, changes, storeContent{ss.objects}, newer, opts.Patch)
+		res.Files, err = fileDiffs(ctx, changes, storeContent{v.objects}, newer, opts.Patch)
 		if err != nil {
 			return err
 		}
@@ -264,23 +262,18 @@ func fileDiff(ctx context.Context, c manifest.Change, older, newer contentSource
 				return d, err
 			}
 		}
-		u, err := udiff.ToUnifiedDiff(oldLabel, newLabel, string(oldText), udiff.Bytes(oldText, newText), udiff.DefaultContextLines)
+		var r textdiff.Result
+		if patch {
+			r, err = textdiff.Unified(oldLabel, newLabel, oldText, newText)
+		} else {
+			r, err = textdiff.Count(oldText, newText)
+		}
 		if err != nil {
 			return d, err
 		}
-		d.Insertions, d.Deletions = 0, 0
-		for _, h := range u.Hunks {
-			for _, l := range h.Lines {
-				switch l.Kind {
-				case udiff.Insert:
-					d.Insertions++
-				case udiff.Delete:
-					d.Deletions++
-				}
-			}
-		}
+		d.Insertions, d.Deletions = r.Insertions, r.Deletions
 		if patch {
-			header.WriteString(u.String())
+			header.WriteString(r.Patch)
 			d.Patch = header.String()
 		}
 	}

@@ -16,13 +16,20 @@
 //   - A reference (Ref) names a snapshot of a project: its full 64-digit ID,
 //     a unique hex prefix of at least 4 digits, or @N, the N-th newest.
 //
+// Layout: this package holds the use cases, each a short orchestration in
+// a file of its own (snapshot.go, restore.go, diff.go, gc.go, prune.go,
+// sizecap.go, verify.go, repair.go, import.go); their machinery lives
+// below it: index (the database), cas (objects and packs), manifest
+// (trees), gc (retention and marking), internal/scan (the tree walk),
+// internal/restorer (plan and writes) and internal/textdiff.
+//
 // Concurrency: several processes and goroutines may use one store. Every
 // operation holds a kernel flock on the store's lock file, shared for
 // snapshot, restore and reads, exclusive for garbage collection, so the
-// lock vanishes with a process that dies. The bbolt database is opened per
-// operation with a timeout and held only briefly.
+// lock vanishes with a process that dies. The database is opened per
+// transaction with a timeout and held only briefly.
 //
-// Durability: each snapshot's data and a copy of its record are written
+// Durability: each snapshot's data and a backup of its record are written
 // and synced to a pack before the one database commit that records it, so
 // a crash leaves old or new, never half. The database can be rebuilt from
 // the packs alone (Repair) when it is damaged or lost.

@@ -1,6 +1,10 @@
 package casckpt
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/casckpt/casckpt/index"
+)
 
 // Errors of the store's operations. Each is wrapped with what was asked.
 var (
@@ -16,3 +20,19 @@ var (
 	// ErrDamaged: a snapshot's data is missing or corrupt.
 	ErrDamaged = errors.New("snapshot damaged")
 )
+
+// ErrBusy is returned when another process held the store, its lock or its
+// database, past the lock timeout.
+var ErrBusy = index.ErrBusy
+
+// errLockReplaced: the lock file was deleted or replaced (by clear) while
+// this process waited on it, so the lock it got protects nothing.
+var errLockReplaced = errors.New("the store's lock file was replaced while waiting for it")
+
+// errSameAsNewest rolls back a snapshot's commit when the project's newest
+// snapshot, committed by another process since this one looked, holds the
+// same tree: processes snapshotting one tree at once record it once.
+var errSameAsNewest = errors.New("the newest snapshot holds the same tree")
+
+// ErrDatabase: the store's database is damaged.
+var ErrDatabase = index.ErrDamaged

@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/casckpt/casckpt/cas"
+	"github.com/casckpt/casckpt/internal/restorer"
 	"github.com/casckpt/casckpt/internal/testtree"
 )
 
@@ -48,7 +49,7 @@ func (f *faults) fired() string {
 // install puts f between s and the disk.
 func (f *faults) install(s *Store) {
 	s.packFS = faultyPacks{cas.OS, f}
-	s.projectFS = func(r *os.Root) projectFS { return faultyProject{rootFS(r), f} }
+	s.projectFS = func(r *os.Root) restorer.FS { return faultyProject{restorer.RootFS(r), f} }
 }
 
 type faultyPacks struct {
@@ -123,26 +124,26 @@ func (ff faultyFile) Close() error {
 }
 
 type faultyProject struct {
-	projectFS
+	restorer.FS
 	f *faults
 }
 
-func (p faultyProject) CreateTemp(dir string, perm fs.FileMode) (projectFile, string, error) {
+func (p faultyProject) CreateTemp(dir string, perm fs.FileMode) (restorer.File, string, error) {
 	if err := p.f.hit("open", dir); err != nil {
 		return nil, "", err
 	}
-	file, name, err := p.projectFS.CreateTemp(dir, perm)
+	file, name, err := p.FS.CreateTemp(dir, perm)
 	if err != nil {
 		return nil, "", err
 	}
 	return faultyFile{file, p.f, name}, name, nil
 }
 
-func (p faultyProject) Open(name string) (projectFile, error) {
+func (p faultyProject) Open(name string) (restorer.File, error) {
 	if err := p.f.hit("open", name); err != nil {
 		return nil, err
 	}
-	file, err := p.projectFS.Open(name)
+	file, err := p.FS.Open(name)
 	if err != nil {
 		return nil, err
 	}
@@ -153,28 +154,28 @@ func (p faultyProject) Remove(name string) error {
 	if err := p.f.hit("remove", name); err != nil {
 		return err
 	}
-	return p.projectFS.Remove(name)
+	return p.FS.Remove(name)
 }
 
 func (p faultyProject) Mkdir(name string, perm fs.FileMode) error {
 	if err := p.f.hit("mkdir", name); err != nil {
 		return err
 	}
-	return p.projectFS.Mkdir(name, perm)
+	return p.FS.Mkdir(name, perm)
 }
 
 func (p faultyProject) Symlink(target, name string) error {
 	if err := p.f.hit("symlink", name); err != nil {
 		return err
 	}
-	return p.projectFS.Symlink(target, name)
+	return p.FS.Symlink(target, name)
 }
 
 func (p faultyProject) Rename(a, b string) error {
 	if err := p.f.hit("rename", a); err != nil {
 		return err
 	}
-	return p.projectFS.Rename(a, b)
+	return p.FS.Rename(a, b)
 }
 
 // faultTrees are the states of the project: snapshots are taken of A, B, D
@@ -381,8 +382,8 @@ func TestIOErrorsAtEveryWrite(t *testing.T) {
 				t.Fatalf("a second gc still found garbage: %+v %v", res, err)
 			}
 			var indexed []string
-			fx.s.read(ctx, func(ss *session) error {
-				packs, err := cas.Packs(ss.tx)
+			fx.s.read(ctx, func(v view) error {
+				packs, err := v.tx.Objects().Packs()
 				for _, p := range packs {
 					indexed = append(indexed, filepath.Join(fx.s.packsDir(), p.FileName()))
 				}

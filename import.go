@@ -2,16 +2,10 @@ package casckpt
 
 import (
 	"context"
-	"io"
-	"runtime/debug"
 	"time"
-
-	bolt "go.etcd.io/bbolt"
 
 	"github.com/casckpt/casckpt/cas"
 	"github.com/casckpt/casckpt/index"
-	"github.com/casckpt/casckpt/internal/scan"
-	"github.com/casckpt/casckpt/manifest"
 )
 
 // ImportProject is a project's history brought from another store (a
@@ -36,8 +30,8 @@ type ImportSnapshot struct {
 	// Origin names the source uniquely (a commit, say). An origin imported
 	// once is skipped ever after, even if its snapshot was dropped.
 	Origin string
-	// Build stores the snapshot's files through put (with PutFile and
-	// manifest.Put) and returns its root tree and its counts of files and
+	// Build stores the snapshot's files through put (with manifest.PutFile
+	// and manifest.Put) and returns its root tree and its counts of files and
 	// bytes. It runs once, inside Import.
 	Build func(ctx context.Context, put cas.Putter) (root cas.ID, files, bytes int64, err error)
 }
@@ -52,11 +46,9 @@ type ImportResult struct {
 // Import records a project's imported snapshots in one commit. Content is
 // stored as snapshots store it, so it deduplicates with everything else.
 // Retention rules do not apply to imported snapshots.
-func (s *Store) Import(ctx context.Context, p ImportProject) (_ ImportResult, err error) {
-	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	defer recoverCorrupt(&err)
+func (s *Store) Import(ctx context.Context, p ImportProject) (ImportResult, error) {
 	res := ImportResult{IDs: []cas.ID{}}
-	workdir, err := projectName(p.Workdir)
+	workdir, err := knownWorkdir(p.Workdir)
 	if err != nil {
 		return res, err
 	}
@@ -65,77 +57,58 @@ func (s *Store) Import(ctx context.Context, p ImportProject) (_ ImportResult, er
 		return res, err
 	}
 	defer ss.end()
-	if err := ss.view(); err != nil {
-		return res, err
-	}
-	w := cas.NewWriter(s.packFS, s.packsDir(), ss.objects)
-	var recs []Snapshot
+	var w *cas.Writer
+	var recs []record
 	var origins []string
-	nextSeq := uint64(1)
-	if ss.tx != nil {
-		nextSeq = index.NextSeq(ss.tx, workdir)
-	}
-	for _, imp := range p.Snapshots {
-		if ss.tx != nil {
-			if _, done := index.Origin(ss.tx, imp.Origin); done {
+	err = ss.read(func(v view) error {
+		w = cas.NewWriter(s.packFS, s.packsDir(), v.objects)
+		nextSeq := v.tx.NextSeq(workdir)
+		for _, imp := range p.Snapshots {
+			if _, done := v.tx.Origin(imp.Origin); done {
 				res.Skipped++
 				continue
 			}
+			root, files, bytes, err := imp.Build(ctx, w)
+			if err != nil {
+				return err
+			}
+			rec := record{ID: index.NewSnapshotID(workdir, root, imp.Time, imp.Reason), Project: workdir, Root: root,
+				Time: imp.Time, Reason: imp.Reason, Stats: index.Stats{Files: files, Bytes: bytes}, MaxFileSize: imp.MaxFileSize}
+			if rec.BackupID, err = putBackup(ctx, w, rec, nextSeq+uint64(len(recs)), imp.Origin); err != nil {
+				return err
+			}
+			recs = append(recs, rec)
+			origins = append(origins, imp.Origin)
 		}
-		root, files, bytes, err := imp.Build(ctx, w)
-		if err != nil {
-			w.Abort()
-			return res, err
-		}
-		rec := Snapshot{ID: index.NewSnapshotID(workdir, root, imp.Time, imp.Reason), Project: workdir, Root: root,
-			Time: imp.Time, Reason: imp.Reason, Stats: index.Stats{Files: files, Bytes: bytes}, MaxFileSize: imp.MaxFileSize}
-		if rec.RecordID, err = putCopy(ctx, w, rec, nextSeq+uint64(len(recs)), imp.Origin); err != nil {
-			w.Abort()
-			return res, err
-		}
-		recs = append(recs, rec)
-		origins = append(origins, imp.Origin)
-	}
-	ss.endView()
-	if len(recs) == 0 {
-		w.Abort()
-		return res, nil
-	}
-	if err := w.Flush(); err != nil {
+		return w.Flush()
+	})
+	if err != nil || len(recs) == 0 {
 		w.Abort()
 		return res, err
 	}
-	err = ss.update(func(tx *bolt.Tx) error {
-		if _, err := w.Commit(tx, false); err != nil {
+	err = ss.update(func(tx *index.Tx) error {
+		if _, err := w.Commit(tx.Objects(), false); err != nil {
 			return err
-		}
-		proj, ok, err := index.GetProject(tx, workdir)
-		if err != nil {
-			return err
-		}
-		if !ok {
-			proj = index.Project{Workdir: workdir, Created: p.Created}
 		}
 		// The import touches the project: an old history just brought in
 		// must not be dropped as stale by the next prune (and its source
 		// then deleted by clear-legacy).
-		for _, t := range []time.Time{p.LastTouch, ss.s.opts.Now()} {
-			if t.After(proj.LastTouch) {
-				proj.LastTouch = t
-			}
+		touched := ss.s.opts.Now()
+		if p.LastTouch.After(touched) {
+			touched = p.LastTouch
 		}
-		if err := index.PutProject(tx, proj); err != nil {
+		if err := touchProject(tx, workdir, p.Created, touched); err != nil {
 			return err
 		}
 		ids := []cas.ID{}
 		for i := range recs {
-			if _, done := index.Origin(tx, origins[i]); done { // a concurrent import won
+			if _, done := tx.Origin(origins[i]); done { // a concurrent import won
 				continue
 			}
-			if err := index.AddSnapshot(tx, &recs[i]); err != nil {
+			if err := tx.AddSnapshot(&recs[i]); err != nil {
 				return err
 			}
-			if err := index.PutOrigin(tx, origins[i], recs[i].ID); err != nil {
+			if err := tx.PutOrigin(origins[i], recs[i].ID); err != nil {
 				return err
 			}
 			ids = append(ids, recs[i].ID)
@@ -155,25 +128,11 @@ func (s *Store) Import(ctx context.Context, p ImportProject) (_ ImportResult, er
 // Imported reports which of the given origins have been imported.
 func (s *Store) Imported(ctx context.Context, origins []string) (map[string]bool, error) {
 	out := make(map[string]bool, len(origins))
-	err := s.read(ctx, func(ss *session) error {
+	err := s.read(ctx, func(v view) error {
 		for _, o := range origins {
-			if ss.tx != nil {
-				_, out[o] = index.Origin(ss.tx, o)
-			}
+			_, out[o] = v.tx.Origin(o)
 		}
 		return nil
 	})
 	return out, err
-}
-
-// PutFile stores a file's content exactly as a snapshot would (same
-// chunking, so the same bytes always deduplicate) and returns its entry,
-// named name.
-func PutFile(ctx context.Context, put cas.Putter, name string, r io.Reader, size int64, exec bool) (manifest.Entry, error) {
-	c, err := scan.PutContent(ctx, put, r, size)
-	if err != nil {
-		return manifest.Entry{}, err
-	}
-	return manifest.Entry{Name: name, Kind: manifest.KindFile, Exec: exec, Size: c.Size,
-		Lines: c.Lines, Binary: c.Binary, Chunks: c.Chunks}, nil
 }

@@ -6,22 +6,12 @@ import (
 	"fmt"
 
 	"github.com/casckpt/casckpt/cas"
-	"github.com/casckpt/casckpt/index"
 	"github.com/casckpt/casckpt/manifest"
 )
 
-// snapshots lists a project's snapshots, newest first (none without a
-// database).
-func (ss *session) snapshots(workdir string) ([]Snapshot, error) {
-	if ss.tx == nil {
-		return []Snapshot{}, nil
-	}
-	return index.Snapshots(ss.tx, workdir)
-}
-
 // damaged turns a missing or corrupt object met while reading snapshot sn
 // into ErrDamaged; other errors pass through.
-func damaged(sn Snapshot, err error) error {
+func damaged(sn record, err error) error {
 	if errors.Is(err, cas.ErrCorrupt) || errors.Is(err, cas.ErrNotFound) {
 		return fmt.Errorf("%w: snapshot %s of %s: %w", ErrDamaged, sn.ID.Short(), sn.Project, err)
 	}
@@ -44,13 +34,13 @@ type ListEntry struct {
 // List returns the snapshots of the project in dir, newest first; at most n
 // of them when n > 0.
 func (s *Store) List(ctx context.Context, dir string, n int) ([]ListEntry, error) {
-	workdir, err := projectName(dir)
+	workdir, err := knownWorkdir(dir)
 	if err != nil {
 		return nil, err
 	}
 	out := []ListEntry{}
-	err = s.read(ctx, func(ss *session) error {
-		snaps, err := ss.snapshots(workdir)
+	err = s.read(ctx, func(v view) error {
+		snaps, err := v.tx.Snapshots(workdir)
 		if err != nil {
 			return err
 		}
@@ -62,11 +52,11 @@ func (s *Store) List(ctx context.Context, dir string, n int) ([]ListEntry, error
 			if i+1 < len(snaps) {
 				parent = snaps[i+1].Root
 			}
-			e := ListEntry{Snapshot: sn}
-			changes, err := manifest.Diff(ctx, ss.objects, parent, sn.Root)
+			e := ListEntry{Snapshot: hostSnapshot(sn)}
+			changes, err := manifest.Diff(ctx, v.objects, parent, sn.Root)
 			var files []FileDiff
 			if err == nil {
-				files, err = fileDiffs(ctx, changes, storeContent{ss.objects}, storeContent{ss.objects}, false)
+				files, err = fileDiffs(ctx, changes, storeContent{v.objects}, storeContent{v.objects}, false)
 			}
 			switch {
 			case errors.Is(damaged(sn, err), ErrDamaged) || errors.Is(err, manifest.ErrTooLarge):

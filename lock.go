@@ -10,13 +10,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// ErrBusy is returned when the store's lock could not be taken in time.
-var ErrBusy = errors.New("store is busy")
-
-// errLockReplaced: the lock file was deleted or replaced (by clear) while
-// this process waited on it, so the lock it got protects nothing.
-var errLockReplaced = errors.New("the store's lock file was replaced while waiting for it")
-
 // storeLock is a held flock on the store's lock file.
 type storeLock struct{ f *os.File }
 

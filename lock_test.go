@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
+	"github.com/casckpt/casckpt/index"
 )
 
 func TestBusyStoreGivesUpWithAClearMessage(t *testing.T) {
@@ -139,7 +139,7 @@ func TestMaintenanceBegunOnAMissingStoreChangesNothing(t *testing.T) {
 	if _, err := os.Stat(flushed); err != nil {
 		t.Fatalf("a gc that holds no lock swept the store made meanwhile: %v", err)
 	}
-	if err := ss.update(func(*bolt.Tx) error { return nil }); err == nil {
+	if err := ss.update(func(*index.Tx) error { return nil }); err == nil {
 		t.Fatal("a session without the lock wrote to the database")
 	}
 }

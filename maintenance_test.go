@@ -45,15 +45,6 @@ func storeBytes(t *testing.T, s *casckpt.Store) int64 {
 	return n
 }
 
-func verifyClean(t *testing.T, s *casckpt.Store) casckpt.VerifyResult {
-	t.Helper()
-	v, err := s.Verify(context.Background())
-	if err != nil || len(v.Damaged) != 0 {
-		t.Fatalf("verify: %+v %v", v.Damaged, err)
-	}
-	return v
-}
-
 func TestKeepAndGCReturnSpace(t *testing.T) {
 	ctx := context.Background()
 	s := openStore(t)
@@ -105,10 +96,7 @@ func TestPruneOrphansAndStale(t *testing.T) {
 	ctx := context.Background()
 	now := time.Date(2026, 1, 10, 0, 0, 0, 0, time.UTC)
 	clock := now
-	s, err := casckpt.Open(filepath.Join(t.TempDir(), "store"), casckpt.Options{Now: func() time.Time { return clock }})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := openStoreWith(t, casckpt.Options{Now: func() time.Time { return clock }})
 	gone, stale, pinned, fresh := t.TempDir(), t.TempDir(), t.TempDir(), t.TempDir()
 	for _, d := range []string{gone, stale, pinned} {
 		randomFile(t, filepath.Join(d, "f"), 100_000)
@@ -193,7 +181,7 @@ func TestSizeCapIsMet(t *testing.T) {
 
 func TestVerifyAndRestoreRefuseDamagedSnapshot(t *testing.T) {
 	ctx := context.Background()
-	s := openStore(t)
+	s := openUnverifiedStore(t, casckpt.Options{}) // left damaged on purpose
 	dir := t.TempDir()
 	testtree.Write(t, dir, testtree.Tree{"keep.txt": {Data: "intact"}})
 	good := mustSnapshot(t, s, dir, casckpt.SnapshotOptions{})

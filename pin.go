@@ -2,9 +2,6 @@ package casckpt
 
 import (
 	"context"
-	"runtime/debug"
-
-	bolt "go.etcd.io/bbolt"
 
 	"github.com/casckpt/casckpt/cas"
 	"github.com/casckpt/casckpt/index"
@@ -12,10 +9,8 @@ import (
 
 // updateProject resolves refs in the project of dir and runs fn on each
 // resolved snapshot inside one write transaction.
-func (s *Store) updateProject(ctx context.Context, dir string, refs []Ref, fn func(tx *bolt.Tx, sn Snapshot) error) (_ []cas.ID, err error) {
-	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	defer recoverCorrupt(&err)
-	workdir, err := projectName(dir)
+func (s *Store) updateProject(ctx context.Context, dir string, refs []Ref, fn func(tx *index.Tx, sn record) error) ([]cas.ID, error) {
+	workdir, err := knownWorkdir(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -30,12 +25,12 @@ func (s *Store) updateProject(ctx context.Context, dir string, refs []Ref, fn fu
 		_, _, err := resolve(nil, refs[0], workdir)
 		return ids, err
 	}
-	err = ss.update(func(tx *bolt.Tx) error {
-		snaps, err := index.Snapshots(tx, workdir)
+	err = ss.update(func(tx *index.Tx) error {
+		snaps, err := tx.Snapshots(workdir)
 		if err != nil {
 			return err
 		}
-		var chosen []Snapshot
+		var chosen []record
 		for _, r := range refs { // resolve all before changing any
 			sn, _, err := resolve(snaps, r, workdir)
 			if err != nil {
@@ -66,9 +61,9 @@ func (s *Store) Unpin(ctx context.Context, dir string, ref Ref) (cas.ID, error) 
 }
 
 func (s *Store) setPinned(ctx context.Context, dir string, ref Ref, pinned bool) (cas.ID, error) {
-	ids, err := s.updateProject(ctx, dir, []Ref{ref}, func(tx *bolt.Tx, sn Snapshot) error {
+	ids, err := s.updateProject(ctx, dir, []Ref{ref}, func(tx *index.Tx, sn record) error {
 		sn.Pinned = pinned
-		return index.PutSnapshot(tx, sn)
+		return tx.PutSnapshot(sn)
 	})
 	if err != nil {
 		return cas.ID{}, err
@@ -82,7 +77,7 @@ func (s *Store) Forget(ctx context.Context, dir string, refs ...Ref) ([]cas.ID, 
 	if len(refs) == 0 {
 		return []cas.ID{}, nil
 	}
-	return s.updateProject(ctx, dir, refs, func(tx *bolt.Tx, sn Snapshot) error {
-		return index.DeleteSnapshot(tx, sn)
+	return s.updateProject(ctx, dir, refs, func(tx *index.Tx, sn record) error {
+		return tx.DeleteSnapshot(sn)
 	})
 }

@@ -8,9 +8,10 @@ import (
 	"path/filepath"
 )
 
-// ProjectDir returns the project name of dir: its absolute path with every
-// symbolic link resolved. dir must be an existing directory.
-func ProjectDir(dir string) (string, error) {
+// Workdir returns the workdir of the project in directory dir, the name
+// the store knows it by: its absolute path with every symbolic link
+// resolved. dir must be an existing directory.
+func Workdir(dir string) (string, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return "", fmt.Errorf("project %s: %w", dir, err)
@@ -29,11 +30,11 @@ func ProjectDir(dir string) (string, error) {
 	return real, nil
 }
 
-// projectName resolves dir as ProjectDir does, but also accepts a directory
+// knownWorkdir resolves dir as Workdir does, but also accepts a directory
 // that no longer exists (its snapshots can still be listed and read), in
-// which case the absolute path is its name.
-func projectName(dir string) (string, error) {
-	p, err := ProjectDir(dir)
+// which case its absolute path is its workdir.
+func knownWorkdir(dir string) (string, error) {
+	p, err := Workdir(dir)
 	if err == nil || !errors.Is(err, fs.ErrNotExist) {
 		return p, err
 	}
@@ -47,11 +48,12 @@ func projectName(dir string) (string, error) {
 // rootMarkers are the names whose presence makes a directory a project root.
 var rootMarkers = []string{".git", "go.mod", "package.json", "pyproject.toml", "Cargo.toml", "Makefile", "pom.xml", ".hg", "Gemfile"}
 
-// ProjectRoot returns the project root of path: the nearest ancestor
+// FindProjectRoot returns the directory of the project that path belongs
+// to: the nearest ancestor
 // directory (path itself included, if a directory) holding one of .git,
 // go.mod, package.json, pyproject.toml, Cargo.toml, Makefile, pom.xml, .hg
 // or Gemfile; else the directory of path (path itself if it is one).
-func ProjectRoot(path string) (string, error) {
+func FindProjectRoot(path string) (string, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return "", err

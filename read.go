@@ -1,25 +1,25 @@
 package casckpt
 
 import (
-	"archive/tar"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 
+	"github.com/casckpt/casckpt/internal/restorer"
 	"github.com/casckpt/casckpt/manifest"
 )
 
 // withSnapshot resolves ref in the project of dir and runs fn under a read
 // view.
-func (s *Store) withSnapshot(ctx context.Context, dir string, ref Ref, fn func(ss *session, sn Snapshot) error) error {
-	workdir, err := projectName(dir)
+func (s *Store) withSnapshot(ctx context.Context, dir string, ref Ref, fn func(v view, sn record) error) error {
+	workdir, err := knownWorkdir(dir)
 	if err != nil {
 		return err
 	}
-	return s.read(ctx, func(ss *session) error {
-		snaps, err := ss.snapshots(workdir)
+	return s.read(ctx, func(v view) error {
+		snaps, err := v.tx.Snapshots(workdir)
 		if err != nil {
 			return err
 		}
@@ -27,7 +27,7 @@ func (s *Store) withSnapshot(ctx context.Context, dir string, ref Ref, fn func(s
 		if err != nil {
 			return err
 		}
-		return damaged(sn, fn(ss, sn))
+		return damaged(sn, fn(v, sn))
 	})
 }
 
@@ -37,8 +37,8 @@ func (s *Store) Cat(ctx context.Context, dir string, ref Ref, p string, w io.Wri
 	if err != nil {
 		return err
 	}
-	return s.withSnapshot(ctx, dir, ref, func(ss *session, sn Snapshot) error {
-		e, err := manifest.Lookup(ctx, ss.objects, sn.Root, clean)
+	return s.withSnapshot(ctx, dir, ref, func(v view, sn record) error {
+		e, err := manifest.Lookup(ctx, v.objects, sn.Root, clean)
 		if errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("%s: %w in snapshot %s", p, ErrNotFound, sn.ID.Short())
 		}
@@ -52,7 +52,7 @@ func (s *Store) Cat(ctx context.Context, dir string, ref Ref, p string, w io.Wri
 			_, err = io.WriteString(w, e.Target)
 			return err
 		}
-		_, err = io.Copy(w, manifest.NewFileReader(ctx, ss.objects, e))
+		_, err = io.Copy(w, manifest.NewFileReader(ctx, v.objects, e))
 		return err
 	})
 }
@@ -66,8 +66,8 @@ type LsEntry struct {
 // Ls lists every entry of snapshot ref, parents before children.
 func (s *Store) Ls(ctx context.Context, dir string, ref Ref) ([]LsEntry, error) {
 	out := []LsEntry{}
-	err := s.withSnapshot(ctx, dir, ref, func(ss *session, sn Snapshot) error {
-		return manifest.Walk(ctx, ss.objects, sn.Root, func(p string, e manifest.Entry) error {
+	err := s.withSnapshot(ctx, dir, ref, func(v view, sn record) error {
+		return manifest.Walk(ctx, v.objects, sn.Root, func(p string, e manifest.Entry) error {
 			out = append(out, LsEntry{Path: p, Entry: e})
 			return nil
 		})
@@ -77,35 +77,11 @@ func (s *Store) Ls(ctx context.Context, dir string, ref Ref) ([]LsEntry, error) 
 
 // Export writes snapshot ref as a POSIX (PAX) tar archive to w.
 func (s *Store) Export(ctx context.Context, dir string, ref Ref, w io.Writer) error {
-	return s.withSnapshot(ctx, dir, ref, func(ss *session, sn Snapshot) error {
-		tw := tar.NewWriter(w)
-		err := manifest.Walk(ctx, ss.objects, sn.Root, func(p string, e manifest.Entry) error {
-			h := &tar.Header{Name: p, Mode: int64(e.Mode()), ModTime: sn.Time, Format: tar.FormatPAX}
-			switch e.Kind {
-			case manifest.KindDir:
-				h.Typeflag, h.Name = tar.TypeDir, p+"/"
-			case manifest.KindSymlink:
-				h.Typeflag, h.Linkname = tar.TypeSymlink, e.Target
-			default:
-				h.Typeflag, h.Size = tar.TypeReg, e.Size
-			}
-			if err := tw.WriteHeader(h); err != nil {
-				return err
-			}
-			if e.Kind == manifest.KindFile {
-				n, err := io.Copy(tw, manifest.NewFileReader(ctx, ss.objects, e))
-				if err != nil {
-					return err
-				}
-				if n != e.Size {
-					return fmt.Errorf("%s: %d bytes, its entry says %d", p, n, e.Size)
-				}
-			}
-			return nil
-		})
+	return s.withSnapshot(ctx, dir, ref, func(v view, sn record) error {
+		plan, err := restorer.PlanTree(ctx, v.objects, sn.Root)
 		if err != nil {
 			return err
 		}
-		return tw.Close()
+		return restorer.Export(ctx, w, v.objects, plan, sn.Time)
 	})
 }

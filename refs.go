@@ -44,14 +44,14 @@ func parseRef(r Ref) (parsedRef, error) {
 
 // resolve finds the snapshot r names among a project's snapshots (newest
 // first).
-func resolve(snaps []Snapshot, r Ref, project string) (Snapshot, int, error) {
+func resolve(snaps []record, r Ref, project string) (record, int, error) {
 	p, err := parseRef(r)
 	if err != nil {
-		return Snapshot{}, 0, err
+		return record{}, 0, err
 	}
 	if p.nth > 0 {
 		if p.nth > len(snaps) {
-			return Snapshot{}, 0, fmt.Errorf("snapshot %s: %w: %s has %d snapshots", r, ErrNotFound, project, len(snaps))
+			return record{}, 0, fmt.Errorf("snapshot %s: %w: %s has %d snapshots", r, ErrNotFound, project, len(snaps))
 		}
 		return snaps[p.nth-1], p.nth - 1, nil
 	}
@@ -59,13 +59,13 @@ func resolve(snaps []Snapshot, r Ref, project string) (Snapshot, int, error) {
 	for i, sn := range snaps {
 		if strings.HasPrefix(sn.ID.String(), p.prefix) {
 			if found >= 0 {
-				return Snapshot{}, 0, fmt.Errorf("snapshot %s: %w: matches %s and %s; give more digits", r, ErrAmbiguousRef, snaps[found].ID.Short(), sn.ID.Short())
+				return record{}, 0, fmt.Errorf("snapshot %s: %w: matches %s and %s; give more digits", r, ErrAmbiguousRef, snaps[found].ID.Short(), sn.ID.Short())
 			}
 			found = i
 		}
 	}
 	if found < 0 {
-		return Snapshot{}, 0, fmt.Errorf("snapshot %s: %w in %s (see casckpt list)", r, ErrNotFound, project)
+		return record{}, 0, fmt.Errorf("snapshot %s: %w in %s (see casckpt list)", r, ErrNotFound, project)
 	}
 	return snaps[found], found, nil
 }

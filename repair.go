@@ -5,14 +5,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"slices"
 	"strings"
 	"time"
-
-	bolt "go.etcd.io/bbolt"
 
 	"github.com/casckpt/casckpt/cas"
 	"github.com/casckpt/casckpt/index"
@@ -61,160 +59,109 @@ func (s *Store) Repair(ctx context.Context) (RepairResult, error) {
 	if ss.lock == nil {
 		return res, nil // the store was cleared meanwhile: nothing to repair
 	}
-
-	// Databases a killed repair or creation left half made.
-	if leftovers, err := filepath.Glob(s.dbPath() + ".tmp-*"); err == nil {
-		for _, f := range leftovers {
-			_ = os.Remove(f)
+	old, err := s.db.ReadRemains()
+	if err != nil {
+		return res, err
+	}
+	packs, backups, err := salvagePacks(ctx, s.packsDir(), &res)
+	if err != nil {
+		return res, err
+	}
+	snaps, projects := chooseSnapshots(old, backups, s.opts.Now())
+	res.Projects = len(projects)
+	oldIDs := map[cas.ID]bool{}
+	for _, list := range old.Snapshots {
+		for _, sn := range list {
+			oldIDs[sn.ID] = true
 		}
 	}
-	old, err := readOldIndex(s.dbPath(), s.opts.LockTimeout)
-	if err != nil {
-		return res, err
-	}
-	packs, copies, err := salvagePacks(ctx, s.packsDir(), &res)
-	if err != nil {
-		return res, err
-	}
-	snaps, projects := chooseSnapshots(old, copies, s.opts.Now())
-	res.Projects = len(projects)
 	for _, list := range snaps {
 		res.Snapshots += len(list)
 		for _, sn := range list {
-			if _, ok := old.byID[sn.ID]; ok {
+			if oldIDs[sn.ID] {
 				res.FromOldDatabase++
 			}
 		}
 	}
-	origins := old.origins
-	for _, c := range copies {
-		if c.origin != "" {
-			origins[c.origin] = c.rec.ID
+	for _, b := range backups {
+		if b.origin != "" {
+			old.Origins[b.origin] = b.rec.ID
 		}
 	}
-
-	res.OldDatabase, err = index.Rebuild(s.dbPath(), s.opts.Now(), func(tx *bolt.Tx) error {
-		indexed := map[cas.ID]bool{}
-		for _, sp := range packs {
-			if _, err := cas.AddPack(tx, sp); err != nil {
-				return err
-			}
-			for _, e := range sp.Entries {
-				indexed[e.ID] = true
-			}
+	res.OldDatabase, err = s.db.Rebuild(s.opts.Now(), func(tx *index.Tx) error {
+		n, err := indexPacks(tx, packs)
+		res.ObjectsIndexed = n
+		if err != nil {
+			return err
 		}
-		res.ObjectsIndexed = len(indexed)
-		for _, p := range projects {
-			if err := index.PutProject(tx, p); err != nil {
-				return err
-			}
-			for _, sn := range snaps[p.Workdir] {
-				if err := index.InsertSnapshot(tx, sn); err != nil {
-					return err
-				}
-			}
-		}
-		for origin, id := range origins {
-			if err := index.PutOrigin(tx, origin, id); err != nil {
-				return err
-			}
-		}
-		// Copies of dropped snapshots still in a pack stay dropped.
-		for _, c := range copies {
-			if _, dropped := old.dropped[c.rec.RecordID]; dropped {
-				if err := index.SetDropped(tx, c.rec.RecordID, c.pack); err != nil {
-					return err
-				}
-			}
-		}
-		return nil
+		return putRecords(tx, projects, snaps, old, backups)
 	})
 	return res, err
 }
 
-// oldIndex is what could be read of the database being replaced.
-type oldIndex struct {
-	projects map[string]index.Project    // by workdir
-	snaps    map[string][]index.Snapshot // projects whose snapshots read whole
-	origins  map[string]cas.ID
-	dropped  map[cas.ID][16]byte       // record copies of dropped snapshots
-	byID     map[cas.ID]index.Snapshot // the snapshots in snaps
+// indexPacks records salvaged packs in a new object index and returns the
+// number of distinct objects indexed.
+func indexPacks(tx *index.Tx, packs []cas.SalvagedPack) (int, error) {
+	indexed := map[cas.ID]bool{}
+	for _, sp := range packs {
+		if _, err := cas.AddPack(tx.Objects(), sp); err != nil {
+			return len(indexed), err
+		}
+		for _, e := range sp.Entries {
+			indexed[e.ID] = true
+		}
+	}
+	return len(indexed), nil
 }
 
-// readOldIndex reads what it can of a possibly damaged database: each part
-// that fails to read (an error, or a panic of bbolt on a damaged page) is
-// left out. A database that a newer casckpt wrote is refused (its records
-// and pins would be lost in a rebuild to this version's format).
-func readOldIndex(path string, timeout time.Duration) (oldIndex, error) {
-	old := oldIndex{projects: map[string]index.Project{}, snaps: map[string][]index.Snapshot{}, origins: map[string]cas.ID{}, dropped: map[cas.ID][16]byte{}, byID: map[cas.ID]index.Snapshot{}}
-	var db *bolt.DB
-	guard := func(fn func() error) (err error) {
-		defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-		defer func() {
-			if r := recover(); r != nil {
-				err = fmt.Errorf("%v", r)
-			}
-		}()
-		return fn()
-	}
-	err := guard(func() (err error) { db, err = index.OpenRead(path, timeout); return err })
-	if errors.Is(err, index.ErrNewer) {
-		return old, fmt.Errorf("repair refused: %w", err)
-	}
-	if err != nil || db == nil {
-		return old, nil
-	}
-	defer guard(db.Close)
-	var projects []index.Project
-	_ = guard(func() error {
-		return db.View(func(tx *bolt.Tx) (err error) { projects, err = index.Projects(tx); return err })
-	})
+// putRecords writes the chosen projects and snapshots, the import origins,
+// and the tombstones of backups still in a pack, into a new database.
+func putRecords(tx *index.Tx, projects []index.Project, snaps map[string][]index.Snapshot, old index.Remains, backups []recordBackup) error {
 	for _, p := range projects {
-		old.projects[p.Workdir] = p
-		var list []index.Snapshot
-		if guard(func() error {
-			return db.View(func(tx *bolt.Tx) (err error) { list, err = index.Snapshots(tx, p.Workdir); return err })
-		}) == nil {
-			old.snaps[p.Workdir] = list
-			for _, sn := range list {
-				old.byID[sn.ID] = sn
+		if err := tx.PutProject(p); err != nil {
+			return err
+		}
+		for _, sn := range snaps[p.Workdir] {
+			if err := tx.InsertSnapshot(sn); err != nil {
+				return err
 			}
 		}
 	}
-	var origins map[string]cas.ID
-	if guard(func() error {
-		return db.View(func(tx *bolt.Tx) (err error) { origins, err = index.Origins(tx); return err })
-	}) == nil {
-		old.origins = origins
+	for origin, id := range old.Origins {
+		if err := tx.PutOrigin(origin, id); err != nil {
+			return err
+		}
 	}
-	var dropped map[cas.ID][16]byte
-	if guard(func() error {
-		return db.View(func(tx *bolt.Tx) (err error) { dropped, err = index.Dropped(tx); return err })
-	}) == nil {
-		old.dropped = dropped
+	// Backups of deleted snapshots still in a pack stay deleted.
+	for _, b := range backups {
+		if _, dead := old.Tombstones[b.rec.BackupID]; dead {
+			if err := tx.SetTombstone(b.rec.BackupID, b.pack); err != nil {
+				return err
+			}
+		}
 	}
-	return old, nil
+	return nil
 }
 
-// recordCopy is a snapshot record rebuilt from its copy in a pack.
-type recordCopy struct {
+// recordBackup is a snapshot record rebuilt from its backup in a pack.
+type recordBackup struct {
 	rec    index.Snapshot // Seq is the sequence number it expected
 	origin string
 	pack   [16]byte // the pack it was found in
 }
 
 // salvagePacks reads every pack file in dir, returning the sound objects of
-// each and the record copies among them. A pack with nothing readable is
+// each and the record backups among them. A pack with nothing readable is
 // renamed out of gc's way.
-func salvagePacks(ctx context.Context, dir string, res *RepairResult) ([]cas.SalvagedPack, []recordCopy, error) {
+func salvagePacks(ctx context.Context, dir string, res *RepairResult) ([]cas.SalvagedPack, []recordBackup, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, nil, fmt.Errorf("repair: %w", err)
 	}
 	var (
-		packs  []cas.SalvagedPack
-		copies []recordCopy
-		seen   = map[cas.ID]bool{}
+		packs   []cas.SalvagedPack
+		backups []recordBackup
+		seen    = map[cas.ID]bool{}
 	)
 	for _, e := range entries {
 		if err := ctx.Err(); err != nil {
@@ -231,12 +178,12 @@ func salvagePacks(ctx context.Context, dir string, res *RepairResult) ([]cas.Sal
 				return nil
 			}
 			seen[pe.ID] = true
-			rec, origin, err := index.DecodeCopy(data)
+			rec, origin, err := index.DecodeBackup(data)
 			if err != nil {
-				return nil // sound bytes, unknown layout: not a copy this version reads
+				return nil // sound bytes, unknown layout: not a backup this version reads
 			}
-			rec.RecordID = pe.ID
-			copies = append(copies, recordCopy{rec, origin, name})
+			rec.BackupID = pe.ID
+			backups = append(backups, recordBackup{rec, origin, name})
 			return nil
 		})
 		switch {
@@ -253,46 +200,55 @@ func salvagePacks(ctx context.Context, dir string, res *RepairResult) ([]cas.Sal
 		}
 		packs = append(packs, sp)
 	}
-	return packs, copies, nil
+	return packs, backups, nil
 }
 
 // chooseSnapshots decides the snapshot records of the rebuilt index. The
-// copies in the packs are checked against their hashes and the database is
-// not, so every copy gives a snapshot, but those of snapshots the old
-// database lists as dropped. Where the old database holds the same
-// snapshot, its pin and sequence number are kept; its records that have no
-// copy (the pack is lost) are kept as they are. A snapshot whose commit a
-// crash cut short comes back, whole: its pack was synced before. Sequence
-// numbers are made unique, in the order the snapshots were taken.
-func chooseSnapshots(old oldIndex, copies []recordCopy, now time.Time) (map[string][]index.Snapshot, []index.Project) {
-	claimed := map[cas.ID]bool{} // old records a copy stands for
+// backups in the packs are checked against their hashes and the database
+// is not, so every backup gives a snapshot, but those with a tombstone in
+// the old database. Where the old database holds the same snapshot, its
+// pin and sequence number are kept; its records that have no backup (the
+// pack is lost) are kept as they are. A snapshot whose commit a crash cut
+// short comes back, whole: its pack was synced before. Sequence numbers
+// are made unique, in the order the snapshots were taken.
+func chooseSnapshots(old index.Remains, backups []recordBackup, now time.Time) (map[string][]index.Snapshot, []index.Project) {
+	oldByID := map[cas.ID]index.Snapshot{}
+	for _, list := range old.Snapshots {
+		for _, sn := range list {
+			oldByID[sn.ID] = sn
+		}
+	}
+	claimed := map[cas.ID]bool{} // old records a backup stands for
 	snaps := map[string][]index.Snapshot{}
-	for _, c := range copies {
-		if _, dropped := old.dropped[c.rec.RecordID]; dropped {
+	for _, b := range backups {
+		if _, dead := old.Tombstones[b.rec.BackupID]; dead {
 			continue
 		}
-		sn := c.rec
-		if o, ok := old.byID[sn.ID]; ok && o.Project == sn.Project {
+		sn := b.rec
+		if o, ok := oldByID[sn.ID]; ok && o.Project == sn.Project {
 			sn.Seq, sn.Pinned = o.Seq, o.Pinned
 			claimed[o.ID] = true
 		}
 		snaps[sn.Project] = append(snaps[sn.Project], sn)
 	}
-	byCopy := map[cas.ID]bool{}
-	for _, c := range copies {
-		byCopy[c.rec.RecordID] = true
+	backedUp := map[cas.ID]bool{}
+	for _, b := range backups {
+		backedUp[b.rec.BackupID] = true
 	}
-	for workdir, list := range old.snaps {
+	for workdir, list := range old.Snapshots {
 		for _, o := range list {
-			if !claimed[o.ID] && !byCopy[o.RecordID] {
+			if !claimed[o.ID] && !backedUp[o.BackupID] {
 				snaps[workdir] = append(snaps[workdir], o)
 			}
 		}
 	}
-	projects := map[string]index.Project{}
-	for workdir, p := range old.projects {
-		projects[workdir] = p
-	}
+	return snaps, chooseProjects(old, snaps, now)
+}
+
+// chooseProjects returns the project records of the rebuilt index, in
+// workdir order, and numbers each project's snapshots.
+func chooseProjects(old index.Remains, snaps map[string][]index.Snapshot, now time.Time) []index.Project {
+	projects := maps.Clone(old.Projects)
 	for workdir, list := range snaps {
 		p, ok := projects[workdir]
 		if !ok {
@@ -318,5 +274,5 @@ func chooseSnapshots(old oldIndex, copies []recordCopy, now time.Time) (map[stri
 		out = append(out, p)
 	}
 	slices.SortFunc(out, func(a, b index.Project) int { return strings.Compare(a.Workdir, b.Workdir) })
-	return snaps, out
+	return out
 }

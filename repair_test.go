@@ -13,11 +13,11 @@ import (
 	"testing"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
-
 	"github.com/casckpt/casckpt"
 	"github.com/casckpt/casckpt/cas"
+	"github.com/casckpt/casckpt/index"
 	"github.com/casckpt/casckpt/internal/testtree"
+	"github.com/casckpt/casckpt/manifest"
 )
 
 // repairFixture is a store with two projects: p1 with three snapshots (the
@@ -218,29 +218,24 @@ func fileTime(t *testing.T, p string) time.Time {
 func TestGCRefusesAnIndexThatLostLiveObjects(t *testing.T) {
 	ctx := context.Background()
 	fx := newRepairFixture(t)
-	dbPath := filepath.Join(fx.s.Dir(), "casckpt.db")
-	db, err := bolt.Open(dbPath, 0o600, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = db.Update(func(tx *bolt.Tx) error {
+	db := index.Open(filepath.Join(fx.s.Dir(), "casckpt.db"), index.Options{Timeout: time.Second, Chunker: manifest.ChunkerName})
+	err := db.Update(func(tx *index.Tx) error {
 		// Drop every chunk entry: the live ones among them are lost.
-		b := tx.Bucket([]byte("objects"))
-		var keys [][]byte
-		b.ForEach(func(k, v []byte) error {
-			if v[16] == byte(cas.KindChunk) {
-				keys = append(keys, bytes.Clone(k))
+		var chunks []cas.ID
+		objects := tx.Objects()
+		objects.ForEachObject(func(l cas.Location) error {
+			if l.Kind == cas.KindChunk {
+				chunks = append(chunks, l.ID)
 			}
 			return nil
 		})
-		for _, k := range keys {
-			if err := b.Delete(k); err != nil {
+		for _, id := range chunks {
+			if err := objects.DeleteObject(id); err != nil {
 				return err
 			}
 		}
 		return nil
 	})
-	db.Close()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,13 +6,11 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"runtime/debug"
 	"time"
-
-	bolt "go.etcd.io/bbolt"
 
 	"github.com/casckpt/casckpt/cas"
 	"github.com/casckpt/casckpt/index"
+	"github.com/casckpt/casckpt/internal/restorer"
 	"github.com/casckpt/casckpt/internal/scan"
 	"github.com/casckpt/casckpt/manifest"
 )
@@ -73,10 +71,8 @@ type SnapshotResult struct {
 
 // Snapshot records the tree of directory dir as a new snapshot of its
 // project, unless it equals the newest one.
-func (s *Store) Snapshot(ctx context.Context, dir string, opts SnapshotOptions) (_ SnapshotResult, err error) {
-	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	defer recoverCorrupt(&err)
-	workdir, err := ProjectDir(dir)
+func (s *Store) Snapshot(ctx context.Context, dir string, opts SnapshotOptions) (SnapshotResult, error) {
+	workdir, err := Workdir(dir)
 	if err != nil {
 		return SnapshotResult{}, err
 	}
@@ -116,11 +112,15 @@ func (s *Store) Snapshot(ctx context.Context, dir string, opts SnapshotOptions) 
 
 // snapshot is Snapshot under a held lock.
 func (ss *session) snapshot(ctx context.Context, workdir string, opts SnapshotOptions) (SnapshotResult, error) {
-	p, err := ss.scanSnapshot(ctx, workdir, opts, nil)
+	var p *pendingSnapshot
+	err := ss.read(func(v view) (err error) {
+		p, err = ss.scanSnapshot(ctx, v, workdir, opts, nil)
+		return err
+	})
 	if err != nil {
 		return SnapshotResult{Project: workdir}, err
 	}
-	return ss.commitSnapshot(ctx, p)
+	return ss.commitSnapshot(p)
 }
 
 // pendingSnapshot is a scanned tree whose new objects are written to packs
@@ -130,110 +130,82 @@ type pendingSnapshot struct {
 	opts    SnapshotOptions
 	w       *cas.Writer
 	scanned scan.Result
-	newest  *Snapshot // the project's newest snapshot when the scan began
+	newest  *record // the project's newest snapshot when the scan began
 	project index.Project
-	known   bool // the project was in the index
-	nextSeq uint64
+	known   bool    // the project was in the index
+	rec     *record // the record to add; nil when the tree is the newest's
 }
 
 // abort removes the pending snapshot's packs.
 func (p *pendingSnapshot) abort() { p.w.Abort() }
 
-// scanSnapshot opens the session's read view and scans workdir, storing
-// what the tree needs through a new Writer (seen through wrap, when not
-// nil, so a caller can also keep what is put). The view stays open for the
-// caller; commitSnapshot or the session's end closes it.
-func (ss *session) scanSnapshot(ctx context.Context, workdir string, opts SnapshotOptions, wrap func(cas.Putter) cas.Putter) (*pendingSnapshot, error) {
-	if err := ss.view(); err != nil {
+// scanSnapshot scans workdir in view v, storing what the tree needs
+// through a new Writer (seen through wrap, when not nil, so a caller can
+// also keep what is put), and, unless the tree is the newest snapshot's,
+// the backup of the record to add.
+func (ss *session) scanSnapshot(ctx context.Context, v view, workdir string, opts SnapshotOptions, wrap func(cas.Putter) cas.Putter) (*pendingSnapshot, error) {
+	p := &pendingSnapshot{workdir: workdir, opts: opts}
+	snaps, err := v.tx.Snapshots(workdir)
+	if err == nil {
+		p.project, p.known, err = v.tx.Project(workdir)
+	}
+	if err != nil {
 		return nil, err
 	}
-	p := &pendingSnapshot{workdir: workdir, opts: opts, nextSeq: 1}
-	var cache map[string]index.DirCache
-	if ss.tx != nil {
-		snaps, err := index.Snapshots(ss.tx, workdir)
-		if err == nil {
-			p.project, p.known, err = index.GetProject(ss.tx, workdir)
-		}
-		if err != nil {
-			ss.endView()
-			return nil, err
-		}
-		if len(snaps) > 0 {
-			p.newest = &snaps[0]
-		}
-		cache = index.LoadStatCache(ss.tx, workdir)
-		p.nextSeq = index.NextSeq(ss.tx, workdir)
+	if len(snaps) > 0 {
+		p.newest = &snaps[0]
 	}
-	p.w = cas.NewWriter(ss.s.packFS, ss.s.packsDir(), ss.objects)
+	p.w = cas.NewWriter(ss.s.packFS, ss.s.packsDir(), v.objects)
 	var put cas.Putter = p.w
 	if wrap != nil {
 		put = wrap(p.w)
 	}
-	var err error
 	p.scanned, err = scan.Scan(ctx, workdir, put, scan.Options{
-		MaxFileSize: opts.MaxFileSize, MaxFiles: opts.MaxFiles, Cache: cache, Trees: ss.objects, Progress: opts.Progress,
+		MaxFileSize: opts.MaxFileSize, MaxFiles: opts.MaxFiles, Cache: v.tx.StatCache(workdir), Trees: v.objects, Progress: opts.Progress,
 		Skip: ss.s.skipDirs(),
 	})
 	if err != nil {
-		ss.endView()
 		p.abort()
 		if errors.Is(err, scan.ErrTooManyFiles) {
 			err = fmt.Errorf("%w: %w", ErrRefused, err)
 		}
 		return nil, err
 	}
-	removeLeftovers(workdir, p.scanned.Leftovers) // a killed restore's temporary files
+	restorer.RemoveLeftovers(workdir, p.scanned.Leftovers) // a killed restore's temporary files
+	root := p.scanned.Root
+	if (p.newest != nil && p.newest.Root == root) || (p.newest == nil && root == manifest.EmptyTreeID) {
+		return p, nil // nothing to record: every object the tree needs is stored already
+	}
+	now := ss.s.opts.Now()
+	p.rec = &record{ID: index.NewSnapshotID(workdir, root, now, opts.Reason), Project: workdir, Root: root, Time: now,
+		Reason: opts.Reason, Stats: index.Stats{Files: p.scanned.Files, Bytes: p.scanned.Bytes}, MaxFileSize: p.scanned.MaxFileSize}
+	if p.rec.BackupID, err = putBackup(ctx, p.w, *p.rec, v.tx.NextSeq(workdir), ""); err != nil {
+		p.abort()
+		return nil, err
+	}
 	return p, nil
 }
 
 // commitSnapshot records a pending snapshot, unless its tree equals the
-// project's newest snapshot. It closes the session's read view.
-func (ss *session) commitSnapshot(ctx context.Context, p *pendingSnapshot) (SnapshotResult, error) {
-	workdir, opts, w, scanned := p.workdir, p.opts, p.w, p.scanned
-	newest, project, known := p.newest, p.project, p.known
-	res := SnapshotResult{Project: workdir}
+// project's newest snapshot.
+func (ss *session) commitSnapshot(p *pendingSnapshot) (SnapshotResult, error) {
+	res := SnapshotResult{Project: p.workdir}
+	scanned := p.scanned
 	res.Files, res.Bytes, res.Hashed, res.Warnings = scanned.Files, scanned.Bytes, scanned.Hashed, scanned.Warnings
-	now := ss.s.opts.Now()
-
-	if (newest != nil && newest.Root == scanned.Root) || (newest == nil && scanned.Root == manifest.EmptyTreeID) {
-		// Nothing to record. Every object the tree needs is stored already.
-		ss.endView()
-		w.Abort()
-		if newest != nil {
-			res.ID = newest.ID
+	if p.rec == nil {
+		p.abort()
+		if p.newest != nil {
+			res.ID = p.newest.ID
 		}
-		cacheChanged := len(scanned.CachePut) > 0 || len(scanned.CacheRemove) > 0
-		if !cacheChanged && (!known || now.Sub(project.LastTouch) < touchGranularity) {
-			return res, nil
-		}
-		err := ss.update(func(tx *bolt.Tx) error {
-			if known {
-				project.LastTouch = now
-				if err := index.PutProject(tx, project); err != nil {
-					return err
-				}
-			}
-			return index.UpdateStatCache(tx, workdir, scanned.CachePut, scanned.CacheRemove)
-		})
+		return res, ss.touch(p)
+	}
+	if err := p.w.Flush(); err != nil {
+		p.abort()
 		return res, err
 	}
-
-	rec := Snapshot{ID: index.NewSnapshotID(workdir, scanned.Root, now, opts.Reason), Project: workdir, Root: scanned.Root,
-		Time: now, Reason: opts.Reason, Stats: index.Stats{Files: scanned.Files, Bytes: scanned.Bytes}, MaxFileSize: scanned.MaxFileSize}
-	var err error
-	rec.RecordID, err = putCopy(ctx, w, rec, p.nextSeq, "")
-	ss.endView()
-	if err != nil {
-		w.Abort()
-		return res, err
-	}
-	if err := w.Flush(); err != nil {
-		w.Abort()
-		return res, err
-	}
-	var raced *Snapshot // a snapshot of the same tree that another process committed meanwhile
-	err = ss.update(func(tx *bolt.Tx) error {
-		snaps, err := index.Snapshots(tx, workdir)
+	var raced *record // a snapshot of the same tree that another process committed meanwhile
+	err := ss.update(func(tx *index.Tx) error {
+		snaps, err := tx.Snapshots(p.workdir)
 		if err != nil {
 			return err
 		}
@@ -241,58 +213,82 @@ func (ss *session) commitSnapshot(ctx context.Context, p *pendingSnapshot) (Snap
 			raced = &snaps[0]
 			return errSameAsNewest
 		}
-		if _, err := w.Commit(tx, false); err != nil {
+		if _, err := p.w.Commit(tx.Objects(), false); err != nil {
 			return err
 		}
-		p, ok, err := index.GetProject(tx, workdir)
-		if err != nil {
+		if err := touchProject(tx, p.workdir, p.rec.Time, p.rec.Time); err != nil {
 			return err
 		}
-		if !ok {
-			p = index.Project{Workdir: workdir, Created: now}
-		}
-		p.LastTouch = now
-		if err := index.PutProject(tx, p); err != nil {
+		if err := tx.AddSnapshot(p.rec); err != nil {
 			return err
 		}
-		if err := index.AddSnapshot(tx, &rec); err != nil {
+		if err := tx.UpdateStatCache(p.workdir, scanned.CachePut, scanned.CacheRemove); err != nil {
 			return err
 		}
-		if err := index.UpdateStatCache(tx, workdir, scanned.CachePut, scanned.CacheRemove); err != nil {
+		if res.Dropped, err = applyKeep(tx, p.workdir, p.opts.Keep); err != nil {
 			return err
 		}
-		if res.Dropped, err = applyKeep(tx, workdir, opts.Keep); err != nil {
+		if res.packBytes, err = tx.PackBytes(); err != nil {
 			return err
 		}
-		if res.packBytes, err = cas.PackBytes(tx); err != nil {
-			return err
-		}
-		return addPendingDrops(tx, len(res.Dropped))
+		return tx.AddPendingDrops(len(res.Dropped))
 	})
 	if errors.Is(err, errSameAsNewest) {
-		w.Abort() // nothing to record: the other process recorded this tree
+		p.abort() // nothing to record: the other process recorded this tree
 		res.ID = raced.ID
 		return res, nil
 	}
 	if err != nil {
-		w.Abort()
+		p.abort()
 		return res, err
 	}
-	res.Created, res.ID, res.Stored = true, rec.ID, w.Stats()
+	res.Created, res.ID, res.Stored = true, p.rec.ID, p.w.Stats()
 	return res, nil
 }
 
-// errSameAsNewest rolls back a snapshot's commit when the project's newest
-// snapshot, committed by another process since this one looked, holds the
-// same tree: processes snapshotting one tree at once record it once.
-var errSameAsNewest = errors.New("the newest snapshot holds the same tree")
+// touch records an unchanged tree's scan: the stat cache's changes, and
+// the project's last touch when it is older than touchGranularity. An
+// unchanged tree with nothing to record costs no write.
+func (ss *session) touch(p *pendingSnapshot) error {
+	now := ss.s.opts.Now()
+	cacheChanged := len(p.scanned.CachePut) > 0 || len(p.scanned.CacheRemove) > 0
+	if !cacheChanged && (!p.known || now.Sub(p.project.LastTouch) < touchGranularity) {
+		return nil
+	}
+	return ss.update(func(tx *index.Tx) error {
+		if p.known {
+			p.project.LastTouch = now
+			if err := tx.PutProject(p.project); err != nil {
+				return err
+			}
+		}
+		return tx.UpdateStatCache(p.workdir, p.scanned.CachePut, p.scanned.CacheRemove)
+	})
+}
 
-// putCopy stores the copy of snapshot record rec, from which a lost index
-// can be rebuilt, with the data it describes; seq is the sequence number
-// it expects.
-func putCopy(ctx context.Context, w *cas.Writer, rec Snapshot, seq uint64, origin string) (cas.ID, error) {
+// touchProject records a touch of project workdir at touched (its last
+// touch never moves back), creating its record, made at created, if it is
+// new.
+func touchProject(tx *index.Tx, workdir string, created, touched time.Time) error {
+	p, ok, err := tx.Project(workdir)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		p = index.Project{Workdir: workdir, Created: created}
+	}
+	if touched.After(p.LastTouch) {
+		p.LastTouch = touched
+	}
+	return tx.PutProject(p)
+}
+
+// putBackup stores the backup of snapshot record rec, from which a lost
+// index can be rebuilt, with the data it describes; seq is the sequence
+// number it expects.
+func putBackup(ctx context.Context, w cas.Putter, rec record, seq uint64, origin string) (cas.ID, error) {
 	rec.Seq = seq
-	return w.Put(ctx, cas.KindRecord, index.EncodeCopy(rec, origin))
+	return w.Put(ctx, cas.KindRecord, index.EncodeBackup(rec, origin))
 }
 
 // touchGranularity: a no-change snapshot refreshes the project's last touch
@@ -300,12 +296,12 @@ func putCopy(ctx context.Context, w *cas.Writer, rec Snapshot, seq uint64, origi
 const touchGranularity = 10 * time.Minute
 
 // applyKeep drops a project's unpinned snapshots beyond the newest keep.
-func applyKeep(tx *bolt.Tx, workdir string, keep int) ([]cas.ID, error) {
+func applyKeep(tx *index.Tx, workdir string, keep int) ([]cas.ID, error) {
 	dropped := []cas.ID{}
 	if keep < 0 {
 		return dropped, nil
 	}
-	snaps, err := index.Snapshots(tx, workdir)
+	snaps, err := tx.Snapshots(workdir)
 	if err != nil {
 		return dropped, err
 	}
@@ -313,7 +309,7 @@ func applyKeep(tx *bolt.Tx, workdir string, keep int) ([]cas.ID, error) {
 		if i < keep || sn.Pinned {
 			continue
 		}
-		if err := index.DeleteSnapshot(tx, sn); err != nil {
+		if err := tx.DeleteSnapshot(sn); err != nil {
 			return dropped, err
 		}
 		dropped = append(dropped, sn.ID)

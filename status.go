@@ -36,25 +36,14 @@ type StatusResult struct {
 // reads as empty.
 func (s *Store) Status(ctx context.Context) (StatusResult, error) {
 	res := StatusResult{Store: s.dir, Projects: []ProjectStatus{}}
-	err := s.read(ctx, func(ss *session) error {
-		if ss.tx == nil {
-			return nil
-		}
-		projects, err := index.Projects(ss.tx)
-		if err != nil {
-			return err
-		}
-		for _, p := range projects {
-			snaps, err := index.Snapshots(ss.tx, p.Workdir)
-			if err != nil {
-				return err
-			}
+	err := s.read(ctx, func(v view) error {
+		return v.tx.EachProject(func(p index.ProjectSnapshots) error {
 			res.Projects = append(res.Projects, ProjectStatus{
-				Workdir: p.Workdir, Snapshots: len(snaps), Created: p.Created,
+				Workdir: p.Workdir, Snapshots: len(p.Snapshots), Created: p.Created,
 				LastTouch: p.LastTouch, Orphan: !dirExists(p.Workdir),
 			})
-		}
-		return nil
+			return nil
+		})
 	})
 	if err != nil {
 		return res, err

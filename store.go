@@ -8,13 +8,12 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"time"
-
-	bolt "go.etcd.io/bbolt"
 
 	"github.com/casckpt/casckpt/cas"
 	"github.com/casckpt/casckpt/index"
+	"github.com/casckpt/casckpt/internal/restorer"
+	"github.com/casckpt/casckpt/manifest"
 )
 
 // Options configure a Store. The zero value means the defaults.
@@ -52,15 +51,35 @@ func (o Options) withDefaults() Options {
 type Store struct {
 	dir  string
 	opts Options
+	db   *index.DB
 	// packFS is the file system packs are written and deleted through, and
 	// projectFS wraps a project directory for a restore's writes: the real
 	// ones, or in tests ones that fail on demand.
 	packFS    cas.FS
-	projectFS func(*os.Root) projectFS
+	projectFS func(*os.Root) restorer.FS
 }
 
-// Snapshot is a snapshot record.
-type Snapshot = index.Snapshot
+// record is a snapshot record as the index keeps it; hosts see Snapshot.
+type record = index.Snapshot
+
+// Snapshot is what a host sees of a snapshot.
+type Snapshot struct {
+	ID      cas.ID
+	Project string // the project's workdir
+	Time    time.Time
+	Reason  string
+	Pinned  bool
+	Files   int64 // files and links captured
+	Bytes   int64 // their total size
+	// MaxFileSize is the size limit it was taken with (0: unknown): larger
+	// files were left out, and a restore of it leaves them alone.
+	MaxFileSize int64
+}
+
+// hostSnapshot returns what a host sees of record r.
+func hostSnapshot(r record) Snapshot {
+	return Snapshot{ID: r.ID, Project: r.Project, Time: r.Time, Reason: r.Reason, Pinned: r.Pinned, Files: r.Stats.Files, Bytes: r.Stats.Bytes, MaxFileSize: r.MaxFileSize}
+}
 
 // Open returns the store in dir. It creates nothing: the directory is made,
 // with mode 0700, by the first operation that writes.
@@ -69,7 +88,9 @@ func Open(dir string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store %s: %w", dir, err)
 	}
-	return &Store{dir: abs, opts: opts.withDefaults(), packFS: cas.OS, projectFS: rootFS}, nil
+	opts = opts.withDefaults()
+	db := index.Open(filepath.Join(abs, "casckpt.db"), index.Options{Timeout: opts.LockTimeout, Chunker: manifest.ChunkerName})
+	return &Store{dir: abs, opts: opts, db: db, packFS: cas.OS, projectFS: restorer.RootFS}, nil
 }
 
 // Dir is the store's directory.
@@ -88,10 +109,7 @@ func (s *Store) skipDirs() []string {
 	return []string{s.dir}
 }
 
-func (s *Store) exists() bool {
-	_, err := os.Stat(s.dbPath())
-	return err == nil
-}
+func (s *Store) exists() bool { return s.db.Exists() }
 
 // ensureDirs creates the store's directories, private to the user.
 func (s *Store) ensureDirs() error {
@@ -117,28 +135,11 @@ func (s *Store) removeIfUnused() {
 	os.Remove(s.dir)
 }
 
-// ErrDatabase: the store's database is damaged.
-var ErrDatabase = index.ErrDamaged
-
-// recoverCorrupt turns a panic raised while reading the database (bbolt
-// asserts on damaged pages; with debug.SetPanicOnFault a page pointer past
-// the mapped file panics too) into an error, so a damaged store makes an
-// operation fail instead of the host process. Deferred by every operation
-// that reads the database on its own goroutine.
-func recoverCorrupt(err *error) {
-	if r := recover(); r != nil {
-		*err = fmt.Errorf("%w (%v); run casckpt repair, which rebuilds it from the packs", ErrDatabase, r)
-	}
-}
-
-// session is one operation's hold on the store: the lock and, while it
-// reads, a read-only database handle with one transaction.
+// session is one operation's hold on the store: the store lock, shared or
+// exclusive, or none when the store did not exist as it began.
 type session struct {
-	s       *Store
-	lock    *storeLock
-	db      *bolt.DB
-	tx      *bolt.Tx
-	objects *cas.Store
+	s    *Store
+	lock *storeLock
 }
 
 // begin takes the store lock. With create it makes the store's directories
@@ -155,7 +156,7 @@ func (s *Store) begin(ctx context.Context, exclusive, create bool) (*session, er
 				return nil, err
 			}
 		} else if _, err := os.Stat(s.dir); errors.Is(err, fs.ErrNotExist) {
-			return &session{s: s, objects: cas.NewStore(s.packsDir(), nil)}, nil
+			return &session{s: s}, nil
 		}
 		lock, err := lockStore(ctx, s.lockPath(), exclusive, deadline, s.opts.LockTimeout)
 		if (errors.Is(err, errLockReplaced) || errors.Is(err, fs.ErrNotExist)) && time.Now().Before(deadline) {
@@ -164,83 +165,44 @@ func (s *Store) begin(ctx context.Context, exclusive, create bool) (*session, er
 		if err != nil {
 			return nil, err
 		}
-		return &session{s: s, lock: lock, objects: cas.NewStore(s.packsDir(), nil)}, nil
+		return &session{s: s, lock: lock}, nil
 	}
 }
 
-// view opens the database read-only and starts the session's read
-// transaction; a store without a database reads as empty.
-func (ss *session) view() error {
-	db, err := index.OpenRead(ss.s.dbPath(), ss.s.opts.LockTimeout)
-	if err != nil || db == nil {
-		return err
-	}
-	tx, err := db.Begin(false)
-	if err != nil {
-		db.Close()
-		return err
-	}
-	ss.db, ss.tx = db, tx
-	ss.objects = cas.NewStore(ss.s.packsDir(), tx)
-	return nil
+// view is a read transaction of the store: its records and its objects.
+type view struct {
+	tx      *index.Tx
+	objects *cas.Store
 }
 
-// endView closes the read transaction and the database.
-func (ss *session) endView() {
-	if ss.objects != nil {
-		ss.objects.Close()
-	}
-	if ss.tx != nil {
-		_ = ss.tx.Rollback()
-		ss.tx = nil
-	}
-	if ss.db != nil {
-		ss.db.Close()
-		ss.db = nil
-	}
-	ss.objects = cas.NewStore(ss.s.packsDir(), nil)
+// read runs fn with a read view; a store without a database reads as
+// empty. The view's objects may be read from any goroutine until fn
+// returns.
+func (ss *session) read(fn func(v view) error) error {
+	return ss.s.db.View(func(tx *index.Tx) error {
+		objects := cas.NewStore(ss.s.packsDir(), tx.Objects())
+		defer objects.Close()
+		return fn(view{tx, objects})
+	})
 }
 
-// update runs fn in a read-write transaction of a freshly opened database.
-// A session that began on a missing store holds no lock and never writes.
-func (ss *session) update(fn func(tx *bolt.Tx) error) (err error) {
+// update runs fn in a read-write transaction. A session that began on a
+// missing store holds no lock and never writes.
+func (ss *session) update(fn func(tx *index.Tx) error) error {
 	if ss.lock == nil {
 		return fmt.Errorf("%w: the store %s did not exist when this operation began; try again", ErrBusy, ss.s.dir)
 	}
-	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	defer recoverCorrupt(&err)
-	db, err := index.OpenWrite(ss.s.dbPath(), ss.s.opts.LockTimeout)
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	var fnErr error
-	err = db.Update(func(tx *bolt.Tx) error {
-		fnErr = fn(tx)
-		return fnErr
-	})
-	if err != nil && fnErr == nil {
-		err = fmt.Errorf("save the index (the store is unchanged): %w", err)
-	}
-	return err
+	return ss.s.db.Update(fn)
 }
 
-func (ss *session) end() {
-	ss.endView()
-	ss.lock.unlock()
-}
+func (ss *session) end() { ss.lock.unlock() }
 
 // read runs fn with a read view of the store under the shared lock.
-func (s *Store) read(ctx context.Context, fn func(ss *session) error) (err error) {
-	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	defer recoverCorrupt(&err)
+func (s *Store) read(ctx context.Context, fn func(v view) error) error {
 	ss, err := s.begin(ctx, false, false)
 	if err != nil {
 		return err
 	}
 	defer ss.end()
-	if err := ss.view(); err != nil {
-		return err
-	}
-	return fn(ss)
+	return ss.read(fn)
 }

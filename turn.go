@@ -42,7 +42,7 @@ type CheckpointReport struct {
 	Err error
 }
 
-// EnsureCheckpoint makes sure the project holding path (see ProjectRoot)
+// EnsureCheckpoint makes sure the project holding path (see FindProjectRoot)
 // has a checkpoint taken in this turn, before the agent changes it. It
 // reports and returns; it never fails the caller.
 func (m *Manager) EnsureCheckpoint(ctx context.Context, path, reason string) (rep CheckpointReport) {
@@ -51,9 +51,9 @@ func (m *Manager) EnsureCheckpoint(ctx context.Context, path, reason string) (re
 			rep.Err = fmt.Errorf("checkpoint of %s: internal error: %v", path, r)
 		}
 	}()
-	root, err := ProjectRoot(path)
+	root, err := FindProjectRoot(path)
 	if err == nil {
-		root, err = ProjectDir(root)
+		root, err = Workdir(root)
 	}
 	if err != nil {
 		return CheckpointReport{Project: path, Err: err}

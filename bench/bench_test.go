@@ -2,8 +2,7 @@ package bench
 
 import (
 	"context"
-	"crypto/sha256"
-	"io/fs"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"github.com/casckpt/casckpt"
+	"github.com/casckpt/casckpt/internal/testtree"
 )
 
 func skipShort(b *testing.B) {
@@ -189,7 +189,7 @@ func w3Run(b *testing.B, p peer) (dir string, oldestKept map[string][32]byte) {
 			reportStore(b, p.storeDir(), "store20-")
 		}
 		if turn == 20 {
-			oldestKept = digestTree(dir)
+			oldestKept = testtree.ReadDigest(b, dir).Files()
 		}
 	}
 	b.ReportMetric(ms(percentile(lat, 0.5)), "ms/turn-median")
@@ -197,32 +197,6 @@ func w3Run(b *testing.B, p peer) (dir string, oldestKept map[string][32]byte) {
 	b.ReportMetric(ms(percentile(lat[20:], 0.5)), "ms/turn-past-keep")
 	reportStore(b, p.storeDir(), "store40-")
 	return dir, oldestKept
-}
-
-// digestTree maps every file of a tree to a hash of its content.
-func digestTree(dir string) map[string][32]byte {
-	out := map[string][32]byte{}
-	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err == nil && d.Type().IsRegular() {
-			b, _ := os.ReadFile(p)
-			rel, _ := filepath.Rel(dir, p)
-			out[rel] = sha256.Sum256(b)
-		}
-		return nil
-	})
-	return out
-}
-
-func sameDigest(a, b map[string][32]byte) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if b[k] != v {
-			return false
-		}
-	}
-	return true
 }
 
 type casckptPeer struct {
@@ -312,7 +286,7 @@ func BenchmarkW5Restore(b *testing.B) {
 				b.Fatal(err)
 			}
 			b.StopTimer()
-			exact := sameDigest(want, digestTree(dir))
+			exact := maps.Equal(want, testtree.ReadDigest(b, dir).Files())
 			b.ReportMetric(map[bool]float64{true: 1}[exact], "exact")
 			// Back to the newest state for the next round.
 			s.Restore(context.Background(), dir, "@1", casckpt.RestoreOptions{})
@@ -331,7 +305,7 @@ func BenchmarkW5Restore(b *testing.B) {
 		for b.Loop() {
 			runBinary(b, "--store", s.Dir(), "restore", dir, oldest)
 			b.StopTimer()
-			b.ReportMetric(map[bool]float64{true: 1}[sameDigest(want, digestTree(dir))], "exact")
+			b.ReportMetric(map[bool]float64{true: 1}[maps.Equal(want, testtree.ReadDigest(b, dir).Files())], "exact")
 			runBinary(b, "--store", s.Dir(), "restore", dir, "@1")
 			b.StartTimer()
 		}
@@ -345,7 +319,7 @@ func BenchmarkW5Restore(b *testing.B) {
 		for b.Loop() {
 			g.Restore(dir, oldest)
 			b.StopTimer()
-			b.ReportMetric(map[bool]float64{true: 1}[sameDigest(want, digestTree(dir))], "exact")
+			b.ReportMetric(map[bool]float64{true: 1}[maps.Equal(want, testtree.ReadDigest(b, dir).Files())], "exact")
 			g.Restore(dir, newest)
 			b.StartTimer()
 		}
@@ -359,7 +333,7 @@ func BenchmarkW5Restore(b *testing.B) {
 		for b.Loop() {
 			r.Restore(dir, oldest)
 			b.StopTimer()
-			b.ReportMetric(map[bool]float64{true: 1}[sameDigest(want, digestTree(dir))], "exact")
+			b.ReportMetric(map[bool]float64{true: 1}[maps.Equal(want, testtree.ReadDigest(b, dir).Files())], "exact")
 			r.Restore(dir, newest)
 			b.StartTimer()
 		}

@@ -10,21 +10,22 @@
 //     header and a trailing table, so the object index can be rebuilt from the
 //     packs alone. Packs are named by 128 random bits; their number within the
 //     index is what object locations refer to.
-//   - The object index maps an ID to its pack, offset and lengths. It lives in
-//     two buckets ("objects", "packs") of the store's bbolt database, beside
-//     the snapshot records, so a single bbolt commit makes new objects and the
-//     records that refer to them visible together.
+//   - The object index maps an ID to its pack, offset and lengths. This
+//     package declares what it needs of it (Index to read, IndexWriter
+//     inside a write transaction); package index keeps it in the store's
+//     database beside the snapshot records, so one commit makes new objects
+//     and the records that refer to them visible together.
 //
 // Write order: a Writer appends objects to temporary pack files, fsyncs each,
 // renames it into place and fsyncs the directory; only then does Commit add
-// the locations to the index inside the caller's write transaction. A crash
+// the locations to the object index inside the caller's write transaction. A crash
 // therefore leaves at most unreferenced pack files, never an index entry that
 // points at missing data.
 //
 // Caveats:
 //   - The package takes no locks. Callers hold the store lock (shared while
-//     writing or reading, exclusive while deleting) and pass bbolt
-//     transactions in; see the root package.
+//     writing or reading, exclusive while deleting) and pass the object
+//     index of their transaction in; see the root package.
 //   - Get verifies every object against its ID and returns ErrCorrupt on a
 //     mismatch; it never returns unverified bytes.
 package cas

@@ -44,11 +44,11 @@ type PackEntry struct {
 	StoredLen uint32
 }
 
-// valid checks what every decoder must: a known kind and codec, a size
+// Valid checks what every decoder must: a known kind and codec, a size
 // within MaxObjectSize, and stored bytes no more than the plain ones (the
 // writer stores raw whenever zstd does not shrink an object), so a damaged
 // entry can never make a reader allocate more than MaxObjectSize.
-func (e PackEntry) valid() bool {
+func (e PackEntry) Valid() bool {
 	return e.Kind.Valid() && e.Codec <= CodecZstd && e.RawLen <= MaxObjectSize && e.StoredLen <= e.RawLen &&
 		(e.Codec != CodecRaw || e.StoredLen == e.RawLen)
 }
@@ -77,7 +77,7 @@ func parseObjectHeader(b []byte) (PackEntry, error) {
 		StoredLen: binary.LittleEndian.Uint32(b[8:]),
 	}
 	copy(e.ID[:], b[12:44])
-	if !e.valid() {
+	if !e.Valid() {
 		return PackEntry{}, fmt.Errorf("%w: object header has kind %d, codec %d, %d of %d bytes", ErrBadPack, e.Kind, e.Codec, e.StoredLen, e.RawLen)
 	}
 	return e, nil
@@ -130,7 +130,7 @@ func DecodeTrailer(tail []byte, packSize int64) ([]PackEntry, error) {
 		e.Offset = binary.LittleEndian.Uint32(b[34:])
 		e.RawLen = binary.LittleEndian.Uint32(b[38:])
 		e.StoredLen = binary.LittleEndian.Uint32(b[42:])
-		if !e.valid() || uint64(e.Offset) < next || e.end() > dataEnd {
+		if !e.Valid() || uint64(e.Offset) < next || e.end() > dataEnd {
 			return nil, fmt.Errorf("%w: table entry %d out of place", ErrBadPack, i)
 		}
 		next = e.end()

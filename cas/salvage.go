@@ -3,13 +3,10 @@ package cas
 import (
 	"bytes"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
-
-	bolt "go.etcd.io/bbolt"
 )
 
 // SalvagedPack is what Salvage recovered from one pack file.
@@ -114,30 +111,16 @@ func salvageBytes(b []byte, fn func(e PackEntry, data []byte) error) (SalvagedPa
 	return sp, nil
 }
 
-// AddPack records a salvaged pack and its objects in the index, inside the
-// caller's write transaction, to rebuild a lost index. Objects already
+// AddPack records a salvaged pack and its objects in the object index of
+// the caller's write transaction, to rebuild a lost index. Objects already
 // indexed keep their first location.
-func AddPack(tx *bolt.Tx, sp SalvagedPack) (PackInfo, error) {
-	objects, packs := tx.Bucket(bucketObjects), tx.Bucket(bucketPacks)
-	if objects == nil || packs == nil {
-		return PackInfo{}, errors.New("cas: index buckets missing")
-	}
-	seq, err := packs.NextSequence()
+func AddPack(idx IndexWriter, sp SalvagedPack) (PackInfo, error) {
+	info, err := idx.AddPack(sp.Name, sp.Size)
 	if err != nil {
 		return PackInfo{}, err
 	}
-	if seq > 1<<32-1 {
-		return PackInfo{}, errors.New("cas: pack numbers exhausted")
-	}
-	info := PackInfo{Number: uint32(seq), Name: sp.Name, Size: sp.Size}
-	if err := packs.Put(packKey(info.Number), encodePackInfo(info)); err != nil {
-		return PackInfo{}, err
-	}
 	for _, e := range sp.Entries {
-		if objects.Get(e.ID[:]) != nil {
-			continue
-		}
-		if err := objects.Put(e.ID[:], encodeLocation(Location{Pack: info.Number, PackEntry: e})); err != nil {
+		if err := idx.PutObject(Location{Pack: info.Number, PackEntry: e}, false); err != nil {
 			return PackInfo{}, err
 		}
 	}

@@ -7,8 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-
-	bolt "go.etcd.io/bbolt"
 )
 
 // onePack writes objects into a single pack and returns its path and IDs.
@@ -134,13 +132,13 @@ func TestAddPackRebuildsTheIndex(t *testing.T) {
 		t.Fatal(err)
 	}
 	db, _ := testDB(t)
-	if err := db.Update(func(tx *bolt.Tx) error {
+	if err := within(db, func(tx *memIndex) error {
 		_, err := AddPack(tx, sp)
 		return err
 	}); err != nil {
 		t.Fatal(err)
 	}
-	db.View(func(tx *bolt.Tx) error {
+	within(db, func(tx *memIndex) error {
 		s := NewStore(filepath.Dir(path), tx)
 		defer s.Close()
 		for i, id := range ids {

@@ -8,8 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-
-	bolt "go.etcd.io/bbolt"
 )
 
 // SweepOptions tune Sweep. The zero value means the defaults.
@@ -64,19 +62,15 @@ type packUsage struct {
 	live      []Location
 }
 
-// PrepareSweep removes from the index, inside write transaction tx, every
+// PrepareSweep removes from the object index of write transaction idx every
 // object for which live returns false, and rewrites packs that are mostly
 // dead or small. New packs are written and synced before it returns. The
 // caller must hold the store's exclusive lock: any pack file the index does
 // not name is deleted by Finish. After tx commits, call Finish; if it does
 // not, call Abort.
-func PrepareSweep(ctx context.Context, tx *bolt.Tx, dir string, live func(ID) bool, opts SweepOptions) (*Sweep, error) {
+func PrepareSweep(ctx context.Context, idx IndexWriter, dir string, live func(ID) bool, opts SweepOptions) (*Sweep, error) {
 	opts = opts.withDefaults()
-	objects, packsB := tx.Bucket(bucketObjects), tx.Bucket(bucketPacks)
-	if objects == nil || packsB == nil {
-		return nil, errors.New("cas: index buckets missing")
-	}
-	packs, err := Packs(tx)
+	packs, err := idx.Packs()
 	if err != nil {
 		return nil, err
 	}
@@ -85,12 +79,12 @@ func PrepareSweep(ctx context.Context, tx *bolt.Tx, dir string, live func(ID) bo
 		usage[p.Number] = &packUsage{info: p}
 	}
 	sw := &Sweep{dir: dir, fs: opts.FS}
-	var dead [][]byte
-	err = ForEachObject(tx, func(l Location) error {
+	var dead []ID
+	err = idx.ForEachObject(func(l Location) error {
 		u := usage[l.Pack]
 		size := int64(objectHeaderSize + tableEntrySize + l.StoredLen)
 		if !live(l.ID) {
-			dead = append(dead, append([]byte(nil), l.ID[:]...))
+			dead = append(dead, l.ID)
 			if u != nil {
 				u.deadBytes += size
 			}
@@ -106,8 +100,8 @@ func PrepareSweep(ctx context.Context, tx *bolt.Tx, dir string, live func(ID) bo
 	if err != nil {
 		return nil, err
 	}
-	for _, k := range dead {
-		if err := objects.Delete(k); err != nil {
+	for _, id := range dead {
+		if err := idx.DeleteObject(id); err != nil {
 			return nil, err
 		}
 	}
@@ -120,7 +114,7 @@ func PrepareSweep(ctx context.Context, tx *bolt.Tx, dir string, live func(ID) bo
 		total := u.liveBytes + u.deadBytes
 		switch {
 		case len(u.live) == 0:
-			if err := sw.dropPack(packsB, p); err != nil {
+			if err := sw.dropPack(idx, p); err != nil {
 				return nil, err
 			}
 		case u.deadBytes > 0 && float64(u.deadBytes) >= opts.RepackThreshold*float64(total):
@@ -133,11 +127,11 @@ func PrepareSweep(ctx context.Context, tx *bolt.Tx, dir string, live func(ID) bo
 		repack = append(repack, small...)
 	}
 	if len(repack) > 0 {
-		if err := sw.repack(ctx, tx, packsB, repack); err != nil {
+		if err := sw.repack(ctx, idx, repack); err != nil {
 			return nil, err
 		}
 	}
-	after, err := Packs(tx)
+	after, err := idx.Packs()
 	if err != nil {
 		sw.Abort()
 		return nil, err
@@ -149,14 +143,14 @@ func PrepareSweep(ctx context.Context, tx *bolt.Tx, dir string, live func(ID) bo
 	return sw, nil
 }
 
-func (sw *Sweep) dropPack(packsB *bolt.Bucket, p PackInfo) error {
+func (sw *Sweep) dropPack(idx IndexWriter, p PackInfo) error {
 	sw.PacksDeleted++
-	return packsB.Delete(packKey(p.Number))
+	return idx.DeletePack(p.Number)
 }
 
 // repack copies the live objects of packs into new packs, verifying each,
 // and points the index at the copies.
-func (sw *Sweep) repack(ctx context.Context, tx *bolt.Tx, packsB *bolt.Bucket, packs []*packUsage) error {
+func (sw *Sweep) repack(ctx context.Context, idx IndexWriter, packs []*packUsage) error {
 	sw.writer = NewWriter(sw.fs, sw.dir, nil)
 	for _, u := range packs {
 		f, err := os.Open(filepath.Join(sw.dir, u.info.FileName()))
@@ -193,7 +187,7 @@ func (sw *Sweep) repack(ctx context.Context, tx *bolt.Tx, packsB *bolt.Bucket, p
 		sw.Abort()
 		return err
 	}
-	infos, err := sw.writer.Commit(tx, true)
+	infos, err := sw.writer.Commit(idx, true)
 	if err != nil {
 		sw.Abort()
 		return err
@@ -202,7 +196,7 @@ func (sw *Sweep) repack(ctx context.Context, tx *bolt.Tx, packsB *bolt.Bucket, p
 		sw.newBytes += in.Size
 	}
 	for _, u := range packs {
-		if err := sw.dropPack(packsB, u.info); err != nil {
+		if err := sw.dropPack(idx, u.info); err != nil {
 			sw.Abort()
 			return err
 		}

@@ -11,8 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
-
-	bolt "go.etcd.io/bbolt"
 )
 
 // PackTargetSize is the size at which a Writer closes a pack and starts the
@@ -262,20 +260,17 @@ func (w *Writer) Stats() WriteStats {
 	return w.stats
 }
 
-// Commit records the flushed packs and their objects in the index, inside
-// the caller's write transaction. Objects that another writer committed
+// Commit records the flushed packs and their objects in the object index
+// of the caller's write transaction. Objects that another writer committed
 // meanwhile keep their first location; with replace, existing locations are
-// overwritten (repacking). Every flushed pack must still be on disk. The transaction's commit is the point at which
-// the objects become visible; if it fails, call Abort.
-func (w *Writer) Commit(tx *bolt.Tx, replace bool) ([]PackInfo, error) {
+// overwritten (repacking). Every flushed pack must still be on disk. The
+// transaction's commit is the point at which the objects become visible;
+// if it fails, call Abort.
+func (w *Writer) Commit(idx IndexWriter, replace bool) ([]PackInfo, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.cur != nil || w.err != nil {
 		return nil, errors.New("cas: Commit before a successful Flush")
-	}
-	objects, packs := tx.Bucket(bucketObjects), tx.Bucket(bucketPacks)
-	if objects == nil || packs == nil {
-		return nil, errors.New("cas: index buckets missing")
 	}
 	// A reference to a pack that is gone (the store was cleared, or a
 	// sweep took it) must never be committed.
@@ -287,22 +282,12 @@ func (w *Writer) Commit(tx *bolt.Tx, replace bool) ([]PackInfo, error) {
 	}
 	var infos []PackInfo
 	for _, p := range w.finished {
-		seq, err := packs.NextSequence()
+		info, err := idx.AddPack(p.name, p.size)
 		if err != nil {
 			return nil, err
 		}
-		if seq > 1<<32-1 {
-			return nil, errors.New("cas: pack numbers exhausted")
-		}
-		info := PackInfo{Number: uint32(seq), Name: p.name, Size: p.size}
-		if err := packs.Put(packKey(info.Number), encodePackInfo(info)); err != nil {
-			return nil, err
-		}
 		for _, e := range p.entries {
-			if !replace && objects.Get(e.ID[:]) != nil {
-				continue
-			}
-			if err := objects.Put(e.ID[:], encodeLocation(Location{Pack: info.Number, PackEntry: e})); err != nil {
+			if err := idx.PutObject(Location{Pack: info.Number, PackEntry: e}, replace); err != nil {
 				return nil, err
 			}
 		}

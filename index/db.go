@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -20,34 +21,119 @@ import (
 // SchemaVersion is the version of the record layout this package writes.
 const SchemaVersion = 1
 
-// ChunkerName names the chunking algorithm and its sizes. Chunk boundaries
-// are part of the store format, so it is recorded at creation and checked.
-const ChunkerName = "fastcdc-v1.0.0 min=16384 normal=65536 max=262144 single<=262144"
-
-// Errors of the database layer.
 var (
-	// ErrCorrupt: a record does not decode.
-	ErrCorrupt = errors.New("index record corrupt")
-	// ErrSchema: the database was written by an incompatible version.
-	ErrSchema = errors.New("incompatible store format")
-	// ErrLocked: another process held the database past the timeout.
-	ErrLocked = errors.New("store is busy")
-	// ErrDamaged: the database file cannot be opened as one.
-	ErrDamaged = errors.New("the store's database is damaged")
-	// ErrNewer: the database was written by a newer casckpt (its schema
-	// version is higher than SchemaVersion). It also matches ErrSchema.
-	ErrNewer = errors.New("written by a newer casckpt")
-)
-
-var (
-	bucketMeta      = []byte("meta")
-	bucketProjects  = []byte("projects")
-	bucketSnapshots = []byte("snapshots")
-	bucketStatCache = []byte("statcache")
+	bucketMeta = []byte("meta")
 
 	keySchema  = []byte("schema")
 	keyChunker = []byte("chunker")
 )
+
+// topBuckets are made when a database is created; the others on first use.
+var topBuckets = [][]byte{bucketMeta, bucketProjects, bucketSnapshots, bucketStatCache, bucketObjects, bucketPacks}
+
+// Options configure a DB.
+type Options struct {
+	// Timeout bounds the wait for another process's write transaction.
+	Timeout time.Duration
+	// Chunker names the chunking the store's content is cut with. It is
+	// recorded when the database is made; a database that records another
+	// is refused, since chunk boundaries are part of the store format.
+	Chunker string
+}
+
+// DB is the store's database file. It holds no open handle between
+// transactions: each one opens the file, runs and closes it, so a process
+// holds the file only briefly (bbolt admits one writer across processes).
+type DB struct {
+	path string
+	opts Options
+}
+
+// Open returns the database at path. It creates nothing: the first Update
+// makes the file.
+func Open(path string, opts Options) *DB { return &DB{path: path, opts: opts} }
+
+// Exists reports whether the database file is there.
+func (d *DB) Exists() bool {
+	_, err := os.Stat(d.path)
+	return err == nil
+}
+
+// View runs fn in a read-only transaction. A missing database reads as
+// empty: fn gets a Tx whose every list is empty. A panic of bbolt on a
+// damaged page, in fn's goroutine, is returned as ErrDamaged.
+func (d *DB) View(fn func(*Tx) error) error {
+	return guard(func() error {
+		if !d.Exists() {
+			return fn(&Tx{})
+		}
+		db, err := d.open(true)
+		if err != nil {
+			return err
+		}
+		defer db.Close()
+		return db.View(func(tx *bolt.Tx) error { return fn(&Tx{tx: tx}) })
+	})
+}
+
+// Update runs fn in a read-write transaction, creating the database if
+// needed, and commits it when fn returns nil. A failed commit leaves the
+// database as it was.
+func (d *DB) Update(fn func(*Tx) error) error {
+	return guard(func() error { return d.update(fn, false) })
+}
+
+// DryRun runs fn in a read-write transaction that is always rolled back:
+// fn sees its own changes and the database keeps none of them. It returns
+// fn's error.
+func (d *DB) DryRun(fn func(*Tx) error) error {
+	return guard(func() error { return d.update(fn, true) })
+}
+
+// errRollback rolls a dry run's transaction back.
+var errRollback = errors.New("dry run")
+
+func (d *DB) update(fn func(*Tx) error, dryRun bool) error {
+	if !d.Exists() {
+		if err := d.create(); err != nil {
+			return err
+		}
+	}
+	db, err := d.open(false)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	var fnErr error
+	err = db.Update(func(tx *bolt.Tx) error {
+		if fnErr = fn(&Tx{tx: tx}); fnErr == nil && dryRun {
+			return errRollback
+		}
+		return fnErr
+	})
+	switch {
+	case errors.Is(err, errRollback):
+		return nil
+	case err != nil && fnErr == nil:
+		return fmt.Errorf("save the index (the store is unchanged): %w", err)
+	}
+	return err
+}
+
+// guard runs fn and turns a panic into ErrDamaged: bbolt asserts on damaged
+// pages, and with debug.SetPanicOnFault a page pointer past the mapped file
+// panics too, so a damaged database fails an operation instead of the host
+// process. It guards fn's goroutine only: methods of Tx that other
+// goroutines call guard themselves.
+func guard(fn func() error) (err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%w (%v); run casckpt repair, which rebuilds it from the packs", ErrDamaged, r)
+		}
+	}()
+	return fn()
+}
 
 func boltOptions(readOnly bool, timeout time.Duration) *bolt.Options {
 	return &bolt.Options{
@@ -57,81 +143,61 @@ func boltOptions(readOnly bool, timeout time.Duration) *bolt.Options {
 	}
 }
 
-// OpenRead opens the database at path read-only, waiting up to timeout for
-// a writer to finish. It returns (nil, nil) when there is no database yet.
-func OpenRead(path string, timeout time.Duration) (*bolt.DB, error) {
-	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	return open(path, true, timeout)
-}
-
-// OpenWrite opens the database at path for writing, creating it if needed,
-// waiting up to timeout for other processes.
-func OpenWrite(path string, timeout time.Duration) (*bolt.DB, error) {
-	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
-		if err := create(path); err != nil {
-			return nil, err
-		}
-	}
-	return open(path, false, timeout)
-}
-
-func open(path string, readOnly bool, timeout time.Duration) (*bolt.DB, error) {
-	db, err := bolt.Open(path, 0o600, boltOptions(readOnly, timeout))
+func (d *DB) open(readOnly bool) (*bolt.DB, error) {
+	db, err := bolt.Open(d.path, 0o600, boltOptions(readOnly, d.opts.Timeout))
 	if err != nil {
-		return nil, openError(path, err)
+		return nil, d.openError(err)
 	}
-	if err := db.View(checkSchema); err != nil {
+	if err := db.View(d.checkSchema); err != nil {
 		db.Close()
 		return nil, err
 	}
 	return db, nil
 }
 
-func openError(path string, err error) error {
+func (d *DB) openError(err error) error {
 	if errors.Is(err, berrors.ErrTimeout) {
-		return fmt.Errorf("%w: another casckpt process holds %s; try again when it finishes", ErrLocked, path)
+		return fmt.Errorf("%w: another casckpt process holds %s; try again when it finishes", ErrBusy, d.path)
 	}
 	if errors.Is(err, berrors.ErrInvalid) || errors.Is(err, berrors.ErrChecksum) || errors.Is(err, berrors.ErrVersionMismatch) {
-		return fmt.Errorf("%w (%s: %v); run casckpt repair, which rebuilds it from the packs", ErrDamaged, path, err)
+		return fmt.Errorf("%w (%s: %v); run casckpt repair, which rebuilds it from the packs", ErrDamaged, d.path, err)
 	}
-	return fmt.Errorf("open %s: %w", path, err)
+	return fmt.Errorf("open %s: %w", d.path, err)
 }
 
 // create makes a new database under a temporary name and renames it into
 // place, so a crash never leaves a half-initialised database at path.
-func create(path string) error {
-	temp, err := initTemp(path, nil)
+func (d *DB) create() error {
+	temp, err := d.initTemp(nil)
 	if err == nil {
 		// Another process may have created the database meanwhile: keep
 		// theirs, which may already hold data.
-		if err = os.Link(temp, path); errors.Is(err, fs.ErrExist) {
+		if err = os.Link(temp, d.path); errors.Is(err, fs.ErrExist) {
 			err = nil
 		}
 	}
 	os.Remove(temp)
 	if err != nil {
-		return fmt.Errorf("create %s: %w", path, err)
+		return fmt.Errorf("create %s: %w", d.path, err)
 	}
-	return cas.SyncDir(filepath.Dir(path))
+	return cas.SyncDir(filepath.Dir(d.path))
 }
 
 // initTemp makes a new, initialised database beside path under a temporary
 // name, runs fill (if not nil) in its first transaction, and returns its
 // name.
-func initTemp(path string, fill func(tx *bolt.Tx) error) (string, error) {
+func (d *DB) initTemp(fill func(*Tx) error) (string, error) {
 	var suffix [8]byte
 	if _, err := rand.Read(suffix[:]); err != nil {
 		return "", err
 	}
-	temp := path + ".tmp-" + hex.EncodeToString(suffix[:])
+	temp := d.path + TempSuffix + hex.EncodeToString(suffix[:])
 	db, err := bolt.Open(temp, 0o600, boltOptions(false, time.Second))
 	if err != nil {
 		return "", fmt.Errorf("create %s: %w", temp, err)
 	}
 	err = db.Update(func(tx *bolt.Tx) error {
-		for _, name := range [][]byte{bucketMeta, bucketProjects, bucketSnapshots, bucketStatCache} {
+		for _, name := range topBuckets {
 			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
 				return err
 			}
@@ -140,14 +206,11 @@ func initTemp(path string, fill func(tx *bolt.Tx) error) (string, error) {
 		if err := meta.Put(keySchema, binary.BigEndian.AppendUint32(nil, SchemaVersion)); err != nil {
 			return err
 		}
-		if err := meta.Put(keyChunker, []byte(ChunkerName)); err != nil {
-			return err
-		}
-		if err := cas.CreateBuckets(tx); err != nil {
+		if err := meta.Put(keyChunker, []byte(d.opts.Chunker)); err != nil {
 			return err
 		}
 		if fill != nil {
-			return fill(tx)
+			return fill(&Tx{tx: tx})
 		}
 		return nil
 	})
@@ -161,32 +224,48 @@ func initTemp(path string, fill func(tx *bolt.Tx) error) (string, error) {
 	return temp, nil
 }
 
-// Rebuild replaces the database at path with a new one that fill writes.
-// The old database, if any, is kept beside it under the returned name. At
-// every moment path holds a whole database, the old or the new. The caller
-// must keep every other process out (the store's exclusive lock).
-func Rebuild(path string, now time.Time, fill func(tx *bolt.Tx) error) (kept string, err error) {
-	temp, err := initTemp(path, fill)
-	if err != nil {
-		return "", fmt.Errorf("rebuild %s: %w", path, err)
-	}
-	defer os.Remove(temp)
-	if _, err := os.Stat(path); err == nil {
-		kept = path + ".old-" + now.UTC().Format("20060102T150405.000000000Z")
-		if err := os.Link(path, kept); err != nil {
-			return "", fmt.Errorf("rebuild %s: keep the old database: %w", path, err)
+// TempSuffix follows the database's name in the names of databases being
+// made; a killed creation or rebuild can leave one behind, which Rebuild
+// removes.
+const TempSuffix = ".tmp-"
+
+// Rebuild replaces the database with a new one that fill writes. The old
+// database, if any, is kept beside it under the returned name. At every
+// moment the path holds a whole database, the old or the new. Databases
+// that killed rebuilds left half made are removed first. The caller must
+// keep every other process out (the store's exclusive lock).
+func (d *DB) Rebuild(now time.Time, fill func(*Tx) error) (kept string, err error) {
+	if leftovers, err := filepath.Glob(d.path + TempSuffix + "*"); err == nil {
+		for _, f := range leftovers {
+			_ = os.Remove(f)
 		}
 	}
-	if err := os.Rename(temp, path); err != nil {
-		if kept != "" {
-			os.Remove(kept)
+	err = guard(func() error {
+		temp, err := d.initTemp(fill)
+		if err != nil {
+			return fmt.Errorf("rebuild %s: %w", d.path, err)
 		}
-		return "", fmt.Errorf("rebuild %s: %w", path, err)
-	}
-	return kept, cas.SyncDir(filepath.Dir(path))
+		defer os.Remove(temp)
+		if _, err := os.Stat(d.path); err == nil {
+			kept = d.path + ".old-" + now.UTC().Format("20060102T150405.000000000Z")
+			if err := os.Link(d.path, kept); err != nil {
+				kept = ""
+				return fmt.Errorf("rebuild %s: keep the old database: %w", d.path, err)
+			}
+		}
+		if err := os.Rename(temp, d.path); err != nil {
+			if kept != "" {
+				os.Remove(kept)
+				kept = ""
+			}
+			return fmt.Errorf("rebuild %s: %w", d.path, err)
+		}
+		return cas.SyncDir(filepath.Dir(d.path))
+	})
+	return kept, err
 }
 
-func checkSchema(tx *bolt.Tx) error {
+func (d *DB) checkSchema(tx *bolt.Tx) error {
 	meta := tx.Bucket(bucketMeta)
 	if meta == nil {
 		return fmt.Errorf("%w: no meta bucket", ErrSchema)
@@ -198,22 +277,8 @@ func checkSchema(tx *bolt.Tx) error {
 	if len(v) != 4 || binary.BigEndian.Uint32(v) != SchemaVersion {
 		return fmt.Errorf("%w: schema %x, this casckpt reads %d; upgrade casckpt", ErrSchema, v, SchemaVersion)
 	}
-	if c := meta.Get(keyChunker); string(c) != ChunkerName {
-		return fmt.Errorf("%w: chunker %q, this casckpt uses %q", ErrSchema, c, ChunkerName)
+	if c := meta.Get(keyChunker); string(c) != d.opts.Chunker {
+		return fmt.Errorf("%w: chunker %q, this casckpt uses %q", ErrSchema, c, d.opts.Chunker)
 	}
 	return nil
-}
-
-// GetMeta returns a store-wide setting, or nil.
-func GetMeta(tx *bolt.Tx, key string) []byte {
-	b := tx.Bucket(bucketMeta)
-	if b == nil {
-		return nil
-	}
-	return b.Get([]byte("x." + key))
-}
-
-// PutMeta stores a store-wide setting.
-func PutMeta(tx *bolt.Tx, key string, value []byte) error {
-	return tx.Bucket(bucketMeta).Put([]byte("x."+key), value)
 }

@@ -1,24 +1,40 @@
-// Package index keeps casckpt's records in the store's bbolt database:
-// projects, each project's snapshots, each project's stat cache, and a few
-// store-wide settings. The object index of package cas lives in the same
-// database, so one transaction commits new objects together with the
-// snapshot that refers to them.
+// Package index keeps casckpt's records in the store's bbolt database, and
+// is the only package that knows bbolt: projects, each project's snapshots
+// and stat cache, the object index of package cas, tombstones, import
+// origins and a few store-wide settings. One transaction commits new
+// objects together with the snapshot that refers to them.
+//
+// Use: Open names the database file; View, Update and DryRun each open it,
+// run a function in one transaction and close it, so no process holds it
+// between operations. The function gets a Tx whose typed accessors read
+// and write records; every byte encoding stays in this package.
 //
 // Vocabulary:
 //   - A project is a working directory, named by its absolute,
 //     symlink-resolved path (the workdir).
-//   - A snapshot record names a root tree, its time and reason, whether it is
-//     pinned, and statistics. Records are numbered per project in creation
-//     order (Seq); the snapshot ID is a hash of the record's content.
-//   - The stat cache maps each captured file's path to the metadata it had
-//     when last hashed and the chunk IDs of its content, so an unchanged
-//     file is recognised by lstat alone. Entries recorded too close to the
-//     scan's start are "racily clean" and are re-hashed (see Trusted).
+//   - A snapshot record names a root tree, its time and reason, whether it
+//     is pinned, and statistics. Records are numbered per project in
+//     creation order (Seq); the snapshot ID is a hash of what identifies it
+//     and a nonce.
+//   - A record backup is a snapshot record stored as an object in the
+//     packs beside the snapshot's data (EncodeBackup), from which Repair
+//     rebuilds a lost database. A tombstone marks the backup of a deleted
+//     snapshot, so a repair does not bring the snapshot back.
+//   - The stat cache keeps, per project directory, what package statcache
+//     defines, so an unchanged file is recognised by lstat alone.
+//   - The object index maps an object ID to its pack and offset, and a pack
+//     number to the pack's name and size (cas.IndexWriter).
 //
-// Buckets: "meta" (schema version and settings), "projects",
-// "snapshots"/<workdir>/<seq>, "statcache"/<workdir>/<path>.
+// Buckets: "meta" (schema version, chunker, settings), "projects",
+// "snapshots"/<workdir>/<seq>, "statcache"/<workdir>/<dir>, "objects",
+// "packs", "dropped" (tombstones), "origins".
 //
-// Caveats: the database is opened with a timeout and must be held briefly;
-// bbolt allows one read-write opener at a time across processes. Every
-// decoder rejects malformed records with ErrCorrupt instead of panicking.
+// Caveats:
+//   - The database is opened with a timeout and must be held briefly;
+//     bbolt admits one writer at a time across processes.
+//   - A bbolt panic or memory fault on a damaged page fails the
+//     transaction with ErrDamaged (the guard covers fn's goroutine and the
+//     object index's lookups from any goroutine), never the process.
+//   - Every decoder rejects malformed records with ErrCorrupt instead of
+//     panicking; ReadRemains reads what it can of a damaged database.
 package index

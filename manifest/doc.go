@@ -6,6 +6,10 @@
 //   - An Entry is a regular file (size, executable bit, the IDs of its
 //     chunks in order), a symbolic link (its target text) or a directory (the
 //     ID of its Tree).
+//   - A file's content is cut into chunks by PutFile (PutContent for a
+//     caller that reads files itself): one chunk up to 256 KiB, FastCDC
+//     (16/64/256 KiB) above, so the same bytes always make the same chunks.
+//     ChunkerName names that chunking; a store records it.
 //   - A tree's ID is the cas ID of its encoding, so identical directories are
 //     stored once and unchanged subtrees are shared between snapshots; two
 //     trees are equal exactly when their IDs are.

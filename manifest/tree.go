@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -93,9 +92,6 @@ const (
 	MaxTargetLen = 4095
 )
 
-// ErrBadName is wrapped by errors about names a tree cannot hold.
-var ErrBadName = errors.New("invalid entry name")
-
 // ValidName checks that name can be stored in a tree and restored safely.
 func ValidName(name string) error {
 	switch {
@@ -172,9 +168,6 @@ func Encode(t Tree) ([]byte, error) {
 	}
 	return b, nil
 }
-
-// ErrBadTree is wrapped by errors about malformed tree encodings.
-var ErrBadTree = errors.New("malformed tree")
 
 type decoder struct {
 	b   []byte

@@ -4,16 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"path"
 	"strings"
 
 	"github.com/casckpt/casckpt/cas"
 )
-
-// ErrNotExist is wrapped when a path is not in a tree.
-var ErrNotExist = fs.ErrNotExist
 
 // MaxEntries bounds the entries (files, links and directories, counted at
 // every path they appear at) that Walk and Diff visit in one call. A tree
@@ -24,10 +20,6 @@ var ErrNotExist = fs.ErrNotExist
 // it, and then the call fails with ErrTooLarge instead of growing without
 // bound.
 const MaxEntries = 10 * 50_000
-
-// ErrTooLarge is returned by Walk and Diff for a tree of more than
-// MaxEntries entries.
-var ErrTooLarge = fmt.Errorf("snapshot has more than %d entries", MaxEntries)
 
 // Walk calls fn for every entry below tree root, depth first, parents before
 // their children and siblings in name order. Paths are slash-separated and
@@ -156,50 +148,4 @@ func Lookup(ctx context.Context, g cas.Getter, root cas.ID, p string) (Entry, er
 		}
 	}
 	return e, nil
-}
-
-// FileReader streams a file entry's content chunk by chunk, each verified.
-type FileReader struct {
-	ctx    context.Context
-	g      cas.Getter
-	chunks []cas.ID
-	buf    []byte
-}
-
-// NewFileReader returns a reader of file entry e's bytes.
-func NewFileReader(ctx context.Context, g cas.Getter, e Entry) *FileReader {
-	return &FileReader{ctx: ctx, g: g, chunks: e.Chunks}
-}
-
-// Read implements io.Reader.
-func (r *FileReader) Read(p []byte) (int, error) {
-	for len(r.buf) == 0 {
-		if len(r.chunks) == 0 {
-			return 0, io.EOF
-		}
-		b, err := r.g.Get(r.ctx, r.chunks[0])
-		if err != nil {
-			return 0, err
-		}
-		r.buf, r.chunks = b, r.chunks[1:]
-	}
-	n := copy(p, r.buf)
-	r.buf = r.buf[n:]
-	return n, nil
-}
-
-// ReadFile returns the whole content of file entry e.
-func ReadFile(ctx context.Context, g cas.Getter, e Entry) ([]byte, error) {
-	out := make([]byte, 0, e.Size)
-	for _, c := range e.Chunks {
-		b, err := g.Get(ctx, c)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, b...)
-	}
-	if int64(len(out)) != e.Size {
-		return nil, fmt.Errorf("%w: %q has %d bytes, its entry says %d", cas.ErrCorrupt, e.Name, len(out), e.Size)
-	}
-	return out, nil
 }

@@ -12,7 +12,6 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/storer"
 
-	"github.com/casckpt/casckpt"
 	"github.com/casckpt/casckpt/cas"
 	"github.com/casckpt/casckpt/manifest"
 )
@@ -209,7 +208,7 @@ func (c *converter) file(ctx context.Context, h plumbing.Hash, exec bool) (_ man
 	defer rc.Close()
 	r := &errReader{r: rc}
 	v := newVerifier(obj, h, r)
-	e, err := casckpt.PutFile(ctx, c.put, "", v, obj.Size(), exec)
+	e, err := manifest.PutFile(ctx, c.put, "", v, obj.Size(), exec)
 	switch {
 	case r.err != nil:
 		return manifest.Entry{}, false, sourceErrorf("blob %s: %w", h, r.err)

@@ -1,7 +1,6 @@
 package migrate
 
 import (
-	"errors"
 	"os"
 
 	"github.com/go-git/go-billy/v5"
@@ -9,11 +8,6 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/cache"
 	"github.com/go-git/go-git/v5/storage/filesystem"
 )
-
-// errReadOnly is returned by readOnlyFS for every operation that would
-// change the source. go-git's reading code never needs one; should a
-// future version try, the read fails instead of the source changing.
-var errReadOnly = errors.New("legacy store is opened read-only")
 
 // readOnlyFS is a billy filesystem that can only read. It tells go-git it
 // cannot open files for writing, so packed-refs is opened O_RDONLY (go-git

@@ -28,7 +28,7 @@ type Legacy struct {
 // holds none. A store that cannot be read is listed as not migrated; only
 // a directory that cannot be listed, or a failing casckpt store, is an
 // error. Status writes nothing.
-func Status(ctx context.Context, store *casckpt.Store, from string) ([]Legacy, error) {
+func Status(ctx context.Context, store Importer, from string) ([]Legacy, error) {
 	units, err := scan(from)
 	if err != nil {
 		return nil, err
@@ -46,7 +46,7 @@ func Status(ctx context.Context, store *casckpt.Store, from string) ([]Legacy, e
 
 // unitStatus measures a unit and checks that every commit in it has been
 // imported under the workdir of a project of its repository.
-func unitStatus(ctx context.Context, store *casckpt.Store, u unit) (Legacy, error) {
+func unitStatus(ctx context.Context, store Importer, u unit) (Legacy, error) {
 	l := Legacy{Path: u.path, Migrated: len(u.problems) == 0}
 	size, err := casckpt.DirSize(u.path)
 	if err != nil {
@@ -115,7 +115,7 @@ func unitStatus(ctx context.Context, store *casckpt.Store, u unit) (Legacy, erro
 // imported. It keeps the others and names them in kept. Each store is
 // read and checked just before it is deleted. With dryRun it deletes nothing
 // and returns what it would do. deleted and kept are never nil.
-func ClearLegacy(ctx context.Context, store *casckpt.Store, from string, dryRun bool) (deleted, kept []string, bytesFreed int64, err error) {
+func ClearLegacy(ctx context.Context, store Importer, from string, dryRun bool) (deleted, kept []string, bytesFreed int64, err error) {
 	deleted, kept = []string{}, []string{}
 	paths, err := candidates(from)
 	if err != nil {

@@ -106,6 +106,16 @@ type job struct {
 	commits []*commit
 }
 
+// Importer is what migration needs of a casckpt store: *casckpt.Store
+// implements it. Import records a project's imported snapshots in one
+// commit; Imported reports which origins have been imported.
+type Importer interface {
+	Import(ctx context.Context, p casckpt.ImportProject) (casckpt.ImportResult, error)
+	Imported(ctx context.Context, origins []string) (map[string]bool, error)
+}
+
+var _ Importer = (*casckpt.Store)(nil)
+
 // Run imports every commit of every legacy repository under from that is
 // not imported yet: each project's history, oldest first, becomes
 // snapshots of the project, with the commit's author time, its message's
@@ -117,7 +127,7 @@ type job struct {
 // another project when one fails to import. Run returns an error, with the
 // report of what was done, only when from cannot be listed, ctx ends, or
 // the store is busy (casckpt.ErrBusy) or damaged (casckpt.ErrDatabase).
-func Run(ctx context.Context, store *casckpt.Store, from string, opts Options) (Report, error) {
+func Run(ctx context.Context, store Importer, from string, opts Options) (Report, error) {
 	opts = opts.withDefaults()
 	rep := Report{Errors: []string{}, Sources: []SourceReport{}}
 	units, err := scan(from)
@@ -239,7 +249,7 @@ func withRepo(gitDir string, fn func(st *filesystem.Storage) error) (err error) 
 // be read is reported and left out: the commits before it are imported,
 // then the import goes on after it. Other failures end the job. step is
 // called with the position (1-based) of each commit converted.
-func importJob(ctx context.Context, store *casckpt.Store, st *filesystem.Storage, j *job, opts Options, step func(pos int)) error {
+func importJob(ctx context.Context, store Importer, st *filesystem.Storage, j *job, opts Options, step func(pos int)) error {
 	created, lastTouch := j.proj.Created, j.proj.LastTouch
 	newest := j.commits[len(j.commits)-1].when
 	for _, c := range j.commits {

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -20,6 +22,7 @@ import (
 
 	"github.com/casckpt/casckpt"
 	"github.com/casckpt/casckpt/cas"
+	"github.com/casckpt/casckpt/internal/testtree"
 	"github.com/casckpt/casckpt/manifest"
 )
 
@@ -114,8 +117,8 @@ func checkImported(t *testing.T, s *casckpt.Store, f *fixture) {
 			if !mapsEqual(dirs, c.dirs) {
 				t.Errorf("%s: directories %v, git implies %v", name, keys(dirs), keys(c.dirs))
 			}
-			if snap.Stats.Files != int64(len(c.files)) {
-				t.Errorf("%s: stats count %d files, git has %d", name, snap.Stats.Files, len(c.files))
+			if snap.Files != int64(len(c.files)) {
+				t.Errorf("%s: stats count %d files, git has %d", name, snap.Files, len(c.files))
 			}
 		}
 	}
@@ -207,7 +210,7 @@ func TestImportMatchesGitWithoutGit(t *testing.T) {
 	}
 
 	hideGit(t)
-	before := treeDigest(t, from)
+	before := testtree.ReadDigest(t, from)
 	var calls [][2]int
 	rep, err := Run(ctx, store, from, Options{Progress: func(done, total int) { calls = append(calls, [2]int{done, total}) }})
 	if err != nil {
@@ -242,7 +245,7 @@ func TestImportMatchesGitWithoutGit(t *testing.T) {
 			t.Errorf("progress went from %v to %v", calls[i-1], calls[i])
 		}
 	}
-	if treeDigest(t, from) != before {
+	if !maps.Equal(testtree.ReadDigest(t, from), before) {
 		t.Fatal("the import changed the legacy stores")
 	}
 	checkImported(t, store, f)
@@ -268,7 +271,7 @@ func TestImportMatchesGitWithoutGit(t *testing.T) {
 	if err != nil || again.SnapshotsImported != 0 || again.SnapshotsSkipped != f.total || len(again.Errors) != 0 {
 		t.Fatalf("second run: %+v %v", again, err)
 	}
-	if treeDigest(t, from) != before {
+	if !maps.Equal(testtree.ReadDigest(t, from), before) {
 		t.Fatal("the second import changed the legacy stores")
 	}
 	legacy, err = Status(ctx, store, from)
@@ -280,7 +283,7 @@ func TestImportMatchesGitWithoutGit(t *testing.T) {
 			t.Errorf("after the import: %+v", l)
 		}
 	}
-	if treeDigest(t, from) != before {
+	if !maps.Equal(testtree.ReadDigest(t, from), before) {
 		t.Fatal("status changed the legacy stores")
 	}
 }
@@ -323,12 +326,12 @@ func TestClearLegacyKeepsWhatIsNotImported(t *testing.T) {
 			t.Errorf("status: %+v", l)
 		}
 	}
-	before := treeDigest(t, from)
+	before := testtree.ReadDigest(t, from)
 	deleted, kept, freed, err = ClearLegacy(ctx, store, from, true)
 	if err != nil || len(deleted) != 3 || !slices.Equal(kept, []string{gamma}) || freed == 0 {
 		t.Fatalf("dry run: deleted %v kept %v freed %d: %v", deleted, kept, freed, err)
 	}
-	if treeDigest(t, from) != before {
+	if !maps.Equal(testtree.ReadDigest(t, from), before) {
 		t.Fatal("the dry run changed the legacy stores")
 	}
 	deleted, kept, freed, err = ClearLegacy(ctx, store, from, false)
@@ -436,12 +439,12 @@ func TestDamagedSourcesAreReportedAndSkipped(t *testing.T) {
 
 	ctx := context.Background()
 	store := newStore(t)
-	before := treeDigest(t, from)
+	before := testtree.ReadDigest(t, from)
 	rep, err := Run(ctx, store, from, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if treeDigest(t, from) != before {
+	if !maps.Equal(testtree.ReadDigest(t, from), before) {
 		t.Fatal("the import changed the legacy stores")
 	}
 	all := strings.Join(rep.Errors, "\n")
@@ -704,5 +707,41 @@ func TestProjectWhoseDirectoryIsGone(t *testing.T) {
 	list, err := store.List(ctx, wd, 0)
 	if err != nil || len(list) != 1 || list[0].Reason != "orphan" {
 		t.Fatalf("list: %+v %v", list, err)
+	}
+}
+
+// failingImporter fails every Import with err, counting the calls.
+type failingImporter struct {
+	Importer
+	err   error
+	calls int
+}
+
+func (f *failingImporter) Import(context.Context, casckpt.ImportProject) (casckpt.ImportResult, error) {
+	f.calls++
+	return casckpt.ImportResult{}, f.err
+}
+
+// TestRunStopsWhenTheStoreFails: a busy or damaged store ends the run at
+// the first project (every other would fail the same way); any other
+// import failure is the project's, reported, and the run goes on.
+func TestRunStopsWhenTheStoreFails(t *testing.T) {
+	f, from := getFixture(t)
+	for _, tc := range []struct {
+		err  error
+		stop bool
+	}{
+		{fmt.Errorf("%w: another casckpt process holds the lock", casckpt.ErrBusy), true},
+		{fmt.Errorf("%w: bad page", casckpt.ErrDatabase), true},
+		{errors.New("one project fails"), false},
+	} {
+		imp := &failingImporter{Importer: newStore(t), err: tc.err}
+		rep, err := Run(context.Background(), imp, from, Options{})
+		if tc.stop && (!errors.Is(err, tc.err) || imp.calls != 1) {
+			t.Fatalf("%v: run returned %v after %d imports; want it to stop at the first", tc.err, err, imp.calls)
+		}
+		if !tc.stop && (err != nil || imp.calls < len(f.want) || len(rep.Errors) < imp.calls) {
+			t.Fatalf("%v: run returned %v after %d imports of %d projects, errors %q", tc.err, err, imp.calls, len(f.want), rep.Errors)
+		}
 	}
 }

@@ -1,18 +1,12 @@
 package migrate
 
 import (
-	"errors"
 	"fmt"
 	"io"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/storer"
 )
-
-// errHashMismatch is wrapped when an object's content does not hash to its
-// name: a damaged or hostile store (a loose object can be made to name
-// itself, a tree to contain itself).
-var errHashMismatch = errors.New("object content does not match its hash")
 
 // sizer is implemented by go-git's file system storage: an object's size
 // from its header, without inflating it.
@@ -36,9 +30,6 @@ func objectSize(st storer.EncodedObjectStorer, t plumbing.ObjectType, h plumbing
 // maxWholeObject bounds the objects read whole: commits, tags and trees.
 // A tree of 50,000 entries (the most a snapshot holds) takes about 3 MiB.
 const maxWholeObject = 32 << 20
-
-// errObjectTooLarge: an object is larger than its reader's limit.
-var errObjectTooLarge = errors.New("object too large")
 
 // readVerified reads object h of type t whole, if it holds at most limit
 // bytes (else errObjectTooLarge, without reading it), and checks that its

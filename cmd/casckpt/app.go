@@ -16,7 +16,6 @@ import (
 	"golang.org/x/term"
 
 	"github.com/casckpt/casckpt"
-	"github.com/casckpt/casckpt/cas"
 )
 
 // Exit statuses of the contract.
@@ -225,7 +224,7 @@ func (g *globals) stdinTerminal() bool {
 }
 
 // idOrNull is a snapshot ID for JSON: null when there is none.
-func idOrNull(id cas.ID) any {
+func idOrNull(id casckpt.ID) any {
 	if id.IsZero() {
 		return nil
 	}

@@ -127,7 +127,6 @@ func TestVersion(t *testing.T) {
 // big tree: it says so on one line and exits 130, and what it says was
 // recorded is what the store holds.
 func TestInterruptedSnapshot(t *testing.T) {
-	bin := binary(t)
 	dir := t.TempDir()
 	made := 0
 	for files := 5000; ; files *= 2 {
@@ -141,10 +140,9 @@ func TestInterruptedSnapshot(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		home := t.TempDir()
-		store := filepath.Join(home, "store")
-		c := exec.Command(bin, "snapshot", dir, "--max-files", "1000000")
-		c.Env = []string{"HOME=" + home, "CASCKPT_HOME=" + store}
+		bin := newBinEnv(t)
+		store := bin.store()
+		c := bin.command("snapshot", dir, "--max-files", "1000000")
 		var out, errb bytes.Buffer
 		c.Stdout, c.Stderr = &out, &errb
 		if err := c.Start(); err != nil {
@@ -176,7 +174,7 @@ func TestInterruptedSnapshot(t *testing.T) {
 		if ee.ExitCode() != 130 {
 			t.Fatalf("exit %d (%v), stderr %q", ee.ExitCode(), err, errb.String())
 		}
-		e := &env{t: t, vars: map[string]string{"HOME": home, "CASCKPT_HOME": store}, store: store}
+		e := &env{t: t, vars: map[string]string{"HOME": bin.home, "CASCKPT_HOME": store}, store: store}
 		list := jsonOf[[]map[string]any](t, e.ok("list", dir, "--json").out)
 		want := "casckpt: interrupted; nothing was recorded\n"
 		if len(list) == 1 {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -15,16 +14,13 @@ import (
 // separate and shared projects while a ninth loops gc, prune and repair, then checks
 // that verify is clean and every snapshot restores byte for byte.
 func TestProcessesShareAStore(t *testing.T) {
-	bin := binary(t)
-	home := t.TempDir()
-	store := filepath.Join(home, "store")
+	bin := newBinEnv(t)
 	rounds := 6
 	if testing.Short() {
 		rounds = 2
 	}
 	casckpt := func(args ...string) ([]byte, error) {
-		c := exec.Command(bin, append([]string{"--store", store}, args...)...)
-		c.Env = []string{"HOME=" + home}
+		c := bin.command(append([]string{"--store", bin.store()}, args...)...)
 		var errb bytes.Buffer
 		c.Stderr = &errb
 		out, err := c.Output()

@@ -5,7 +5,6 @@ import (
 	"context"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -21,34 +20,25 @@ func TestDamagedDatabaseNeverCrashes(t *testing.T) {
 	if testing.Short() {
 		rounds = 15
 	}
-	bin := binary(t)
-	home := t.TempDir()
-	store := filepath.Join(home, "store")
-	dir := filepath.Join(home, "project")
+	bin := newBinEnv(t)
+	store := bin.store()
+	dir := filepath.Join(bin.home, "project")
 	for i := range 30 {
 		writeFiles(t, dir, map[string]string{filepath.Join("d", string(rune('a'+i%5)), "f"+string(rune('a'+i))+".txt"): strings.Repeat("line\n", i+1)})
 	}
 	run := func(args ...string) (int, string) {
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		defer cancel()
-		c := exec.CommandContext(ctx, bin, append([]string{"--store", store}, args...)...)
-		c.Env = []string{"HOME=" + home}
-		var errb bytes.Buffer
-		c.Stderr = &errb
-		err := c.Run()
+		r := bin.runCmd(bin.commandContext(ctx, append([]string{"--store", store}, args...)...))
 		if ctx.Err() != nil {
 			t.Fatalf("casckpt %v hung on a damaged database", args)
 		}
-		code := 0
-		if ee, ok := err.(*exec.ExitError); ok {
-			code = ee.ExitCode()
-		}
-		return code, errb.String()
+		return r.code, r.err
 	}
 	if code, errs := run("snapshot", dir); code != 0 {
 		t.Fatal(errs)
 	}
-	first := listing(t, bin, store, home, dir)[0]
+	first := listing(t, bin, dir)[0]
 	db := filepath.Join(store, "casckpt.db")
 	orig, err := os.ReadFile(db)
 	if err != nil {
@@ -73,18 +63,15 @@ func TestDamagedDatabaseNeverCrashes(t *testing.T) {
 		}
 		// Whatever the damage, repair rebuilds a database on which verify
 		// is clean and the first snapshot is listed again.
-		rc := exec.Command(bin, "--store", store, "repair", "--json")
-		rc.Env = []string{"HOME=" + home}
+		rc := bin.command("--store", store, "repair", "--json")
 		repaired, err := rc.CombinedOutput()
 		if err != nil {
 			t.Fatalf("repair of a damaged database: %v: %s", err, repaired)
 		}
-		c := exec.Command(bin, "--store", store, "verify", "--json")
-		c.Env = []string{"HOME=" + home}
-		if out, err := c.Output(); err != nil {
+		if out, err := bin.command("--store", store, "verify", "--json").Output(); err != nil {
 			t.Fatalf("verify after repair: %v: %s", err, out)
 		}
-		if ids := listing(t, bin, store, home, dir); !slices.Contains(ids, first) {
+		if ids := listing(t, bin, dir); !slices.Contains(ids, first) {
 			t.Fatalf("after repair (%s) the first snapshot %s is not listed: %v", repaired, first, ids)
 		}
 	}
@@ -93,11 +80,9 @@ func TestDamagedDatabaseNeverCrashes(t *testing.T) {
 }
 
 // listing returns the IDs casckpt list --json prints for dir.
-func listing(t *testing.T, bin, store, home, dir string) []string {
+func listing(t *testing.T, b *binEnv, dir string) []string {
 	t.Helper()
-	c := exec.Command(bin, "--store", store, "list", dir, "--json")
-	c.Env = []string{"HOME=" + home}
-	out, err := c.Output()
+	out, err := b.command("--store", b.store(), "list", dir, "--json").Output()
 	if err != nil {
 		t.Fatalf("list: %v", err)
 	}

@@ -2,35 +2,30 @@ package main
 
 import (
 	"bytes"
-	"crypto/sha256"
 	"encoding/json"
 	"fmt"
-	"io/fs"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/casckpt/casckpt/internal/testtree"
 )
 
-// digest maps each captured file of a tree to a hash of its bytes.
+// digest maps each file of a tree to a hash of its bytes, leaving out the
+// temporary files a killed restore may leave (never captured).
 func digest(t *testing.T, dir string) map[string][32]byte {
 	t.Helper()
-	out := map[string][32]byte{}
-	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || !d.Type().IsRegular() || strings.HasPrefix(d.Name(), ".casckpt-") {
-			return nil
-		}
-		b, _ := os.ReadFile(p)
-		rel, _ := filepath.Rel(dir, p)
-		out[rel] = sha256.Sum256(b)
-		return nil
-	})
-	return out
+	files := testtree.ReadDigest(t, dir).Files()
+	maps.DeleteFunc(files, func(p string, _ [32]byte) bool { return strings.HasPrefix(path.Base(p), ".casckpt-") })
+	return files
 }
 
 // TestCrashLoop starts snapshot, restore, gc and prune and kills each with
@@ -43,15 +38,11 @@ func TestCrashLoop(t *testing.T) {
 	if testing.Short() {
 		iterations = 25
 	}
-	bin := binary(t)
-	home := t.TempDir()
-	store := filepath.Join(home, "store")
-	dir := filepath.Join(home, "project")
+	bin := newBinEnv(t)
+	dir := filepath.Join(bin.home, "project")
 	rng := rand.New(rand.NewPCG(5, 200))
 	casckpt := func(args ...string) *exec.Cmd {
-		c := exec.Command(bin, append([]string{"--store", store}, args...)...)
-		c.Env = []string{"HOME=" + home}
-		return c
+		return bin.command(append([]string{"--store", bin.store()}, args...)...)
 	}
 	mustRun := func(args ...string) []byte {
 		t.Helper()

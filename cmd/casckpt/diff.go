@@ -13,7 +13,6 @@ import (
 	"golang.org/x/term"
 
 	"github.com/casckpt/casckpt"
-	"github.com/casckpt/casckpt/manifest"
 )
 
 func newDiffCommand(g *globals) *cobra.Command {
@@ -123,10 +122,10 @@ func writeStat(w io.Writer, res casckpt.DiffResult, width int) {
 		maxLen = max(maxLen, int64(uniseg.StringWidth(sf.name)))
 		if f.Binary {
 			sf.added, sf.deleted = 0, 0
-			if f.New.Kind == manifest.KindFile {
+			if f.New.Kind == casckpt.KindFile {
 				sf.added = f.New.Size
 			}
-			if f.Old.Kind == manifest.KindFile {
+			if f.Old.Kind == casckpt.KindFile {
 				sf.deleted = f.Old.Size
 			}
 			binWidth = max(binWidth, 14+decimalWidth(sf.added)+decimalWidth(sf.deleted))

@@ -108,7 +108,7 @@ func oneLine(s string) string {
 // of DIR", and when a directory above it is a project with snapshots (the
 // user is in a subdirectory), which one and how to list it.
 func enclosingProject(ctx context.Context, store *casckpt.Store, dir string) (string, error) {
-	abs, err := casckpt.ProjectDir(dir)
+	abs, err := casckpt.Workdir(dir)
 	if err != nil {
 		return "no snapshots", nil // a directory that is gone: say no more
 	}

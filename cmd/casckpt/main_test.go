@@ -448,7 +448,8 @@ func binary(t *testing.T) string {
 	return binPath
 }
 
-// binEnv runs the built binary with a private HOME and store.
+// binEnv runs the built binary with a private HOME and store: the one way
+// the subprocess tests start casckpt.
 type binEnv struct {
 	t         *testing.T
 	bin, home string
@@ -459,14 +460,26 @@ func newBinEnv(t *testing.T) *binEnv {
 	return &binEnv{t: t, bin: binary(t), home: t.TempDir()}
 }
 
-// runUmask runs casckpt with args under umask (or the test's own when empty).
-func (b *binEnv) runUmask(umask string, args ...string) result {
+// store is the store's directory.
+func (b *binEnv) store() string { return filepath.Join(b.home, "store") }
+
+// command is the command that runs casckpt with args, not yet started.
+func (b *binEnv) command(args ...string) *exec.Cmd {
+	return b.commandContext(context.Background(), args...)
+}
+
+// commandContext is command, killed when ctx ends.
+func (b *binEnv) commandContext(ctx context.Context, args ...string) *exec.Cmd {
+	c := exec.CommandContext(ctx, b.bin, args...)
+	// No git on PATH: the product never needs it.
+	c.Env = []string{"HOME=" + b.home, "CASCKPT_HOME=" + b.store(), "PATH=/nonexistent"}
+	return c
+}
+
+// runCmd runs c, one of b's commands, and returns its exit status and
+// output. A command that cannot be started fails the test.
+func (b *binEnv) runCmd(c *exec.Cmd) result {
 	b.t.Helper()
-	c := b.command(args...)
-	if umask != "" {
-		c.Args = append([]string{"/bin/sh", "-c", "umask " + umask + `; exec "$0" "$@"`}, c.Args...)
-		c.Path = "/bin/sh"
-	}
 	var out, errb bytes.Buffer
 	c.Stdout, c.Stderr = &out, &errb
 	err := c.Run()
@@ -479,27 +492,27 @@ func (b *binEnv) runUmask(umask string, args ...string) result {
 	return result{code, out.String(), errb.String()}
 }
 
-// store is the store's directory.
-func (b *binEnv) store() string { return filepath.Join(b.home, "store") }
-
-// command is the command that runs casckpt with args, not yet started.
-func (b *binEnv) command(args ...string) *exec.Cmd {
-	c := exec.Command(b.bin, args...)
-	// No git on PATH: the product never needs it.
-	c.Env = []string{"HOME=" + b.home, "CASCKPT_HOME=" + b.store(), "PATH=/nonexistent"}
-	return c
+// runUmask runs casckpt with args under umask (or the test's own when empty).
+func (b *binEnv) runUmask(umask string, args ...string) result {
+	b.t.Helper()
+	c := b.command(args...)
+	if umask != "" {
+		c.Args = append([]string{"/bin/sh", "-c", "umask " + umask + `; exec "$0" "$@"`}, c.Args...)
+		c.Path = "/bin/sh"
+	}
+	return b.runCmd(c)
 }
 
 // run runs casckpt with args.
 func (b *binEnv) run(args ...string) result {
 	b.t.Helper()
-	return b.runUmask("", args...)
+	return b.runCmd(b.command(args...))
 }
 
 // ok runs a command that must succeed.
 func (b *binEnv) ok(args ...string) result {
 	b.t.Helper()
-	r := b.runUmask("", args...)
+	r := b.run(args...)
 	if r.code != 0 {
 		b.t.Fatalf("casckpt %q: exit %d, stderr %q", args, r.code, r.err)
 	}

@@ -11,7 +11,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/casckpt/casckpt"
-	"github.com/casckpt/casckpt/gc"
 	"github.com/casckpt/casckpt/migrate"
 )
 
@@ -89,9 +88,9 @@ than --min-interval-hours ago (for host start-up hooks).`,
 			if !res.CapMet {
 				g.warn("the size cap cannot be met: pinned and newest snapshots need more room")
 			}
-			drops := make([]dropJSON, 0, len(res.Plan.Drops))
-			for _, d := range res.Plan.Drops {
-				drops = append(drops, dropJSON{Project: d.Project, ID: d.ID.String(), Rule: string(d.Why)})
+			drops := make([]dropJSON, 0, len(res.Drops))
+			for _, d := range res.Drops {
+				drops = append(drops, dropJSON{Project: d.Project, ID: d.ID.String(), Rule: d.Rule})
 			}
 			doc := map[string]any{"skipped": false, "scanned": res.Scanned, "deleted_orphan": res.DeletedOrphan,
 				"deleted_stale": res.DeletedStale, "snapshots_dropped": res.SnapshotsDropped, "bytes_freed": res.BytesFreed,
@@ -101,8 +100,8 @@ than --min-interval-hours ago (for host start-up hooks).`,
 				if o.dryRun {
 					verb = "would drop"
 				}
-				for _, d := range res.Plan.Drops {
-					fmt.Fprintf(w, "%s %s of %s (%s)\n", verb, d.ID.Short(), oneLine(d.Project), ruleText[d.Why])
+				for _, d := range res.Drops {
+					fmt.Fprintf(w, "%s %s of %s (%s)\n", verb, d.ID.Short(), oneLine(d.Project), ruleText[d.Rule])
 				}
 				fmt.Fprintf(w, "scanned %s; %s %s (%s and %s)", countOf(int64(res.Scanned), "project"), verb,
 					countOf(int64(res.SnapshotsDropped), "snapshot"), countOf(int64(res.DeletedOrphan), "orphan project"),
@@ -134,10 +133,10 @@ type dropJSON struct {
 }
 
 // ruleText explains each rule of a prune for people.
-var ruleText = map[gc.Why]string{
-	gc.WhyOrphan: "orphan: its directory is gone",
-	gc.WhyStale:  "stale: the project was not touched for --retention-days",
-	gc.WhyCap:    "size-cap: the store is over --max-size-mb",
+var ruleText = map[string]string{
+	"orphan":   "orphan: its directory is gone",
+	"stale":    "stale: the project was not touched for --retention-days",
+	"size-cap": "size-cap: the store is over --max-size-mb",
 }
 
 type projectJSON struct {

@@ -245,7 +245,7 @@ func TestImportedTreeBomb(t *testing.T) {
 	ctx := context.Background()
 	_, err = s.Import(ctx, casckpt.ImportProject{Workdir: dir, Snapshots: []casckpt.ImportSnapshot{{Origin: "bomb", Time: time.Now().Add(time.Hour),
 		Build: func(ctx context.Context, put cas.Putter) (cas.ID, int64, int64, error) {
-			f, err := casckpt.PutFile(ctx, put, "f", strings.NewReader("x\n"), 2, false)
+			f, err := manifest.PutFile(ctx, put, "f", strings.NewReader("x\n"), 2, false)
 			if err != nil {
 				return cas.ID{}, 0, 0, err
 			}

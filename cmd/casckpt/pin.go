@@ -85,7 +85,7 @@ package.json, pyproject.toml, Cargo.toml, Makefile, pom.xml, .hg or Gemfile,
 else PATH's own directory. JSON: {"root": DIR}.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
-			root, err := casckpt.ProjectRoot(args[0])
+			root, err := casckpt.FindProjectRoot(args[0])
 			if err != nil {
 				return err
 			}

@@ -9,7 +9,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/casckpt/casckpt"
-	"github.com/casckpt/casckpt/manifest"
 )
 
 type restoreOptions struct {
@@ -125,19 +124,19 @@ func runRestore(cmd *cobra.Command, g *globals, dir, ref string, paths []string,
 		Changes: []restoreChangeJSON{}, Skipped: append([]string{}, res.Skipped...)}
 	for _, c := range res.Changes {
 		switch {
-		case c.Status == manifest.Deleted && c.Old.Kind != manifest.KindDir:
+		case c.Status == casckpt.Deleted && c.Old.Kind != casckpt.KindDir:
 			doc.Changes = append(doc.Changes, restoreChangeJSON{c.Path, "delete"})
-		case c.Status != manifest.Deleted && c.New.Kind != manifest.KindDir:
+		case c.Status != casckpt.Deleted && c.New.Kind != casckpt.KindDir:
 			doc.Changes = append(doc.Changes, restoreChangeJSON{c.Path, "write"})
 		}
 	}
 	return g.emit(doc, func(w io.Writer) {
 		if o.dryRun {
 			for _, c := range res.Changes {
-				if c.Old.Kind == manifest.KindDir || c.New.Kind == manifest.KindDir {
+				if c.Old.Kind == casckpt.KindDir || c.New.Kind == casckpt.KindDir {
 					continue
 				}
-				mark := map[manifest.Status]string{manifest.Added: "+", manifest.Modified: "M", manifest.Deleted: "-", manifest.TypeChanged: "T"}[c.Status]
+				mark := map[casckpt.Status]string{casckpt.Added: "+", casckpt.Modified: "M", casckpt.Deleted: "-", casckpt.TypeChanged: "T"}[c.Status]
 				fmt.Fprintf(w, "%s %s\n", mark, c.Path)
 			}
 			fmt.Fprintf(w, "would restore %s: %s written, %s deleted\n", res.RestoredTo.Short(), count(int64(res.Written)), count(int64(res.Deleted)))

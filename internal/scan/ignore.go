@@ -28,16 +28,6 @@ type defaultMatcher struct {
 	otherGlob []string // anything else, for path.Match
 }
 
-// TempPattern matches the temporary files a restore writes beside their
-// targets. One left by a crash is never captured; it is reported as a
-// leftover, for the next restore to delete.
-const TempPattern = ".casckpt-*.tmp"
-
-func isLeftover(name string) bool {
-	ok, _ := path.Match(TempPattern, name)
-	return ok
-}
-
 var defaults = func() defaultMatcher {
 	m := defaultMatcher{dirNames: map[string]bool{}, names: map[string]bool{}}
 	for _, p := range DefaultExcludes {

@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"math"
 	"os"
 	"path"
 	"path/filepath"
@@ -21,24 +20,12 @@ import (
 	"sync/atomic"
 	"time"
 
-	chunkers "github.com/PlakarKorp/go-cdc-chunkers"
-	_ "github.com/PlakarKorp/go-cdc-chunkers/chunkers/fastcdc" // registers fastcdc-v1.0.0
 	"golang.org/x/sync/errgroup"
 	"golang.org/x/sys/unix"
 
 	"github.com/casckpt/casckpt/cas"
-	"github.com/casckpt/casckpt/index"
+	"github.com/casckpt/casckpt/internal/statcache"
 	"github.com/casckpt/casckpt/manifest"
-)
-
-// Chunking parameters: part of the store format (see index.ChunkerName).
-const (
-	chunkAlgorithm = "fastcdc-v1.0.0"
-	chunkMin       = 16 << 10
-	chunkNormal    = 64 << 10
-	chunkMax       = 256 << 10
-	// SingleChunkMax: files up to this size are stored as one chunk.
-	SingleChunkMax = chunkMax
 )
 
 // Defaults of Options.
@@ -46,9 +33,6 @@ const (
 	DefaultMaxFileSize = 10 << 20
 	DefaultMaxFiles    = 50_000
 )
-
-// ErrTooManyFiles is returned when a tree holds more files than allowed.
-var ErrTooManyFiles = errors.New("too many files")
 
 // Options tune a scan. The zero value means the defaults.
 type Options struct {
@@ -60,7 +44,7 @@ type Options struct {
 	Skip []string
 	// Cache is the project's stat cache by directory, and Trees reads the
 	// trees it names. Without both every file is read.
-	Cache map[string]index.DirCache
+	Cache map[string]statcache.Dir
 	Trees Trees
 	// Progress, if set, is called after each file is hashed, from any
 	// goroutine, with the running totals.
@@ -98,7 +82,7 @@ type Result struct {
 	// MaxFileSize is the limit the scan applied.
 	MaxFileSize int64
 	// CachePut and CacheRemove update the stat cache to this scan.
-	CachePut    map[string]index.DirCache
+	CachePut    map[string]statcache.Dir
 	CacheRemove []string
 	// Excluded lists the entries present but not captured (excluded by a
 	// rule or the size limit, unreadable, or special files), relative to the
@@ -117,8 +101,8 @@ type node struct {
 	exec   bool
 	size   int64
 	target string
-	// stamp is a file's index.FileStamp when hashed, its cached stamp when
-	// vouched for, or a link's index.LinkStamp.
+	// stamp is a file's statcache.FileStamp when hashed, its cached stamp when
+	// vouched for, or a link's statcache.LinkStamp.
 	stamp uint64
 	// dev and ino identify a file as the walk saw it: a read that opens
 	// another file under its name reads again.
@@ -130,7 +114,7 @@ type node struct {
 	// Directories: the stat cache record; the cached tree, once read; the
 	// record's stamp for each child (by position) when known; and whether
 	// the names and every non-directory entry are as it records.
-	dc         *index.DirCache
+	dc         *statcache.Dir
 	cachedTree *manifest.Tree
 	sameFiles  bool
 	children   []*node
@@ -155,7 +139,6 @@ type scanner struct {
 	firstErr  error
 	hashedN   atomic.Int64
 	hashedB   atomic.Int64
-	bufPool   sync.Pool
 }
 
 // testHook, when set by a test, is called at points of the scan where
@@ -186,7 +169,6 @@ func Scan(ctx context.Context, root string, put cas.Putter, opts Options) (Resul
 		sem:      make(chan struct{}, opts.Workers*4),
 		seenDirs: map[string]bool{},
 	}
-	s.bufPool.New = func() any { b := make([]byte, 2*chunkMax); return &b }
 	fd, err := unix.Open(root, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return Result{}, fmt.Errorf("open %s: %w", root, err)
@@ -212,7 +194,7 @@ func Scan(ctx context.Context, root string, put cas.Putter, opts Options) (Resul
 	if err := s.hashAll(); err != nil {
 		return Result{}, err
 	}
-	res := Result{CachePut: map[string]index.DirCache{}}
+	res := Result{CachePut: map[string]statcache.Dir{}}
 	id, cached, err := s.buildTree(top, "", &res)
 	if err == nil && cached {
 		err = s.checkCachedTree(id)
@@ -266,10 +248,6 @@ func (s *scanner) exclude(rel string) {
 // beneath is how openat2 resolves a path: never above the root, never
 // through a symlink.
 const beneath = unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS
-
-// errSymlinkOnPath: a component of a path the walk saw as a directory or a
-// file is now a symlink (ELOOP from a resolution that follows none).
-var errSymlinkOnPath = errors.New("its path now goes through a symlink; not followed")
 
 // open opens rel, a path relative to the root ("." for the root itself),
 // without following a symlink in any component, so that a directory swapped
@@ -391,7 +369,7 @@ func (s *scanner) walkDir(n *node, rel string, ign *ignoreFile, wg *sync.WaitGro
 		}
 		fmtBits := st.Mode & unix.S_IFMT
 		isDir := fmtBits == unix.S_IFDIR
-		if fmtBits == unix.S_IFREG && isLeftover(name) {
+		if fmtBits == unix.S_IFREG && manifest.IsTemp(name) { // a killed restore's: reported, never captured
 			s.mu.Lock()
 			s.leftovers = append(s.leftovers, childRel)
 			s.mu.Unlock()
@@ -415,7 +393,7 @@ func (s *scanner) walkDir(n *node, rel string, ign *ignoreFile, wg *sync.WaitGro
 			child.kind = manifest.KindFile
 			child.exec = st.Mode&0o100 != 0
 			child.size = st.Size
-			child.stamp = index.CurrentStamp(st.Size, st.Mtim.Nano(), st.Ctim.Nano(), st.Ino, st.Mode)
+			child.stamp = statcache.CurrentStamp(st.Size, st.Mtim.Nano(), st.Ctim.Nano(), st.Ino, st.Mode)
 			child.dev, child.ino = st.Dev, st.Ino
 		case unix.S_IFLNK:
 			target, err := readlinkat(fd, name)
@@ -427,7 +405,7 @@ func (s *scanner) walkDir(n *node, rel string, ign *ignoreFile, wg *sync.WaitGro
 			child.kind = manifest.KindSymlink
 			child.target = target
 			child.size = int64(len(target))
-			child.stamp = index.LinkStamp(target)
+			child.stamp = statcache.LinkStamp(target)
 		default: // sockets, FIFOs, devices: never opened, never captured
 			s.exclude(childRel)
 			continue
@@ -467,7 +445,7 @@ func (s *scanner) matchCache(n *node, rel string) {
 		names[i], kinds[i] = c.name, uint8(c.kind)
 	}
 	var stamps map[string]uint64 // by name, when the listing changed
-	aligned := n.dc != nil && n.dc.Names == index.NamesHash(names, kinds) && len(n.dc.Stamps) == len(n.children)
+	aligned := n.dc != nil && n.dc.Names == statcache.NamesHash(names, kinds) && len(n.dc.Stamps) == len(n.children)
 	if n.dc != nil && !aligned {
 		if t, err := manifest.Load(s.ctx, s.opts.Trees, n.dc.Tree); err == nil && len(t.Entries) == len(n.dc.Stamps) {
 			n.cachedTree = &t
@@ -586,7 +564,7 @@ func (s *scanner) hashFile(ctx context.Context, job hashJob) error {
 		if !stable && attempt < readAttempts {
 			continue
 		}
-		if content.grew { // nothing of it was stored
+		if content.Grew { // nothing of it was stored
 			s.warn("%s: not captured: it kept growing while being read", job.rel)
 			job.n.kind = 0
 			return nil
@@ -599,7 +577,7 @@ func (s *scanner) hashFile(ctx context.Context, job hashJob) error {
 		n := job.n
 		n.chunks, n.size, n.lines, n.binary = content.Chunks, content.Size, content.Lines, content.Binary
 		n.exec = st.Mode&0o100 != 0
-		n.stamp = index.FileStamp(content.Size, st.Mtim.Nano(), st.Ctim.Nano(), st.Ino, st.Mode, scanStart)
+		n.stamp = statcache.FileStamp(content.Size, st.Mtim.Nano(), st.Ctim.Nano(), st.Ino, st.Mode, scanStart)
 		n.cached = false
 		fb := s.hashedB.Add(content.Size)
 		fn := s.hashedN.Add(1)
@@ -610,11 +588,6 @@ func (s *scanner) hashFile(ctx context.Context, job hashJob) error {
 	}
 }
 
-var (
-	errNotRegular = errors.New("no longer a regular file")
-	errTooBig     = errors.New("larger than the size limit")
-)
-
 // storeError wraps a failure to store content, which must fail the scan:
 // only failures to read the file leave the file out.
 type storeError struct{ err error }
@@ -622,11 +595,22 @@ type storeError struct{ err error }
 func (e storeError) Error() string { return e.err.Error() }
 func (e storeError) Unwrap() error { return e.err }
 
+// storePutter marks the errors of the Putter it wraps as storeErrors.
+type storePutter struct{ put cas.Putter }
+
+func (p storePutter) Put(ctx context.Context, kind cas.Kind, data []byte) (cas.ID, error) {
+	id, err := p.put.Put(ctx, kind, data)
+	if err != nil {
+		return id, storeError{err}
+	}
+	return id, nil
+}
+
 // readFile reads job's file once, opened beneath the root, and stores its
 // chunks, reading no more than the size limit allows. stable reports
 // whether it is the file the walk saw and its metadata was the same before
 // and after the read; st is the metadata from before.
-func (s *scanner) readFile(ctx context.Context, job hashJob) (content Content, st unix.Stat_t, stable bool, err error) {
+func (s *scanner) readFile(ctx context.Context, job hashJob) (content manifest.Content, st unix.Stat_t, stable bool, err error) {
 	p := s.abs(job.rel)
 	if testHook != nil {
 		testHook("open", job.rel)
@@ -649,11 +633,9 @@ func (s *scanner) readFile(ctx context.Context, job hashJob) (content Content, s
 	if testHook != nil {
 		testHook("read", job.rel)
 	}
-	bufp := s.bufPool.Get().(*[]byte)
-	defer s.bufPool.Put(bufp)
-	content, err = putContent(ctx, s.put, f, st.Size, s.opts.MaxFileSize, *bufp)
+	content, err = manifest.PutContent(ctx, storePutter{s.put}, f, st.Size, s.opts.MaxFileSize)
 	if err != nil {
-		// A read error of putContent's own names no path yet; a store
+		// A read error of PutContent's own names no path yet; a store
 		// error is the store's (and may be shared): left as it is.
 		var se storeError
 		var pe *os.PathError
@@ -662,10 +644,10 @@ func (s *scanner) readFile(ctx context.Context, job hashJob) (content Content, s
 		}
 		return content, st, false, err
 	}
-	if content.tooBig {
+	if content.TooBig {
 		return content, st, false, errTooBig
 	}
-	if content.grew || st.Dev != job.n.dev || st.Ino != job.n.ino {
+	if content.Grew || st.Dev != job.n.dev || st.Ino != job.n.ino {
 		return content, st, false, nil
 	}
 	var after unix.Stat_t
@@ -676,100 +658,6 @@ func (s *scanner) readFile(ctx context.Context, job hashJob) (content Content, s
 		after.Ino == st.Ino && after.Mode == st.Mode && content.Size == st.Size
 	return content, st, stable, nil
 }
-
-// Content is what storing one file's bytes yields.
-type Content struct {
-	Chunks []cas.ID
-	Size   int64
-	Lines  int64
-	Binary bool
-	grew   bool // a file expected to fit one chunk did not
-	tooBig bool // longer than the limit: nothing past it was read
-}
-
-// PutContent stores the bytes of r as chunks, exactly as a snapshot does (one
-// chunk up to SingleChunkMax bytes, FastCDC above), so the same content
-// always gets the same chunk IDs. Migration uses it.
-func PutContent(ctx context.Context, put cas.Putter, r io.Reader, size int64) (Content, error) {
-	bufp := contentBuffers.Get().(*[]byte)
-	defer contentBuffers.Put(bufp)
-	c, err := putContent(ctx, put, r, size, size, *bufp)
-	if err == nil && (c.grew || c.tooBig) {
-		// size was wrong: chunk the whole stream.
-		return Content{}, errors.New("content longer than its stated size")
-	}
-	return c, err
-}
-
-// contentBuffers are PutContent's chunking buffers, reused across calls.
-var contentBuffers = sync.Pool{New: func() any { b := make([]byte, 2*chunkMax); return &b }}
-
-// putContent reads r, whose size is expected to be size, into chunks. It
-// reads at most limit+1 bytes: content longer than limit is reported as
-// tooBig, with no chunk past the limit stored. buf must hold 2*chunkMax
-// bytes.
-func putContent(ctx context.Context, put cas.Putter, r io.Reader, size, limit int64, buf []byte) (Content, error) {
-	var c Content
-	var lines manifest.LineCounter
-	if limit < math.MaxInt64 {
-		r = io.LimitReader(r, limit+1)
-	}
-	if size <= SingleChunkMax {
-		n, err := io.ReadFull(r, buf[:SingleChunkMax+1])
-		if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
-			return c, &os.PathError{Op: "read", Err: err}
-		}
-		if int64(n) > limit {
-			c.tooBig = true
-			return c, nil
-		}
-		if n > SingleChunkMax { // grew past one chunk while we looked
-			c.grew = true
-			return c, nil
-		}
-		c.Size = int64(n)
-		_, _ = lines.Write(buf[:n])
-		if n > 0 {
-			id, err := put.Put(ctx, cas.KindChunk, buf[:n])
-			if err != nil {
-				return c, storeError{err}
-			}
-			c.Chunks = []cas.ID{id}
-		}
-	} else {
-		ch, err := chunkers.NewChunkerBuffer(chunkAlgorithm, r, &chunkers.ChunkerOpts{MinSize: chunkMin, NormalSize: chunkNormal, MaxSize: chunkMax}, buf)
-		if err != nil {
-			return c, err
-		}
-		for {
-			data, cerr := ch.Next()
-			if cerr != nil && cerr != io.EOF {
-				return c, &os.PathError{Op: "read", Err: cerr}
-			}
-			if c.Size+int64(len(data)) > limit {
-				c.tooBig = true
-				return c, nil
-			}
-			if len(data) > 0 {
-				id, err := put.Put(ctx, cas.KindChunk, data)
-				if err != nil {
-					return c, storeError{err}
-				}
-				c.Chunks = append(c.Chunks, id)
-				c.Size += int64(len(data))
-				_, _ = lines.Write(data)
-			}
-			if cerr == io.EOF {
-				break
-			}
-		}
-	}
-	c.Lines, c.Binary = lines.Result()
-	return c, nil
-}
-
-// errCacheDamaged: the stat cache named a tree that is not stored.
-var errCacheDamaged = errors.New("stat cache names a tree the store lacks")
 
 // checkCachedTree makes sure a tree taken from the stat cache is stored
 // before a new tree refers to it.
@@ -827,7 +715,7 @@ func (s *scanner) buildTree(n *node, rel string, res *Result) (_ cas.ID, cached 
 		}
 	}
 	t := manifest.Tree{Entries: make([]manifest.Entry, 0, len(n.children))}
-	var rec index.DirCache
+	var rec statcache.Dir
 	var names []string
 	var kinds []uint8
 	for _, c := range n.children {
@@ -876,7 +764,7 @@ func (s *scanner) buildTree(n *node, rel string, res *Result) (_ cas.ID, cached 
 			rec.Stamps = append(rec.Stamps, c.stamp)
 		}
 	}
-	rec.Names = index.NamesHash(names, kinds)
+	rec.Names = statcache.NamesHash(names, kinds)
 	id, err := manifest.Put(s.ctx, s.put, t)
 	if err != nil {
 		return cas.ID{}, false, err

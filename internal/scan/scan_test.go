@@ -1,6 +1,7 @@
 package scan
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"net"
@@ -14,7 +15,7 @@ import (
 
 	"github.com/casckpt/casckpt/cas"
 	"github.com/casckpt/casckpt/cas/castest"
-	"github.com/casckpt/casckpt/index"
+	"github.com/casckpt/casckpt/internal/statcache"
 	"github.com/casckpt/casckpt/internal/testtree"
 	"github.com/casckpt/casckpt/manifest"
 )
@@ -178,7 +179,7 @@ func TestStatCacheSkipsUnchangedFiles(t *testing.T) {
 	defer func(real func() time.Time) { now = real }(now)
 	now = func() time.Time { return time.Now().Add(time.Hour) }
 	m := castest.NewMemory()
-	cache := map[string]index.DirCache{} // kept as the index keeps it
+	cache := map[string]statcache.Dir{} // kept as the index keeps it
 	scanWith := func() Result {
 		t.Helper()
 		r, err := Scan(context.Background(), dir, m, Options{Cache: cache, Trees: m})
@@ -259,6 +260,8 @@ func TestRacyFilesAreReadAgain(t *testing.T) {
 	}
 }
 
+// TestLargeFileIsChunked: a scan stores a file as manifest.PutFile does, so
+// snapshots and migrated histories deduplicate.
 func TestLargeFileIsChunked(t *testing.T) {
 	dir := t.TempDir()
 	data := make([]byte, 3<<20)
@@ -278,6 +281,10 @@ func TestLargeFileIsChunked(t *testing.T) {
 	got, err := manifest.ReadFile(context.Background(), m, e)
 	if err != nil || string(got) != string(data) {
 		t.Fatalf("content differs: %v", err)
+	}
+	want, err := manifest.PutFile(context.Background(), castest.NewMemory(), "big", bytes.NewReader(data), int64(len(data)), false)
+	if err != nil || !slices.Equal(e.Chunks, want.Chunks) || e.Lines != want.Lines || e.Binary != want.Binary {
+		t.Fatalf("scan stored %d chunks, PutFile %d (%v)", len(e.Chunks), len(want.Chunks), err)
 	}
 }
 

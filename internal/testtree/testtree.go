@@ -1,5 +1,7 @@
 // Package testtree writes fixture directory trees described as data and
-// reads trees back in the same form, so tests can compare them exactly.
+// reads trees back in the same form, so tests can compare them exactly;
+// ReadDigest records a tree without holding its bytes, for comparing large
+// trees or checking that nothing under a directory changed.
 package testtree
 
 import (

@@ -6,18 +6,18 @@ import (
 	"path/filepath"
 )
 
-// copyVersion is the format version of record copies.
-const copyVersion = 1
+// backupVersion is the format version of record backups.
+const backupVersion = 1
 
-// EncodeCopy returns the copy of snapshot record s that is stored in the
-// packs, as an object of kind cas.KindRecord, beside the snapshot's data, so
-// that a lost index can be rebuilt from the packs alone. It holds all of s
-// but Pinned, which changes, and RecordID, which is the copy's own ID. s.Seq
-// is a hint: the sequence number the snapshot expected, by which copies of
-// one project are ordered. origin is what the snapshot was imported from
-// ("" when it was not; see PutOrigin).
-func EncodeCopy(s Snapshot, origin string) []byte {
-	b := []byte{copyVersion}
+// EncodeBackup returns the backup of snapshot record s that is stored in
+// the packs, as an object of kind cas.KindRecord, beside the snapshot's
+// data, so that a lost index can be rebuilt from the packs alone. It holds
+// all of s but Pinned, which changes, and BackupID, which is the backup's
+// own ID. s.Seq is a hint: the sequence number the snapshot expected, by
+// which backups of one project are ordered. origin is what the snapshot was
+// imported from ("" when it was not; see PutOrigin).
+func EncodeBackup(s Snapshot, origin string) []byte {
+	b := []byte{backupVersion}
 	b = binary.AppendUvarint(b, uint64(len(s.Project)))
 	b = append(b, s.Project...)
 	b = append(b, s.ID[:]...)
@@ -33,12 +33,12 @@ func EncodeCopy(s Snapshot, origin string) []byte {
 	return append(b, origin...)
 }
 
-// DecodeCopy parses a record copy made by EncodeCopy. The record's
-// RecordID is left zero: it is the ID of b.
-func DecodeCopy(b []byte) (s Snapshot, origin string, err error) {
+// DecodeBackup parses a record backup made by EncodeBackup. The record's
+// BackupID is left zero: it is the ID of b.
+func DecodeBackup(b []byte) (s Snapshot, origin string, err error) {
 	r := reader{b: b}
-	if r.byte() != copyVersion {
-		return Snapshot{}, "", fmt.Errorf("%w: record copy: unknown version", ErrCorrupt)
+	if r.byte() != backupVersion {
+		return Snapshot{}, "", fmt.Errorf("%w: record backup: unknown version", ErrCorrupt)
 	}
 	s.Project = string(r.bytes(r.uvarint()))
 	s.ID = r.id()
@@ -60,7 +60,7 @@ func DecodeCopy(b []byte) (s Snapshot, origin string, err error) {
 		r.fail("negative size")
 	}
 	if err := r.done(); err != nil {
-		return Snapshot{}, "", fmt.Errorf("record copy: %w", err)
+		return Snapshot{}, "", fmt.Errorf("record backup: %w", err)
 	}
 	return s, origin, nil
 }

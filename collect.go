@@ -1,0 +1,305 @@
+package casckpt
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/casckpt/casckpt/cas"
+	"github.com/casckpt/casckpt/gc"
+	"github.com/casckpt/casckpt/index"
+)
+
+// collectRequest says what one collection drops before it sweeps.
+type collectRequest struct {
+	policy  gc.Policy
+	cap     int64  // bytes; 0: no size cap
+	protect cas.ID // never dropped
+	current string // spared the cap's second phase
+	dryRun  bool
+	markRun bool // record the time for prune --auto
+}
+
+// collectResult says what a collection dropped and freed.
+type collectResult struct {
+	plan           gc.Plan
+	projects       int
+	objectsDeleted int
+	bytesFreed     int64
+	projected      int64
+	fits           bool
+}
+
+// collect applies retention and the size cap, then sweeps, in one write
+// transaction (a dry run's is rolled back). The caller holds the exclusive
+// store lock. The sweep's pack deletions follow the commit.
+func (ss *session) collect(ctx context.Context, req collectRequest) (collectResult, error) {
+	var res collectResult
+	if ss.lock == nil || !ss.s.exists() {
+		// No store, or none when the session began (so it holds no lock,
+		// and one made since may hold packs a writer has not committed).
+		return collectResult{fits: true}, nil
+	}
+	var sweep *cas.Sweep
+	run := ss.update
+	if req.dryRun {
+		run = ss.s.db.DryRun
+	}
+	err := run(func(tx *index.Tx) error {
+		objects := cas.NewStore(ss.s.packsDir(), tx.Objects())
+		defer objects.Close()
+		graph, records, err := ss.planCollection(ctx, tx, objects, req, &res)
+		if err != nil || req.dryRun {
+			return err
+		}
+		sweep, err = ss.dropAndSweep(ctx, tx, objects, req, graph, records, res.plan)
+		if err != nil {
+			return err
+		}
+		res.objectsDeleted = sweep.ObjectsDeleted
+		if err := tx.ClearPendingDrops(); err != nil {
+			return err
+		}
+		if req.markRun {
+			return tx.SetLastPrune(ss.s.opts.Now())
+		}
+		return nil
+	})
+	if req.dryRun {
+		return res, err
+	}
+	if err != nil {
+		if sweep != nil {
+			sweep.Abort()
+		}
+		return res, err
+	}
+	res.bytesFreed, err = sweep.Finish()
+	if err != nil {
+		err = fmt.Errorf("gc: no snapshot is harmed, but unused packs could not be deleted (%w); the next gc deletes them", err)
+	}
+	return res, err
+}
+
+// planCollection marks every object the store's snapshots reach and
+// decides, into res, what retention and the size cap drop. The graph it
+// returns has the dropped snapshots released.
+func (ss *session) planCollection(ctx context.Context, tx *index.Tx, objects *cas.Store, req collectRequest, res *collectResult) (*gc.Graph, map[cas.ID]record, error) {
+	projects, records, err := loadProjects(tx)
+	if err != nil {
+		return nil, nil, err
+	}
+	res.projects = len(projects)
+	var roots []cas.ID
+	for _, p := range projects {
+		for _, s := range p.Snapshots {
+			roots = append(roots, s.Root)
+		}
+	}
+	graph, err := gc.Mark(ctx, objects, roots)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w; run casckpt verify and forget the damaged snapshots", err)
+	}
+	plan := gc.PlanRetention(projects, req.policy, ss.s.opts.Now())
+	res.fits = true
+	if req.cap > 0 {
+		dbSize, err := fileSize(ss.s.dbPath())
+		if err != nil {
+			return nil, nil, err
+		}
+		size := func(id cas.ID) int64 {
+			l, err := objects.Locate(id)
+			if err != nil {
+				return 0
+			}
+			return int64(l.StoredLen) + objectOverhead
+		}
+		plan, res.projected, res.fits = gc.PlanCap(plan, gc.CapInput{
+			Projects: projects, Graph: graph, Size: size, Fixed: dbSize,
+			Cap: req.cap, Protect: req.protect, Current: req.current,
+		})
+	} else {
+		for _, d := range plan.Drops {
+			graph.Release(d.Root, func(cas.ID) int64 { return 0 })
+		}
+	}
+	res.plan = plan
+	return graph, records, nil
+}
+
+// dropAndSweep deletes what plan drops and prepares the sweep of every
+// object no kept snapshot reaches.
+func (ss *session) dropAndSweep(ctx context.Context, tx *index.Tx, objects *cas.Store, req collectRequest, graph *gc.Graph, records map[cas.ID]record, plan gc.Plan) (*cas.Sweep, error) {
+	for _, d := range plan.Drops {
+		if err := tx.DeleteSnapshot(records[d.ID]); err != nil {
+			return nil, err
+		}
+	}
+	for _, w := range plan.Forget {
+		if err := tx.DeleteProject(w); err != nil {
+			return nil, err
+		}
+	}
+	dead := func(id cas.ID) bool { return !graph.Live(id) }
+	if _, err := tx.DropStatEntries(dead); err != nil {
+		return nil, err
+	}
+	opts := cas.SweepOptions{FS: ss.s.packFS}
+	if req.cap > 0 {
+		opts.RepackThreshold = -1 // the cap is a promise: return every dead byte
+	}
+	backups := liveBackups(records, plan)
+	live := func(id cas.ID) bool { return graph.Live(id) || backups[id] }
+	if err := checkLiveIndexed(graph, objects); err != nil {
+		return nil, err
+	}
+	if err := updateTombstones(tx, objects, ss.s.packsDir()); err != nil {
+		return nil, err
+	}
+	return cas.PrepareSweep(ctx, tx.Objects(), ss.s.packsDir(), live, opts)
+}
+
+// objectOverhead is what a pack spends on an object besides its bytes: the
+// object header and its table entry.
+const objectOverhead = 44 + 46
+
+// autoCollectAfter is how many dropped snapshots make a snapshot collect the
+// garbage on its way out, so a store under keep-N does not keep growing.
+const autoCollectAfter = 8
+
+// collectIfDue collects garbage when enough snapshots were dropped since
+// the last collection and no other process is using the store: it never
+// waits, and a failure only postpones the work to the next call.
+func (s *Store) collectIfDue(ctx context.Context) {
+	due := false
+	_ = s.read(ctx, func(v view) error {
+		due = v.tx.PendingDrops() >= autoCollectAfter
+		return nil
+	})
+	if !due {
+		return
+	}
+	lock, err := lockStore(ctx, s.lockPath(), true, time.Now(), 0)
+	if err != nil {
+		return
+	}
+	ss := &session{s: s, lock: lock}
+	defer ss.end()
+	if _, err := ss.collect(ctx, collectRequest{}); err != nil {
+		s.opts.Logger.Debug("automatic garbage collection postponed", "err", err)
+	}
+}
+
+// loadProjects reads every project with its snapshots for retention.
+func loadProjects(tx *index.Tx) ([]gc.Project, map[cas.ID]record, error) {
+	records := map[cas.ID]record{}
+	var out []gc.Project
+	err := tx.EachProject(func(ps index.ProjectSnapshots) error {
+		p := gc.Project{Workdir: ps.Workdir, LastTouch: ps.LastTouch, Exists: dirExists(ps.Workdir)}
+		for _, s := range ps.Snapshots {
+			records[s.ID] = s
+			p.Snapshots = append(p.Snapshots, gc.Snapshot{ID: s.ID, Root: s.Root, Time: s.Time, Pinned: s.Pinned})
+		}
+		out = append(out, p)
+		return nil
+	})
+	return out, records, err
+}
+
+// checkLiveIndexed refuses a sweep when the index lacks an object that a
+// kept snapshot needs. The index then is damaged (a lost key would make
+// the sweep take the object for garbage and delete its pack) or the
+// object is lost: either way nothing may be deleted before a repair.
+func checkLiveIndexed(graph *gc.Graph, objects *cas.Store) error {
+	missing, example := 0, cas.ID{}
+	err := graph.EachLive(func(id cas.ID) error {
+		has, err := objects.Has(id)
+		if err == nil && !has {
+			missing++
+			example = id
+		}
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if missing > 0 {
+		return fmt.Errorf("gc: the index lacks %d objects that kept snapshots need (%s among them), so nothing is deleted; run casckpt repair, then casckpt verify, and forget the snapshots it names damaged", missing, example.Short())
+	}
+	return nil
+}
+
+// updateTombstones brings the tombstones of deleted snapshots' record
+// backups up to date before a sweep. Dead objects leave the index at a
+// sweep but stay in their pack until it is rewritten, so a new tombstone's
+// pack is looked up now, while the backup is still indexed, and remembered
+// (dead objects never move); a tombstone is dropped once its pack is gone
+// from the index and the disk.
+func updateTombstones(tx *index.Tx, objects *cas.Store, packsDir string) error {
+	tombstones, err := tx.Tombstones()
+	if err != nil {
+		return err
+	}
+	packs, err := tx.Objects().Packs()
+	if err != nil {
+		return err
+	}
+	names := make(map[uint32][16]byte, len(packs))
+	indexed := make(map[[16]byte]bool, len(packs))
+	for _, p := range packs {
+		names[p.Number] = p.Name
+		indexed[p.Name] = true
+	}
+	for id, pack := range tombstones {
+		switch {
+		case pack == [16]byte{}:
+			if l, lerr := objects.Locate(id); lerr == nil {
+				err = tx.SetTombstone(id, names[l.Pack])
+			} else {
+				err = tx.DeleteTombstone(id) // in no indexed pack: it never was
+			}
+		case !indexed[pack]:
+			if _, serr := os.Stat(filepath.Join(packsDir, cas.PackInfo{Name: pack}.FileName())); errors.Is(serr, fs.ErrNotExist) {
+				err = tx.DeleteTombstone(id)
+			}
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// liveBackups returns the record backups of the snapshots that plan keeps.
+func liveBackups(records map[cas.ID]record, plan gc.Plan) map[cas.ID]bool {
+	live := make(map[cas.ID]bool, len(records))
+	for _, r := range records {
+		if !r.BackupID.IsZero() {
+			live[r.BackupID] = true
+		}
+	}
+	for _, d := range plan.Drops {
+		delete(live, records[d.ID].BackupID)
+	}
+	return live
+}
+
+func dirExists(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.IsDir()
+}
+
+func fileSize(p string) (int64, error) {
+	st, err := os.Stat(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	return st.Size(), nil
+}

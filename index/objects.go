@@ -1,0 +1,172 @@
+package index
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+
+	"github.com/casckpt/casckpt/cas"
+)
+
+// The object index: "objects" maps an object ID to its location, "packs" a
+// pack number to the pack's name and size.
+var (
+	bucketObjects = []byte("objects")
+	bucketPacks   = []byte("packs")
+)
+
+// Objects is the transaction's object index, through which cas reads and
+// writes object locations. Locate and Pack are safe for concurrent use (a
+// scan's workers call them); the others belong to fn's goroutine.
+func (t *Tx) Objects() cas.IndexWriter { return objectIndex{t} }
+
+type objectIndex struct{ t *Tx }
+
+var _ cas.IndexWriter = objectIndex{}
+
+const locationSize = 18
+
+func encodeLocation(l cas.Location) []byte {
+	b := make([]byte, 0, locationSize)
+	b = binary.BigEndian.AppendUint32(b, l.Pack)
+	b = binary.BigEndian.AppendUint32(b, l.Offset)
+	b = binary.BigEndian.AppendUint32(b, l.RawLen)
+	b = binary.BigEndian.AppendUint32(b, l.StoredLen)
+	return append(b, byte(l.Kind), byte(l.Codec))
+}
+
+// decodeLocation decodes the index entry of object id.
+func decodeLocation(id cas.ID, b []byte) (cas.Location, error) {
+	if len(b) != locationSize {
+		return cas.Location{}, fmt.Errorf("%w: index entry of %s is %d bytes", cas.ErrCorrupt, id.Short(), len(b))
+	}
+	l := cas.Location{Pack: binary.BigEndian.Uint32(b)}
+	l.ID = id
+	l.Offset = binary.BigEndian.Uint32(b[4:])
+	l.RawLen = binary.BigEndian.Uint32(b[8:])
+	l.StoredLen = binary.BigEndian.Uint32(b[12:])
+	l.Kind, l.Codec = cas.Kind(b[16]), cas.Codec(b[17])
+	if !l.Valid() {
+		return cas.Location{}, fmt.Errorf("%w: index entry of %s is malformed", cas.ErrCorrupt, id.Short())
+	}
+	return l, nil
+}
+
+const packInfoSize = 24
+
+func encodePackInfo(p cas.PackInfo) []byte {
+	b := append(make([]byte, 0, packInfoSize), p.Name[:]...)
+	return binary.BigEndian.AppendUint64(b, uint64(p.Size))
+}
+
+func packKey(n uint32) []byte { return binary.BigEndian.AppendUint32(nil, n) }
+
+// decodePackInfo decodes a packs-bucket record.
+func decodePackInfo(key, value []byte) (cas.PackInfo, error) {
+	if len(key) != 4 || len(value) != packInfoSize {
+		return cas.PackInfo{}, fmt.Errorf("%w: malformed pack record", cas.ErrCorrupt)
+	}
+	p := cas.PackInfo{Number: binary.BigEndian.Uint32(key)}
+	copy(p.Name[:], value)
+	p.Size = int64(binary.BigEndian.Uint64(value[16:]))
+	return p, nil
+}
+
+func (o objectIndex) Locate(id cas.ID) (l cas.Location, err error) {
+	err = guard(func() error {
+		o.t.mu.Lock()
+		defer o.t.mu.Unlock()
+		v := o.t.get(bucketObjects, id[:])
+		if v == nil {
+			return fmt.Errorf("%s: %w", id.Short(), cas.ErrNotFound)
+		}
+		l, err = decodeLocation(id, v)
+		return err
+	})
+	return l, err
+}
+
+func (o objectIndex) Pack(n uint32) (p cas.PackInfo, err error) {
+	err = guard(func() error {
+		o.t.mu.Lock()
+		defer o.t.mu.Unlock()
+		v := o.t.get(bucketPacks, packKey(n))
+		if v == nil {
+			return fmt.Errorf("%w: pack %d is not in the index", cas.ErrCorrupt, n)
+		}
+		p, err = decodePackInfo(packKey(n), v)
+		return err
+	})
+	return p, err
+}
+
+func (o objectIndex) Packs() ([]cas.PackInfo, error) {
+	var packs []cas.PackInfo
+	b := o.t.bucket(bucketPacks)
+	if b == nil {
+		return nil, nil
+	}
+	err := b.ForEach(func(k, v []byte) error {
+		p, err := decodePackInfo(k, v)
+		packs = append(packs, p)
+		return err
+	})
+	return packs, err
+}
+
+func (o objectIndex) ForEachObject(fn func(cas.Location) error) error {
+	b := o.t.bucket(bucketObjects)
+	if b == nil {
+		return nil
+	}
+	return b.ForEach(func(k, v []byte) error {
+		if len(k) != cas.IDSize {
+			return fmt.Errorf("%w: malformed object key", cas.ErrCorrupt)
+		}
+		l, err := decodeLocation(cas.ID(k), v)
+		if err != nil {
+			return err
+		}
+		return fn(l)
+	})
+}
+
+func (o objectIndex) AddPack(name [16]byte, size int64) (cas.PackInfo, error) {
+	packs := o.t.tx.Bucket(bucketPacks)
+	seq, err := packs.NextSequence()
+	if err != nil {
+		return cas.PackInfo{}, err
+	}
+	if seq > 1<<32-1 {
+		return cas.PackInfo{}, errors.New("index: pack numbers exhausted")
+	}
+	info := cas.PackInfo{Number: uint32(seq), Name: name, Size: size}
+	return info, packs.Put(packKey(info.Number), encodePackInfo(info))
+}
+
+func (o objectIndex) PutObject(l cas.Location, replace bool) error {
+	objects := o.t.tx.Bucket(bucketObjects)
+	if !replace && objects.Get(l.ID[:]) != nil {
+		return nil
+	}
+	return objects.Put(l.ID[:], encodeLocation(l))
+}
+
+func (o objectIndex) DeleteObject(id cas.ID) error {
+	return o.t.tx.Bucket(bucketObjects).Delete(id[:])
+}
+
+func (o objectIndex) DeletePack(n uint32) error {
+	return o.t.tx.Bucket(bucketPacks).Delete(packKey(n))
+}
+
+// PackBytes is the total size of the packs in the index: the store's data
+// size, known without listing the packs.
+func (t *Tx) PackBytes() (int64, error) {
+	packs, err := objectIndex{t}.Packs()
+	var total int64
+	for _, p := range packs {
+		total += p.Size
+	}
+	return total, err
+}

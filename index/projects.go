@@ -1,0 +1,119 @@
+package index
+
+import (
+	"encoding/binary"
+	"fmt"
+	"time"
+)
+
+// recordVersion is the format version of project, snapshot and stat cache
+// records.
+const recordVersion = 1
+
+var bucketProjects = []byte("projects")
+
+// Project is a working directory known to the store.
+type Project struct {
+	Workdir   string
+	Created   time.Time
+	LastTouch time.Time
+}
+
+// encodeProject returns the stored form of p (without its workdir, the key).
+func encodeProject(p Project) []byte {
+	b := []byte{recordVersion}
+	b = binary.AppendVarint(b, p.Created.UnixNano())
+	return binary.AppendVarint(b, p.LastTouch.UnixNano())
+}
+
+// decodeProject parses a project record stored under workdir.
+func decodeProject(workdir string, v []byte) (Project, error) {
+	r := reader{b: v}
+	if r.byte() != recordVersion {
+		return Project{}, fmt.Errorf("%w: project %s: unknown version", ErrCorrupt, workdir)
+	}
+	p := Project{Workdir: workdir, Created: r.time(), LastTouch: r.time()}
+	if err := r.done(); err != nil {
+		return Project{}, fmt.Errorf("project %s: %w", workdir, err)
+	}
+	return p, nil
+}
+
+// Project returns the project record of workdir, if any.
+func (t *Tx) Project(workdir string) (Project, bool, error) {
+	v := t.get(bucketProjects, []byte(workdir))
+	if v == nil {
+		return Project{}, false, nil
+	}
+	p, err := decodeProject(workdir, v)
+	return p, err == nil, err
+}
+
+// PutProject stores p.
+func (t *Tx) PutProject(p Project) error {
+	return t.tx.Bucket(bucketProjects).Put([]byte(p.Workdir), encodeProject(p))
+}
+
+// Projects lists every project, in workdir order.
+func (t *Tx) Projects() ([]Project, error) {
+	out := []Project{}
+	b := t.bucket(bucketProjects)
+	if b == nil {
+		return out, nil
+	}
+	err := b.ForEach(func(k, v []byte) error {
+		p, err := decodeProject(string(k), v)
+		out = append(out, p)
+		return err
+	})
+	return out, err
+}
+
+// ProjectSnapshots is a project with its snapshots, newest first.
+type ProjectSnapshots struct {
+	Project
+	Snapshots []Snapshot
+}
+
+// EachProject calls fn for every project with its snapshots, in workdir
+// order: the one loop over projects and snapshots that listings, retention
+// and verification share.
+func (t *Tx) EachProject(fn func(ProjectSnapshots) error) error {
+	projects, err := t.Projects()
+	if err != nil {
+		return err
+	}
+	for _, p := range projects {
+		snaps, err := t.Snapshots(p.Workdir)
+		if err != nil {
+			return err
+		}
+		if err := fn(ProjectSnapshots{p, snaps}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// DeleteProject removes a project with its snapshots and stat cache; its
+// snapshots' record backups get tombstones (see Tombstones).
+func (t *Tx) DeleteProject(workdir string) error {
+	key := []byte(workdir)
+	snaps, err := t.Snapshots(workdir)
+	if err != nil {
+		return err
+	}
+	for _, s := range snaps {
+		if err := t.addTombstone(s); err != nil {
+			return err
+		}
+	}
+	for _, name := range [][]byte{bucketSnapshots, bucketStatCache} {
+		if b := t.tx.Bucket(name); b != nil && b.Bucket(key) != nil {
+			if err := b.DeleteBucket(key); err != nil {
+				return err
+			}
+		}
+	}
+	return t.tx.Bucket(bucketProjects).Delete(key)
+}

@@ -1,0 +1,61 @@
+package index
+
+import (
+	"errors"
+	"fmt"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/casckpt/casckpt/cas"
+)
+
+// Remains is what could be read of a possibly damaged database, for a
+// repair to keep.
+type Remains struct {
+	Projects   map[string]Project    // by workdir
+	Snapshots  map[string][]Snapshot // of the projects whose snapshots read whole
+	Origins    map[string]cas.ID
+	Tombstones map[cas.ID][16]byte
+}
+
+// ReadRemains reads what it can of the database: each part that fails to
+// read (an error, or a panic of bbolt on a damaged page) is left out, and a
+// database that cannot be opened at all yields empty Remains. A database
+// that a newer casckpt wrote is refused: a rebuild to this version's format
+// would lose its records.
+func (d *DB) ReadRemains() (Remains, error) {
+	rem := Remains{Projects: map[string]Project{}, Snapshots: map[string][]Snapshot{}, Origins: map[string]cas.ID{}, Tombstones: map[cas.ID][16]byte{}}
+	if !d.Exists() {
+		return rem, nil
+	}
+	var db *bolt.DB
+	err := guard(func() (err error) { db, err = d.open(true); return err })
+	if errors.Is(err, ErrNewer) {
+		return rem, fmt.Errorf("repair refused: %w", err)
+	}
+	if err != nil {
+		return rem, nil
+	}
+	defer guard(db.Close)
+	part := func(fn func(t *Tx) error) error {
+		return guard(func() error { return db.View(func(tx *bolt.Tx) error { return fn(&Tx{tx: tx}) }) })
+	}
+	var projects []Project
+	_ = part(func(t *Tx) (err error) { projects, err = t.Projects(); return err })
+	for _, p := range projects {
+		rem.Projects[p.Workdir] = p
+		var list []Snapshot
+		if part(func(t *Tx) (err error) { list, err = t.Snapshots(p.Workdir); return err }) == nil {
+			rem.Snapshots[p.Workdir] = list
+		}
+	}
+	var origins map[string]cas.ID
+	if part(func(t *Tx) (err error) { origins, err = t.Origins(); return err }) == nil {
+		rem.Origins = origins
+	}
+	var tombstones map[cas.ID][16]byte
+	if part(func(t *Tx) (err error) { tombstones, err = t.Tombstones(); return err }) == nil {
+		rem.Tombstones = tombstones
+	}
+	return rem, nil
+}

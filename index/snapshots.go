@@ -1,0 +1,214 @@
+package index
+
+import (
+	"crypto/rand"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/zeebo/blake3"
+
+	"github.com/casckpt/casckpt/cas"
+)
+
+var bucketSnapshots = []byte("snapshots")
+
+// Stats describes a snapshot's content.
+type Stats struct {
+	Files int64 // regular files and links captured
+	Bytes int64 // their total size
+}
+
+// Snapshot is a snapshot record.
+type Snapshot struct {
+	ID      cas.ID
+	Project string
+	Seq     uint64 // recording order within the project (ties of Time)
+	Root    cas.ID
+	Time    time.Time
+	Reason  string
+	Pinned  bool
+	Stats   Stats
+	// MaxFileSize is the file size limit the snapshot was taken with
+	// (0: unknown). Files larger than it were left out, so a restore of it
+	// leaves them alone.
+	MaxFileSize int64
+	// BackupID names the backup of this record stored in the packs with
+	// the snapshot's data (see EncodeBackup); zero for snapshots that have
+	// none.
+	BackupID cas.ID
+}
+
+// NewSnapshotID returns the ID of a new snapshot record: a hash over what
+// identifies it and 16 random bytes, so two records never share an ID, even
+// two of one tree taken in the same nanosecond.
+func NewSnapshotID(project string, root cas.ID, t time.Time, reason string) cas.ID {
+	var nonce [16]byte
+	_, _ = rand.Read(nonce[:]) // never fails (crypto/rand)
+	h := blake3.NewDeriveKey("casckpt 2026-11 snapshot v2")
+	var b []byte
+	b = binary.AppendUvarint(b, uint64(len(project)))
+	b = append(b, project...)
+	b = append(b, nonce[:]...)
+	b = append(b, root[:]...)
+	b = binary.AppendVarint(b, t.UnixNano())
+	b = append(b, reason...)
+	_, _ = h.Write(b)
+	var id cas.ID
+	h.Sum(id[:0])
+	return id
+}
+
+// encodeSnapshot returns the stored form of s (without project and seq,
+// which are its bucket and key).
+func encodeSnapshot(s Snapshot) []byte {
+	b := []byte{recordVersion}
+	b = append(b, s.ID[:]...)
+	b = append(b, s.Root[:]...)
+	b = binary.AppendVarint(b, s.Time.UnixNano())
+	var flags byte
+	if s.Pinned {
+		flags |= 1
+	}
+	b = append(b, flags)
+	b = binary.AppendUvarint(b, uint64(len(s.Reason)))
+	b = append(b, s.Reason...)
+	b = binary.AppendUvarint(b, uint64(s.Stats.Files))
+	b = binary.AppendUvarint(b, uint64(s.Stats.Bytes))
+	b = binary.AppendUvarint(b, uint64(s.MaxFileSize))
+	if !s.BackupID.IsZero() {
+		b = append(b, s.BackupID[:]...)
+	}
+	return b
+}
+
+// decodeSnapshot parses a snapshot record of project stored under seq.
+func decodeSnapshot(project string, seq uint64, v []byte) (Snapshot, error) {
+	r := reader{b: v}
+	if r.byte() != recordVersion {
+		return Snapshot{}, fmt.Errorf("%w: snapshot %d of %s: unknown version", ErrCorrupt, seq, project)
+	}
+	s := Snapshot{Project: project, Seq: seq}
+	s.ID = r.id()
+	s.Root = r.id()
+	s.Time = r.time()
+	flags := r.byte()
+	if flags > 1 {
+		r.fail("bad flags")
+	}
+	s.Pinned = flags&1 != 0
+	s.Reason = string(r.bytes(r.uvarint()))
+	s.Stats.Files = int64(r.uvarint())
+	s.Stats.Bytes = int64(r.uvarint())
+	s.MaxFileSize = int64(r.uvarint())
+	if len(r.b) > 0 {
+		if s.BackupID = r.id(); s.BackupID.IsZero() {
+			r.fail("zero backup ID") // absent, not zero: one encoding per record
+		}
+	}
+	if err := r.done(); err != nil {
+		return Snapshot{}, fmt.Errorf("snapshot %d of %s: %w", seq, project, err)
+	}
+	return s, nil
+}
+
+func seqKey(seq uint64) []byte { return binary.BigEndian.AppendUint64(nil, seq) }
+
+// Snapshots lists a project's snapshots, newest first: by time, and among
+// snapshots of the same time the later recorded first. The time decides, not
+// the order of recording, because an import (a migration) records snapshots
+// older than those the project already has; so @1 is always the newest and
+// retention drops the oldest.
+func (t *Tx) Snapshots(workdir string) ([]Snapshot, error) {
+	out := []Snapshot{}
+	root := t.bucket(bucketSnapshots)
+	if root == nil {
+		return out, nil
+	}
+	b := root.Bucket([]byte(workdir))
+	if b == nil {
+		return out, nil
+	}
+	c := b.Cursor()
+	for k, v := c.Last(); k != nil; k, v = c.Prev() {
+		if len(k) != 8 {
+			return out, fmt.Errorf("%w: snapshot key of %s", ErrCorrupt, workdir)
+		}
+		s, err := decodeSnapshot(workdir, binary.BigEndian.Uint64(k), v)
+		if err != nil {
+			return out, err
+		}
+		out = append(out, s)
+	}
+	slices.SortStableFunc(out, func(a, b Snapshot) int { return b.Time.Compare(a.Time) })
+	return out, nil
+}
+
+// NextSeq is the sequence number the project's next snapshot will get,
+// unless another is added first.
+func (t *Tx) NextSeq(workdir string) uint64 {
+	if root := t.bucket(bucketSnapshots); root != nil {
+		if b := root.Bucket([]byte(workdir)); b != nil {
+			return b.Sequence() + 1
+		}
+	}
+	return 1
+}
+
+// AddSnapshot stores a new snapshot record, whose ID is set (see
+// NewSnapshotID), assigning s.Seq.
+func (t *Tx) AddSnapshot(s *Snapshot) error {
+	if s.ID.IsZero() {
+		return errors.New("index: a snapshot record needs an ID")
+	}
+	b, err := t.tx.Bucket(bucketSnapshots).CreateBucketIfNotExists([]byte(s.Project))
+	if err != nil {
+		return err
+	}
+	if s.Seq, err = b.NextSequence(); err != nil {
+		return err
+	}
+	return b.Put(seqKey(s.Seq), encodeSnapshot(*s))
+}
+
+// InsertSnapshot stores a snapshot record under its own Seq, which later
+// snapshots of the project then follow (to rebuild a lost index).
+func (t *Tx) InsertSnapshot(s Snapshot) error {
+	if s.ID.IsZero() || s.Seq == 0 {
+		return errors.New("index: an inserted snapshot record needs an ID and a sequence number")
+	}
+	b, err := t.tx.Bucket(bucketSnapshots).CreateBucketIfNotExists([]byte(s.Project))
+	if err != nil {
+		return err
+	}
+	if s.Seq > b.Sequence() {
+		if err := b.SetSequence(s.Seq); err != nil {
+			return err
+		}
+	}
+	return b.Put(seqKey(s.Seq), encodeSnapshot(s))
+}
+
+// PutSnapshot rewrites an existing snapshot record (to pin it, say).
+func (t *Tx) PutSnapshot(s Snapshot) error {
+	b := t.tx.Bucket(bucketSnapshots).Bucket([]byte(s.Project))
+	if b == nil || b.Get(seqKey(s.Seq)) == nil {
+		return fmt.Errorf("snapshot %s of %s is gone", s.ID.Short(), s.Project)
+	}
+	return b.Put(seqKey(s.Seq), encodeSnapshot(s))
+}
+
+// DeleteSnapshot removes a snapshot record and gives its record backup a
+// tombstone. Its data stays until gc.
+func (t *Tx) DeleteSnapshot(s Snapshot) error {
+	b := t.tx.Bucket(bucketSnapshots).Bucket([]byte(s.Project))
+	if b == nil {
+		return nil
+	}
+	if err := t.addTombstone(s); err != nil {
+		return err
+	}
+	return b.Delete(seqKey(s.Seq))
+}

@@ -1,0 +1,99 @@
+// Package statcache defines the stat cache's records and the stamps that
+// let a scan recognise an unchanged file by lstat alone. The scan reads and
+// makes them; the index stores them (package index holds their encoding).
+//
+// Vocabulary:
+//   - A Dir is the record of one directory of a project: the tree it had at
+//     the last scan, a hash of its entries' names and kinds, a stamp per
+//     entry and the tree of each subdirectory.
+//   - A stamp condenses what lstat says of a file (size, times, inode,
+//     mode) or a link's target into 64 bits.
+//
+// Caveats: a file modified within RacyWindow of the scan that recorded it
+// is "racily clean" and its stamp never matches, so it is read again.
+package statcache
+
+import (
+	"encoding/binary"
+	"time"
+
+	"github.com/zeebo/blake3"
+
+	"github.com/casckpt/casckpt/cas"
+)
+
+// RacyWindow is how close to a scan's start a file's mtime or ctime may be
+// before its stat cache entry is not trusted. It covers coarse file system
+// clocks (FAT keeps 2-second mtimes) and the kernel's lagging timestamp tick.
+const RacyWindow = 2 * time.Second
+
+// The stat cache keeps one record per directory of a project: the tree the
+// directory had at the last scan, a hash of its entries' names and kinds,
+// a stamp per entry and the tree of each subdirectory. Names are not
+// stored: while the names hash matches, entries line up with the stamps by
+// position; otherwise the cached tree, which holds the names, is read. A
+// file whose stamp is unchanged takes its chunks from that tree without
+// being read; a directory whose names, stamps and subtrees are all
+// unchanged is that tree, without being encoded again.
+
+// Dir is the stat cache record of one directory.
+type Dir struct {
+	Tree  cas.ID // the directory's tree at the scan that recorded it
+	Names uint64 // NamesHash of its entries
+	// Stamps has one stamp per entry of Tree, in order: for a file its
+	// FileStamp when hashed, for a symbolic link its LinkStamp, 0 for a
+	// directory.
+	Stamps []uint64
+	// Subtrees has the tree of each subdirectory, in order.
+	Subtrees []cas.ID
+}
+
+// NamesHash condenses the names and kinds of a directory's entries, in
+// order.
+func NamesHash(names []string, kinds []uint8) uint64 {
+	h := blake3.New()
+	var b []byte
+	for i, n := range names {
+		b = binary.AppendUvarint(b[:0], uint64(len(n)))
+		b = append(b, n...)
+		b = append(b, kinds[i])
+		_, _ = h.Write(b)
+	}
+	var sum [8]byte
+	_, _ = h.Digest().Read(sum[:])
+	return binary.LittleEndian.Uint64(sum[:])
+}
+
+// FileStamp condenses a file's size, mtime, ctime, inode and mode into 64
+// bits, the lowest of which says whether the entry may be trusted: it is
+// clear when the file was modified within RacyWindow of the scan that read
+// it (scanStart, ns), since an edit in the same timestamp tick would leave
+// every field unchanged (git's "racily clean" problem). An untrusted stamp
+// never equals a fresh one, so such files are read again.
+func FileStamp(size, mtime, ctime int64, inode uint64, mode uint32, scanStart int64) uint64 {
+	var b [36]byte
+	binary.LittleEndian.PutUint64(b[0:], uint64(size))
+	binary.LittleEndian.PutUint64(b[8:], uint64(mtime))
+	binary.LittleEndian.PutUint64(b[16:], uint64(ctime))
+	binary.LittleEndian.PutUint64(b[24:], inode)
+	binary.LittleEndian.PutUint32(b[32:], mode)
+	sum := blake3.Sum256(b[:])
+	stamp := binary.LittleEndian.Uint64(sum[:]) &^ 1
+	limit := scanStart - int64(RacyWindow)
+	if mtime < limit && ctime < limit {
+		stamp |= 1
+	}
+	return stamp
+}
+
+// CurrentStamp is the stamp a file's metadata must match now: as if
+// recorded by a scan long after.
+func CurrentStamp(size, mtime, ctime int64, inode uint64, mode uint32) uint64 {
+	return FileStamp(size, mtime, ctime, inode, mode, 1<<62)
+}
+
+// LinkStamp condenses a symbolic link's target.
+func LinkStamp(target string) uint64 {
+	sum := blake3.Sum256([]byte(target))
+	return binary.LittleEndian.Uint64(sum[:])
+}

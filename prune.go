@@ -1,0 +1,100 @@
+package casckpt
+
+import (
+	"context"
+	"time"
+
+	"github.com/casckpt/casckpt/cas"
+	"github.com/casckpt/casckpt/gc"
+)
+
+// PruneOptions are the rules of a prune. The zero value drops only orphans.
+type PruneOptions struct {
+	// StaleAfter drops projects not touched for this long (0: never).
+	StaleAfter time.Duration
+	// KeepOrphans keeps projects whose directory is gone.
+	KeepOrphans bool
+	// MaxSize is the store's size cap in bytes (0: none).
+	MaxSize int64
+	// MinInterval, when positive, skips the prune if the last one ran
+	// less than this long ago (for host start-up hooks).
+	MinInterval time.Duration
+	// DryRun reports what would be dropped and changes nothing.
+	DryRun bool
+}
+
+// PruneResult says what a prune did (or would do).
+type PruneResult struct {
+	Skipped          bool
+	Scanned          int // projects examined
+	DeletedOrphan    int // projects removed because their directory is gone
+	DeletedStale     int // projects removed because untouched too long
+	SnapshotsDropped int
+	BytesFreed       int64
+	// CapMet is false when the size cap could not be met (pinned snapshots
+	// need more room).
+	CapMet bool
+	// Drops are the snapshots dropped (or, in a dry run, to be dropped),
+	// each with the rule that dropped it.
+	Drops []Drop
+}
+
+// Drop is a snapshot a prune dropped and the rule that dropped it:
+// "orphan" (its directory is gone), "stale" (untouched too long) or
+// "size-cap" (the store was over its cap).
+type Drop struct {
+	Project string
+	ID      cas.ID
+	Rule    string
+}
+
+// Prune drops orphan and stale projects, applies the size cap and collects
+// the garbage, so the space is returned before it returns.
+func (s *Store) Prune(ctx context.Context, opts PruneOptions) (PruneResult, error) {
+	if opts.MinInterval > 0 {
+		last, err := s.lastPrune(ctx)
+		if err != nil {
+			return PruneResult{}, err
+		}
+		if !last.IsZero() && s.opts.Now().Sub(last) < opts.MinInterval {
+			return PruneResult{Skipped: true, CapMet: true, Drops: []Drop{}}, nil
+		}
+	}
+	ss, err := s.begin(ctx, true, false)
+	if err != nil {
+		return PruneResult{}, err
+	}
+	defer ss.end()
+	res, err := ss.collectToCap(ctx, collectRequest{
+		policy:  gc.Policy{StaleAfter: opts.StaleAfter, DropOrphans: !opts.KeepOrphans},
+		cap:     opts.MaxSize,
+		dryRun:  opts.DryRun,
+		markRun: true,
+	})
+	out := PruneResult{Scanned: res.projects, SnapshotsDropped: len(res.plan.Drops), BytesFreed: res.bytesFreed, CapMet: res.fits, Drops: []Drop{}}
+	why := map[string]gc.Why{} // the rule that emptied each forgotten project
+	for _, d := range res.plan.Drops {
+		out.Drops = append(out.Drops, Drop{Project: d.Project, ID: d.ID, Rule: string(d.Why)})
+		if d.Why == gc.WhyOrphan || d.Why == gc.WhyStale {
+			why[d.Project] = d.Why
+		}
+	}
+	for _, w := range res.plan.Forget {
+		switch why[w] {
+		case gc.WhyOrphan:
+			out.DeletedOrphan++
+		case gc.WhyStale:
+			out.DeletedStale++
+		}
+	}
+	return out, err
+}
+
+func (s *Store) lastPrune(ctx context.Context) (time.Time, error) {
+	var last time.Time
+	err := s.read(ctx, func(v view) error {
+		last = v.tx.LastPrune()
+		return nil
+	})
+	return last, err
+}

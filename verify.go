@@ -1,0 +1,134 @@
+package casckpt
+
+import (
+	"context"
+	"fmt"
+	"path"
+
+	"github.com/casckpt/casckpt/cas"
+	"github.com/casckpt/casckpt/index"
+	"github.com/casckpt/casckpt/manifest"
+)
+
+// DamagedSnapshot is a snapshot Verify found missing data for.
+type DamagedSnapshot struct {
+	Project string
+	ID      cas.ID
+	Reason  string
+}
+
+// VerifyResult says what Verify checked and found.
+type VerifyResult struct {
+	SnapshotsChecked int
+	ObjectsChecked   int
+	Damaged          []DamagedSnapshot
+}
+
+// Verify reads every tree and chunk every snapshot refers to and checks it
+// against its hash, and each snapshot's record backup against its record.
+// Each object is read once.
+func (s *Store) Verify(ctx context.Context) (VerifyResult, error) {
+	res := VerifyResult{Damaged: []DamagedSnapshot{}}
+	err := s.read(ctx, func(v view) error {
+		check := newDataCheck(v.objects)
+		backups := 0
+		err := v.tx.EachProject(func(p index.ProjectSnapshots) error {
+			for _, sn := range p.Snapshots {
+				res.SnapshotsChecked++
+				err := check.snapshot(ctx, sn)
+				if err == nil && !sn.BackupID.IsZero() {
+					backups++
+					err = verifyBackup(ctx, v.objects, sn)
+				}
+				if ctx.Err() != nil {
+					return ctx.Err()
+				}
+				if err != nil {
+					res.Damaged = append(res.Damaged, DamagedSnapshot{Project: p.Workdir, ID: sn.ID, Reason: err.Error()})
+				}
+			}
+			return nil
+		})
+		res.ObjectsChecked = len(check.chunks) + len(check.trees) + backups
+		return err
+	})
+	return res, err
+}
+
+// verifyBackup checks that the backup of sn's record stored in the packs
+// (for repair) is there and says what the record says.
+func verifyBackup(ctx context.Context, g cas.Getter, sn record) error {
+	b, err := g.Get(ctx, sn.BackupID)
+	if err != nil {
+		return fmt.Errorf("the backup of its record: %w", err)
+	}
+	c, _, err := index.DecodeBackup(b)
+	if err != nil {
+		return fmt.Errorf("the backup of its record: %w", err)
+	}
+	if c.ID != sn.ID || c.Project != sn.Project || c.Root != sn.Root || !c.Time.Equal(sn.Time) || c.Reason != sn.Reason {
+		return fmt.Errorf("the backup of its record says otherwise")
+	}
+	return nil
+}
+
+// dataCheck reads and checks the trees and chunks of snapshots, each
+// object once however many snapshots share it: whole subtrees already
+// found intact or damaged are not walked again.
+type dataCheck struct {
+	g      cas.Getter
+	chunks map[cas.ID]error
+	trees  map[cas.ID]error
+}
+
+func newDataCheck(g cas.Getter) *dataCheck {
+	return &dataCheck{g: g, chunks: map[cas.ID]error{}, trees: map[cas.ID]error{}}
+}
+
+// snapshot checks every object below sn's root; its error names the first
+// damaged path.
+func (c *dataCheck) snapshot(ctx context.Context, sn record) error {
+	return c.tree(ctx, sn.Root, "/")
+}
+
+func (c *dataCheck) tree(ctx context.Context, id cas.ID, dir string) error {
+	if err, ok := c.trees[id]; ok {
+		return err
+	}
+	err := func() error {
+		t, err := manifest.Load(ctx, c.g, id)
+		if err != nil {
+			return fmt.Errorf("directory %s: %w", dir, err)
+		}
+		for _, e := range t.Entries {
+			p := path.Join(dir, e.Name)
+			for _, id := range e.Chunks {
+				if err := c.chunk(ctx, id); err != nil {
+					return fmt.Errorf("%s: %w", p, err)
+				}
+			}
+			if e.Kind == manifest.KindDir {
+				if err := c.tree(ctx, e.Tree, p); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}()
+	if ctx.Err() == nil {
+		c.trees[id] = err
+	}
+	return err
+}
+
+func (c *dataCheck) chunk(ctx context.Context, id cas.ID) error {
+	if err, ok := c.chunks[id]; ok {
+		return err
+	}
+	_, err := c.g.Get(ctx, id)
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	c.chunks[id] = err
+	return err
+}
