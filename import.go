@@ -61,7 +61,7 @@ func (s *Store) Import(ctx context.Context, p ImportProject) (ImportResult, erro
 	var recs []record
 	var origins []string
 	err = ss.read(func(v view) error {
-		w = cas.NewWriter(s.packFS, s.packsDir(), v.objects)
+		w = cas.NewWriter(s.packs, v.objects)
 		nextSeq := v.tx.NextSeq(workdir)
 		for _, imp := range p.Snapshots {
 			if _, done := v.tx.Origin(imp.Origin); done {
@@ -80,14 +80,14 @@ func (s *Store) Import(ctx context.Context, p ImportProject) (ImportResult, erro
 			recs = append(recs, rec)
 			origins = append(origins, imp.Origin)
 		}
-		return w.Flush()
+		return w.Flush(ctx)
 	})
 	if err != nil || len(recs) == 0 {
 		w.Abort()
 		return res, err
 	}
 	err = ss.update(func(tx *index.Tx) error {
-		if _, err := w.Commit(tx.Objects(), false); err != nil {
+		if _, err := w.Commit(context.WithoutCancel(ctx), tx.Objects(), false); err != nil {
 			return err
 		}
 		// The import touches the project: an old history just brought in
