@@ -29,11 +29,12 @@ func TestFaultyLocalConformance(t *testing.T) {
 }
 
 // recordFS logs every operation, as "op base-name", and fails the first
-// whose log line starts with fail.
+// whose log line starts with fail, and the failAt-th (from 1).
 type recordFS struct {
-	mu   sync.Mutex
-	ops  []string
-	fail string
+	mu     sync.Mutex
+	ops    []string
+	fail   string
+	failAt int
 }
 
 func (r *recordFS) hit(op string, names ...string) error {
@@ -43,7 +44,7 @@ func (r *recordFS) hit(op string, names ...string) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.ops = append(r.ops, op)
-	if r.fail != "" && strings.HasPrefix(op, r.fail) {
+	if (r.fail != "" && strings.HasPrefix(op, r.fail)) || len(r.ops) == r.failAt {
 		r.fail = ""
 		return &fs.PathError{Op: op, Path: names[0], Err: syscall.EIO}
 	}
@@ -332,5 +333,59 @@ func TestLocalMissingDir(t *testing.T) {
 	}
 	if _, err := os.Stat(dir); !errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf("the directory was made: %v", err)
+	}
+}
+
+// TestWriterFileFaults fails each file operation of a cas.Writer's packs in
+// turn (create, write, sync, close, rename, directory sync): the Writer
+// reports the error, Abort leaves no file behind, and a later Writer
+// stores every object.
+func TestWriterFileFaults(t *testing.T) {
+	ctx := context.Background()
+	objects := [][]byte{bytes.Repeat([]byte("a"), 2<<20), bytes.Repeat([]byte("b"), 3<<20), []byte("small")}
+	put := func(s cas.PackStore) (*cas.Writer, error) {
+		w := cas.NewWriter(s, nil)
+		for _, o := range objects {
+			if _, err := w.Put(ctx, cas.KindChunk, o); err != nil {
+				return w, err
+			}
+		}
+		return w, w.Flush(ctx)
+	}
+	for n := 1; ; n++ {
+		dir, rec := t.TempDir(), &recordFS{failAt: n}
+		w, err := put(packstore.NewLocal(dir, rec))
+		if ops := rec.log(); len(ops) < n { // every operation has been failed once
+			if err != nil {
+				t.Fatalf("no fault injected, yet: %v", err)
+			}
+			if n <= 6 {
+				t.Fatalf("only %q: too few operations to have covered create, write, sync, close, rename and directory sync", ops)
+			}
+			break
+		}
+		if !errors.Is(err, syscall.EIO) {
+			t.Fatalf("fault at %s: %v, want EIO", rec.log()[n-1], err)
+		}
+		w.Abort()
+		if left := files(t, dir); len(left) != 0 {
+			t.Fatalf("fault at %s: %q left after Abort", rec.log()[n-1], left)
+		}
+		// The store works again once the disk does.
+		s := packstore.NewLocal(dir, nil)
+		if _, err := put(s); err != nil {
+			t.Fatal(err)
+		}
+		found := 0
+		for _, name := range files(t, dir) {
+			sp, err := cas.Salvage(ctx, s, name, nil)
+			if err != nil || sp.Damaged {
+				t.Fatalf("%s after recovery: damaged %v, %v", name, sp.Damaged, err)
+			}
+			found += len(sp.Entries)
+		}
+		if found != len(objects) {
+			t.Fatalf("%d objects stored after recovery, want %d", found, len(objects))
+		}
 	}
 }
