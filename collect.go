@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/casckpt/casckpt/cas"
@@ -50,7 +49,7 @@ func (ss *session) collect(ctx context.Context, req collectRequest) (collectResu
 		run = ss.s.db.DryRun
 	}
 	err := run(func(tx *index.Tx) error {
-		objects := cas.NewStore(ss.s.packsDir(), tx.Objects())
+		objects := cas.NewStore(ss.s.packs, tx.Objects())
 		defer objects.Close()
 		graph, records, err := ss.planCollection(ctx, tx, objects, req, &res)
 		if err != nil || req.dryRun {
@@ -78,7 +77,8 @@ func (ss *session) collect(ctx context.Context, req collectRequest) (collectResu
 		}
 		return res, err
 	}
-	res.bytesFreed, err = sweep.Finish()
+	// Committed: the deletions run to the end even if ctx is canceled.
+	res.bytesFreed, err = sweep.Finish(context.WithoutCancel(ctx))
 	if err != nil {
 		err = fmt.Errorf("gc: no snapshot is harmed, but unused packs could not be deleted (%w); the next gc deletes them", err)
 	}
@@ -148,7 +148,7 @@ func (ss *session) dropAndSweep(ctx context.Context, tx *index.Tx, objects *cas.
 	if _, err := tx.DropStatEntries(dead); err != nil {
 		return nil, err
 	}
-	opts := cas.SweepOptions{FS: ss.s.packFS}
+	var opts cas.SweepOptions
 	if req.cap > 0 {
 		opts.RepackThreshold = -1 // the cap is a promise: return every dead byte
 	}
@@ -157,10 +157,10 @@ func (ss *session) dropAndSweep(ctx context.Context, tx *index.Tx, objects *cas.
 	if err := checkLiveIndexed(graph, objects); err != nil {
 		return nil, err
 	}
-	if err := updateTombstones(tx, objects, ss.s.packsDir()); err != nil {
+	if err := updateTombstones(ctx, tx, objects, ss.s.packs); err != nil {
 		return nil, err
 	}
-	return cas.PrepareSweep(ctx, tx.Objects(), ss.s.packsDir(), live, opts)
+	return cas.PrepareSweep(ctx, tx.Objects(), ss.s.packs, live, opts)
 }
 
 // objectOverhead is what a pack spends on an object besides its bytes: the
@@ -239,18 +239,18 @@ func checkLiveIndexed(graph *gc.Graph, objects *cas.Store) error {
 // pack is looked up now, while the backup is still indexed, and remembered
 // (dead objects never move); a tombstone is dropped once its pack is gone
 // from the index and the disk.
-func updateTombstones(tx *index.Tx, objects *cas.Store, packsDir string) error {
+func updateTombstones(ctx context.Context, tx *index.Tx, objects *cas.Store, packs cas.PackStore) error {
 	tombstones, err := tx.Tombstones()
 	if err != nil {
 		return err
 	}
-	packs, err := tx.Objects().Packs()
+	infos, err := tx.Objects().Packs()
 	if err != nil {
 		return err
 	}
-	names := make(map[uint32][16]byte, len(packs))
-	indexed := make(map[[16]byte]bool, len(packs))
-	for _, p := range packs {
+	names := make(map[uint32][16]byte, len(infos))
+	indexed := make(map[[16]byte]bool, len(infos))
+	for _, p := range infos {
 		names[p.Number] = p.Name
 		indexed[p.Name] = true
 	}
@@ -263,7 +263,7 @@ func updateTombstones(tx *index.Tx, objects *cas.Store, packsDir string) error {
 				err = tx.DeleteTombstone(id) // in no indexed pack: it never was
 			}
 		case !indexed[pack]:
-			if _, serr := os.Stat(filepath.Join(packsDir, cas.PackInfo{Name: pack}.FileName())); errors.Is(serr, fs.ErrNotExist) {
+			if _, serr := packs.Stat(ctx, cas.PackInfo{Name: pack}.FileName()); errors.Is(serr, fs.ErrNotExist) {
 				err = tx.DeleteTombstone(id)
 			}
 		}

@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/casckpt/casckpt/cas"
+	"github.com/casckpt/casckpt/cas/packstore"
 	"github.com/casckpt/casckpt/internal/restorer"
 	"github.com/casckpt/casckpt/internal/testtree"
 )
@@ -46,18 +47,19 @@ func (f *faults) fired() string {
 	return f.what
 }
 
-// install puts f between s and the disk.
+// install puts f between s and the disk: under the local pack store's
+// files and the project's.
 func (f *faults) install(s *Store) {
-	s.packFS = faultyPacks{cas.OS, f}
+	s.packs = packstore.NewLocal(s.packsDir(), faultyPacks{packstore.OS, f})
 	s.projectFS = func(r *os.Root) restorer.FS { return faultyProject{restorer.RootFS(r), f} }
 }
 
 type faultyPacks struct {
-	cas.FS
+	packstore.FS
 	f *faults
 }
 
-func (p faultyPacks) Create(name string) (cas.File, error) {
+func (p faultyPacks) Create(name string) (packstore.File, error) {
 	if err := p.f.hit("create", name); err != nil {
 		return nil, err
 	}
@@ -291,7 +293,7 @@ func (fx *faultFixture) checkIntact(t *testing.T) []cas.ID {
 			t.Fatalf("snapshot %s no longer exports exactly: %s", id.Short(), diff)
 		}
 	}
-	if left, _ := filepath.Glob(filepath.Join(fx.s.packsDir(), cas.TempPrefix+"*")); len(left) > 0 {
+	if left, _ := filepath.Glob(filepath.Join(fx.s.packsDir(), packstore.TempPrefix+"*")); len(left) > 0 {
 		t.Fatalf("temporary packs left: %v", left)
 	}
 	return fresh

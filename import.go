@@ -61,7 +61,7 @@ func (s *Store) Import(ctx context.Context, p ImportProject) (ImportResult, erro
 	var recs []record
 	var origins []string
 	err = ss.read(func(v view) error {
-		w = cas.NewWriter(s.packFS, s.packsDir(), v.objects)
+		w = cas.NewWriter(s.packs, v.objects)
 		nextSeq := v.tx.NextSeq(workdir)
 		for _, imp := range p.Snapshots {
 			if _, done := v.tx.Origin(imp.Origin); done {
@@ -80,7 +80,7 @@ func (s *Store) Import(ctx context.Context, p ImportProject) (ImportResult, erro
 			recs = append(recs, rec)
 			origins = append(origins, imp.Origin)
 		}
-		return w.Flush()
+		return w.Flush(ctx)
 	})
 	if err != nil || len(recs) == 0 {
 		w.Abort()
@@ -94,7 +94,7 @@ func (s *Store) Import(ctx context.Context, p ImportProject) (ImportResult, erro
 		if p.LastTouch.After(touched) {
 			touched = p.LastTouch
 		}
-		if err := commitObjects(tx, w, workdir, p.Created, touched); err != nil {
+		if err := commitObjects(context.WithoutCancel(ctx), tx, w, workdir, p.Created, touched); err != nil {
 			return err
 		}
 		ids := []cas.ID{}

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"maps"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -63,7 +62,7 @@ func (s *Store) Repair(ctx context.Context) (RepairResult, error) {
 	if err != nil {
 		return res, err
 	}
-	packs, backups, err := salvagePacks(ctx, s.packsDir(), &res)
+	packs, backups, err := salvagePacks(ctx, s.packs, &res)
 	if err != nil {
 		return res, err
 	}
@@ -150,30 +149,27 @@ type recordBackup struct {
 	pack   [16]byte // the pack it was found in
 }
 
-// salvagePacks reads every pack file in dir, returning the sound objects of
+// salvagePacks reads every pack in packs, returning the sound objects of
 // each and the record backups among them. A pack with nothing readable is
-// renamed out of gc's way.
-func salvagePacks(ctx context.Context, dir string, res *RepairResult) ([]cas.SalvagedPack, []recordBackup, error) {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
+// set aside, out of gc's way.
+func salvagePacks(ctx context.Context, packs cas.PackStore, res *RepairResult) ([]cas.SalvagedPack, []recordBackup, error) {
+	var names []string
+	if err := packs.List(ctx, func(p cas.StoredPack) error { names = append(names, p.Name); return nil }); err != nil {
 		return nil, nil, fmt.Errorf("repair: %w", err)
 	}
+	slices.Sort(names)
 	var (
-		packs   []cas.SalvagedPack
-		backups []recordBackup
-		seen    = map[cas.ID]bool{}
+		salvaged []cas.SalvagedPack
+		backups  []recordBackup
+		seen     = map[cas.ID]bool{}
 	)
-	for _, e := range entries {
+	for _, file := range names {
 		if err := ctx.Err(); err != nil {
 			return nil, nil, err
 		}
-		name, ok := cas.PackName(e.Name())
-		if !ok {
-			continue
-		}
+		name, _ := cas.PackName(file)
 		res.PacksRead++
-		p := filepath.Join(dir, e.Name())
-		sp, err := cas.Salvage(p, func(pe cas.PackEntry, data []byte) error {
+		sp, err := cas.Salvage(ctx, packs, file, func(pe cas.PackEntry, data []byte) error {
 			if pe.Kind != cas.KindRecord || seen[pe.ID] {
 				return nil
 			}
@@ -188,19 +184,19 @@ func salvagePacks(ctx context.Context, dir string, res *RepairResult) ([]cas.Sal
 		})
 		switch {
 		case errors.Is(err, cas.ErrBadPack):
-			res.UnreadablePacks = append(res.UnreadablePacks, e.Name())
-			if err := os.Rename(p, p+".damaged"); err != nil {
-				return nil, nil, fmt.Errorf("repair: set aside %s: %w", e.Name(), err)
+			res.UnreadablePacks = append(res.UnreadablePacks, file)
+			if err := packs.SetAside(ctx, file); err != nil {
+				return nil, nil, fmt.Errorf("repair: set aside %s: %w", file, err)
 			}
 			continue
 		case err != nil:
-			return nil, nil, fmt.Errorf("repair: read %s: %w", e.Name(), err)
+			return nil, nil, fmt.Errorf("repair: read %s: %w", file, err)
 		case sp.Damaged:
-			res.DamagedPacks = append(res.DamagedPacks, e.Name())
+			res.DamagedPacks = append(res.DamagedPacks, file)
 		}
-		packs = append(packs, sp)
+		salvaged = append(salvaged, sp)
 	}
-	return packs, backups, nil
+	return salvaged, backups, nil
 }
 
 // chooseSnapshots decides the snapshot records of the rebuilt index. The

@@ -88,7 +88,7 @@ func (s *Store) Restore(ctx context.Context, dir string, ref Ref, opts RestoreOp
 	if err != nil || opts.DryRun {
 		return res, err
 	}
-	pre, err := ss.commitSnapshot(pending)
+	pre, err := ss.commitSnapshot(ctx, pending)
 	if err != nil {
 		return res, fmt.Errorf("pre-restore snapshot: %w", err)
 	}

@@ -120,7 +120,7 @@ func (ss *session) snapshot(ctx context.Context, workdir string, opts SnapshotOp
 	if err != nil {
 		return SnapshotResult{Project: workdir}, err
 	}
-	return ss.commitSnapshot(p)
+	return ss.commitSnapshot(ctx, p)
 }
 
 // pendingSnapshot is a scanned tree whose new objects are written to packs
@@ -155,7 +155,7 @@ func (ss *session) scanSnapshot(ctx context.Context, v view, workdir string, opt
 	if len(snaps) > 0 {
 		p.newest = &snaps[0]
 	}
-	p.w = cas.NewWriter(ss.s.packFS, ss.s.packsDir(), v.objects)
+	p.w = cas.NewWriter(ss.s.packs, v.objects)
 	var put cas.Putter = p.w
 	if wrap != nil {
 		put = wrap(p.w)
@@ -187,8 +187,10 @@ func (ss *session) scanSnapshot(ctx context.Context, v view, workdir string, opt
 }
 
 // commitSnapshot records a pending snapshot, unless its tree equals the
-// project's newest snapshot.
-func (ss *session) commitSnapshot(p *pendingSnapshot) (SnapshotResult, error) {
+// project's newest snapshot. Once the tree is scanned the commit runs to
+// the end whatever ctx says.
+func (ss *session) commitSnapshot(ctx context.Context, p *pendingSnapshot) (SnapshotResult, error) {
+	ctx = context.WithoutCancel(ctx)
 	res := SnapshotResult{Project: p.workdir}
 	scanned := p.scanned
 	res.Files, res.Bytes, res.Hashed, res.Warnings = scanned.Files, scanned.Bytes, scanned.Hashed, scanned.Warnings
@@ -199,7 +201,7 @@ func (ss *session) commitSnapshot(p *pendingSnapshot) (SnapshotResult, error) {
 		}
 		return res, ss.touch(p)
 	}
-	if err := p.w.Flush(); err != nil {
+	if err := p.w.Flush(ctx); err != nil {
 		p.abort()
 		return res, err
 	}
@@ -213,7 +215,7 @@ func (ss *session) commitSnapshot(p *pendingSnapshot) (SnapshotResult, error) {
 			raced = &snaps[0]
 			return errSameAsNewest
 		}
-		if err := commitObjects(tx, p.w, p.workdir, p.rec.Time, p.rec.Time); err != nil {
+		if err := commitObjects(ctx, tx, p.w, p.workdir, p.rec.Time, p.rec.Time); err != nil {
 			return err
 		}
 		if err := tx.AddSnapshot(p.rec); err != nil {
@@ -267,8 +269,8 @@ func (ss *session) touch(p *pendingSnapshot) error {
 // workdir at touched (its last touch never moves back), creating the
 // project's record, made at created, if it is new: the first steps of
 // every commit that adds snapshots (a snapshot's, an import's).
-func commitObjects(tx *index.Tx, w *cas.Writer, workdir string, created, touched time.Time) error {
-	if _, err := w.Commit(tx.Objects(), false); err != nil {
+func commitObjects(ctx context.Context, tx *index.Tx, w *cas.Writer, workdir string, created, touched time.Time) error {
+	if _, err := w.Commit(ctx, tx.Objects(), false); err != nil {
 		return err
 	}
 	p, ok, err := tx.Project(workdir)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/casckpt/casckpt/cas"
+	"github.com/casckpt/casckpt/cas/packstore"
 	"github.com/casckpt/casckpt/index"
 	"github.com/casckpt/casckpt/internal/restorer"
 	"github.com/casckpt/casckpt/manifest"
@@ -52,10 +53,10 @@ type Store struct {
 	dir  string
 	opts Options
 	db   *index.DB
-	// packFS is the file system packs are written and deleted through, and
-	// projectFS wraps a project directory for a restore's writes: the real
-	// ones, or in tests ones that fail on demand.
-	packFS    cas.FS
+	// packs is where pack bytes live (the packs directory), and projectFS
+	// wraps a project directory for a restore's writes: the real ones, or
+	// in tests ones that fail on demand.
+	packs     cas.PackStore
 	projectFS func(*os.Root) restorer.FS
 }
 
@@ -90,7 +91,9 @@ func Open(dir string, opts Options) (*Store, error) {
 	}
 	opts = opts.withDefaults()
 	db := index.Open(filepath.Join(abs, "casckpt.db"), index.Options{Timeout: opts.LockTimeout, Chunker: manifest.ChunkerName})
-	return &Store{dir: abs, opts: opts, db: db, packFS: cas.OS, projectFS: restorer.RootFS}, nil
+	s := &Store{dir: abs, opts: opts, db: db, projectFS: restorer.RootFS}
+	s.packs = packstore.NewLocal(s.packsDir(), nil)
+	return s, nil
 }
 
 // Dir is the store's directory.
@@ -180,7 +183,7 @@ type view struct {
 // returns.
 func (ss *session) read(fn func(v view) error) error {
 	return ss.s.db.View(func(tx *index.Tx) error {
-		objects := cas.NewStore(ss.s.packsDir(), tx.Objects())
+		objects := cas.NewStore(ss.s.packs, tx.Objects())
 		defer objects.Close()
 		return fn(view{tx, objects})
 	})

@@ -6,30 +6,25 @@ import (
 	"errors"
 	"math/rand/v2"
 	"os"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 )
 
-// testDB returns an empty object index and a packs directory.
-func testDB(t *testing.T) (*memIndex, string) {
+// testDB returns an empty object index and pack store.
+func testDB(t *testing.T) (*memIndex, *memPacks) {
 	t.Helper()
-	packs := filepath.Join(t.TempDir(), "packs")
-	if err := os.Mkdir(packs, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	return newMemIndex(), packs
+	return newMemIndex(), newMemPacks()
 }
 
 // putAll stores objects through a Writer and commits them.
-func putAll(t *testing.T, db *memIndex, dir string, objects [][]byte) []ID {
+func putAll(t *testing.T, db *memIndex, dir *memPacks, objects [][]byte) []ID {
 	t.Helper()
 	ctx := context.Background()
 	var ids []ID
 	var w *Writer
 	err := within(db, func(tx *memIndex) error {
-		w = NewWriter(nil, dir, NewStore(dir, tx))
+		w = NewWriter(dir, NewStore(dir, tx))
 		for _, o := range objects {
 			id, err := w.Put(ctx, KindChunk, o)
 			if err != nil {
@@ -37,10 +32,10 @@ func putAll(t *testing.T, db *memIndex, dir string, objects [][]byte) []ID {
 			}
 			ids = append(ids, id)
 		}
-		return w.Flush()
+		return w.Flush(ctx)
 	})
 	if err == nil {
-		err = within(db, func(wtx *memIndex) error { _, err := w.Commit(wtx, false); return err })
+		err = within(db, func(wtx *memIndex) error { _, err := w.Commit(ctx, wtx, false); return err })
 	}
 	if err != nil {
 		t.Fatal(err)
@@ -92,7 +87,7 @@ func TestPutGetRoundTripAndDedup(t *testing.T) {
 			t.Fatal("IDs changed between puts")
 		}
 	}
-	packs, _ := filepath.Glob(filepath.Join(dir, "*"+PackSuffix))
+	packs, _ := dir.names()
 	if len(packs) != 1 {
 		t.Fatalf("want one pack after deduplicated puts, found %d", len(packs))
 	}
@@ -129,13 +124,8 @@ func TestPutGetRoundTripAndDedup(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The pack's table describes every object.
-	f, err := os.Open(packs[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	st, _ := f.Stat()
-	entries, err := ReadPackTable(f, st.Size())
+	b := dir.bytes(packs[0])
+	entries, err := ReadPackTable(bytes.NewReader(b), int64(len(b)))
 	if err != nil || len(entries) != len(objects) {
 		t.Fatalf("pack table: %d entries, %v", len(entries), err)
 	}
@@ -144,12 +134,10 @@ func TestPutGetRoundTripAndDedup(t *testing.T) {
 func TestGetDetectsCorruption(t *testing.T) {
 	db, dir := testDB(t)
 	ids := putAll(t, db, dir, [][]byte{bytes.Repeat([]byte("abc"), 1000), []byte("second object, intact")})
-	packs, _ := filepath.Glob(filepath.Join(dir, "*"+PackSuffix))
-	b, _ := os.ReadFile(packs[0])
+	packs, _ := dir.names()
+	b := dir.bytes(packs[0])
 	b[packHeaderSize+objectHeaderSize+5] ^= 0xff // inside the first object's data
-	if err := os.WriteFile(packs[0], b, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	dir.set(packs[0], b)
 	within(db, func(tx *memIndex) error {
 		s := NewStore(dir, tx)
 		defer s.Close()
@@ -161,7 +149,7 @@ func TestGetDetectsCorruption(t *testing.T) {
 		}
 		return nil
 	})
-	os.Remove(packs[0])
+	dir.Remove(context.Background(), packs[0])
 	within(db, func(tx *memIndex) error {
 		s := NewStore(dir, tx)
 		defer s.Close()
@@ -174,17 +162,19 @@ func TestGetDetectsCorruption(t *testing.T) {
 
 func TestAbortLeavesNoFiles(t *testing.T) {
 	_, dir := testDB(t)
-	w := NewWriter(nil, dir, nil)
+	w := NewWriter(dir, nil)
 	if _, err := w.Put(context.Background(), KindChunk, []byte("x")); err != nil {
 		t.Fatal(err)
 	}
-	if err := w.Flush(); err != nil {
+	if err := w.Flush(context.Background()); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := w.Put(context.Background(), KindChunk, []byte("y")); err != nil {
+		t.Fatal(err) // a second pack, left incomplete
+	}
 	w.Abort()
-	left, _ := os.ReadDir(dir)
-	if len(left) != 0 {
-		t.Fatalf("abort left %d files", len(left))
+	if left, incomplete := dir.names(); len(left) != 0 || incomplete != 0 {
+		t.Fatalf("abort left %d packs and %d incomplete ones", len(left), incomplete)
 	}
 }
 
@@ -192,19 +182,20 @@ func TestAbortLeavesNoFiles(t *testing.T) {
 // commit (clear ran, or a sweep that did not see it) is never referenced.
 func TestCommitRefusesAVanishedPack(t *testing.T) {
 	db, dir := testDB(t)
-	w := NewWriter(nil, dir, nil)
-	id, err := w.Put(context.Background(), KindChunk, []byte("x"))
+	ctx := context.Background()
+	w := NewWriter(dir, nil)
+	id, err := w.Put(ctx, KindChunk, []byte("x"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := w.Flush(); err != nil {
+	if err := w.Flush(ctx); err != nil {
 		t.Fatal(err)
 	}
-	packs, _ := filepath.Glob(filepath.Join(dir, "*"+PackSuffix))
+	packs, _ := dir.names()
 	for _, p := range packs {
-		os.Remove(p)
+		dir.Remove(ctx, p)
 	}
-	err = within(db, func(tx *memIndex) error { _, err := w.Commit(tx, false); return err })
+	err = within(db, func(tx *memIndex) error { _, err := w.Commit(ctx, tx, false); return err })
 	if err == nil || !strings.Contains(err.Error(), "vanished") {
 		t.Fatalf("commit of a vanished pack: %v", err)
 	}
@@ -249,75 +240,26 @@ func FuzzReadObject(f *testing.F) {
 	})
 }
 
-// faultyFS fails the n-th file system operation of a Writer (create, write,
-// sync, close, rename, directory sync) with EIO, as a failing disk would.
-type faultyFS struct {
-	osFS
-	n, calls int
-}
-
 var errInjected = &os.PathError{Op: "write", Path: "pack", Err: syscall.EIO}
 
-func (f *faultyFS) hit() error {
-	f.calls++
-	if f.calls == f.n {
-		return errInjected
-	}
-	return nil
-}
-
-type faultyFile struct {
-	File
-	fs *faultyFS
-}
-
-func (f faultyFile) Write(p []byte) (int, error) {
-	if err := f.fs.hit(); err != nil {
-		return 0, err
-	}
-	return f.File.Write(p)
-}
-
-func (f faultyFile) Sync() error {
-	if err := f.fs.hit(); err != nil {
-		return err
-	}
-	return f.File.Sync()
-}
-
-func (f *faultyFS) Create(name string) (File, error) {
-	if err := f.hit(); err != nil {
-		return nil, err
-	}
-	file, err := f.osFS.Create(name)
-	return faultyFile{file, f}, err
-}
-
-func (f *faultyFS) Rename(a, b string) error {
-	if err := f.hit(); err != nil {
-		return err
-	}
-	return f.osFS.Rename(a, b)
-}
-
-func (f *faultyFS) SyncDir(dir string) error {
-	if err := f.hit(); err != nil {
-		return err
-	}
-	return f.osFS.SyncDir(dir)
-}
-
-// TestWriteFailuresAtEveryStep fails each file system operation of a
-// pack write in turn: the Writer must report the error, Abort must leave no
-// file behind, the index must be unchanged, and a later Writer must work.
+// TestWriteFailuresAtEveryStep fails each pack store operation of a pack
+// write in turn (create, write, close, sync; the files beneath them are
+// failed in cas/packstore's tests): the Writer must report the error, Abort
+// must leave no pack behind, the index must be unchanged, and a later
+// Writer must work.
 func TestWriteFailuresAtEveryStep(t *testing.T) {
 	ctx := context.Background()
 	objects := [][]byte{bytes.Repeat([]byte("a"), 2<<20), bytes.Repeat([]byte("b"), 3<<20), []byte("small")}
 	for n := 1; ; n++ {
 		db, dir := testDB(t)
-		fs := &faultyFS{n: n}
-		w := NewWriter(nil, dir, nil)
-		w.fs = fs
+		calls := 0
+		dir.fail = func(op, name string) error {
+			if calls++; calls == n {
+				return errInjected
+			}
+			return nil
+		}
+		w := NewWriter(dir, nil)
 		var err error
 		for _, o := range objects {
 			if _, err = w.Put(ctx, KindChunk, o); err != nil {
@@ -325,15 +267,15 @@ func TestWriteFailuresAtEveryStep(t *testing.T) {
 			}
 		}
 		if err == nil {
-			err = w.Flush()
+			err = w.Flush(ctx)
 		}
-		if fs.calls < n { // every operation has been failed once
+		if calls < n { // every operation has been failed once
 			if err != nil {
 				t.Fatalf("no fault injected, yet: %v", err)
 			}
 			t.Logf("failed each of the %d operations of a write in turn", n-1)
-			if n < 6 {
-				t.Fatal("too few operations to have covered create, write, sync, rename and directory sync")
+			if n < 5 {
+				t.Fatal("too few operations to have covered create, write, close and sync")
 			}
 			break
 		}
@@ -341,10 +283,11 @@ func TestWriteFailuresAtEveryStep(t *testing.T) {
 			t.Fatalf("fault at operation %d: error %v, want EIO", n, err)
 		}
 		w.Abort()
-		if left, _ := os.ReadDir(dir); len(left) != 0 {
-			t.Fatalf("fault at operation %d: %d files left after Abort", n, len(left))
+		if left, incomplete := dir.names(); len(left) != 0 || incomplete != 0 {
+			t.Fatalf("fault at operation %d: %d packs and %d incomplete ones left after Abort", n, len(left), incomplete)
 		}
 		// The store works again once the disk does.
+		dir.fail = nil
 		ids := putAll(t, db, dir, objects)
 		within(db, func(tx *memIndex) error {
 			s := NewStore(dir, tx)

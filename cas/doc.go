@@ -5,22 +5,27 @@
 //   - An object is a byte string of a Kind (a file chunk or a tree). Its ID is
 //     the BLAKE3 keyed hash of its plain bytes, keyed per kind, so a chunk can
 //     never be read as a tree nor the other way round.
-//   - A pack is a file under the store's packs directory holding many objects,
-//     each zstd-compressed (or raw when zstd does not help), with a per-object
+//   - A pack is an immutable byte string holding many objects, each
+//     zstd-compressed (or raw when zstd does not help), with a per-object
 //     header and a trailing table, so the object index can be rebuilt from the
 //     packs alone. Packs are named by 128 random bits; their number within the
 //     index is what object locations refer to.
+//   - A pack store (PackStore) is where pack bytes live: written once,
+//     read by ranges, listed, deleted. Package cas/packstore holds the
+//     local directory of today; cas/packtest is the suite every one passes.
 //   - The object index maps an ID to its pack, offset and lengths. This
 //     package declares what it needs of it (Index to read, IndexWriter
 //     inside a write transaction); package index keeps it in the store's
 //     database beside the snapshot records, so one commit makes new objects
 //     and the records that refer to them visible together.
 //
-// Write order: a Writer appends objects to temporary pack files, fsyncs each,
-// renames it into place and fsyncs the directory; only then does Commit add
-// the locations to the object index inside the caller's write transaction. A crash
-// therefore leaves at most unreferenced pack files, never an index entry that
-// points at missing data.
+// Write order: a Writer appends objects to new packs, completes each (the
+// local store writes a temporary file, fsyncs it and renames it into place)
+// and makes them durable with the pack store's Sync (the local store fsyncs
+// the directory); only then does Commit check that each pack is still
+// stored and add the locations to the object index inside the caller's
+// write transaction. A crash therefore leaves at most unreferenced packs,
+// never an index entry that points at missing data.
 //
 // Caveats:
 //   - The package takes no locks. Callers hold the store lock (shared while

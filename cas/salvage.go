@@ -2,17 +2,17 @@ package cas
 
 import (
 	"bytes"
+	"context"
 	"encoding/hex"
 	"fmt"
-	"os"
-	"path/filepath"
+	"io"
 	"strings"
 )
 
-// SalvagedPack is what Salvage recovered from one pack file.
+// SalvagedPack is what Salvage recovered from one pack.
 type SalvagedPack struct {
-	Name [16]byte // from the file name
-	Size int64    // of the file
+	Name [16]byte // from the pack's name
+	Size int64    // of the pack
 	// Entries are the objects whose bytes match their ID, in pack order.
 	Entries []PackEntry
 	// Damaged is set when the table or an object could not be read: the
@@ -20,7 +20,7 @@ type SalvagedPack struct {
 	Damaged bool
 }
 
-// PackName parses a pack file name ("<32 hex digits>.pack").
+// PackName parses a pack's name ("<32 hex digits>.pack").
 func PackName(file string) ([16]byte, bool) {
 	var name [16]byte
 	hexName, ok := strings.CutSuffix(file, PackSuffix)
@@ -33,24 +33,39 @@ func PackName(file string) ([16]byte, bool) {
 	return name, true
 }
 
-// Salvage reads the pack file at path and returns every object in it whose
-// bytes match its ID, calling fn (when not nil) with each object's entry and
-// plain bytes. It reads the pack's table when that is intact; otherwise it
-// walks the objects front to back by their headers, skipping damaged bytes
-// until the next object that checks out. Either way every object is read
-// and checked, so only sound objects are returned.
-func Salvage(path string, fn func(e PackEntry, data []byte) error) (SalvagedPack, error) {
-	name, ok := PackName(filepath.Base(path))
+// Salvage reads pack name of packs whole and returns every object in it
+// whose bytes match its ID, calling fn (when not nil) with each object's
+// entry and plain bytes. It reads the pack's table when that is intact;
+// otherwise it walks the objects front to back by their headers, skipping
+// damaged bytes until the next object that checks out. Either way every
+// object is read and checked, so only sound objects are returned. A pack
+// with nothing readable is an error wrapping ErrBadPack.
+func Salvage(ctx context.Context, packs PackStore, name string, fn func(e PackEntry, data []byte) error) (SalvagedPack, error) {
+	packName, ok := PackName(name)
 	if !ok {
-		return SalvagedPack{}, fmt.Errorf("%w: %s is not named as a pack", ErrBadPack, filepath.Base(path))
+		return SalvagedPack{}, fmt.Errorf("%w: %s is not named as a pack", ErrBadPack, name)
 	}
-	b, err := os.ReadFile(path)
+	b, err := readPack(ctx, packs, name)
 	if err != nil {
 		return SalvagedPack{}, err
 	}
 	sp, err := salvageBytes(b, fn)
-	sp.Name = name
+	sp.Name = packName
 	return sp, err
+}
+
+// readPack reads pack name whole.
+func readPack(ctx context.Context, packs PackStore, name string) ([]byte, error) {
+	r, err := packs.Open(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	b := make([]byte, r.Size())
+	if _, err := io.ReadFull(io.NewSectionReader(r, 0, r.Size()), b); err != nil {
+		return nil, fmt.Errorf("read pack %s: %w", name, err)
+	}
+	return b, nil
 }
 
 // salvageBytes is Salvage of a pack held in memory.

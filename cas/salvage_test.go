@@ -3,17 +3,18 @@ package cas
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
+	"io/fs"
 	"testing"
 )
 
-// onePack writes objects into a single pack and returns its path and IDs.
-func onePack(t *testing.T, objects [][]byte) (string, []ID) {
+// onePack writes objects into a single pack and returns its store, name and
+// IDs.
+func onePack(t *testing.T, objects [][]byte) (*memPacks, string, []ID) {
 	t.Helper()
 	_, dir := testDB(t)
-	w := NewWriter(nil, dir, nil)
+	w := NewWriter(dir, nil)
 	var ids []ID
 	for i, o := range objects {
 		kind := KindChunk
@@ -26,14 +27,14 @@ func onePack(t *testing.T, objects [][]byte) (string, []ID) {
 		}
 		ids = append(ids, id)
 	}
-	if err := w.Flush(); err != nil {
+	if err := w.Flush(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	packs, _ := filepath.Glob(filepath.Join(dir, "*"+PackSuffix))
+	packs, _ := dir.names()
 	if len(packs) != 1 {
 		t.Fatalf("%d packs", len(packs))
 	}
-	return packs[0], ids
+	return dir, packs[0], ids
 }
 
 func salvageObjects(n int) [][]byte {
@@ -46,8 +47,8 @@ func salvageObjects(n int) [][]byte {
 
 func TestSalvage(t *testing.T) {
 	objects := salvageObjects(9)
-	path, ids := onePack(t, objects)
-	pristine, _ := os.ReadFile(path)
+	dir, path, ids := onePack(t, objects)
+	pristine := dir.bytes(path)
 	table, err := ReadPackTable(bytes.NewReader(pristine), int64(len(pristine)))
 	if err != nil {
 		t.Fatal(err)
@@ -55,7 +56,7 @@ func TestSalvage(t *testing.T) {
 	got := func() (SalvagedPack, map[ID][]byte) {
 		t.Helper()
 		seen := map[ID][]byte{}
-		sp, err := Salvage(path, func(e PackEntry, data []byte) error {
+		sp, err := Salvage(context.Background(), dir, path, func(e PackEntry, data []byte) error {
 			seen[e.ID] = data
 			return nil
 		})
@@ -69,11 +70,7 @@ func TestSalvage(t *testing.T) {
 		}
 		return sp, seen
 	}
-	write := func(b []byte) {
-		if err := os.WriteFile(path, b, 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
+	write := func(b []byte) { dir.set(path, b) }
 
 	sp, seen := got()
 	if sp.Damaged || len(sp.Entries) != len(objects) || sp.Size != int64(len(pristine)) {
@@ -116,18 +113,21 @@ func TestSalvage(t *testing.T) {
 
 	// Garbage: an error, nothing salvaged.
 	write(bytes.Repeat([]byte{0xB7, 1, 2}, 100))
-	if sp, err := Salvage(path, nil); err == nil || len(sp.Entries) != 0 {
+	if sp, err := Salvage(context.Background(), dir, path, nil); !errors.Is(err, ErrBadPack) || len(sp.Entries) != 0 {
 		t.Fatalf("garbage: %d objects, %v", len(sp.Entries), err)
 	}
-	if _, err := Salvage(filepath.Join(filepath.Dir(path), "x.pack"), nil); err == nil {
+	if _, err := Salvage(context.Background(), dir, "x.pack", nil); err == nil {
 		t.Fatal("a file not named as a pack was salvaged")
+	}
+	if _, err := Salvage(context.Background(), dir, PackInfo{}.FileName(), nil); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("a missing pack: %v, want an error matching fs.ErrNotExist", err)
 	}
 }
 
 func TestAddPackRebuildsTheIndex(t *testing.T) {
 	objects := salvageObjects(5)
-	path, ids := onePack(t, objects)
-	sp, err := Salvage(path, nil)
+	dir, path, ids := onePack(t, objects)
+	sp, err := Salvage(context.Background(), dir, path, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,7 +139,7 @@ func TestAddPackRebuildsTheIndex(t *testing.T) {
 		t.Fatal(err)
 	}
 	within(db, func(tx *memIndex) error {
-		s := NewStore(filepath.Dir(path), tx)
+		s := NewStore(dir, tx)
 		defer s.Close()
 		for i, id := range ids {
 			got, err := s.Get(context.Background(), id)

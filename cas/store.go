@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
-	"path/filepath"
 	"sync"
 )
 
@@ -54,26 +52,26 @@ type PackInfo struct {
 	Size   int64
 }
 
-// FileName is the pack's file name inside the packs directory.
+// FileName is the pack's name in its pack store ("<32 hex digits>.pack").
 func (p PackInfo) FileName() string { return hex.EncodeToString(p.Name[:]) + PackSuffix }
 
-// Store reads objects through an object index. It is safe for concurrent
-// use; Close closes the pack files it opened.
+// Store reads objects through an object index from a pack store. It is
+// safe for concurrent use; Close closes the pack readers it opened.
 type Store struct {
-	dir   string
+	packs PackStore
 	index Index
-	mu    sync.Mutex // guards packs and files
-	// packs caches pack records by number.
-	packs map[uint32]PackInfo
-	files map[uint32]*os.File
+	mu    sync.Mutex // guards infos and readers
+	// infos caches pack records by number.
+	infos   map[uint32]PackInfo
+	readers map[uint32]PackReader
 }
 
 var _ Getter = (*Store)(nil)
 
-// NewStore returns a Store reading the packs in dir through the object
+// NewStore returns a Store reading the packs in packs through the object
 // index idx; a nil idx is an empty index.
-func NewStore(dir string, idx Index) *Store {
-	return &Store{dir: dir, index: idx, packs: map[uint32]PackInfo{}, files: map[uint32]*os.File{}}
+func NewStore(packs PackStore, idx Index) *Store {
+	return &Store{packs: packs, index: idx, infos: map[uint32]PackInfo{}, readers: map[uint32]PackReader{}}
 }
 
 // Locate returns where the index says object id lives.
@@ -102,48 +100,49 @@ func (s *Store) Get(ctx context.Context, id ID) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	f, err := s.packFile(loc.Pack)
+	r, err := s.packReader(ctx, loc.Pack)
 	if err != nil {
 		return nil, err
 	}
-	return readObject(f, loc.PackEntry)
+	return readObject(r, loc.PackEntry)
 }
 
-func (s *Store) packFile(n uint32) (*os.File, error) {
+// packReader returns the cached reader of pack n, opening it on first use.
+func (s *Store) packReader(ctx context.Context, n uint32) (PackReader, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if f, ok := s.files[n]; ok {
-		return f, nil
+	if r, ok := s.readers[n]; ok {
+		return r, nil
 	}
-	p, ok := s.packs[n]
+	p, ok := s.infos[n]
 	if !ok {
 		var err error
 		if p, err = s.index.Pack(n); err != nil {
 			return nil, err
 		}
-		s.packs[n] = p
+		s.infos[n] = p
 	}
-	f, err := os.Open(filepath.Join(s.dir, p.FileName()))
+	r, err := s.packs.Open(ctx, p.FileName())
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("%w: pack %s is missing", ErrCorrupt, p.FileName())
 	}
 	if err != nil {
 		return nil, err
 	}
-	s.files[n] = f
-	return f, nil
+	s.readers[n] = r
+	return r, nil
 }
 
-// Close closes the pack files the Store opened.
+// Close closes the pack readers the Store opened.
 func (s *Store) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var first error
-	for n, f := range s.files {
-		if err := f.Close(); err != nil && first == nil {
+	for n, r := range s.readers {
+		if err := r.Close(); err != nil && first == nil {
 			first = err
 		}
-		delete(s.files, n)
+		delete(s.readers, n)
 	}
 	return first
 }

@@ -5,9 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
-	"path/filepath"
-	"strings"
 )
 
 // SweepOptions tune Sweep. The zero value means the defaults.
@@ -22,9 +19,6 @@ type SweepOptions struct {
 	// four of them (default 1 MiB), so per-turn snapshots do not leave
 	// thousands of tiny files.
 	SmallPack int64
-	// FS is the file system packs are written and deleted through (nil
-	// means OS).
-	FS FS
 }
 
 func (o SweepOptions) withDefaults() SweepOptions {
@@ -34,23 +28,19 @@ func (o SweepOptions) withDefaults() SweepOptions {
 	if o.SmallPack == 0 {
 		o.SmallPack = 1 << 20
 	}
-	if o.FS == nil {
-		o.FS = OS
-	}
 	return o
 }
 
 // Sweep is a prepared collection: the index changes are made in the
-// caller's transaction; Finish deletes the files once it has committed.
+// caller's transaction; Finish deletes the packs once it has committed.
 type Sweep struct {
 	ObjectsDeleted int
 	PacksDeleted   int
 	PacksRewritten int
 
-	dir       string
-	fs        FS
+	packs     PackStore
 	writer    *Writer
-	keep      map[string]bool // pack files the index names once committed
+	keep      map[string]bool // packs the index names once committed
 	newBytes  int64
 	committed bool
 }
@@ -64,21 +54,22 @@ type packUsage struct {
 
 // PrepareSweep removes from the object index of write transaction idx every
 // object for which live returns false, and rewrites packs that are mostly
-// dead or small. New packs are written and synced before it returns. The
-// caller must hold the store's exclusive lock: any pack file the index does
-// not name is deleted by Finish. After tx commits, call Finish; if it does
-// not, call Abort.
-func PrepareSweep(ctx context.Context, idx IndexWriter, dir string, live func(ID) bool, opts SweepOptions) (*Sweep, error) {
+// dead or small, in packs. New packs are written and synced before it
+// returns. The caller must hold the store's exclusive lock: any pack the
+// index does not name, and any pack a writer left incomplete, is deleted by
+// Finish. After the transaction commits, call Finish; if it does not, call
+// Abort.
+func PrepareSweep(ctx context.Context, idx IndexWriter, packs PackStore, live func(ID) bool, opts SweepOptions) (*Sweep, error) {
 	opts = opts.withDefaults()
-	packs, err := idx.Packs()
+	indexed, err := idx.Packs()
 	if err != nil {
 		return nil, err
 	}
 	usage := map[uint32]*packUsage{}
-	for _, p := range packs {
+	for _, p := range indexed {
 		usage[p.Number] = &packUsage{info: p}
 	}
-	sw := &Sweep{dir: dir, fs: opts.FS}
+	sw := &Sweep{packs: packs}
 	var dead []ID
 	err = idx.ForEachObject(func(l Location) error {
 		u := usage[l.Pack]
@@ -109,7 +100,7 @@ func PrepareSweep(ctx context.Context, idx IndexWriter, dir string, live func(ID
 
 	var small []*packUsage
 	var repack []*packUsage
-	for _, p := range packs {
+	for _, p := range indexed {
 		u := usage[p.Number]
 		total := u.liveBytes + u.deadBytes
 		switch {
@@ -151,43 +142,18 @@ func (sw *Sweep) dropPack(idx IndexWriter, p PackInfo) error {
 // repack copies the live objects of packs into new packs, verifying each,
 // and points the index at the copies.
 func (sw *Sweep) repack(ctx context.Context, idx IndexWriter, packs []*packUsage) error {
-	sw.writer = NewWriter(sw.fs, sw.dir, nil)
+	sw.writer = NewWriter(sw.packs, nil)
 	for _, u := range packs {
-		f, err := os.Open(filepath.Join(sw.dir, u.info.FileName()))
-		if err != nil {
+		if err := sw.copyLive(ctx, u); err != nil {
 			sw.Abort()
-			return fmt.Errorf("repack %s: %w", u.info.FileName(), err)
+			return err
 		}
-		for _, l := range u.live {
-			if err := ctx.Err(); err != nil {
-				f.Close()
-				sw.Abort()
-				return err
-			}
-			if _, err := readObject(f, l.PackEntry); err != nil {
-				f.Close()
-				sw.Abort()
-				return fmt.Errorf("repack: %w; run verify and forget the damaged snapshots", err)
-			}
-			stored := make([]byte, l.StoredLen)
-			if _, err := f.ReadAt(stored, int64(l.Offset)+objectHeaderSize); err != nil {
-				f.Close()
-				sw.Abort()
-				return err
-			}
-			if err := sw.writer.putStored(l.PackEntry, stored); err != nil {
-				f.Close()
-				sw.Abort()
-				return err
-			}
-		}
-		f.Close()
 	}
-	if err := sw.writer.Flush(); err != nil {
+	if err := sw.writer.Flush(ctx); err != nil {
 		sw.Abort()
 		return err
 	}
-	infos, err := sw.writer.Commit(idx, true)
+	infos, err := sw.writer.Commit(ctx, idx, true)
 	if err != nil {
 		sw.Abort()
 		return err
@@ -214,37 +180,60 @@ func (sw *Sweep) Abort() {
 	}
 }
 
-// Finish deletes, after the transaction committed, the pack files the index
-// no longer names (including leftovers of crashed writers) and returns the
-// bytes freed.
-func (sw *Sweep) Finish() (int64, error) {
+// copyLive copies the live objects of one pack to the sweep's writer,
+// verifying each.
+func (sw *Sweep) copyLive(ctx context.Context, u *packUsage) error {
+	r, err := sw.packs.Open(ctx, u.info.FileName())
+	if err != nil {
+		return fmt.Errorf("repack %s: %w", u.info.FileName(), err)
+	}
+	defer r.Close()
+	for _, l := range u.live {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if _, err := readObject(r, l.PackEntry); err != nil {
+			return fmt.Errorf("repack: %w; run verify and forget the damaged snapshots", err)
+		}
+		stored := make([]byte, l.StoredLen)
+		if _, err := r.ReadAt(stored, int64(l.Offset)+objectHeaderSize); err != nil {
+			return err
+		}
+		if err := sw.writer.putStored(ctx, l.PackEntry, stored); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Finish deletes, after the transaction committed, the packs the index no
+// longer names and what writers left incomplete (leftovers of crashed
+// ones), makes the deletions durable and returns the bytes freed. It goes
+// on past a pack it cannot delete and returns the first error.
+func (sw *Sweep) Finish(ctx context.Context) (int64, error) {
 	sw.committed = true
-	entries, err := os.ReadDir(sw.dir)
+	freed, first := sw.packs.RemoveIncomplete(ctx)
+	var gone []StoredPack
+	err := sw.packs.List(ctx, func(p StoredPack) error {
+		if !sw.keep[p.Name] {
+			gone = append(gone, p)
+		}
+		return nil
+	})
 	if err != nil {
 		return 0, err
 	}
-	var freed int64
-	var first error
-	for _, e := range entries {
-		name := e.Name()
-		if sw.keep[name] || !(strings.HasSuffix(name, PackSuffix) || strings.HasPrefix(name, TempPrefix)) {
-			continue
-		}
-		info, err := e.Info()
-		if err == nil {
-			err = sw.fs.Remove(filepath.Join(sw.dir, name))
-		}
+	for _, p := range gone {
+		err := sw.packs.Remove(ctx, p.Name)
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			if first == nil {
 				first = err
 			}
 			continue
 		}
-		if info != nil {
-			freed += info.Size()
-		}
+		freed += p.Size
 	}
-	if err := sw.fs.SyncDir(sw.dir); err != nil && first == nil {
+	if err := sw.packs.Sync(ctx); err != nil && first == nil {
 		first = err
 	}
 	return freed - sw.newBytes, first

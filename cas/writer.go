@@ -4,21 +4,15 @@ import (
 	"bufio"
 	"context"
 	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"os"
-	"path/filepath"
 	"sync"
 )
 
 // PackTargetSize is the size at which a Writer closes a pack and starts the
 // next one.
 const PackTargetSize = 8 << 20
-
-// TempPrefix starts the names of pack files still being written.
-const TempPrefix = ".tmp-"
 
 // Existing answers whether an object is already stored. *Store implements it.
 type Existing interface {
@@ -32,41 +26,11 @@ type WriteStats struct {
 	StoredBytes int64 // their size in packs
 }
 
-// File is what a Writer needs of an open pack file.
-type File interface {
-	io.Writer
-	Sync() error
-	Close() error
-}
-
-// FS is the file system packs are written and deleted through: OS, or in
-// tests one that fails on demand, so that every write, sync, rename and
-// removal of a snapshot or a sweep can be made to fail.
-type FS interface {
-	Create(name string) (File, error) // exclusive create, mode 0600
-	Rename(oldname, newname string) error
-	Remove(name string) error
-	SyncDir(dir string) error
-}
-
-// OS is the real file system.
-var OS FS = osFS{}
-
-type osFS struct{}
-
-func (osFS) Create(name string) (File, error) {
-	return os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-}
-func (osFS) Rename(oldname, newname string) error { return os.Rename(oldname, newname) }
-func (osFS) Remove(name string) error             { return os.Remove(name) }
-func (osFS) SyncDir(dir string) error             { return SyncDir(dir) }
-
-// Writer appends new objects to fresh pack files. Put is safe for concurrent
+// Writer appends new objects to fresh packs. Put is safe for concurrent
 // use; Flush, Commit and Abort are not, and are called once the Puts are done.
 type Writer struct {
-	dir      string
+	packs    PackStore
 	existing Existing
-	fs       FS
 
 	mu        sync.Mutex
 	pending   map[ID]struct{}
@@ -79,20 +43,15 @@ type Writer struct {
 
 var _ Putter = (*Writer)(nil)
 
-// NewWriter returns a Writer that stores into the packs directory dir, through
-// fsys (nil means OS), every object that existing does not hold. existing may
-// be nil (store all).
-func NewWriter(fsys FS, dir string, existing Existing) *Writer {
-	if fsys == nil {
-		fsys = OS
-	}
-	return &Writer{dir: dir, existing: existing, fs: fsys, pending: map[ID]struct{}{}}
+// NewWriter returns a Writer that stores into packs every object that
+// existing does not hold. existing may be nil (store all).
+func NewWriter(packs PackStore, existing Existing) *Writer {
+	return &Writer{packs: packs, existing: existing, pending: map[ID]struct{}{}}
 }
 
 type packBuilder struct {
 	name    [16]byte
-	temp    string
-	file    File
+	w       PackWriter
 	buf     *bufio.Writer
 	size    int64
 	entries []PackEntry
@@ -128,7 +87,7 @@ func (w *Writer) Put(ctx context.Context, kind Kind, data []byte) (ID, error) {
 	if _, dup := w.pending[id]; dup {
 		return id, nil
 	}
-	if err := w.appendLocked(PackEntry{ID: id, Kind: kind, Codec: codec, RawLen: uint32(len(data)), StoredLen: uint32(len(stored))}, stored); err != nil {
+	if err := w.appendLocked(ctx, PackEntry{ID: id, Kind: kind, Codec: codec, RawLen: uint32(len(data)), StoredLen: uint32(len(stored))}, stored); err != nil {
 		return ID{}, err
 	}
 	w.stats.Objects++
@@ -137,16 +96,16 @@ func (w *Writer) Put(ctx context.Context, kind Kind, data []byte) (ID, error) {
 }
 
 // putStored appends an already compressed object (for repacking).
-func (w *Writer) putStored(e PackEntry, stored []byte) error {
+func (w *Writer) putStored(ctx context.Context, e PackEntry, stored []byte) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if _, dup := w.pending[e.ID]; dup {
 		return nil
 	}
-	return w.appendLocked(e, stored)
+	return w.appendLocked(ctx, e, stored)
 }
 
-func (w *Writer) appendLocked(e PackEntry, stored []byte) error {
+func (w *Writer) appendLocked(ctx context.Context, e PackEntry, stored []byte) error {
 	if w.err != nil {
 		return w.err
 	}
@@ -154,7 +113,7 @@ func (w *Writer) appendLocked(e PackEntry, stored []byte) error {
 		return errors.New("cas: Put after Commit")
 	}
 	if w.cur == nil {
-		if w.err = w.startPack(); w.err != nil {
+		if w.err = w.startPack(ctx); w.err != nil {
 			return w.err
 		}
 	}
@@ -179,21 +138,19 @@ func (w *Writer) appendLocked(e PackEntry, stored []byte) error {
 	return w.err
 }
 
-func (w *Writer) startPack() error {
+func (w *Writer) startPack(ctx context.Context) error {
 	p := &packBuilder{}
 	if _, err := rand.Read(p.name[:]); err != nil {
 		return err
 	}
-	p.temp = filepath.Join(w.dir, TempPrefix+hex.EncodeToString(p.name[:]))
-	f, err := w.fs.Create(p.temp)
+	pw, err := w.packs.Create(ctx, PackInfo{Name: p.name}.FileName())
 	if err != nil {
 		return fmt.Errorf("create pack: %w", err)
 	}
-	p.file = f
-	p.buf = bufio.NewWriterSize(f, 1<<20)
+	p.w = pw
+	p.buf = bufio.NewWriterSize(pw, 1<<20)
 	if _, err := p.buf.WriteString(packMagic); err != nil {
-		f.Close()
-		w.fs.Remove(p.temp)
+		pw.Abort()
 		return fmt.Errorf("write pack: %w", err)
 	}
 	p.size = packHeaderSize
@@ -201,7 +158,7 @@ func (w *Writer) startPack() error {
 	return nil
 }
 
-// finishPack writes the trailer, fsyncs and renames the current pack.
+// finishPack writes the trailer and completes the current pack.
 func (w *Writer) finishPack() error {
 	p := w.cur
 	w.cur = nil
@@ -213,27 +170,21 @@ func (w *Writer) finishPack() error {
 		if err := p.buf.Flush(); err != nil {
 			return err
 		}
-		if err := p.file.Sync(); err != nil {
-			return err
-		}
-		return p.file.Close()
+		return p.w.Close()
 	}()
-	if err == nil {
-		p.size += int64(len(trailer))
-		err = w.fs.Rename(p.temp, filepath.Join(w.dir, PackInfo{Name: p.name}.FileName()))
-	}
 	if err != nil {
-		p.file.Close()
-		w.fs.Remove(p.temp)
+		p.w.Abort()
 		return fmt.Errorf("write pack: %w", err)
 	}
+	p.size += int64(len(trailer))
 	w.finished = append(w.finished, p)
 	return nil
 }
 
-// Flush closes the open pack and makes every pack durable: after it returns
-// nil the new objects are on disk, ready for Commit.
-func (w *Writer) Flush() error {
+// Flush completes the open pack and makes every pack durable (the pack
+// store's Sync): after it returns nil the new objects are stored, ready for
+// Commit.
+func (w *Writer) Flush(ctx context.Context) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.err != nil {
@@ -247,7 +198,7 @@ func (w *Writer) Flush() error {
 	if len(w.finished) == 0 {
 		return nil
 	}
-	if w.err = w.fs.SyncDir(w.dir); w.err != nil {
+	if w.err = w.packs.Sync(ctx); w.err != nil {
 		return w.err
 	}
 	return nil
@@ -263,10 +214,10 @@ func (w *Writer) Stats() WriteStats {
 // Commit records the flushed packs and their objects in the object index
 // of the caller's write transaction. Objects that another writer committed
 // meanwhile keep their first location; with replace, existing locations are
-// overwritten (repacking). Every flushed pack must still be on disk. The
-// transaction's commit is the point at which the objects become visible;
-// if it fails, call Abort.
-func (w *Writer) Commit(idx IndexWriter, replace bool) ([]PackInfo, error) {
+// overwritten (repacking). Every flushed pack must still be stored (each is
+// checked with the pack store's Stat). The transaction's commit is the
+// point at which the objects become visible; if it fails, call Abort.
+func (w *Writer) Commit(ctx context.Context, idx IndexWriter, replace bool) ([]PackInfo, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.cur != nil || w.err != nil {
@@ -276,7 +227,7 @@ func (w *Writer) Commit(idx IndexWriter, replace bool) ([]PackInfo, error) {
 	// sweep took it) must never be committed.
 	for _, p := range w.finished {
 		name := PackInfo{Name: p.name}.FileName()
-		if _, err := os.Lstat(filepath.Join(w.dir, name)); err != nil {
+		if _, err := w.packs.Stat(ctx, name); err != nil {
 			return nil, fmt.Errorf("cas: pack %s vanished before its commit (was the store cleared?); try again: %w", name, err)
 		}
 	}
@@ -297,19 +248,19 @@ func (w *Writer) Commit(idx IndexWriter, replace bool) ([]PackInfo, error) {
 	return infos, nil
 }
 
-// Abort removes the Writer's pack files. Call it when the objects will not
-// be committed (an error, or a failed transaction). It must not be called
-// after a successful transaction commit.
+// Abort removes the Writer's packs. Call it when the objects will not be
+// committed (an error, or a failed transaction). It must not be called
+// after a successful transaction commit. It runs to the end whatever the
+// caller's context: what it cannot remove, the next sweep does.
 func (w *Writer) Abort() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.cur != nil {
-		w.cur.file.Close()
-		w.fs.Remove(w.cur.temp)
+		w.cur.w.Abort()
 		w.cur = nil
 	}
 	for _, p := range w.finished {
-		w.fs.Remove(filepath.Join(w.dir, PackInfo{Name: p.name}.FileName()))
+		w.packs.Remove(context.Background(), PackInfo{Name: p.name}.FileName())
 	}
 	w.finished = nil
 	if w.err == nil {
