@@ -2,7 +2,6 @@ package cas
 
 import (
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"sync"
 
@@ -82,9 +81,6 @@ func Sum(kind Kind, data []byte) ID {
 	pool.Put(h)
 	return id
 }
-
-// ErrBadID is returned by ParseID for text that is not 64 hex digits.
-var ErrBadID = errors.New("not a 64-digit hex object id")
 
 // ParseID parses the 64 hex digits of an ID.
 func ParseID(s string) (ID, error) {

@@ -29,9 +29,6 @@ const (
 	packFooterSize   = 16
 )
 
-// ErrBadPack is wrapped by errors about malformed pack files.
-var ErrBadPack = errors.New("malformed pack")
-
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // PackEntry describes one object inside a pack.

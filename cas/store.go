@@ -9,15 +9,6 @@ import (
 	"sync"
 )
 
-// Sentinel errors of the object store.
-var (
-	// ErrNotFound: no object with that ID is in the index.
-	ErrNotFound = errors.New("object not found")
-	// ErrCorrupt: an object's stored bytes do not match its ID or its index
-	// entry, or its pack is damaged or missing.
-	ErrCorrupt = errors.New("object corrupt")
-)
-
 // Getter reads verified objects.
 type Getter interface {
 	// Get returns the plain bytes of object id, verified against id. It

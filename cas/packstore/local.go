@@ -74,8 +74,6 @@ type localWriter struct {
 	ended       bool
 }
 
-var errEnded = errors.New("pack store: the pack writer has already ended")
-
 func (w *localWriter) Write(b []byte) (int, error) {
 	if w.ended {
 		return 0, errEnded

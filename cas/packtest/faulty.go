@@ -2,7 +2,6 @@ package packtest
 
 import (
 	"context"
-	"errors"
 	"sync"
 
 	"github.com/casckpt/casckpt/cas"
@@ -28,9 +27,6 @@ const (
 	OpSetAside         Op = "setaside"
 	OpRemoveIncomplete Op = "removeincomplete"
 )
-
-// ErrInjected is the error of a Fault that names none.
-var ErrInjected = errors.New("packtest: injected fault")
 
 // Fault says which calls fail and how.
 type Fault struct {
