@@ -329,13 +329,25 @@ func checkFailure(t *testing.T, err error, what string) {
 func TestIOErrorsAtEveryWrite(t *testing.T) {
 	ctx := context.Background()
 	trees := faultTrees()
-	ops := []struct {
-		name    string
-		prepare func(t *testing.T, fx *faultFixture)
-		run     func(fx *faultFixture) error
-		check   func(t *testing.T, fx *faultFixture, err error, what string) // after the faulty run
-		again   func(t *testing.T, fx *faultFixture)                         // after a healthy run
-	}{{
+	for _, op := range []faultedOp{snapshotFaults(ctx), gcFaults(ctx), restoreFaults(ctx)} {
+		t.Run(op.name, func(t *testing.T) { failEachOperation(t, trees, op) })
+	}
+}
+
+// faultedOp is an operation whose file system operations are failed in
+// turn, with what must hold after each failure and after a healthy rerun.
+type faultedOp struct {
+	name    string
+	prepare func(t *testing.T, fx *faultFixture)
+	run     func(fx *faultFixture) error
+	check   func(t *testing.T, fx *faultFixture, err error, what string) // after the faulty run
+	again   func(t *testing.T, fx *faultFixture)                         // after a healthy run
+}
+
+// snapshotFaults: a failed snapshot records nothing; once the disk is
+// healthy it records the tree.
+func snapshotFaults(ctx context.Context) faultedOp {
+	return faultedOp{
 		name: "snapshot",
 		run: func(fx *faultFixture) error {
 			_, err := fx.s.Snapshot(ctx, fx.dir, SnapshotOptions{Reason: "C"})
@@ -359,7 +371,13 @@ func TestIOErrorsAtEveryWrite(t *testing.T) {
 				t.Fatalf("the snapshot taken once the disk recovered: %s", diff)
 			}
 		},
-	}, {
+	}
+}
+
+// gcFaults: a failed gc changes no snapshot; a healthy one leaves exactly
+// the packs the index names.
+func gcFaults(ctx context.Context) faultedOp {
+	return faultedOp{
 		name: "gc",
 		prepare: func(t *testing.T, fx *faultFixture) {
 			if _, err := fx.s.Forget(ctx, fx.dir, Ref(fx.idA.String())); err != nil {
@@ -396,7 +414,13 @@ func TestIOErrorsAtEveryWrite(t *testing.T) {
 				t.Fatalf("pack files %q, the index names %q", onDisk, indexed)
 			}
 		},
-	}, {
+	}
+}
+
+// restoreFaults: a failed restore leaves every file old or new and no
+// temporary file; a healthy one restores the tree.
+func restoreFaults(ctx context.Context) faultedOp {
+	return faultedOp{
 		name: "restore",
 		run: func(fx *faultFixture) error {
 			_, err := fx.s.Restore(ctx, fx.dir, Ref(fx.idA.String()), RestoreOptions{})
@@ -441,45 +465,46 @@ func TestIOErrorsAtEveryWrite(t *testing.T) {
 				t.Fatalf("restore once the disk recovered: %s", diff)
 			}
 		},
-	}}
-	for _, op := range ops {
-		t.Run(op.name, func(t *testing.T) {
-			var swallowed []string
-			n := int64(1)
-			for ; ; n++ {
-				fx := newFaultFixture(t, trees)
-				if op.prepare != nil {
-					op.prepare(t, fx)
-				}
-				f := &faults{n: n}
-				f.install(fx.s)
-				err := op.run(fx)
-				what := f.fired()
-				if what == "" { // fewer operations than n: all were failed once
-					if err != nil {
-						t.Fatalf("no fault injected, yet: %v", err)
-					}
-					break
-				}
-				if err != nil {
-					checkFailure(t, err, what)
-				} else {
-					swallowed = append(swallowed, what)
-				}
-				op.check(t, fx, err, what)
-				f.n = 0 // the disk is healthy again
-				if err := op.run(fx); err != nil {
-					t.Fatalf("after a failed %s (%s), with the disk healthy: %v", op.name, what, err)
-				}
-				op.again(t, fx)
-			}
-			if n < 5 {
-				t.Fatalf("only %d operations: the faults are not in the path", n-1)
-			}
-			if len(swallowed) > 0 {
-				t.Fatalf("failures the %s did not report: %q", op.name, swallowed)
-			}
-			t.Logf("%d operations failed in turn, each reported", n-1)
-		})
 	}
+}
+
+// failEachOperation runs op once per file system operation it makes,
+// failing that operation with EIO, and checks each outcome.
+func failEachOperation(t *testing.T, trees map[string]testtree.Tree, op faultedOp) {
+	var swallowed []string
+	n := int64(1)
+	for ; ; n++ {
+		fx := newFaultFixture(t, trees)
+		if op.prepare != nil {
+			op.prepare(t, fx)
+		}
+		f := &faults{n: n}
+		f.install(fx.s)
+		err := op.run(fx)
+		what := f.fired()
+		if what == "" { // fewer operations than n: all were failed once
+			if err != nil {
+				t.Fatalf("no fault injected, yet: %v", err)
+			}
+			break
+		}
+		if err != nil {
+			checkFailure(t, err, what)
+		} else {
+			swallowed = append(swallowed, what)
+		}
+		op.check(t, fx, err, what)
+		f.n = 0 // the disk is healthy again
+		if err := op.run(fx); err != nil {
+			t.Fatalf("after a failed %s (%s), with the disk healthy: %v", op.name, what, err)
+		}
+		op.again(t, fx)
+	}
+	if n < 5 {
+		t.Fatalf("only %d operations: the faults are not in the path", n-1)
+	}
+	if len(swallowed) > 0 {
+		t.Fatalf("failures the %s did not report: %q", op.name, swallowed)
+	}
+	t.Logf("%d operations failed in turn, each reported", n-1)
 }
