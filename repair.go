@@ -29,7 +29,7 @@ type RepairResult struct {
 	Snapshots       int // snapshots in the new database
 	// FromOldDatabase counts the snapshots the old database still held,
 	// whose pins and numbers were kept; the others were rebuilt from the
-	// copies of their records alone (unpinned).
+	// backups of their records alone (unpinned).
 	FromOldDatabase int
 	// OldDatabase is where the database that was replaced is kept ("" when
 	// there was none): delete it once the store has been verified.
@@ -39,9 +39,9 @@ type RepairResult struct {
 // Repair rebuilds the store's database from the packs, for when it is
 // damaged or lost: every pack is read and each object checked against its
 // ID, the object index is made anew from the sound objects, and the
-// snapshot records are rebuilt from the copies of their records that every
+// snapshot records are rebuilt from the backups of their records that every
 // snapshot stores in its pack, with the pins and numbers the old database
-// still holds and without the snapshots it lists as dropped (see
+// still holds and without the snapshots it has tombstones for (see
 // chooseSnapshots). The stat cache starts empty. The old database is kept
 // beside the new one. Run Verify afterwards: a snapshot whose data was in
 // an unreadable part of a pack is reported damaged.

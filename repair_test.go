@@ -122,7 +122,7 @@ func TestRepairOfAnIntactDatabaseChangesNothing(t *testing.T) {
 	fx.checkRestores(t)
 }
 
-// TestRepairOfALostDatabase rebuilds every snapshot from the copies of
+// TestRepairOfALostDatabase rebuilds every snapshot from the backups of
 // their records in the packs: same IDs, same order, same content. Pins are
 // lost and a snapshot forgotten but not yet collected comes back, as the
 // closing note of the repair says.
@@ -191,7 +191,7 @@ func TestRepairOfDamagedPacks(t *testing.T) {
 	if _, err := os.Stat(packs[3] + ".damaged"); err != nil {
 		t.Fatalf("the unreadable pack was not set aside: %v", err)
 	}
-	// p2's only snapshot had its record copy in the lost pack: p2 is gone;
+	// p2's only snapshot had its record backup in the lost pack: p2 is gone;
 	// p1's snapshots are all back and whole.
 	if len(fx.listed(t, fx.p2)) != 0 {
 		t.Fatal("p2 listed a snapshot whose pack is unreadable")

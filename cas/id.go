@@ -21,7 +21,7 @@ type Kind uint8
 const (
 	KindChunk Kind = 1 // a piece of a file's content
 	KindTree  Kind = 2 // an encoded directory (see package manifest)
-	// KindRecord is a copy of a snapshot's record, stored with its data so
+	// KindRecord is the backup of a snapshot's record, stored with its data so
 	// that the index can be rebuilt from the packs alone (see package index).
 	KindRecord Kind = 3
 )

@@ -271,7 +271,7 @@ func newRepairCommand(g *globals) *cobra.Command {
 		Short: "rebuild the store's database from the packs",
 		Long: `repair rebuilds the store's database (casckpt.db) from the packs when it
 is damaged or lost. Every pack is read and each object checked against its
-hash; the snapshot records are rebuilt from the copy of its record that
+hash; the snapshot records are rebuilt from the backup of its record that
 every snapshot stores in its pack, keeping the pins and numbering the old
 database still holds. Snapshots dropped earlier stay out when the old
 database still says so; if it cannot, they may come back (forget them
