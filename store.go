@@ -89,9 +89,8 @@ func Open(dir string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store %s: %w", dir, err)
 	}
-	opts = opts.withDefaults()
-	db := index.Open(filepath.Join(abs, "casckpt.db"), index.Options{Timeout: opts.LockTimeout, Chunker: manifest.ChunkerName})
-	s := &Store{dir: abs, opts: opts, db: db, projectFS: restorer.RootFS}
+	s := &Store{dir: abs, opts: opts.withDefaults(), projectFS: restorer.RootFS}
+	s.db = index.Open(s.dbPath(), index.Options{Timeout: s.opts.LockTimeout, Chunker: manifest.ChunkerName})
 	s.packs = packstore.NewLocal(s.packsDir(), nil)
 	return s, nil
 }
