@@ -95,8 +95,9 @@ func (t *Tx) EachProject(fn func(ProjectSnapshots) error) error {
 	return nil
 }
 
-// DeleteProject removes a project with its snapshots and stat cache; its
-// snapshots' record backups get tombstones (see Tombstones).
+// DeleteProject removes a project with its snapshots, turns, stat cache and
+// write ledger; its snapshots' record backups get tombstones (see
+// Tombstones).
 func (t *Tx) DeleteProject(workdir string) error {
 	key := []byte(workdir)
 	snaps, err := t.Snapshots(workdir)
@@ -108,7 +109,7 @@ func (t *Tx) DeleteProject(workdir string) error {
 			return err
 		}
 	}
-	for _, name := range [][]byte{bucketSnapshots, bucketStatCache} {
+	for _, name := range [][]byte{bucketSnapshots, bucketStatCache, bucketTurns, bucketLedger} {
 		if b := t.tx.Bucket(name); b != nil && b.Bucket(key) != nil {
 			if err := b.DeleteBucket(key); err != nil {
 				return err
