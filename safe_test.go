@@ -2,6 +2,7 @@ package casckpt
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
@@ -69,9 +70,14 @@ func (fx *turnFixture) turn(t *testing.T, agent func()) {
 	start := fx.snapshot(t)
 	started := fx.clock()
 	agent()
-	end := fx.snapshot(t)
+	fx.putTurn(t, start, fx.snapshot(t), started)
+}
+
+// putTurn records a turn from snapshot start to snapshot end, ending now.
+func (fx *turnFixture) putTurn(t *testing.T, start, end cas.ID, started time.Time) {
+	t.Helper()
 	fx.turns++
-	tr := index.Turn{Project: fx.workdir, ID: "turn-" + string(rune('0'+fx.turns)), Start: start, End: end, Started: started, Ended: fx.clock()}
+	tr := index.Turn{Project: fx.workdir, ID: fmt.Sprintf("turn-%d", fx.turns), Start: start, End: end, Started: started, Ended: fx.clock()}
 	if err := fx.s.db.Update(func(tx *index.Tx) error { return tx.PutTurn(tr) }); err != nil {
 		t.Fatal(err)
 	}
