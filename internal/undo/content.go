@@ -1,0 +1,104 @@
+package undo
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"slices"
+	"sync"
+
+	"github.com/casckpt/casckpt/cas"
+	"github.com/casckpt/casckpt/internal/textdiff"
+	"github.com/casckpt/casckpt/manifest"
+)
+
+// merge merges n's three text files (base E, ours W, theirs S) and keeps
+// the result in memory, or makes n a conflict: lines both sides changed,
+// or a working file that is no longer what the scan hashed.
+func (p *planner) merge(ctx context.Context, n *node) error {
+	base, err := manifest.ReadFile(ctx, p.g, n.e)
+	if err != nil {
+		return fmt.Errorf("undo %s: %w", n.path, err)
+	}
+	theirs, err := manifest.ReadFile(ctx, p.g, n.s)
+	if err != nil {
+		return fmt.Errorf("undo %s: %w", n.path, err)
+	}
+	ours, err := p.in.ReadWork(n.path)
+	if errors.Is(err, fs.ErrNotExist) {
+		n.fail("changed during the undo")
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("undo %s: %w", n.path, err)
+	}
+	read, err := manifest.PutFile(ctx, sums{}, n.w.Name, bytes.NewReader(ours), int64(len(ours)), n.w.Exec)
+	if err != nil {
+		return fmt.Errorf("undo %s: %w", n.path, err)
+	}
+	if !slices.Equal(read.Chunks, n.w.Chunks) {
+		n.fail("changed during the undo")
+		return nil
+	}
+	merged, clean := textdiff.Merge(base, ours, theirs)
+	if !clean {
+		n.fail("changed since the turn on the same or adjacent lines")
+		return nil
+	}
+	exec := n.w.Exec // the executable bit merged as the lines are
+	if n.w.Exec == n.e.Exec {
+		exec = n.s.Exec
+	}
+	e, err := manifest.PutFile(ctx, p.content, path.Base(n.path), bytes.NewReader(merged), int64(len(merged)), exec)
+	if err != nil {
+		return fmt.Errorf("undo %s: %w", n.path, err)
+	}
+	n.act, n.merged = merge, e
+	return nil
+}
+
+// sums is a cas.Putter that only hashes: it stores nothing.
+type sums struct{}
+
+// Put returns the ID data would be stored under.
+func (sums) Put(_ context.Context, kind cas.Kind, data []byte) (cas.ID, error) {
+	return cas.Sum(kind, data), nil
+}
+
+// layer holds merged content in memory over a Getter: Get serves what
+// was Put, and everything else from base. It is safe for concurrent use.
+type layer struct {
+	base    cas.Getter
+	mu      sync.Mutex
+	objects map[cas.ID][]byte
+}
+
+var (
+	_ cas.Putter = (*layer)(nil)
+	_ cas.Getter = (*layer)(nil)
+)
+
+// Put keeps a copy of data.
+func (l *layer) Put(_ context.Context, kind cas.Kind, data []byte) (cas.ID, error) {
+	id := cas.Sum(kind, data)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if _, ok := l.objects[id]; !ok {
+		l.objects[id] = bytes.Clone(data)
+	}
+	return id, nil
+}
+
+// Get returns an object Put here, or base's.
+func (l *layer) Get(ctx context.Context, id cas.ID) ([]byte, error) {
+	l.mu.Lock()
+	b, ok := l.objects[id]
+	l.mu.Unlock()
+	if ok {
+		return b, nil
+	}
+	return l.base.Get(ctx, id)
+}
