@@ -219,6 +219,7 @@ func FuzzDecodeDir(f *testing.F) {
 
 func FuzzDecodeProject(f *testing.F) {
 	f.Add(encodeProject(Project{Created: time.Unix(5, 0), LastTouch: time.Unix(6, 0)}))
+	f.Add(encodeProject(Project{Created: time.Unix(5, 0), LastTouch: time.Unix(6, 0), Parent: DirID{Dev: 2049, Ino: 1 << 40}}))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		p, err := decodeProject("/p", b)
 		if err == nil && !bytes.Equal(encodeProject(p), b) {
