@@ -51,6 +51,22 @@ func logOf(t *testing.T, s *Store, dir, p string) ([]LogEntry, int64) {
 	return out, gets
 }
 
+// openLogStore opens a new store that must verify clean when the test
+// ends.
+func openLogStore(t *testing.T) *Store {
+	t.Helper()
+	s, err := Open(filepath.Join(t.TempDir(), "store"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if v, err := s.Verify(context.Background()); err != nil || len(v.Damaged) != 0 {
+			t.Errorf("the store does not verify: %+v, %v", v.Damaged, err)
+		}
+	})
+	return s
+}
+
 func writeTestFile(t *testing.T, dir, p, data string) {
 	t.Helper()
 	full := filepath.Join(dir, filepath.FromSlash(p))
@@ -67,10 +83,7 @@ func writeTestFile(t *testing.T, dir, p, data string) {
 // did not change, and each tree once.
 func TestFileLogReadsOnlyTheWayThatChanged(t *testing.T) {
 	ctx := context.Background()
-	s, err := Open(filepath.Join(t.TempDir(), "store"), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := openLogStore(t)
 	dir := t.TempDir()
 	for i := range 40 { // other directories that a naive walk would read
 		writeTestFile(t, dir, fmt.Sprintf("other%02d/f.txt", i), "x\n")
@@ -112,10 +125,7 @@ func TestFileLogAgreesWithWholeTreeDiffs(t *testing.T) {
 	ctx := context.Background()
 	for seed := range uint64(6) {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
-			s, err := Open(filepath.Join(t.TempDir(), "store"), Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			s := openLogStore(t)
 			dir := t.TempDir()
 			rng := rand.New(rand.NewPCG(seed, 11))
 			for step := range 14 {
