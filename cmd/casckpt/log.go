@@ -45,9 +45,18 @@ type logItemJSON struct {
 }
 
 // turnLabels returns the turn and session that label a snapshot, nil when
-// unset. Snapshots carry no turn labels yet, so every one is unlabelled;
-// this is the one place that reads them.
-func turnLabels(casckpt.Snapshot) (turn, session *string) { return nil, nil }
+// unset (JSON null).
+func turnLabels(sn casckpt.Snapshot) (turn, session *string) {
+	return nilIfEmpty(sn.Turn), nilIfEmpty(sn.Session)
+}
+
+// nilIfEmpty is s, or nil (JSON null) when s is empty.
+func nilIfEmpty(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
 
 func runLog(cmd *cobra.Command, g *globals, dir, p string) error {
 	store, err := g.open()
