@@ -199,7 +199,7 @@ func loadProjects(tx *index.Tx) ([]gc.Project, map[cas.ID]record, error) {
 	records := map[cas.ID]record{}
 	var out []gc.Project
 	err := tx.EachProject(func(ps index.ProjectSnapshots) error {
-		p := gc.Project{Workdir: ps.Workdir, LastTouch: ps.LastTouch, Exists: dirExists(ps.Workdir)}
+		p := gc.Project{Workdir: ps.Workdir, LastTouch: ps.LastTouch, State: projectState(ps.Project)}
 		for _, s := range ps.Snapshots {
 			records[s.ID] = s
 			p.Snapshots = append(p.Snapshots, gc.Snapshot{ID: s.ID, Root: s.Root, Time: s.Time, Pinned: s.Pinned})
@@ -286,11 +286,6 @@ func liveBackups(records map[cas.ID]record, plan gc.Plan) map[cas.ID]bool {
 		delete(live, records[d.ID].BackupID)
 	}
 	return live
-}
-
-func dirExists(p string) bool {
-	st, err := os.Stat(p)
-	return err == nil && st.IsDir()
 }
 
 func fileSize(p string) (int64, error) {

@@ -70,3 +70,35 @@ func ExampleStore_List() {
 	// turn 2: 1 file(s) +1 -0
 	// turn 1: 1 file(s) +1 -0
 }
+
+// FileLog shows the snapshots in which one file (or directory) changed,
+// newest first, and how.
+func ExampleStore_FileLog() {
+	ctx := context.Background()
+	tmp, _ := os.MkdirTemp("", "casckpt-example")
+	defer os.RemoveAll(tmp)
+	project := filepath.Join(tmp, "project")
+	os.MkdirAll(project, 0o755)
+	store, _ := casckpt.Open(filepath.Join(tmp, "store"), casckpt.Options{})
+	edit := func(name, text, reason string) {
+		if text == "" {
+			os.Remove(filepath.Join(project, name))
+		} else {
+			os.WriteFile(filepath.Join(project, name), []byte(text), 0o644)
+		}
+		store.Snapshot(ctx, project, casckpt.SnapshotOptions{Reason: reason})
+	}
+	edit("main.go", "package main\n", "turn 1")
+	edit("README", "hello\n", "turn 2") // main.go unchanged
+	edit("main.go", "package main\n\nfunc main() {}\n", "turn 3")
+	edit("main.go", "", "turn 4")
+
+	log, _ := store.FileLog(ctx, project, "main.go")
+	for _, e := range log {
+		fmt.Printf("%s: %s +%d -%d\n", e.Reason, e.Status, e.Insertions, e.Deletions)
+	}
+	// Output:
+	// turn 4: deleted +0 -3
+	// turn 3: modified +2 -0
+	// turn 1: added +1 -0
+}

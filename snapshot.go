@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/casckpt/casckpt/cas"
@@ -134,6 +135,10 @@ type pendingSnapshot struct {
 	project index.Project
 	known   bool    // the project was in the index
 	rec     *record // the record to add; nil when the tree is the newest's
+
+	// parent is the identity of workdir's parent directory when the scan
+	// began (zero: unknown), which the orphan rule needs.
+	parent index.DirID
 }
 
 // abort removes the pending snapshot's packs.
@@ -155,6 +160,7 @@ func (ss *session) scanSnapshot(ctx context.Context, v view, workdir string, opt
 	if len(snaps) > 0 {
 		p.newest = &snaps[0]
 	}
+	p.parent, _ = dirIdentity(filepath.Dir(workdir))
 	p.w = cas.NewWriter(ss.s.packs, v.objects)
 	var put cas.Putter = p.w
 	if wrap != nil {
@@ -215,7 +221,7 @@ func (ss *session) commitSnapshot(ctx context.Context, p *pendingSnapshot) (Snap
 			raced = &snaps[0]
 			return errSameAsNewest
 		}
-		if err := commitObjects(ctx, tx, p.w, p.workdir, p.rec.Time, p.rec.Time); err != nil {
+		if err := commitObjects(ctx, tx, p.w, p.workdir, p.rec.Time, p.rec.Time, p.parent); err != nil {
 			return err
 		}
 		if err := tx.AddSnapshot(p.rec); err != nil {
@@ -246,17 +252,22 @@ func (ss *session) commitSnapshot(ctx context.Context, p *pendingSnapshot) (Snap
 }
 
 // touch records an unchanged tree's scan: the stat cache's changes, and
-// the project's last touch when it is older than touchGranularity. An
-// unchanged tree with nothing to record costs no write.
+// the project's last touch when it is older than touchGranularity or its
+// parent's identity when it changed. An unchanged tree with nothing to
+// record costs no write.
 func (ss *session) touch(p *pendingSnapshot) error {
 	now := ss.s.opts.Now()
 	cacheChanged := len(p.scanned.CachePut) > 0 || len(p.scanned.CacheRemove) > 0
-	if !cacheChanged && (!p.known || now.Sub(p.project.LastTouch) < touchGranularity) {
+	parentChanged := !p.parent.IsZero() && p.parent != p.project.Parent
+	if !cacheChanged && (!p.known || (now.Sub(p.project.LastTouch) < touchGranularity && !parentChanged)) {
 		return nil
 	}
 	return ss.update(func(tx *index.Tx) error {
 		if p.known {
 			p.project.LastTouch = now
+			if !p.parent.IsZero() {
+				p.project.Parent = p.parent
+			}
 			if err := tx.PutProject(p.project); err != nil {
 				return err
 			}
@@ -266,10 +277,11 @@ func (ss *session) touch(p *pendingSnapshot) error {
 }
 
 // commitObjects records in tx the objects w stored and a touch of project
-// workdir at touched (its last touch never moves back), creating the
+// workdir at touched (its last touch never moves back) with the identity
+// of its parent directory (zero leaves it as it was), creating the
 // project's record, made at created, if it is new: the first steps of
 // every commit that adds snapshots (a snapshot's, an import's).
-func commitObjects(ctx context.Context, tx *index.Tx, w *cas.Writer, workdir string, created, touched time.Time) error {
+func commitObjects(ctx context.Context, tx *index.Tx, w *cas.Writer, workdir string, created, touched time.Time, parent index.DirID) error {
 	if _, err := w.Commit(ctx, tx.Objects(), false); err != nil {
 		return err
 	}
@@ -282,6 +294,9 @@ func commitObjects(ctx context.Context, tx *index.Tx, w *cas.Writer, workdir str
 	}
 	if touched.After(p.LastTouch) {
 		p.LastTouch = touched
+	}
+	if !parent.IsZero() {
+		p.Parent = parent
 	}
 	return tx.PutProject(p)
 }

@@ -75,11 +75,15 @@ type Snapshot struct {
 	// MaxFileSize is the size limit it was taken with (0: unknown): larger
 	// files were left out, and a restore of it leaves them alone.
 	MaxFileSize int64
+	// Session and Turn are the host's labels ("" when it gave none).
+	Session string
+	Turn    string
 }
 
 // hostSnapshot returns what a host sees of record r.
 func hostSnapshot(r record) Snapshot {
-	return Snapshot{ID: r.ID, Project: r.Project, Time: r.Time, Reason: r.Reason, Pinned: r.Pinned, Files: r.Stats.Files, Bytes: r.Stats.Bytes, MaxFileSize: r.MaxFileSize}
+	return Snapshot{ID: r.ID, Project: r.Project, Time: r.Time, Reason: r.Reason, Pinned: r.Pinned, Files: r.Stats.Files, Bytes: r.Stats.Bytes, MaxFileSize: r.MaxFileSize,
+		Session: r.Session, Turn: r.Turn}
 }
 
 // Open returns the store in dir. It creates nothing: the directory is made,

@@ -42,7 +42,7 @@ type CheckpointReport struct {
 	Err error
 }
 
-// EnsureCheckpoint makes sure the project holding path (see FindProjectRoot)
+// EnsureCheckpoint makes sure the project holding path (see Store.Root)
 // has a checkpoint taken in this turn, before the agent changes it. It
 // reports and returns; it never fails the caller.
 func (m *Manager) EnsureCheckpoint(ctx context.Context, path, reason string) (rep CheckpointReport) {
@@ -51,7 +51,7 @@ func (m *Manager) EnsureCheckpoint(ctx context.Context, path, reason string) (re
 			rep.Err = fmt.Errorf("checkpoint of %s: internal error: %v", path, r)
 		}
 	}()
-	root, err := FindProjectRoot(path)
+	root, err := m.store.Root(ctx, path)
 	if err == nil {
 		root, err = Workdir(root)
 	}

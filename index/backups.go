@@ -6,8 +6,13 @@ import (
 	"path/filepath"
 )
 
-// backupVersion is the format version of record backups.
-const backupVersion = 1
+// Format versions of record backups: version 2 adds the snapshot's labels
+// and is written only for labelled snapshots, so a backup of an unlabelled
+// one is what version 1 wrote.
+const (
+	backupVersion         = 1
+	labelledBackupVersion = 2
+)
 
 // EncodeBackup returns the backup of snapshot record s that is stored in
 // the packs, as an object of kind cas.KindRecord, beside the snapshot's
@@ -17,7 +22,11 @@ const backupVersion = 1
 // which backups of one project are ordered. origin is what the snapshot was
 // imported from ("" when it was not; see PutOrigin).
 func EncodeBackup(s Snapshot, origin string) []byte {
+	labelled := s.Session != "" || s.Turn != ""
 	b := []byte{backupVersion}
+	if labelled {
+		b[0] = labelledBackupVersion
+	}
 	b = binary.AppendUvarint(b, uint64(len(s.Project)))
 	b = append(b, s.Project...)
 	b = append(b, s.ID[:]...)
@@ -29,15 +38,20 @@ func EncodeBackup(s Snapshot, origin string) []byte {
 	b = binary.AppendUvarint(b, uint64(s.Stats.Files))
 	b = binary.AppendUvarint(b, uint64(s.Stats.Bytes))
 	b = binary.AppendUvarint(b, uint64(s.MaxFileSize))
-	b = binary.AppendUvarint(b, uint64(len(origin)))
-	return append(b, origin...)
+	b = appendString(b, origin)
+	if labelled {
+		b = appendString(b, s.Session)
+		b = appendString(b, s.Turn)
+	}
+	return b
 }
 
 // DecodeBackup parses a record backup made by EncodeBackup. The record's
 // BackupID is left zero: it is the ID of b.
 func DecodeBackup(b []byte) (s Snapshot, origin string, err error) {
 	r := reader{b: b}
-	if r.byte() != backupVersion {
+	version := r.byte()
+	if version != backupVersion && version != labelledBackupVersion {
 		return Snapshot{}, "", fmt.Errorf("%w: record backup: unknown version", ErrCorrupt)
 	}
 	s.Project = string(r.bytes(r.uvarint()))
@@ -49,7 +63,13 @@ func DecodeBackup(b []byte) (s Snapshot, origin string, err error) {
 	s.Stats.Files = int64(r.uvarint())
 	s.Stats.Bytes = int64(r.uvarint())
 	s.MaxFileSize = int64(r.uvarint())
-	origin = string(r.bytes(r.uvarint()))
+	origin = r.string()
+	if version == labelledBackupVersion {
+		s.Session, s.Turn = r.string(), r.string()
+		if r.err == nil && s.Session == "" && s.Turn == "" {
+			r.fail("labelled backup without labels") // one encoding per record
+		}
+	}
 	if r.err == nil && (!filepath.IsAbs(s.Project) || filepath.Clean(s.Project) != s.Project) {
 		r.fail("project is not a clean absolute path")
 	}

@@ -73,6 +73,18 @@ func (r *reader) varint() int64 {
 
 func (r *reader) time() time.Time { return time.Unix(0, r.varint()) }
 
+// string reads a length-prefixed string (see appendString).
+func (r *reader) string() string { return string(r.bytes(r.uvarint())) }
+
+// appendTime appends t as read by reader.time.
+func appendTime(b []byte, t time.Time) []byte { return binary.AppendVarint(b, t.UnixNano()) }
+
+// appendString appends s with its length before it.
+func appendString(b []byte, s string) []byte {
+	b = binary.AppendUvarint(b, uint64(len(s)))
+	return append(b, s...)
+}
+
 func (r *reader) done() error {
 	if r.err == nil && len(r.b) != 0 {
 		r.fail("trailing bytes")

@@ -3,6 +3,7 @@ package index
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -137,6 +138,7 @@ func TestAnotherChunkerIsRefused(t *testing.T) {
 func FuzzDecodeSnapshot(f *testing.F) {
 	f.Add(encodeSnapshot(Snapshot{Reason: "x", Pinned: true, Stats: Stats{Files: 1}}))
 	f.Add(encodeSnapshot(Snapshot{Reason: "y", BackupID: cas.ID{1}}))
+	f.Add(encodeSnapshot(Snapshot{Reason: "z", Session: "s", Turn: "t", BackupID: cas.ID{1}}))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		s, err := decodeSnapshot("/p", 1, b)
 		if err != nil {
@@ -190,6 +192,7 @@ func TestRecordBackupsAndInsert(t *testing.T) {
 
 func FuzzDecodeBackup(f *testing.F) {
 	f.Add(EncodeBackup(Snapshot{ID: cas.ID{1}, Project: "/p", Seq: 1, Root: cas.ID{2}, Reason: "x", Stats: Stats{Files: 1}}, "git:1:/p"))
+	f.Add(EncodeBackup(Snapshot{ID: cas.ID{1}, Project: "/p", Seq: 1, Root: cas.ID{2}, Session: "s", Turn: "t"}, ""))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		s, origin, err := DecodeBackup(b)
 		if err != nil {
@@ -216,6 +219,7 @@ func FuzzDecodeDir(f *testing.F) {
 
 func FuzzDecodeProject(f *testing.F) {
 	f.Add(encodeProject(Project{Created: time.Unix(5, 0), LastTouch: time.Unix(6, 0)}))
+	f.Add(encodeProject(Project{Created: time.Unix(5, 0), LastTouch: time.Unix(6, 0), Parent: DirID{Dev: 2049, Ino: 1 << 40}}))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		p, err := decodeProject("/p", b)
 		if err == nil && !bytes.Equal(encodeProject(p), b) {
@@ -237,4 +241,108 @@ func FuzzDecodeLocation(f *testing.F) {
 // testDB returns a database in a temporary directory.
 func testDB(t *testing.T) *DB {
 	return Open(filepath.Join(t.TempDir(), "db"), Options{Timeout: time.Second, Chunker: "test"})
+}
+
+func TestLabelsTurnsAndLedger(t *testing.T) {
+	db := testDB(t)
+	now := time.Unix(1_700_000_000, 0)
+	labelled := Snapshot{ID: cas.ID{1}, Project: "/p", Root: cas.ID{2}, Time: now, Session: "s1", Turn: "t1", BackupID: cas.ID{3}}
+	plain := Snapshot{ID: cas.ID{4}, Project: "/p", Root: cas.ID{2}, Time: now.Add(time.Second)}
+	if b := encodeSnapshot(plain); b[0] != recordVersion {
+		t.Fatal("an unlabelled record changed format")
+	}
+	err := db.Update(func(tx *Tx) error {
+		for _, s := range []*Snapshot{&labelled, &plain} {
+			if err := tx.AddSnapshot(s); err != nil {
+				return err
+			}
+		}
+		if err := tx.PutTurn(Turn{Project: "/p", ID: "t1", Session: "s1", Start: cas.ID{1}, Started: now}); err != nil {
+			return err
+		}
+		if err := tx.PutTurn(Turn{Project: "/p", ID: "t0", Start: cas.ID{1}, Started: now.Add(-time.Hour), End: cas.ID{4}, Ended: now, BackupID: cas.ID{9}}); err != nil {
+			return err
+		}
+		writes := make([]Write, LedgerLimit+5)
+		for i := range writes {
+			writes[i] = Write{Path: fmt.Sprintf("f%05d", i), State: cas.ID{byte(i%250 + 1)}, Time: now}
+		}
+		writes[len(writes)-1] = Write{Path: "gone", Time: now}
+		return tx.RecordWrites("/p", writes)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.View(func(tx *Tx) error {
+		snaps, _ := tx.Snapshots("/p")
+		if snaps[1].Session != "s1" || snaps[1].Turn != "t1" || snaps[1].BackupID != (cas.ID{3}) || snaps[0].Turn != "" {
+			t.Fatalf("labels: %+v", snaps)
+		}
+		turns, err := tx.Turns("/p")
+		if err != nil || len(turns) != 2 || turns[0].ID != "t1" || !turns[0].Open() || turns[1].Open() || turns[1].End != (cas.ID{4}) {
+			t.Fatalf("turns newest first: %+v %v", turns, err)
+		}
+		if tr, ok, _ := tx.Turn("/p", "t0"); !ok || tr.BackupID != (cas.ID{9}) || !tr.Ended.Equal(now) {
+			t.Fatalf("turn t0: %+v", tr)
+		}
+		ledger, err := tx.Writes("/p")
+		if err != nil || len(ledger) != LedgerLimit {
+			t.Fatalf("ledger holds %d writes, want the newest %d: %v", len(ledger), LedgerLimit, err)
+		}
+		if _, ok := ledger["f00000"]; ok {
+			t.Fatal("the oldest write outlived the limit")
+		}
+		if w, ok := ledger["gone"]; !ok || !w.State.IsZero() {
+			t.Fatalf("a recorded deletion: %+v", w)
+		}
+		return nil
+	})
+	db.Update(func(tx *Tx) error { return tx.DeleteProject("/p") })
+	db.View(func(tx *Tx) error {
+		turns, _ := tx.Turns("/p")
+		ledger, _ := tx.Writes("/p")
+		if len(turns) != 0 || len(ledger) != 0 {
+			t.Fatalf("a forgotten project kept %d turns and %d writes", len(turns), len(ledger))
+		}
+		return nil
+	})
+	tr := Turn{Project: "/p", ID: "t9", Session: "s", Start: cas.ID{1}, Started: now, End: cas.ID{2}, Ended: now}
+	if got, err := DecodeTurnBackup(EncodeTurnBackup(tr)); err != nil || got != tr {
+		t.Fatalf("turn backup round trip: %+v %v", got, err)
+	}
+	if _, _, err := DecodeBackup(EncodeTurnBackup(tr)); err == nil {
+		t.Fatal("a turn backup decoded as a snapshot backup")
+	}
+}
+
+func FuzzDecodeTurn(f *testing.F) {
+	f.Add(encodeTurn(Turn{Session: "s", Start: cas.ID{1}, End: cas.ID{2}, BackupID: cas.ID{3}}))
+	f.Add(encodeTurn(Turn{Start: cas.ID{1}}))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		tr, err := decodeTurn("/p", "t", b)
+		if err == nil && !bytes.Equal(encodeTurn(tr), b) {
+			t.Fatal("turn record does not re-encode to its input")
+		}
+	})
+}
+
+func FuzzDecodeTurnBackup(f *testing.F) {
+	f.Add(EncodeTurnBackup(Turn{Project: "/p", ID: "t", Start: cas.ID{1}, End: cas.ID{2}}))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		tr, err := DecodeTurnBackup(b)
+		if err == nil && !bytes.Equal(EncodeTurnBackup(tr), b) {
+			t.Fatal("turn backup does not re-encode to its input")
+		}
+	})
+}
+
+func FuzzDecodeWrite(f *testing.F) {
+	f.Add(encodeWrite(Write{Seq: 3, State: cas.ID{1}}))
+	f.Add(encodeWrite(Write{Seq: 4}))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		w, err := decodeWrite("p", b)
+		if err == nil && !bytes.Equal(encodeWrite(w), b) {
+			t.Fatal("recorded write does not re-encode to its input")
+		}
+	})
 }

@@ -39,6 +39,10 @@ type Snapshot struct {
 	// the snapshot's data (see EncodeBackup); zero for snapshots that have
 	// none.
 	BackupID cas.ID
+	// Session and Turn are the host's labels of the snapshot (empty when
+	// it gave none): the conversation and the turn it was taken in.
+	Session string
+	Turn    string
 }
 
 // NewSnapshotID returns the ID of a new snapshot record: a hash over what
@@ -61,10 +65,18 @@ func NewSnapshotID(project string, root cas.ID, t time.Time, reason string) cas.
 	return id
 }
 
+// labelledVersion is the version of snapshot records that carry labels;
+// records without labels keep version 1, byte for byte.
+const labelledVersion = 2
+
 // encodeSnapshot returns the stored form of s (without project and seq,
 // which are its bucket and key).
 func encodeSnapshot(s Snapshot) []byte {
+	labelled := s.Session != "" || s.Turn != ""
 	b := []byte{recordVersion}
+	if labelled {
+		b[0] = labelledVersion
+	}
 	b = append(b, s.ID[:]...)
 	b = append(b, s.Root[:]...)
 	b = binary.AppendVarint(b, s.Time.UnixNano())
@@ -78,6 +90,10 @@ func encodeSnapshot(s Snapshot) []byte {
 	b = binary.AppendUvarint(b, uint64(s.Stats.Files))
 	b = binary.AppendUvarint(b, uint64(s.Stats.Bytes))
 	b = binary.AppendUvarint(b, uint64(s.MaxFileSize))
+	if labelled {
+		b = appendString(b, s.Session)
+		b = appendString(b, s.Turn)
+	}
 	if !s.BackupID.IsZero() {
 		b = append(b, s.BackupID[:]...)
 	}
@@ -87,7 +103,8 @@ func encodeSnapshot(s Snapshot) []byte {
 // decodeSnapshot parses a snapshot record of project stored under seq.
 func decodeSnapshot(project string, seq uint64, v []byte) (Snapshot, error) {
 	r := reader{b: v}
-	if r.byte() != recordVersion {
+	version := r.byte()
+	if version != recordVersion && version != labelledVersion {
 		return Snapshot{}, fmt.Errorf("%w: snapshot %d of %s: unknown version", ErrCorrupt, seq, project)
 	}
 	s := Snapshot{Project: project, Seq: seq}
@@ -103,6 +120,12 @@ func decodeSnapshot(project string, seq uint64, v []byte) (Snapshot, error) {
 	s.Stats.Files = int64(r.uvarint())
 	s.Stats.Bytes = int64(r.uvarint())
 	s.MaxFileSize = int64(r.uvarint())
+	if version == labelledVersion {
+		s.Session, s.Turn = r.string(), r.string()
+		if s.Session == "" && s.Turn == "" {
+			r.fail("labelled record without labels") // one encoding per record
+		}
+	}
 	if len(r.b) > 0 {
 		if s.BackupID = r.id(); s.BackupID.IsZero() {
 			r.fail("zero backup ID") // absent, not zero: one encoding per record

@@ -158,6 +158,7 @@ BLAKE3-addressed and zstd-compressed, in a store shared by all projects.`,
 	root.AddCommand(
 		newSnapshotCommand(g), newListCommand(g), newDiffCommand(g), newRestoreCommand(g),
 		newCatCommand(g), newLsCommand(g), newExportCommand(g),
+		newLogCommand(g),
 		newPinCommand(g, true), newPinCommand(g, false), newForgetCommand(g),
 		newGCCommand(g), newPruneCommand(g), newStatusCommand(g), newVerifyCommand(g), newRepairCommand(g), newClearCommand(g),
 		newMigrateCommand(g), newClearLegacyCommand(g), newRootPathCommand(g), newVersionCommand(g),

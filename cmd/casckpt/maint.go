@@ -49,11 +49,15 @@ func newPruneCommand(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "prune",
 		Short: "drop orphan and stale projects, apply the size cap, collect garbage",
-		Long: `prune drops projects whose directory is gone (unless --keep-orphans) and
-projects not touched for --retention-days, applies the size cap, then
-collects garbage so the space is returned before it exits. Pinned snapshots
-keep their project. --auto skips the whole run if the last prune was less
-than --min-interval-hours ago (for host start-up hooks).`,
+		Long: `prune drops orphan projects, whose directory was deleted (unless
+--keep-orphans), and projects not touched for --retention-days, applies the
+size cap, then collects garbage so the space is returned before it exits.
+A project is an orphan only when its deletion is observable: its parent
+directory is still the one it was at the project's last snapshot. A project
+whose directory is out of sight otherwise (an unmounted volume, a missing or
+replaced parent) is unreachable: prune keeps it unless it is stale. Pinned
+snapshots keep their project. --auto skips the whole run if the last prune
+was less than --min-interval-hours ago (for host start-up hooks).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			staleAfter, err := days("retention-days", o.retentionDays)
@@ -116,7 +120,7 @@ than --min-interval-hours ago (for host start-up hooks).`,
 	}
 	f := cmd.Flags()
 	f.IntVar(&o.retentionDays, "retention-days", 7, "drop projects not touched for N days (0: never)")
-	f.BoolVar(&o.keepOrphans, "keep-orphans", false, "keep projects whose directory is gone")
+	f.BoolVar(&o.keepOrphans, "keep-orphans", false, "keep projects whose directory was deleted")
 	f.Int64Var(&o.maxSizeMB, "max-size-mb", 0, "size cap of the store in MiB (0: none)")
 	f.BoolVar(&o.auto, "auto", false, "do nothing if the last prune ran less than --min-interval-hours ago")
 	f.Float64Var(&o.minHours, "min-interval-hours", 24, "with --auto: hours between prunes")
@@ -134,7 +138,7 @@ type dropJSON struct {
 
 // ruleText explains each rule of a prune for people.
 var ruleText = map[string]string{
-	"orphan":   "orphan: its directory is gone",
+	"orphan":   "orphan: its directory was deleted",
 	"stale":    "stale: the project was not touched for --retention-days",
 	"size-cap": "size-cap: the store is over --max-size-mb",
 }
@@ -156,7 +160,7 @@ type legacyJSON struct {
 func newStatusCommand(g *globals) *cobra.Command {
 	return &cobra.Command{
 		Use:   "status",
-		Short: "show the store's size and projects",
+		Short: "show the store's size and projects (live, orphan or unreachable)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			store, err := g.open()
@@ -169,12 +173,8 @@ func newStatusCommand(g *globals) *cobra.Command {
 			}
 			projects := make([]projectJSON, 0, len(st.Projects))
 			for _, p := range st.Projects {
-				state := "live"
-				if p.Orphan {
-					state = "orphan"
-				}
 				projects = append(projects, projectJSON{Workdir: p.Workdir, Snapshots: p.Snapshots,
-					CreatedAt: p.Created.Format(time.RFC3339), LastTouch: p.LastTouch.Format(time.RFC3339), State: state})
+					CreatedAt: p.Created.Format(time.RFC3339), LastTouch: p.LastTouch.Format(time.RFC3339), State: string(p.State)})
 			}
 			found, err := migrate.Status(cmd.Context(), store, g.legacyDir(""))
 			if err != nil {
@@ -200,11 +200,7 @@ func newStatusCommand(g *globals) *cobra.Command {
 				tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 				fmt.Fprintln(tw, "PROJECT\tSNAPSHOTS\tCREATED\tLAST TOUCH\tSTATE")
 				for _, p := range st.Projects {
-					state := "live"
-					if p.Orphan {
-						state = "orphan"
-					}
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", oneLine(p.Workdir), count(int64(p.Snapshots)), ago(p.Created, g.now()), ago(p.LastTouch, g.now()), state)
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", oneLine(p.Workdir), count(int64(p.Snapshots)), ago(p.Created, g.now()), ago(p.LastTouch, g.now()), p.State)
 				}
 				tw.Flush()
 			})

@@ -1,0 +1,205 @@
+package index
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/casckpt/casckpt/cas"
+)
+
+// bucketTurns holds a bucket per project, with a record per turn, keyed by
+// the host's turn ID.
+var bucketTurns = []byte("turns")
+
+// Turn is one turn of an agent in a project: the snapshot it began on and,
+// once it ended, the one it ended on. What changed between them is the
+// agent's.
+type Turn struct {
+	Project string
+	ID      string // the host's turn ID, unique in the project
+	Session string // the host's session ("" when it gave none)
+	Start   cas.ID // the snapshot the turn began on
+	End     cas.ID // the snapshot it ended on; zero while the turn is open
+	Started time.Time
+	Ended   time.Time // zero while open
+	// BackupID names the backup of this record in the packs (see
+	// EncodeTurnBackup), from which Repair rebuilds it.
+	BackupID cas.ID
+}
+
+// Open reports whether the turn has not ended.
+func (t Turn) Open() bool { return t.End.IsZero() }
+
+// turnVersion is the format version of turn records.
+const turnVersion = 1
+
+func encodeTurn(t Turn) []byte {
+	b := []byte{turnVersion}
+	b = appendString(b, t.Session)
+	b = append(b, t.Start[:]...)
+	b = appendTime(b, t.Started)
+	var flags byte
+	if !t.End.IsZero() {
+		flags |= 1
+	}
+	if !t.BackupID.IsZero() {
+		flags |= 2
+	}
+	b = append(b, flags)
+	if !t.End.IsZero() {
+		b = append(b, t.End[:]...)
+		b = appendTime(b, t.Ended)
+	}
+	if !t.BackupID.IsZero() {
+		b = append(b, t.BackupID[:]...)
+	}
+	return b
+}
+
+func decodeTurn(project, id string, v []byte) (Turn, error) {
+	r := reader{b: v}
+	if r.byte() != turnVersion {
+		return Turn{}, fmt.Errorf("%w: turn %q of %s: unknown version", ErrCorrupt, id, project)
+	}
+	t := Turn{Project: project, ID: id, Session: r.string(), Start: r.id(), Started: r.time()}
+	flags := r.byte()
+	if flags > 3 {
+		r.fail("bad flags")
+	}
+	if flags&1 != 0 {
+		t.End, t.Ended = r.id(), r.time()
+	}
+	if flags&2 != 0 {
+		t.BackupID = r.id()
+	}
+	if r.err == nil && (t.Start.IsZero() || (flags&1 != 0 && t.End.IsZero()) || (flags&2 != 0 && t.BackupID.IsZero())) {
+		r.fail("zero snapshot or backup ID")
+	}
+	if err := r.done(); err != nil {
+		return Turn{}, fmt.Errorf("turn %q of %s: %w", id, project, err)
+	}
+	return t, nil
+}
+
+// Turns lists a project's turns, newest first (by start time, then ID).
+func (t *Tx) Turns(workdir string) ([]Turn, error) {
+	out := []Turn{}
+	root := t.bucket(bucketTurns)
+	if root == nil {
+		return out, nil
+	}
+	b := root.Bucket([]byte(workdir))
+	if b == nil {
+		return out, nil
+	}
+	err := b.ForEach(func(k, v []byte) error {
+		turn, err := decodeTurn(workdir, string(k), v)
+		out = append(out, turn)
+		return err
+	})
+	slices.SortStableFunc(out, func(a, b Turn) int {
+		if c := b.Started.Compare(a.Started); c != 0 {
+			return c
+		}
+		return cmpString(b.ID, a.ID)
+	})
+	return out, err
+}
+
+func cmpString(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// Turn returns turn id of project workdir, if it is recorded.
+func (t *Tx) Turn(workdir, id string) (Turn, bool, error) {
+	root := t.bucket(bucketTurns)
+	if root == nil {
+		return Turn{}, false, nil
+	}
+	b := root.Bucket([]byte(workdir))
+	if b == nil {
+		return Turn{}, false, nil
+	}
+	v := b.Get([]byte(id))
+	if v == nil {
+		return Turn{}, false, nil
+	}
+	turn, err := decodeTurn(workdir, id, v)
+	return turn, err == nil, err
+}
+
+// PutTurn stores turn record tr (a new turn, or one that ended).
+func (t *Tx) PutTurn(tr Turn) error {
+	if tr.ID == "" || tr.Start.IsZero() {
+		return errors.New("index: a turn record needs an ID and a start snapshot")
+	}
+	root, err := t.tx.CreateBucketIfNotExists(bucketTurns)
+	if err != nil {
+		return err
+	}
+	b, err := root.CreateBucketIfNotExists([]byte(tr.Project))
+	if err != nil {
+		return err
+	}
+	return b.Put([]byte(tr.ID), encodeTurn(tr))
+}
+
+// DeleteTurn removes a turn record; a missing one is no error.
+func (t *Tx) DeleteTurn(workdir, id string) error {
+	if root := t.bucket(bucketTurns); root != nil {
+		if b := root.Bucket([]byte(workdir)); b != nil {
+			return b.Delete([]byte(id))
+		}
+	}
+	return nil
+}
+
+// turnBackupVersion starts every turn backup; it differs from the first
+// byte of every snapshot record backup, so the two never decode as each
+// other.
+const turnBackupVersion = 0x81
+
+// EncodeTurnBackup returns the backup of turn record tr that is stored in
+// the packs as an object of kind cas.KindRecord, beside the data of the
+// commit that starts or ends the turn, so that Repair can rebuild it. It
+// holds all of tr but BackupID.
+func EncodeTurnBackup(tr Turn) []byte {
+	b := []byte{turnBackupVersion}
+	b = appendString(b, tr.Project)
+	b = appendString(b, tr.ID)
+	tr.BackupID = cas.ID{}
+	return append(b, encodeTurn(tr)...)
+}
+
+// DecodeTurnBackup parses a turn backup made by EncodeTurnBackup. The
+// record's BackupID is left zero: it is the ID of b.
+func DecodeTurnBackup(b []byte) (Turn, error) {
+	r := reader{b: b}
+	if r.byte() != turnBackupVersion {
+		return Turn{}, fmt.Errorf("%w: turn backup: unknown version", ErrCorrupt)
+	}
+	project, id := r.string(), r.string()
+	if r.err != nil {
+		return Turn{}, fmt.Errorf("turn backup: %w", r.err)
+	}
+	if !filepath.IsAbs(project) || filepath.Clean(project) != project || id == "" {
+		return Turn{}, fmt.Errorf("%w: turn backup: bad project or turn ID", ErrCorrupt)
+	}
+	tr, err := decodeTurn(project, id, r.b)
+	if err != nil {
+		return Turn{}, fmt.Errorf("turn backup: %w", err)
+	}
+	if !tr.BackupID.IsZero() {
+		return Turn{}, fmt.Errorf("%w: turn backup names a backup", ErrCorrupt)
+	}
+	return tr, nil
+}
