@@ -52,7 +52,7 @@ func (p *planner) merge(ctx context.Context, n *node) error {
 	if n.w.Exec == n.e.Exec {
 		exec = n.s.Exec
 	}
-	e, err := manifest.PutFile(ctx, p.content, path.Base(n.path), bytes.NewReader(merged), int64(len(merged)), exec)
+	e, err := manifest.PutFile(ctx, p.merged, path.Base(n.path), bytes.NewReader(merged), int64(len(merged)), exec)
 	if err != nil {
 		return fmt.Errorf("undo %s: %w", n.path, err)
 	}
@@ -68,35 +68,39 @@ func (sums) Put(_ context.Context, kind cas.Kind, data []byte) (cas.ID, error) {
 	return cas.Sum(kind, data), nil
 }
 
-// layer holds merged content in memory over a Getter: Get serves what
-// was Put, and everything else from base. It is safe for concurrent use.
-type layer struct {
-	base    cas.Getter
+// memory holds merged content until the plan is applied. It is safe for
+// concurrent use.
+type memory struct {
 	mu      sync.Mutex
 	objects map[cas.ID][]byte
 }
 
-var (
-	_ cas.Putter = (*layer)(nil)
-	_ cas.Getter = (*layer)(nil)
-)
+var _ cas.Putter = (*memory)(nil)
 
 // Put keeps a copy of data.
-func (l *layer) Put(_ context.Context, kind cas.Kind, data []byte) (cas.ID, error) {
+func (m *memory) Put(_ context.Context, kind cas.Kind, data []byte) (cas.ID, error) {
 	id := cas.Sum(kind, data)
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if _, ok := l.objects[id]; !ok {
-		l.objects[id] = bytes.Clone(data)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, ok := m.objects[id]; !ok {
+		m.objects[id] = bytes.Clone(data)
 	}
 	return id, nil
 }
 
-// Get returns an object Put here, or base's.
-func (l *layer) Get(ctx context.Context, id cas.ID) ([]byte, error) {
-	l.mu.Lock()
-	b, ok := l.objects[id]
-	l.mu.Unlock()
+// layer serves what memory holds, and everything else from base.
+type layer struct {
+	mem  *memory
+	base cas.Getter
+}
+
+var _ cas.Getter = layer{}
+
+// Get returns an object of mem, or base's.
+func (l layer) Get(ctx context.Context, id cas.ID) ([]byte, error) {
+	l.mem.mu.Lock()
+	b, ok := l.mem.objects[id]
+	l.mem.mu.Unlock()
 	if ok {
 		return b, nil
 	}

@@ -24,12 +24,12 @@
 //     other, lines both changed, a path excluded from W (ignored, too
 //     large, unreadable), a path whose directory is gone or left alone.
 //   - A Plan is the reverted, merged and conflicting paths and the
-//     restorer.Plan of the writes that carry it out, with the Getter that
-//     serves every chunk those writes need: merged content held in
-//     memory, the rest from the store.
+//     restorer.Plan of the writes that carry it out; Plan.Content layers
+//     the merged content, held in memory, over the store, to serve every
+//     chunk those writes need.
 //
 // NewPlan writes nothing. The caller verifies the plan (restorer.Verify
-// over Plan.Content) and applies it with restorer.Apply, the writer a
+// over Plan.Content of the store) and applies it with restorer.Apply, the writer a
 // restore uses: every file is a new temporary file, synced and renamed
 // over its path. Merged content is made only from verified bytes: S's and
 // E's read from the store, W's read from the working tree and checked

@@ -81,10 +81,10 @@ func (c undoCase) run(t *testing.T) (Plan, testtree.Tree) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := restorer.Verify(ctx, plan.Content, plan.Restore); err != nil {
+	if err := restorer.Verify(ctx, plan.Content(m), plan.Restore); err != nil {
 		t.Fatal(err)
 	}
-	if err := restorer.Apply(ctx, restorer.RootFS(root), plan.Content, plan.Restore, nil); err != nil {
+	if err := restorer.Apply(ctx, restorer.RootFS(root), plan.Content(m), plan.Restore, nil); err != nil {
 		t.Fatal(err)
 	}
 	return plan, testtree.Read(t, dir)

@@ -44,9 +44,15 @@ type Plan struct {
 	// Restore are the writes and deletions that carry the plan out, for
 	// restorer.Verify and restorer.Apply, both reading from Content.
 	Restore restorer.Plan
-	// Content serves every chunk Restore writes: merged content from
-	// memory, everything else from the Getter NewPlan was given.
-	Content cas.Getter
+	merged  *memory // the merged files' chunks
+}
+
+// Content returns the Getter that serves every chunk Restore writes:
+// merged content from memory, everything else from store (the store the
+// plan was made from, or a later view of it). It is safe for concurrent
+// use.
+func (p Plan) Content(store cas.Getter) cas.Getter {
+	return layer{p.merged, store}
 }
 
 // action is what an undo does at one path.
@@ -73,12 +79,12 @@ type node struct {
 
 // planner is one NewPlan.
 type planner struct {
-	g       cas.Getter
-	in      Input
-	nodes   []*node
-	byPath  map[string]*node
-	work    map[string]manifest.Change // Diff(E, W) by path
-	content *layer
+	g      cas.Getter
+	in     Input
+	nodes  []*node
+	byPath map[string]*node
+	work   map[string]manifest.Change // Diff(E, W) by path
+	merged *memory
 }
 
 // NewPlan plans the undo of the turn from in.Start to in.End in the
@@ -97,7 +103,7 @@ func NewPlan(ctx context.Context, g cas.Getter, in Input) (Plan, error) {
 		return Plan{}, err
 	}
 	p := &planner{g: g, in: in, byPath: map[string]*node{}, work: map[string]manifest.Change{},
-		content: &layer{base: g, objects: map[cas.ID][]byte{}}}
+		merged: &memory{objects: map[cas.ID][]byte{}}}
 	for _, c := range since {
 		p.work[c.Path] = c
 	}
@@ -210,7 +216,7 @@ func (p *planner) settleDirs() {
 
 // plan sums the decisions up.
 func (p *planner) plan() Plan {
-	out := Plan{Reverted: []string{}, Merged: []string{}, Conflicts: []Conflict{}, Content: p.content}
+	out := Plan{Reverted: []string{}, Merged: []string{}, Conflicts: []Conflict{}, merged: p.merged}
 	var changes []manifest.Change
 	for _, n := range p.nodes {
 		if c, ok := n.change(); ok {
