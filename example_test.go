@@ -45,7 +45,7 @@ func ExampleManager() {
 
 	store, _ := casckpt.Open(filepath.Join(tmp, "store"), casckpt.Options{})
 	m := casckpt.NewManager(store, casckpt.SnapshotOptions{})
-	m.NewTurn()
+	m.NewTurn("", "")
 	first := m.EnsureCheckpoint(ctx, filepath.Join(project, "src", "a.go"), "before write_file")
 	second := m.EnsureCheckpoint(ctx, filepath.Join(project, "go.mod"), "before patch")
 	fmt.Println(first.Result.Created, first.Err, second.AlreadyDone, filepath.Base(second.Project))
