@@ -22,6 +22,9 @@ func damaged(sn record, err error) error {
 // oldest: from an empty tree).
 type ListEntry struct {
 	Snapshot
+	// Number is the snapshot's place among the project's snapshots,
+	// newest first from 1: @Number refers to it (see Ref).
+	Number       int
 	FilesChanged int64
 	Insertions   int64
 	Deletions    int64
@@ -66,7 +69,7 @@ func (s *Store) ListSession(ctx context.Context, dir, session string, n int) ([]
 			if err != nil {
 				return err
 			}
-			out = append(out, ListEntry{Snapshot: hostSnapshot(sn), FilesChanged: c.files, Insertions: c.insertions, Deletions: c.deletions, Damaged: c.damaged})
+			out = append(out, ListEntry{Snapshot: hostSnapshot(sn), Number: i + 1, FilesChanged: c.files, Insertions: c.insertions, Deletions: c.deletions, Damaged: c.damaged})
 		}
 		return nil
 	})
