@@ -184,7 +184,8 @@ func (p *pendingSnapshot) abort() {
 // scanSnapshot scans workdir in view v, storing what the tree needs
 // through a new Writer (seen through wrap, when not nil, so a caller can
 // also keep what is put), and, unless the tree is the newest snapshot's,
-// the backup of the record to add.
+// the backup of the record to add; and the backup of the turn record that
+// the snapshot changes, if any (see turnUpdate).
 func (ss *session) scanSnapshot(ctx context.Context, v view, workdir string, opts SnapshotOptions, wrap func(cas.Putter) cas.Putter) (*pendingSnapshot, error) {
 	p := &pendingSnapshot{workdir: workdir, opts: opts}
 	snaps, err := v.tx.Snapshots(workdir)
@@ -220,7 +221,8 @@ func (ss *session) scanSnapshot(ctx context.Context, v view, workdir string, opt
 	if p.newest != nil {
 		snap = p.newest.ID
 	}
-	if (p.newest == nil || p.newest.Root != root) && (p.newest != nil || root != manifest.EmptyTreeID) {
+	unchanged := (p.newest != nil && p.newest.Root == root) || (p.newest == nil && root == manifest.EmptyTreeID)
+	if !unchanged {
 		p.rec = &record{ID: index.NewSnapshotID(workdir, root, p.at, opts.Reason), Project: workdir, Root: root, Time: p.at,
 			Reason: opts.Reason, Stats: index.Stats{Files: p.scanned.Files, Bytes: p.scanned.Bytes}, MaxFileSize: p.scanned.MaxFileSize,
 			Session: opts.Session, Turn: opts.Turn}
