@@ -190,3 +190,28 @@ func sameTurns(t *testing.T, s *casckpt.Store, dir string, want []casckpt.TurnIn
 		}
 	}
 }
+
+func TestPruneTakesAGoneProjectsTurns(t *testing.T) {
+	ctx := context.Background()
+	s := openStore(t)
+	gone, kept := filepath.Join(t.TempDir(), "gone"), t.TempDir()
+	os.Mkdir(gone, 0o755)
+	for _, dir := range []string{gone, kept} {
+		os.WriteFile(filepath.Join(dir, "f"), []byte(dir), 0o644)
+		mustSnapshot(t, s, dir, casckpt.SnapshotOptions{Turn: "t", EndTurn: true})
+	}
+	os.RemoveAll(gone)
+	if res, err := s.Prune(ctx, casckpt.PruneOptions{}); err != nil || res.DeletedOrphan != 1 {
+		t.Fatalf("prune: %+v %v", res, err)
+	}
+	if turns, _ := s.Turns(ctx, gone, ""); len(turns) != 0 {
+		t.Fatalf("a pruned project's turns: %+v", turns)
+	}
+	// Nor does a repair bring them back; the other project's stay.
+	if res, err := s.Repair(ctx); err != nil || res.Turns != 1 {
+		t.Fatalf("repair: %+v %v", res, err)
+	}
+	if turns, _ := s.Turns(ctx, kept, ""); len(turns) != 1 {
+		t.Fatalf("the kept project's turns: %+v", turns)
+	}
+}
