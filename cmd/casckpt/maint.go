@@ -265,6 +265,7 @@ type repairJSON struct {
 	UnreadablePacks []string `json:"unreadable_packs"`
 	Projects        int      `json:"projects"`
 	Snapshots       int      `json:"snapshots"`
+	Turns           int      `json:"turns"`
 	FromOldDatabase int      `json:"from_old_database"`
 	OldDatabase     any      `json:"old_database"`
 }
@@ -293,7 +294,7 @@ The old database is kept beside the new one. Run verify afterwards.`,
 			}
 			doc := repairJSON{PacksRead: res.PacksRead, ObjectsIndexed: res.ObjectsIndexed,
 				DamagedPacks: orEmpty(res.DamagedPacks), UnreadablePacks: orEmpty(res.UnreadablePacks),
-				Projects: res.Projects, Snapshots: res.Snapshots, FromOldDatabase: res.FromOldDatabase}
+				Projects: res.Projects, Snapshots: res.Snapshots, Turns: res.Turns, FromOldDatabase: res.FromOldDatabase}
 			if res.OldDatabase != "" {
 				doc.OldDatabase = res.OldDatabase
 			}
@@ -304,9 +305,9 @@ The old database is kept beside the new one. Run verify afterwards.`,
 				g.warn(fmt.Sprintf("pack %s has nothing readable: set aside as %s.damaged", p, p))
 			}
 			return g.emit(doc, func(w io.Writer) {
-				fmt.Fprintf(w, "rebuilt the database: %s of %s (%s from the old database, %s from the copies in the packs), %s in %s\n",
+				fmt.Fprintf(w, "rebuilt the database: %s of %s (%s from the old database, %s from the backups in the packs), %s, %s in %s\n",
 					countOf(int64(res.Snapshots), "snapshot"), countOf(int64(res.Projects), "project"), count(int64(res.FromOldDatabase)),
-					count(int64(res.Snapshots-res.FromOldDatabase)), countOf(int64(res.ObjectsIndexed), "object"), countOf(int64(res.PacksRead), "pack"))
+					count(int64(res.Snapshots-res.FromOldDatabase)), countOf(int64(res.Turns), "turn"), countOf(int64(res.ObjectsIndexed), "object"), countOf(int64(res.PacksRead), "pack"))
 				if res.OldDatabase != "" {
 					fmt.Fprintf(w, "the old database is kept as %s: delete it once casckpt verify is clean\n", oneLine(res.OldDatabase))
 				}
