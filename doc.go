@@ -15,6 +15,12 @@
 //     whose file contents are chunks in the object store (package cas).
 //   - A reference (Ref) names a snapshot of a project: its full 64-digit ID,
 //     a unique hex prefix of at least 4 digits, or @N, the N-th newest.
+//   - A turn is one turn of an agent in a project, named by the host: the
+//     snapshot it began on and the one it ended on. What changed between
+//     them is the agent's; what changed between turns is someone else's.
+//     Snapshots carry the host's session and turn labels.
+//   - The write ledger records what an agent wrote, path by path, for
+//     hosts that hook their write tools rather than their turns.
 //
 // Layout: this package holds the use cases, each a short orchestration in
 // a file of its own (snapshot.go, restore.go, diff.go, gc.go, prune.go,

@@ -3,19 +3,24 @@ package casckpt
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 )
 
 // Manager gives an agent host the "checkpoint once per turn" discipline:
 // the first EnsureCheckpoint of a project in a turn snapshots it, later
 // ones in the same turn do nothing, and nothing it does can fail or panic
-// the caller. It is safe for concurrent use.
+// the caller. With a turn ID (see NewTurn) it also records the turn: the
+// checkpoint starts it, and EndTurn ends it in every project the turn
+// checkpointed, so the store knows which changes are the agent's (see
+// TurnInfo). It is safe for concurrent use.
 type Manager struct {
 	store *Store
 	opts  SnapshotOptions
 
-	mu   sync.Mutex
-	done map[string]bool // projects checkpointed this turn
+	mu            sync.Mutex
+	session, turn string          // the current turn's IDs ("": none)
+	done          map[string]bool // projects checkpointed this turn
 }
 
 // NewManager returns a Manager taking snapshots in store with opts (whose
@@ -25,10 +30,15 @@ func NewManager(store *Store, opts SnapshotOptions) *Manager {
 }
 
 // NewTurn starts a conversation turn: every project may be checkpointed
-// once more.
-func (m *Manager) NewTurn() {
+// once more. session and turn are the host's IDs of the conversation and
+// of the turn (see CheckLabel); the checkpoints of the turn are labelled
+// with them, and the first one in each project starts the turn there.
+// With turn "" no turn is recorded (session "": none is named); an ID that
+// CheckLabel refuses makes each checkpoint of the turn report the error.
+func (m *Manager) NewTurn(session, turn string) {
 	m.mu.Lock()
 	m.done = map[string]bool{}
+	m.session, m.turn = session, turn
 	m.mu.Unlock()
 }
 
@@ -64,14 +74,48 @@ func (m *Manager) EnsureCheckpoint(ctx context.Context, path, reason string) (re
 		return CheckpointReport{Project: root, AlreadyDone: true}
 	}
 	m.done[root] = true
-	m.mu.Unlock()
 	opts := m.opts
-	opts.Reason = reason
+	opts.Reason, opts.Session, opts.Turn = reason, m.session, m.turn
+	m.mu.Unlock()
 	res, err := m.store.Snapshot(ctx, root, opts)
 	if err != nil {
 		m.mu.Lock()
 		delete(m.done, root) // let a later call in this turn try again
 		m.mu.Unlock()
 	}
+	return CheckpointReport{Project: root, Result: res, Err: err}
+}
+
+// EndTurn ends the current turn in every project it checkpointed: each is
+// snapshotted once more (reason "end of turn"), and the snapshot is the
+// turn's end. It reports on each project, in workdir order, and never fails
+// the caller. Without a turn ID it does nothing.
+func (m *Manager) EndTurn(ctx context.Context) []CheckpointReport {
+	m.mu.Lock()
+	opts := m.opts
+	opts.Reason, opts.Session, opts.Turn, opts.EndTurn = "end of turn", m.session, m.turn, true
+	var roots []string
+	if m.turn != "" {
+		for root := range m.done {
+			roots = append(roots, root)
+		}
+	}
+	m.mu.Unlock()
+	slices.Sort(roots)
+	reports := []CheckpointReport{}
+	for _, root := range roots {
+		reports = append(reports, m.endIn(ctx, root, opts))
+	}
+	return reports
+}
+
+// endIn takes the snapshot of project root that ends the turn.
+func (m *Manager) endIn(ctx context.Context, root string, opts SnapshotOptions) (rep CheckpointReport) {
+	defer func() {
+		if r := recover(); r != nil {
+			rep.Err = fmt.Errorf("end of turn in %s: internal error: %v", root, r)
+		}
+	}()
+	res, err := m.store.Snapshot(ctx, root, opts)
 	return CheckpointReport{Project: root, Result: res, Err: err}
 }

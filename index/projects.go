@@ -150,8 +150,8 @@ func (t *Tx) EachProject(fn func(ProjectSnapshots) error) error {
 }
 
 // DeleteProject removes a project with its snapshots, turns, stat cache and
-// write ledger; its snapshots' record backups get tombstones (see
-// Tombstones).
+// write ledger; the backups of its snapshot and turn records get tombstones
+// (see Tombstones).
 func (t *Tx) DeleteProject(workdir string) error {
 	key := []byte(workdir)
 	snaps, err := t.Snapshots(workdir)
@@ -159,7 +159,16 @@ func (t *Tx) DeleteProject(workdir string) error {
 		return err
 	}
 	for _, s := range snaps {
-		if err := t.addTombstone(s); err != nil {
+		if err := t.addTombstone(s.BackupID); err != nil {
+			return err
+		}
+	}
+	turns, err := t.Turns(workdir)
+	if err != nil {
+		return err
+	}
+	for _, tr := range turns {
+		if err := t.addTombstone(tr.BackupID); err != nil {
 			return err
 		}
 	}

@@ -59,64 +59,7 @@ replaced parent) is unreachable: prune keeps it unless it is stale. Pinned
 snapshots keep their project. --auto skips the whole run if the last prune
 was less than --min-interval-hours ago (for host start-up hooks).`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			staleAfter, err := days("retention-days", o.retentionDays)
-			if err != nil {
-				return err
-			}
-			maxSize, err := mebibytes("max-size-mb", o.maxSizeMB, 0)
-			if err != nil {
-				return err
-			}
-			minInterval, err := hours("min-interval-hours", o.minHours)
-			if err != nil {
-				return err
-			}
-			store, err := g.open()
-			if err != nil {
-				return err
-			}
-			opts := casckpt.PruneOptions{StaleAfter: staleAfter, KeepOrphans: o.keepOrphans, MaxSize: maxSize, DryRun: o.dryRun}
-			if o.auto {
-				opts.MinInterval = minInterval
-			}
-			res, err := store.Prune(cmd.Context(), opts)
-			if err != nil {
-				return err
-			}
-			if res.Skipped {
-				return g.emit(map[string]bool{"skipped": true}, func(w io.Writer) {
-					fmt.Fprintf(w, "skipped: the last prune ran less than %g hours ago\n", o.minHours)
-				})
-			}
-			if !res.CapMet {
-				g.warn("the size cap cannot be met: pinned and newest snapshots need more room")
-			}
-			drops := make([]dropJSON, 0, len(res.Drops))
-			for _, d := range res.Drops {
-				drops = append(drops, dropJSON{Project: d.Project, ID: d.ID.String(), Rule: d.Rule})
-			}
-			doc := map[string]any{"skipped": false, "scanned": res.Scanned, "deleted_orphan": res.DeletedOrphan,
-				"deleted_stale": res.DeletedStale, "snapshots_dropped": res.SnapshotsDropped, "bytes_freed": res.BytesFreed,
-				"drops": drops}
-			return g.emit(doc, func(w io.Writer) {
-				verb := "dropped"
-				if o.dryRun {
-					verb = "would drop"
-				}
-				for _, d := range res.Drops {
-					fmt.Fprintf(w, "%s %s of %s (%s)\n", verb, d.ID.Short(), oneLine(d.Project), ruleText[d.Rule])
-				}
-				fmt.Fprintf(w, "scanned %s; %s %s (%s and %s)", countOf(int64(res.Scanned), "project"), verb,
-					countOf(int64(res.SnapshotsDropped), "snapshot"), countOf(int64(res.DeletedOrphan), "orphan project"),
-					countOf(int64(res.DeletedStale), "stale project"))
-				if o.dryRun {
-					fmt.Fprintln(w, "; nothing was changed (dry run)")
-				} else {
-					fmt.Fprintf(w, "; freed %s\n", humanBytes(res.BytesFreed))
-				}
-			})
-		},
+		RunE: func(cmd *cobra.Command, _ []string) error { return runPrune(cmd, g, o) },
 	}
 	f := cmd.Flags()
 	f.IntVar(&o.retentionDays, "retention-days", 7, "drop projects not touched for N days (0: never)")
@@ -126,6 +69,71 @@ was less than --min-interval-hours ago (for host start-up hooks).`,
 	f.Float64Var(&o.minHours, "min-interval-hours", 24, "with --auto: hours between prunes")
 	f.BoolVar(&o.dryRun, "dry-run", false, "show what would be dropped and change nothing")
 	return cmd
+}
+
+// runPrune checks prune's flags, runs it and prints what it did.
+func runPrune(cmd *cobra.Command, g *globals, o pruneOptions) error {
+	staleAfter, err := days("retention-days", o.retentionDays)
+	if err != nil {
+		return err
+	}
+	maxSize, err := mebibytes("max-size-mb", o.maxSizeMB, 0)
+	if err != nil {
+		return err
+	}
+	minInterval, err := hours("min-interval-hours", o.minHours)
+	if err != nil {
+		return err
+	}
+	store, err := g.open()
+	if err != nil {
+		return err
+	}
+	opts := casckpt.PruneOptions{StaleAfter: staleAfter, KeepOrphans: o.keepOrphans, MaxSize: maxSize, DryRun: o.dryRun}
+	if o.auto {
+		opts.MinInterval = minInterval
+	}
+	res, err := store.Prune(cmd.Context(), opts)
+	if err != nil {
+		return err
+	}
+	if res.Skipped {
+		return g.emit(map[string]bool{"skipped": true}, func(w io.Writer) {
+			fmt.Fprintf(w, "skipped: the last prune ran less than %g hours ago\n", o.minHours)
+		})
+	}
+	if !res.CapMet {
+		g.warn("the size cap cannot be met: pinned and newest snapshots need more room")
+	}
+	return emitPrune(g, res, o.dryRun)
+}
+
+// emitPrune prints what a prune that ran dropped and freed.
+func emitPrune(g *globals, res casckpt.PruneResult, dryRun bool) error {
+	drops := make([]dropJSON, 0, len(res.Drops))
+	for _, d := range res.Drops {
+		drops = append(drops, dropJSON{Project: d.Project, ID: d.ID.String(), Rule: d.Rule})
+	}
+	doc := map[string]any{"skipped": false, "scanned": res.Scanned, "deleted_orphan": res.DeletedOrphan,
+		"deleted_stale": res.DeletedStale, "snapshots_dropped": res.SnapshotsDropped, "bytes_freed": res.BytesFreed,
+		"drops": drops}
+	return g.emit(doc, func(w io.Writer) {
+		verb := "dropped"
+		if dryRun {
+			verb = "would drop"
+		}
+		for _, d := range res.Drops {
+			fmt.Fprintf(w, "%s %s of %s (%s)\n", verb, d.ID.Short(), oneLine(d.Project), ruleText[d.Rule])
+		}
+		fmt.Fprintf(w, "scanned %s; %s %s (%s and %s)", countOf(int64(res.Scanned), "project"), verb,
+			countOf(int64(res.SnapshotsDropped), "snapshot"), countOf(int64(res.DeletedOrphan), "orphan project"),
+			countOf(int64(res.DeletedStale), "stale project"))
+		if dryRun {
+			fmt.Fprintln(w, "; nothing was changed (dry run)")
+		} else {
+			fmt.Fprintf(w, "; freed %s\n", humanBytes(res.BytesFreed))
+		}
+	})
 }
 
 // dropJSON is one snapshot a prune dropped (or would drop) and the rule
@@ -257,6 +265,7 @@ type repairJSON struct {
 	UnreadablePacks []string `json:"unreadable_packs"`
 	Projects        int      `json:"projects"`
 	Snapshots       int      `json:"snapshots"`
+	Turns           int      `json:"turns"`
 	FromOldDatabase int      `json:"from_old_database"`
 	OldDatabase     any      `json:"old_database"`
 }
@@ -285,7 +294,7 @@ The old database is kept beside the new one. Run verify afterwards.`,
 			}
 			doc := repairJSON{PacksRead: res.PacksRead, ObjectsIndexed: res.ObjectsIndexed,
 				DamagedPacks: orEmpty(res.DamagedPacks), UnreadablePacks: orEmpty(res.UnreadablePacks),
-				Projects: res.Projects, Snapshots: res.Snapshots, FromOldDatabase: res.FromOldDatabase}
+				Projects: res.Projects, Snapshots: res.Snapshots, Turns: res.Turns, FromOldDatabase: res.FromOldDatabase}
 			if res.OldDatabase != "" {
 				doc.OldDatabase = res.OldDatabase
 			}
@@ -296,9 +305,9 @@ The old database is kept beside the new one. Run verify afterwards.`,
 				g.warn(fmt.Sprintf("pack %s has nothing readable: set aside as %s.damaged", p, p))
 			}
 			return g.emit(doc, func(w io.Writer) {
-				fmt.Fprintf(w, "rebuilt the database: %s of %s (%s from the old database, %s from the copies in the packs), %s in %s\n",
+				fmt.Fprintf(w, "rebuilt the database: %s of %s (%s from the old database, %s from the backups in the packs), %s, %s in %s\n",
 					countOf(int64(res.Snapshots), "snapshot"), countOf(int64(res.Projects), "project"), count(int64(res.FromOldDatabase)),
-					count(int64(res.Snapshots-res.FromOldDatabase)), countOf(int64(res.ObjectsIndexed), "object"), countOf(int64(res.PacksRead), "pack"))
+					count(int64(res.Snapshots-res.FromOldDatabase)), countOf(int64(res.Turns), "turn"), countOf(int64(res.ObjectsIndexed), "object"), countOf(int64(res.PacksRead), "pack"))
 				if res.OldDatabase != "" {
 					fmt.Fprintf(w, "the old database is kept as %s: delete it once casckpt verify is clean\n", oneLine(res.OldDatabase))
 				}
