@@ -59,9 +59,9 @@ const PreUndoPrefix = "pre-undo"
 // writes, then takes a pre-undo snapshot (unless the tree equals the
 // newest one) and replaces each file atomically, as Restore does.
 //
-// An unknown turn is ErrNotFound, an open one ErrRefused, and a turn whose
-// start or end snapshot was dropped ErrNotFound too. Conflicts are no
-// error.
+// An unknown turn is ErrNotFound; an open one, or one whose start or end
+// snapshot was dropped, ErrRefused (see TurnInfo.Undoable). Conflicts are
+// no error.
 func (s *Store) Undo(ctx context.Context, dir, turn string, opts UndoOptions) (UndoResult, error) {
 	res := UndoResult{Reverted: []string{}, Merged: []string{}, Conflicts: []Conflict{}, DryRun: opts.DryRun}
 	workdir, err := Workdir(dir)
@@ -108,9 +108,14 @@ func (ss *session) prepareUndo(ctx context.Context, v view, res *UndoResult, wor
 		return nil, undo.Plan{}, err
 	}
 	res.Turn = tr.ID
-	start, end, err := turnSnapshots(snaps, tr)
-	if err != nil {
-		return nil, undo.Plan{}, err
+	var start, end record // both kept: the turn is undoable
+	for _, sn := range snaps {
+		if sn.ID == tr.Start {
+			start = sn
+		}
+		if sn.ID == tr.End { // the start too, for a turn that changed nothing
+			end = sn
+		}
 	}
 	if opts.MaxFileSize <= 0 {
 		opts.MaxFileSize = end.MaxFileSize
@@ -136,47 +141,23 @@ func (ss *session) prepareUndo(ctx context.Context, v view, res *UndoResult, wor
 	return pending, plan, nil
 }
 
-// findTurn returns turn id of the project, or its newest ended turn when
-// id is "".
-func findTurn(tx *index.Tx, workdir, id string) (index.Turn, error) {
+// findTurn returns turn id of the project (its newest ended turn when id
+// is ""), or why it cannot be undone: it is unknown (ErrNotFound), open,
+// or a snapshot of it was dropped (ErrRefused).
+func findTurn(tx *index.Tx, workdir, id string) (TurnInfo, error) {
+	turns, _, err := projectTurns(tx, workdir, "")
+	if err != nil {
+		return TurnInfo{}, err
+	}
+	for _, t := range turns {
+		if t.ID == id || (id == "" && !t.Open()) {
+			return t, t.Undoable()
+		}
+	}
 	if id == "" {
-		turns, err := tx.Turns(workdir)
-		if err != nil {
-			return index.Turn{}, err
-		}
-		for _, t := range turns {
-			if !t.Open() {
-				return t, nil
-			}
-		}
-		return index.Turn{}, fmt.Errorf("undo: %w: %s has no ended turn to undo", ErrNotFound, workdir)
+		return TurnInfo{}, fmt.Errorf("undo: %w: %s has no ended turn to undo", ErrNotFound, workdir)
 	}
-	t, ok, err := tx.Turn(workdir, id)
-	switch {
-	case err != nil:
-		return index.Turn{}, err
-	case !ok:
-		return index.Turn{}, fmt.Errorf("undo: turn %q %w in %s; casckpt turns lists them", id, ErrNotFound, workdir)
-	case t.Open():
-		return index.Turn{}, fmt.Errorf("undo: %w: turn %q has not ended; end it (snapshot --turn %s --end-turn) first", ErrRefused, id, id)
-	}
-	return t, nil
-}
-
-// turnSnapshots returns the records of turn tr's start and end snapshots.
-func turnSnapshots(snaps []record, tr index.Turn) (start, end record, err error) {
-	find := func(id ID, which string) (record, error) {
-		for _, sn := range snaps {
-			if sn.ID == id {
-				return sn, nil
-			}
-		}
-		return record{}, fmt.Errorf("undo: turn %q cannot be undone: its %s snapshot %s was dropped (%w)", tr.ID, which, id.Short(), ErrNotFound)
-	}
-	if start, err = find(tr.Start, "start"); err == nil {
-		end, err = find(tr.End, "end")
-	}
-	return start, end, err
+	return TurnInfo{}, fmt.Errorf("undo: turn %q %w in %s; casckpt turns lists them", id, ErrNotFound, workdir)
 }
 
 // scanBefore scans the working tree once, keeping its trees in overlay:

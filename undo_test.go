@@ -9,12 +9,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/casckpt/casckpt"
-	"github.com/casckpt/casckpt/index"
 	"github.com/casckpt/casckpt/internal/testtree"
-	"github.com/casckpt/casckpt/manifest"
 )
 
 // lines returns ten numbered lines, with line i (from 1) replaced by with
@@ -30,38 +27,26 @@ func lines(edits ...any) string {
 	return strings.Join(ls, "")
 }
 
-// turnRecorder records turns of one project straight in the store's
-// index, each started a minute after the one before.
+// turnRecorder runs agent turns in one project, labelling the snapshots
+// that start and end them.
 type turnRecorder struct {
 	t    *testing.T
 	s    *casckpt.Store
 	proj string
-	n    int
 }
 
-// record stores turn id from snapshot start to end (zero: still open).
-func (r *turnRecorder) record(id string, start, end casckpt.ID) {
+// start starts turn id on a snapshot of the project.
+func (r *turnRecorder) start(id string) casckpt.SnapshotResult {
 	r.t.Helper()
-	r.n++
-	at := time.Date(2026, 1, 1, 0, r.n, 0, 0, time.UTC)
-	tr := index.Turn{Project: r.proj, ID: id, Start: start, End: end, Started: at}
-	if !end.IsZero() {
-		tr.Ended = at.Add(30 * time.Second)
-	}
-	db := index.Open(filepath.Join(r.s.Dir(), "casckpt.db"), index.Options{Timeout: time.Second, Chunker: manifest.ChunkerName})
-	if err := db.Update(func(tx *index.Tx) error { return tx.PutTurn(tr) }); err != nil {
-		r.t.Fatal(err)
-	}
+	return mustSnapshot(r.t, r.s, r.proj, casckpt.SnapshotOptions{Reason: id + " start", Turn: id})
 }
 
-// turn snapshots the project, runs change (the agent's work) and
-// snapshots it again, recording the two as turn id.
+// turn starts turn id, makes change (the agent's work) and ends the turn.
 func (r *turnRecorder) turn(id string, change testtree.Tree, remove ...string) {
 	r.t.Helper()
-	start := mustSnapshot(r.t, r.s, r.proj, casckpt.SnapshotOptions{Reason: id + " start"})
+	r.start(id)
 	edit(r.t, r.proj, change, remove...)
-	end := mustSnapshot(r.t, r.s, r.proj, casckpt.SnapshotOptions{Reason: id + " end"})
-	r.record(id, start.ID, end.ID)
+	mustSnapshot(r.t, r.s, r.proj, casckpt.SnapshotOptions{Reason: id + " end", Turn: id, EndTurn: true})
 }
 
 // edit writes change into dir and removes the paths in remove.
@@ -165,8 +150,7 @@ func TestUndoNewestEndedTurn(t *testing.T) {
 	ctx := context.Background()
 	s := openStore(t)
 	proj, r := fiveTurns(t, s)
-	open := mustSnapshot(t, s, proj, casckpt.SnapshotOptions{})
-	r.record("t6", open.ID, casckpt.ID{})
+	r.start("t6")
 	res, err := s.Undo(ctx, proj, "", casckpt.UndoOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -186,13 +170,16 @@ func TestUndoRefusals(t *testing.T) {
 	ctx := context.Background()
 	s := openStore(t)
 	proj, r := fiveTurns(t, s)
-	open := mustSnapshot(t, s, proj, casckpt.SnapshotOptions{})
-	r.record("open", open.ID, casckpt.ID{})
+	r.start("open")
 	other := filepath.Join(t.TempDir(), "other")
 	testtree.Write(t, other, testtree.Tree{"f": {Data: "f"}})
 	mustSnapshot(t, s, other, casckpt.SnapshotOptions{})
-	turns := mustTurns(t, s, proj)
-	if _, err := s.Forget(ctx, proj, casckpt.Ref(turns["t2"].Start.String())); err != nil {
+	turns, err := s.Turns(ctx, proj, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t2 := turns[slices.IndexFunc(turns, func(tr casckpt.TurnInfo) bool { return tr.ID == "t2" })]
+	if _, err := s.Forget(ctx, proj, casckpt.Ref(t2.Start.String())); err != nil {
 		t.Fatal(err)
 	}
 	before, snaps := testtree.Read(t, proj), listIDs(t, s, proj)
@@ -202,9 +189,9 @@ func TestUndoRefusals(t *testing.T) {
 		words     string
 	}{
 		{proj, "nope", casckpt.ErrNotFound, `turn "nope" not found`},
-		{proj, "open", casckpt.ErrRefused, "has not ended"},
+		{proj, "open", casckpt.ErrRefused, "still open"},
 		{other, "", casckpt.ErrNotFound, "no ended turn"},
-		{proj, "t2", casckpt.ErrNotFound, "start snapshot"},
+		{proj, "t2", casckpt.ErrRefused, "started on"},
 	} {
 		_, err := s.Undo(ctx, tc.dir, tc.turn, casckpt.UndoOptions{})
 		if !errors.Is(err, tc.want) || !strings.Contains(err.Error(), tc.words) {
@@ -214,24 +201,6 @@ func TestUndoRefusals(t *testing.T) {
 	if d := testtree.Equal(before, testtree.Read(t, proj)); d != "" || !slices.Equal(snaps, listIDs(t, s, proj)) {
 		t.Errorf("a refused undo changed something: %s", d)
 	}
-}
-
-// mustTurns returns the project's turn records by ID.
-func mustTurns(t *testing.T, s *casckpt.Store, proj string) map[string]index.Turn {
-	t.Helper()
-	db := index.Open(filepath.Join(s.Dir(), "casckpt.db"), index.Options{Timeout: time.Second, Chunker: manifest.ChunkerName})
-	out := map[string]index.Turn{}
-	err := db.View(func(tx *index.Tx) error {
-		turns, err := tx.Turns(proj)
-		for _, tr := range turns {
-			out[tr.ID] = tr
-		}
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
 }
 
 // TestUndoRefusesDamagedTurn: an undo that would write data damaged in
@@ -247,11 +216,10 @@ func TestUndoRefusesDamagedTurn(t *testing.T) {
 	before, _ := filepath.Glob(filepath.Join(s.Dir(), "packs", "*.pack"))
 	randomFile(t, filepath.Join(proj, "big.bin"), 50_000)
 	r := &turnRecorder{t: t, s: s, proj: proj}
-	start := mustSnapshot(t, s, proj, casckpt.SnapshotOptions{})
+	start := r.start("t1")
 	after, _ := filepath.Glob(filepath.Join(s.Dir(), "packs", "*.pack"))
 	edit(t, proj, nil, "big.bin")
-	end := mustSnapshot(t, s, proj, casckpt.SnapshotOptions{})
-	r.record("t1", start.ID, end.ID)
+	mustSnapshot(t, s, proj, casckpt.SnapshotOptions{Turn: "t1", EndTurn: true})
 	for _, p := range after { // the pack with big.bin's chunk
 		if !slices.Contains(before, p) {
 			b, _ := os.ReadFile(p)
