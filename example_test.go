@@ -150,3 +150,34 @@ func ExampleStore_FileLog() {
 	// turn 3: modified +2 -0
 	// turn 1: added +1 -0
 }
+
+// Undo reverts one agent turn and keeps what was done since: a file the
+// person edited after the turn gets a three-way merge.
+func ExampleStore_Undo() {
+	ctx := context.Background()
+	tmp, _ := os.MkdirTemp("", "casckpt-example")
+	defer os.RemoveAll(tmp)
+	project := filepath.Join(tmp, "project")
+	os.MkdirAll(project, 0o755)
+	write := func(name, text string) { os.WriteFile(filepath.Join(project, name), []byte(text), 0o644) }
+	write("notes.txt", "one\ntwo\nthree\nfour\n")
+	store, _ := casckpt.Open(filepath.Join(tmp, "store"), casckpt.Options{})
+
+	// The agent's turn changes the first line and adds a file.
+	store.Snapshot(ctx, project, casckpt.SnapshotOptions{Turn: "prompt-1"})
+	write("notes.txt", "ONE\ntwo\nthree\nfour\n")
+	write("scratch.txt", "tmp\n")
+	store.Snapshot(ctx, project, casckpt.SnapshotOptions{Turn: "prompt-1", EndTurn: true})
+	// Then a person edits the last line.
+	write("notes.txt", "ONE\ntwo\nthree\nFOUR\n")
+
+	res, _ := store.Undo(ctx, project, "", casckpt.UndoOptions{})
+	b, _ := os.ReadFile(filepath.Join(project, "notes.txt"))
+	fmt.Printf("turn %s: reverted %v, merged %v, %d conflicts\n%s", res.Turn, res.Reverted, res.Merged, len(res.Conflicts), b)
+	// Output:
+	// turn prompt-1: reverted [scratch.txt], merged [notes.txt], 0 conflicts
+	// one
+	// two
+	// three
+	// FOUR
+}
