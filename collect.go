@@ -153,6 +153,9 @@ func (ss *session) dropAndSweep(ctx context.Context, tx *index.Tx, objects *cas.
 		opts.RepackThreshold = -1 // the cap is a promise: return every dead byte
 	}
 	backups := liveBackups(records, plan)
+	if err := addTurnBackups(tx, backups); err != nil {
+		return nil, err
+	}
 	live := func(id cas.ID) bool { return graph.Live(id) || backups[id] }
 	if err := checkLiveIndexed(graph, objects); err != nil {
 		return nil, err
@@ -199,7 +202,7 @@ func loadProjects(tx *index.Tx) ([]gc.Project, map[cas.ID]record, error) {
 	records := map[cas.ID]record{}
 	var out []gc.Project
 	err := tx.EachProject(func(ps index.ProjectSnapshots) error {
-		p := gc.Project{Workdir: ps.Workdir, LastTouch: ps.LastTouch, Exists: dirExists(ps.Workdir)}
+		p := gc.Project{Workdir: ps.Workdir, LastTouch: ps.LastTouch, State: projectState(ps.Project)}
 		for _, s := range ps.Snapshots {
 			records[s.ID] = s
 			p.Snapshots = append(p.Snapshots, gc.Snapshot{ID: s.ID, Root: s.Root, Time: s.Time, Pinned: s.Pinned})
@@ -233,12 +236,12 @@ func checkLiveIndexed(graph *gc.Graph, objects *cas.Store) error {
 	return nil
 }
 
-// updateTombstones brings the tombstones of deleted snapshots' record
-// backups up to date before a sweep. Dead objects leave the index at a
-// sweep but stay in their pack until it is rewritten, so a new tombstone's
-// pack is looked up now, while the backup is still indexed, and remembered
-// (dead objects never move); a tombstone is dropped once its pack is gone
-// from the index and the disk.
+// updateTombstones brings the tombstones of the record backups of deleted
+// snapshots and turns up to date before a sweep. Dead objects leave the
+// index at a sweep but stay in their pack until it is rewritten, so a new
+// tombstone's pack is looked up now, while the backup is still indexed,
+// and remembered (dead objects never move); a tombstone is dropped once
+// its pack is gone from the index and the disk.
 func updateTombstones(ctx context.Context, tx *index.Tx, objects *cas.Store, packs cas.PackStore) error {
 	tombstones, err := tx.Tombstones()
 	if err != nil {
@@ -288,9 +291,25 @@ func liveBackups(records map[cas.ID]record, plan gc.Plan) map[cas.ID]bool {
 	return live
 }
 
-func dirExists(p string) bool {
-	st, err := os.Stat(p)
-	return err == nil && st.IsDir()
+// addTurnBackups adds to live the backups of the turn records in tx: those
+// that the drops left (a turn goes with the last of its snapshots).
+func addTurnBackups(tx *index.Tx, live map[cas.ID]bool) error {
+	projects, err := tx.Projects()
+	if err != nil {
+		return err
+	}
+	for _, p := range projects {
+		turns, err := tx.Turns(p.Workdir)
+		if err != nil {
+			return err
+		}
+		for _, tr := range turns {
+			if !tr.BackupID.IsZero() {
+				live[tr.BackupID] = true
+			}
+		}
+	}
+	return nil
 }
 
 func fileSize(p string) (int64, error) {

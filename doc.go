@@ -15,13 +15,22 @@
 //     whose file contents are chunks in the object store (package cas).
 //   - A reference (Ref) names a snapshot of a project: its full 64-digit ID,
 //     a unique hex prefix of at least 4 digits, or @N, the N-th newest.
+//   - A turn is one turn of an agent in a project, named by the host: the
+//     snapshot it began on and the one it ended on. What changed between
+//     them is the agent's; what changed between turns is someone else's.
+//     Snapshots carry the host's session and turn labels. Undo reverts
+//     one turn and keeps what was done since, merging text files changed
+//     since (three-way, as git revert does).
+//   - The write ledger records what an agent wrote, path by path, for
+//     hosts that hook their write tools rather than their turns.
 //
 // Layout: this package holds the use cases, each a short orchestration in
-// a file of its own (snapshot.go, restore.go, diff.go, gc.go, prune.go,
-// sizecap.go, verify.go, repair.go, import.go); their machinery lives
-// below it: index (the database), cas (objects and packs), manifest
+// a file of its own (snapshot.go, restore.go, undo.go, diff.go, gc.go,
+// prune.go, sizecap.go, verify.go, repair.go, import.go); their machinery
+// lives below it: index (the database), cas (objects and packs), manifest
 // (trees), gc (retention and marking), internal/scan (the tree walk),
-// internal/restorer (plan and writes) and internal/textdiff.
+// internal/restorer (plan and writes), internal/undo (the plan of an
+// undo) and internal/textdiff (diffs and the three-way merge).
 //
 // Concurrency: several processes and goroutines may use one store. Every
 // operation holds a kernel flock on the store's lock file, shared for

@@ -30,6 +30,7 @@ var layers = map[string][]string{
 	"casckpt":            {"index", "gc", "manifest", "cas", "cas/packstore/...", "internal/..."},
 	"internal/restorer":  {"manifest", "cas"},
 	"internal/textdiff":  {}, // udiff only
+	"internal/undo":      {"internal/restorer", "internal/textdiff", "manifest", "cas"},
 	"internal/scan":      {"manifest", "cas", "internal/statcache"},
 	"internal/statcache": {"cas"},
 	"internal/testtree":  {}, // the standard library only

@@ -1,11 +1,16 @@
 package casckpt
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"syscall"
+
+	"github.com/casckpt/casckpt/gc"
+	"github.com/casckpt/casckpt/index"
 )
 
 // Workdir returns the workdir of the project in directory dir, the name
@@ -48,31 +53,126 @@ func knownWorkdir(dir string) (string, error) {
 // rootMarkers are the names whose presence makes a directory a project root.
 var rootMarkers = []string{".git", "go.mod", "package.json", "pyproject.toml", "Cargo.toml", "Makefile", "pom.xml", ".hg", "Gemfile"}
 
-// FindProjectRoot returns the directory of the project that path belongs
-// to: the nearest ancestor
-// directory (path itself included, if a directory) holding one of .git,
-// go.mod, package.json, pyproject.toml, Cargo.toml, Makefile, pom.xml, .hg
-// or Gemfile; else the directory of path (path itself if it is one).
-func FindProjectRoot(path string) (string, error) {
-	abs, err := filepath.Abs(path)
+// Root returns the root of the project that path belongs to: the nearest
+// directory, from path itself (if a directory) or its directory upwards,
+// that the store has snapshots of or that holds one of .git, go.mod,
+// package.json, pyproject.toml, Cargo.toml, Makefile, pom.xml, .hg or
+// Gemfile; else the directory of path (path itself if a directory). The
+// walk stops below the user's home directory (Options.HomeDir): a marker
+// in the home directory does not make it a root. path need not exist. The
+// root is symlink-resolved, as workdirs are.
+func (s *Store) Root(ctx context.Context, path string) (string, error) {
+	start, err := walkStart(path)
 	if err != nil {
 		return "", err
 	}
-	start := abs
-	if st, err := os.Stat(abs); err != nil || !st.IsDir() {
-		start = filepath.Dir(abs)
-	}
-	for d := start; ; d = filepath.Dir(d) {
-		for _, m := range rootMarkers {
-			if _, err := os.Lstat(filepath.Join(d, m)); err == nil {
-				return d, nil
+	home := resolveExisting(s.opts.HomeDir)
+	root := start
+	err = s.read(ctx, func(v view) error {
+		for d := start; d != home; d = filepath.Dir(d) {
+			if v.tx.HasSnapshots(d) || hasMarker(d) {
+				root = d
+				return nil
+			}
+			if filepath.Dir(d) == d {
+				return nil
 			}
 		}
-		if parent := filepath.Dir(d); parent == d {
-			break
+		return nil
+	})
+	if err != nil {
+		return "", fmt.Errorf("root of %s: %w", path, err)
+	}
+	return root, nil
+}
+
+// walkStart returns where the root lookup of path begins: path itself if
+// it is a directory, else its directory; absolute and symlink-resolved.
+func walkStart(path string) (string, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", fmt.Errorf("root of %s: %w", path, err)
+	}
+	if st, err := os.Stat(abs); err != nil || !st.IsDir() {
+		abs = filepath.Dir(abs)
+	}
+	return resolveExisting(abs), nil
+}
+
+// resolveExisting returns the clean absolute path p with the symbolic
+// links of its longest existing prefix resolved (the rest, missing, is
+// kept as written); "" stays "".
+func resolveExisting(p string) string {
+	if p == "" {
+		return ""
+	}
+	p, _ = filepath.Abs(p)
+	var missing []string
+	for {
+		if real, err := filepath.EvalSymlinks(p); err == nil {
+			return filepath.Join(append([]string{real}, missing...)...)
+		}
+		parent := filepath.Dir(p)
+		if parent == p {
+			return filepath.Join(append([]string{p}, missing...)...)
+		}
+		missing = append([]string{filepath.Base(p)}, missing...)
+		p = parent
+	}
+}
+
+// hasMarker reports whether directory d holds one of rootMarkers.
+func hasMarker(d string) bool {
+	for _, m := range rootMarkers {
+		if _, err := os.Lstat(filepath.Join(d, m)); err == nil {
+			return true
 		}
 	}
-	return start, nil
+	return false
+}
+
+// dirIdentity returns the device and inode of directory p.
+func dirIdentity(p string) (index.DirID, bool) {
+	st, err := os.Stat(p)
+	if err != nil || !st.IsDir() {
+		return index.DirID{}, false
+	}
+	sys, ok := st.Sys().(*syscall.Stat_t)
+	if !ok {
+		return index.DirID{}, false
+	}
+	return index.DirID{Dev: uint64(sys.Dev), Ino: sys.Ino}, true // Dev is int32 on some systems
+}
+
+// projectState tells what became of project p's directory. It is Live
+// while the directory is there, and an Orphan only when its deletion is
+// observable: it is missing (or no longer a directory) in a parent that is
+// still the directory recorded at the project's last snapshot (same device
+// and inode). Anything else is Unreachable: an unmounted volume, a missing
+// or replaced parent, a directory that cannot be examined (permission, I/O
+// error) show nothing of a deletion.
+//
+// A project recorded without a parent identity (by a casckpt older than
+// the rule, or only imported or rebuilt by a repair) is Unreachable too,
+// never an Orphan: nothing shows that its parent is the directory it was,
+// and dropping every snapshot of a project whose volume is merely
+// unmounted is the loss the rule exists to prevent. Such a project is
+// still dropped by the stale rule once untouched long enough, and its next
+// snapshot records the identity.
+func projectState(p index.Project) gc.State {
+	st, err := os.Stat(p.Workdir)
+	switch {
+	case err == nil && st.IsDir():
+		return gc.Live
+	case err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR):
+		return gc.Unreachable
+	case p.Parent.IsZero():
+		return gc.Unreachable
+	}
+	if parent, ok := dirIdentity(filepath.Dir(p.Workdir)); ok && parent == p.Parent {
+		return gc.Orphan
+	}
+	return gc.Unreachable
 }
 
 // refuseSnapshotDir rejects directories never to be snapshotted whole: the

@@ -12,7 +12,7 @@ import (
 type PruneOptions struct {
 	// StaleAfter drops projects not touched for this long (0: never).
 	StaleAfter time.Duration
-	// KeepOrphans keeps projects whose directory is gone.
+	// KeepOrphans keeps orphan projects (see ProjectState).
 	KeepOrphans bool
 	// MaxSize is the store's size cap in bytes (0: none).
 	MaxSize int64
@@ -27,7 +27,7 @@ type PruneOptions struct {
 type PruneResult struct {
 	Skipped          bool
 	Scanned          int // projects examined
-	DeletedOrphan    int // projects removed because their directory is gone
+	DeletedOrphan    int // orphan projects removed (their directory was deleted)
 	DeletedStale     int // projects removed because untouched too long
 	SnapshotsDropped int
 	BytesFreed       int64
@@ -40,7 +40,7 @@ type PruneResult struct {
 }
 
 // Drop is a snapshot a prune dropped and the rule that dropped it:
-// "orphan" (its directory is gone), "stale" (untouched too long) or
+// "orphan" (its directory was deleted), "stale" (untouched too long) or
 // "size-cap" (the store was over its cap).
 type Drop struct {
 	Project string

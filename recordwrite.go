@@ -114,27 +114,12 @@ func projectPath(workdir, p string) (string, error) {
 		return rel, err
 	}
 	clean := filepath.Clean(p)
-	for _, candidate := range []string{clean, resolveParents(clean)} {
+	for _, candidate := range []string{clean, filepath.Join(resolveExisting(filepath.Dir(clean)), filepath.Base(clean))} {
 		if rel, err := filepath.Rel(workdir, candidate); err == nil && rel != "." && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
 			return filepath.ToSlash(rel), nil
 		}
 	}
 	return "", fmt.Errorf("%w: %s is not inside the project directory %s", ErrRefused, p, workdir)
-}
-
-// resolveParents resolves the links in the directories above absolute path
-// p, as far up as they exist, leaving its last element as it is.
-func resolveParents(p string) string {
-	rest := filepath.Base(p)
-	for d := filepath.Dir(p); ; d = filepath.Dir(d) {
-		if real, err := filepath.EvalSymlinks(d); err == nil {
-			return filepath.Join(real, rest)
-		}
-		if filepath.Dir(d) == d {
-			return p
-		}
-		rest = filepath.Join(filepath.Base(d), rest)
-	}
 }
 
 // readAttempts is how often pathState reads a file that changes while it

@@ -27,6 +27,7 @@ type RepairResult struct {
 	UnreadablePacks []string
 	Projects        int // projects in the new database
 	Snapshots       int // snapshots in the new database
+	Turns           int // turns in the new database
 	// FromOldDatabase counts the snapshots the old database still held,
 	// whose pins and numbers were kept; the others were rebuilt from the
 	// backups of their records alone (unpinned).
@@ -42,7 +43,8 @@ type RepairResult struct {
 // snapshot records are rebuilt from the backups of their records that every
 // snapshot stores in its pack, with the pins and numbers the old database
 // still holds and without the snapshots it has tombstones for (see
-// chooseSnapshots). The stat cache starts empty. The old database is kept
+// chooseSnapshots), and the turns from the backups of theirs (see
+// chooseTurns). The stat cache starts empty. The old database is kept
 // beside the new one. Run Verify afterwards: a snapshot whose data was in
 // an unreadable part of a pack is reported damaged.
 func (s *Store) Repair(ctx context.Context) (RepairResult, error) {
@@ -62,11 +64,12 @@ func (s *Store) Repair(ctx context.Context) (RepairResult, error) {
 	if err != nil {
 		return res, err
 	}
-	packs, backups, err := salvagePacks(ctx, s.packs, &res)
+	packs, backups, turnBackups, err := salvagePacks(ctx, s.packs, &res)
 	if err != nil {
 		return res, err
 	}
 	snaps, projects := chooseSnapshots(old, backups, s.opts.Now())
+	turns := chooseTurns(old, turnBackups, snaps)
 	res.Projects = len(projects)
 	oldIDs := map[cas.ID]bool{}
 	for _, list := range old.Snapshots {
@@ -93,7 +96,11 @@ func (s *Store) Repair(ctx context.Context) (RepairResult, error) {
 		if err != nil {
 			return err
 		}
-		return putRecords(tx, projects, snaps, old, backups)
+		if err := putRecords(tx, projects, snaps, old, backups); err != nil {
+			return err
+		}
+		res.Turns, err = putTurns(tx, turns, old, turnBackups)
+		return err
 	})
 	return res, err
 }
@@ -149,23 +156,30 @@ type recordBackup struct {
 	pack   [16]byte // the pack it was found in
 }
 
+// turnBackup is a turn record rebuilt from its backup in a pack.
+type turnBackup struct {
+	rec  index.Turn
+	pack [16]byte // the pack it was found in
+}
+
 // salvagePacks reads every pack in packs, returning the sound objects of
-// each and the record backups among them. A pack with nothing readable is
-// set aside, out of gc's way.
-func salvagePacks(ctx context.Context, packs cas.PackStore, res *RepairResult) ([]cas.SalvagedPack, []recordBackup, error) {
+// each and the backups of snapshot and turn records among them. A pack
+// with nothing readable is set aside, out of gc's way.
+func salvagePacks(ctx context.Context, packs cas.PackStore, res *RepairResult) ([]cas.SalvagedPack, []recordBackup, []turnBackup, error) {
 	var names []string
 	if err := packs.List(ctx, func(p cas.StoredPack) error { names = append(names, p.Name); return nil }); err != nil {
-		return nil, nil, fmt.Errorf("repair: %w", err)
+		return nil, nil, nil, fmt.Errorf("repair: %w", err)
 	}
 	slices.Sort(names)
 	var (
 		salvaged []cas.SalvagedPack
 		backups  []recordBackup
+		turns    []turnBackup
 		seen     = map[cas.ID]bool{}
 	)
 	for _, file := range names {
 		if err := ctx.Err(); err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		name, _ := cas.PackName(file)
 		res.PacksRead++
@@ -174,29 +188,30 @@ func salvagePacks(ctx context.Context, packs cas.PackStore, res *RepairResult) (
 				return nil
 			}
 			seen[pe.ID] = true
-			rec, origin, err := index.DecodeBackup(data)
-			if err != nil {
-				return nil // sound bytes, unknown layout: not a backup this version reads
-			}
-			rec.BackupID = pe.ID
-			backups = append(backups, recordBackup{rec, origin, name})
+			if rec, origin, err := index.DecodeBackup(data); err == nil {
+				rec.BackupID = pe.ID
+				backups = append(backups, recordBackup{rec, origin, name})
+			} else if tr, err := index.DecodeTurnBackup(data); err == nil {
+				tr.BackupID = pe.ID
+				turns = append(turns, turnBackup{tr, name})
+			} // else sound bytes, unknown layout: not a backup this version reads
 			return nil
 		})
 		switch {
 		case errors.Is(err, cas.ErrBadPack):
 			res.UnreadablePacks = append(res.UnreadablePacks, file)
 			if err := packs.SetAside(ctx, file); err != nil {
-				return nil, nil, fmt.Errorf("repair: set aside %s: %w", file, err)
+				return nil, nil, nil, fmt.Errorf("repair: set aside %s: %w", file, err)
 			}
 			continue
 		case err != nil:
-			return nil, nil, fmt.Errorf("repair: read %s: %w", file, err)
+			return nil, nil, nil, fmt.Errorf("repair: read %s: %w", file, err)
 		case sp.Damaged:
 			res.DamagedPacks = append(res.DamagedPacks, file)
 		}
 		salvaged = append(salvaged, sp)
 	}
-	return salvaged, backups, nil
+	return salvaged, backups, turns, nil
 }
 
 // chooseSnapshots decides the snapshot records of the rebuilt index. The
@@ -271,4 +286,85 @@ func chooseProjects(old index.Remains, snaps map[string][]index.Snapshot, now ti
 	}
 	slices.SortFunc(out, func(a, b index.Project) int { return strings.Compare(a.Workdir, b.Workdir) })
 	return out
+}
+
+// chooseTurns decides the turn records of the rebuilt index, by project:
+// of the backups in the packs and the old database's records of a turn,
+// the one that says the most (an ended turn beats an open one; then the
+// later end, then the later start). Turns with a tombstone in the old
+// database stay deleted, and a turn none of whose snapshots the rebuilt
+// index holds is gone with them (with its project, say), as it would have
+// gone from the old database.
+func chooseTurns(old index.Remains, backups []turnBackup, snaps map[string][]index.Snapshot) map[string][]index.Turn {
+	kept := map[cas.ID]string{} // snapshot ID: its project
+	for workdir, list := range snaps {
+		for _, sn := range list {
+			kept[sn.ID] = workdir
+		}
+	}
+	type key struct{ project, id string }
+	best := map[key]index.Turn{}
+	consider := func(tr index.Turn) {
+		if _, dead := old.Tombstones[tr.BackupID]; dead && !tr.BackupID.IsZero() {
+			return
+		}
+		if kept[tr.Start] != tr.Project && (tr.End.IsZero() || kept[tr.End] != tr.Project) {
+			return
+		}
+		k := key{tr.Project, tr.ID}
+		if b, ok := best[k]; !ok || saysMore(tr, b) {
+			best[k] = tr
+		}
+	}
+	for _, list := range old.Turns {
+		for _, tr := range list {
+			consider(tr)
+		}
+	}
+	for _, b := range backups {
+		consider(b.rec)
+	}
+	out := map[string][]index.Turn{}
+	for k, tr := range best {
+		out[k.project] = append(out[k.project], tr)
+	}
+	return out
+}
+
+// saysMore reports whether turn record a says more than b, another record
+// of the same turn: it ended and b did not, or it ended or started later.
+func saysMore(a, b index.Turn) bool {
+	if a.Open() != b.Open() {
+		return !a.Open()
+	}
+	if c := a.Ended.Compare(b.Ended); c != 0 {
+		return c > 0
+	}
+	if c := a.Started.Compare(b.Started); c != 0 {
+		return c > 0
+	}
+	return strings.Compare(string(a.BackupID[:]), string(b.BackupID[:])) > 0
+}
+
+// putTurns writes the chosen turns into a new database, with the
+// tombstones of turn backups still in a pack, and returns how many turns
+// it wrote.
+func putTurns(tx *index.Tx, turns map[string][]index.Turn, old index.Remains, backups []turnBackup) (int, error) {
+	n := 0
+	for _, list := range turns {
+		for _, tr := range list {
+			if err := tx.PutTurn(tr); err != nil {
+				return n, err
+			}
+			n++
+		}
+	}
+	for _, b := range backups {
+		if _, dead := old.Tombstones[b.rec.BackupID]; dead {
+			if err := tx.SetTombstone(b.rec.BackupID, b.pack); err != nil {
+				return n, err
+			}
+		}
+	}
+	return n, nil
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/casckpt/casckpt/cas"
@@ -35,6 +36,30 @@ type SnapshotOptions struct {
 	MaxStoreSize int64
 	// Progress, if set, is called as files are hashed, from any goroutine.
 	Progress func(filesHashed, bytesHashed int64)
+	// Session and Turn label the snapshot with the host's session and
+	// turn IDs (see CheckLabel; "": none). The first snapshot of the
+	// project with a turn ID starts the turn; EndTurn (which needs Turn)
+	// ends it. When the tree is unchanged nothing new is stored, but the
+	// turn still starts or ends, on the newest snapshot. See TurnInfo.
+	Session string
+	Turn    string
+	EndTurn bool
+}
+
+// check refuses labels that are not valid IDs, and EndTurn without Turn.
+func (o SnapshotOptions) check() error {
+	for _, l := range []struct{ name, v string }{{"session", o.Session}, {"turn", o.Turn}} {
+		if l.v == "" {
+			continue
+		}
+		if err := CheckLabel(l.v); err != nil {
+			return fmt.Errorf("snapshot: %s ID %q: %w", l.name, l.v, err)
+		}
+	}
+	if o.EndTurn && o.Turn == "" {
+		return fmt.Errorf("snapshot: %w: ending a turn needs its turn ID (SnapshotOptions.Turn)", ErrBadLabel)
+	}
+	return nil
 }
 
 func (o SnapshotOptions) withDefaults() SnapshotOptions {
@@ -65,6 +90,10 @@ type SnapshotResult struct {
 	BytesFreed int64
 	// Warnings name files not captured or changing while read.
 	Warnings []string
+	// TurnStarted and TurnEnded say that the snapshot started or ended
+	// the turn of SnapshotOptions.Turn.
+	TurnStarted bool
+	TurnEnded   bool
 
 	packBytes int64 // the store's pack bytes after the commit
 }
@@ -77,6 +106,9 @@ func (s *Store) Snapshot(ctx context.Context, dir string, opts SnapshotOptions) 
 		return SnapshotResult{}, err
 	}
 	if err := refuseSnapshotDir(workdir, s.opts.HomeDir); err != nil {
+		return SnapshotResult{}, err
+	}
+	if err := opts.check(); err != nil {
 		return SnapshotResult{}, err
 	}
 	opts = opts.withDefaults()
@@ -134,15 +166,31 @@ type pendingSnapshot struct {
 	project index.Project
 	known   bool    // the project was in the index
 	rec     *record // the record to add; nil when the tree is the newest's
+	at      time.Time
+	// turn is the change of a turn that the scan planned, its backup
+	// stored through w (nil: none); extra is the Writer of a backup that
+	// the commit had to store (see commitTurn).
+	turn  *turnChange
+	extra *cas.Writer
+
+	// parent is the identity of workdir's parent directory when the scan
+	// began (zero: unknown), which the orphan rule needs.
+	parent index.DirID
 }
 
 // abort removes the pending snapshot's packs.
-func (p *pendingSnapshot) abort() { p.w.Abort() }
+func (p *pendingSnapshot) abort() {
+	p.w.Abort()
+	if p.extra != nil {
+		p.extra.Abort()
+	}
+}
 
 // scanSnapshot scans workdir in view v, storing what the tree needs
 // through a new Writer (seen through wrap, when not nil, so a caller can
 // also keep what is put), and, unless the tree is the newest snapshot's,
-// the backup of the record to add.
+// the backup of the record to add; and the backup of the turn record that
+// the snapshot changes, if any (see turnUpdate).
 func (ss *session) scanSnapshot(ctx context.Context, v view, workdir string, opts SnapshotOptions, wrap func(cas.Putter) cas.Putter) (*pendingSnapshot, error) {
 	p := &pendingSnapshot{workdir: workdir, opts: opts}
 	snaps, err := v.tx.Snapshots(workdir)
@@ -155,6 +203,7 @@ func (ss *session) scanSnapshot(ctx context.Context, v view, workdir string, opt
 	if len(snaps) > 0 {
 		p.newest = &snaps[0]
 	}
+	p.parent, _ = dirIdentity(filepath.Dir(workdir))
 	p.w = cas.NewWriter(ss.s.packs, v.objects)
 	var put cas.Putter = p.w
 	if wrap != nil {
@@ -173,13 +222,23 @@ func (ss *session) scanSnapshot(ctx context.Context, v view, workdir string, opt
 	}
 	restorer.RemoveLeftovers(workdir, p.scanned.Leftovers) // a killed restore's temporary files
 	root := p.scanned.Root
-	if (p.newest != nil && p.newest.Root == root) || (p.newest == nil && root == manifest.EmptyTreeID) {
-		return p, nil // nothing to record: every object the tree needs is stored already
+	p.at = ss.s.opts.Now()
+	snap := cas.ID{} // what the turn is recorded against
+	if p.newest != nil {
+		snap = p.newest.ID
 	}
-	now := ss.s.opts.Now()
-	p.rec = &record{ID: index.NewSnapshotID(workdir, root, now, opts.Reason), Project: workdir, Root: root, Time: now,
-		Reason: opts.Reason, Stats: index.Stats{Files: p.scanned.Files, Bytes: p.scanned.Bytes}, MaxFileSize: p.scanned.MaxFileSize}
-	if p.rec.BackupID, err = putBackup(ctx, p.w, *p.rec, v.tx.NextSeq(workdir), ""); err != nil {
+	unchanged := (p.newest != nil && p.newest.Root == root) || (p.newest == nil && root == manifest.EmptyTreeID)
+	if !unchanged {
+		p.rec = &record{ID: index.NewSnapshotID(workdir, root, p.at, opts.Reason), Project: workdir, Root: root, Time: p.at,
+			Reason: opts.Reason, Stats: index.Stats{Files: p.scanned.Files, Bytes: p.scanned.Bytes}, MaxFileSize: p.scanned.MaxFileSize,
+			Session: opts.Session, Turn: opts.Turn}
+		if p.rec.BackupID, err = putBackup(ctx, p.w, *p.rec, v.tx.NextSeq(workdir), ""); err != nil {
+			p.abort()
+			return nil, err
+		}
+		snap = p.rec.ID
+	} // else nothing to record: every object the tree needs is stored already
+	if p.turn, err = planTurn(ctx, v.tx, p.w, workdir, opts, snap, p.at); err != nil {
 		p.abort()
 		return nil, err
 	}
@@ -195,11 +254,10 @@ func (ss *session) commitSnapshot(ctx context.Context, p *pendingSnapshot) (Snap
 	scanned := p.scanned
 	res.Files, res.Bytes, res.Hashed, res.Warnings = scanned.Files, scanned.Bytes, scanned.Hashed, scanned.Warnings
 	if p.rec == nil {
-		p.abort()
 		if p.newest != nil {
 			res.ID = p.newest.ID
 		}
-		return res, ss.touch(p)
+		return res, ss.touch(ctx, p, &res)
 	}
 	if err := p.w.Flush(ctx); err != nil {
 		p.abort()
@@ -215,13 +273,16 @@ func (ss *session) commitSnapshot(ctx context.Context, p *pendingSnapshot) (Snap
 			raced = &snaps[0]
 			return errSameAsNewest
 		}
-		if err := commitObjects(ctx, tx, p.w, p.workdir, p.rec.Time, p.rec.Time); err != nil {
+		if err := commitObjects(ctx, tx, p.w, p.workdir, p.rec.Time, p.rec.Time, p.parent); err != nil {
 			return err
 		}
 		if err := tx.AddSnapshot(p.rec); err != nil {
 			return err
 		}
 		if err := tx.UpdateStatCache(p.workdir, scanned.CachePut, scanned.CacheRemove); err != nil {
+			return err
+		}
+		if err := ss.commitTurn(ctx, tx, p, p.rec.ID, &res); err != nil {
 			return err
 		}
 		if res.Dropped, err = applyKeep(tx, p.workdir, p.opts.Keep); err != nil {
@@ -235,7 +296,17 @@ func (ss *session) commitSnapshot(ctx context.Context, p *pendingSnapshot) (Snap
 	if errors.Is(err, errSameAsNewest) {
 		p.abort() // nothing to record: the other process recorded this tree
 		res.ID = raced.ID
-		return res, nil
+		// The turn is recorded against the other process's snapshot.
+		p.rec, p.newest, p.extra = nil, raced, nil
+		p.w = cas.NewWriter(ss.s.packs, nil)
+		if err := ss.read(func(v view) (err error) {
+			p.turn, err = planTurn(ctx, v.tx, p.w, p.workdir, p.opts, raced.ID, p.at)
+			return err
+		}); err != nil {
+			p.abort()
+			return res, err
+		}
+		return res, ss.touch(ctx, p, &res)
 	}
 	if err != nil {
 		p.abort()
@@ -245,31 +316,63 @@ func (ss *session) commitSnapshot(ctx context.Context, p *pendingSnapshot) (Snap
 	return res, nil
 }
 
-// touch records an unchanged tree's scan: the stat cache's changes, and
-// the project's last touch when it is older than touchGranularity. An
+// touch records an unchanged tree's scan: the stat cache's changes, the
+// project's last touch when it is older than touchGranularity or its
+// parent's identity when it changed, and the turn it starts or ends. An
 // unchanged tree with nothing to record costs no write.
-func (ss *session) touch(p *pendingSnapshot) error {
+func (ss *session) touch(ctx context.Context, p *pendingSnapshot, res *SnapshotResult) error {
 	now := ss.s.opts.Now()
 	cacheChanged := len(p.scanned.CachePut) > 0 || len(p.scanned.CacheRemove) > 0
-	if !cacheChanged && (!p.known || now.Sub(p.project.LastTouch) < touchGranularity) {
-		return nil
+	parentChanged := !p.parent.IsZero() && p.parent != p.project.Parent
+	touched := p.known && (now.Sub(p.project.LastTouch) >= touchGranularity || parentChanged)
+	if p.turn == nil {
+		p.abort() // the Writer holds nothing
+		if !cacheChanged && !touched {
+			return nil
+		}
+	} else if err := p.w.Flush(ctx); err != nil { // the turn's backup
+		p.abort()
+		return err
 	}
-	return ss.update(func(tx *index.Tx) error {
-		if p.known {
+	err := ss.update(func(tx *index.Tx) error {
+		switch {
+		case p.turn != nil:
+			if err := commitObjects(ctx, tx, p.w, p.workdir, now, now, p.parent); err != nil {
+				return err
+			}
+		case p.known:
 			p.project.LastTouch = now
+			if !p.parent.IsZero() {
+				p.project.Parent = p.parent
+			}
 			if err := tx.PutProject(p.project); err != nil {
 				return err
 			}
 		}
-		return tx.UpdateStatCache(p.workdir, p.scanned.CachePut, p.scanned.CacheRemove)
+		if err := tx.UpdateStatCache(p.workdir, p.scanned.CachePut, p.scanned.CacheRemove); err != nil {
+			return err
+		}
+		if p.turn == nil {
+			return nil
+		}
+		snaps, err := tx.Snapshots(p.workdir)
+		if err != nil || len(snaps) == 0 {
+			return err // the project was forgotten meanwhile: no turn
+		}
+		return ss.commitTurn(ctx, tx, p, snaps[0].ID, res)
 	})
+	if err != nil {
+		p.abort()
+	}
+	return err
 }
 
 // commitObjects records in tx the objects w stored and a touch of project
-// workdir at touched (its last touch never moves back), creating the
+// workdir at touched (its last touch never moves back) with the identity
+// of its parent directory (zero leaves it as it was), creating the
 // project's record, made at created, if it is new: the first steps of
 // every commit that adds snapshots (a snapshot's, an import's).
-func commitObjects(ctx context.Context, tx *index.Tx, w *cas.Writer, workdir string, created, touched time.Time) error {
+func commitObjects(ctx context.Context, tx *index.Tx, w *cas.Writer, workdir string, created, touched time.Time, parent index.DirID) error {
 	if _, err := w.Commit(ctx, tx.Objects(), false); err != nil {
 		return err
 	}
@@ -282,6 +385,9 @@ func commitObjects(ctx context.Context, tx *index.Tx, w *cas.Writer, workdir str
 	}
 	if touched.After(p.LastTouch) {
 		p.LastTouch = touched
+	}
+	if !parent.IsZero() {
+		p.Parent = parent
 	}
 	return tx.PutProject(p)
 }

@@ -11,7 +11,21 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/casckpt/casckpt/gc"
 	"github.com/casckpt/casckpt/index"
+)
+
+// ProjectState says whether a project's directory is there: "live",
+// "orphan" (observably deleted: prune drops the project) or "unreachable"
+// (out of sight, on an unmounted volume or under a missing or replaced
+// parent: prune keeps it unless it is stale).
+type ProjectState = gc.State
+
+// The states of a project.
+const (
+	ProjectLive        = gc.Live
+	ProjectOrphan      = gc.Orphan
+	ProjectUnreachable = gc.Unreachable
 )
 
 // ProjectStatus describes one project of the store.
@@ -20,8 +34,7 @@ type ProjectStatus struct {
 	Snapshots int
 	Created   time.Time
 	LastTouch time.Time
-	// Orphan: the project's directory is gone.
-	Orphan bool
+	State     ProjectState
 }
 
 // StatusResult describes the store.
@@ -40,7 +53,7 @@ func (s *Store) Status(ctx context.Context) (StatusResult, error) {
 		return v.tx.EachProject(func(p index.ProjectSnapshots) error {
 			res.Projects = append(res.Projects, ProjectStatus{
 				Workdir: p.Workdir, Snapshots: len(p.Snapshots), Created: p.Created,
-				LastTouch: p.LastTouch, Orphan: !dirExists(p.Workdir),
+				LastTouch: p.LastTouch, State: projectState(p.Project),
 			})
 			return nil
 		})

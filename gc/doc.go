@@ -12,6 +12,9 @@
 //     stale projects); PlanRetention applies one to snapshot records and
 //     returns a Plan, as a pure function; PlanCap extends a plan until the
 //     store fits its size cap.
+//   - A project's State says whether its directory is there (Live), was
+//     observably deleted (Orphan) or is out of sight (Unreachable); the
+//     caller observes it, the policy only reads it.
 //
 // The sweep itself (deleting objects from the index, repacking, deleting
 // pack files) is cas.PrepareSweep; the root package runs it under the

@@ -67,10 +67,10 @@ func snaps(n int, pinned ...int) []Snapshot {
 func TestPlanRetention(t *testing.T) {
 	now := time.Unix(100*86400, 0)
 	projects := []Project{
-		{Workdir: "/live", LastTouch: now, Exists: true, Snapshots: snaps(5, 4)},
-		{Workdir: "/orphan", LastTouch: now, Exists: false, Snapshots: snaps(2)},
-		{Workdir: "/stale", LastTouch: now.Add(-30 * 24 * time.Hour), Exists: true, Snapshots: snaps(2)},
-		{Workdir: "/stale-pinned", LastTouch: now.Add(-30 * 24 * time.Hour), Exists: true, Snapshots: snaps(2, 0)},
+		{Workdir: "/live", LastTouch: now, State: Live, Snapshots: snaps(5, 4)},
+		{Workdir: "/orphan", LastTouch: now, State: Orphan, Snapshots: snaps(2)},
+		{Workdir: "/stale", LastTouch: now.Add(-30 * 24 * time.Hour), State: Live, Snapshots: snaps(2)},
+		{Workdir: "/stale-pinned", LastTouch: now.Add(-30 * 24 * time.Hour), State: Live, Snapshots: snaps(2, 0)},
 	}
 	for _, c := range []struct {
 		name             string
@@ -91,6 +91,53 @@ func TestPlanRetention(t *testing.T) {
 	}
 }
 
+// TestPlanRetentionStates: the orphan rule drops orphans alone; an
+// unreachable project is kept by it, and the stale rule treats every
+// state alike.
+func TestPlanRetentionStates(t *testing.T) {
+	now := time.Unix(100*86400, 0)
+	old := now.Add(-30 * 24 * time.Hour)
+	orphans := Policy{DropOrphans: true}
+	both := Policy{DropOrphans: true, StaleAfter: 7 * 24 * time.Hour}
+	for _, c := range []struct {
+		name   string
+		state  State
+		touch  time.Time
+		pinned bool
+		pol    Policy
+		why    Why // of every dropped snapshot; "" when none is dropped
+		forget bool
+	}{
+		{"live", Live, now, false, both, "", false},
+		{"orphan", Orphan, now, false, orphans, WhyOrphan, true},
+		{"orphan with --keep-orphans", Orphan, now, false, Policy{}, "", false},
+		{"orphan pinned", Orphan, now, true, orphans, WhyOrphan, false},
+		{"unreachable", Unreachable, now, false, orphans, "", false},
+		{"unreachable fresh", Unreachable, now, false, both, "", false},
+		{"unreachable stale", Unreachable, old, false, both, WhyStale, true},
+		{"unreachable stale pinned", Unreachable, old, true, both, WhyStale, false},
+		{"orphan stale: the orphan rule names it", Orphan, old, false, both, WhyOrphan, true},
+		{"live stale", Live, old, false, both, WhyStale, true},
+		{"zero state is not an orphan", "", now, false, orphans, "", false},
+	} {
+		p := Project{Workdir: "/p", LastTouch: c.touch, State: c.state, Snapshots: snaps(3)}
+		if c.pinned {
+			p.Snapshots = snaps(3, 0)
+		}
+		plan := PlanRetention([]Project{p}, c.pol, now)
+		wantDrops := 0
+		if c.why != "" {
+			wantDrops = 3
+			if c.pinned {
+				wantDrops = 2
+			}
+		}
+		if len(plan.Drops) != wantDrops || plan.Count(c.why) != wantDrops || (len(plan.Forget) == 1) != c.forget {
+			t.Errorf("%s: drops %+v, forget %v", c.name, plan.Drops, plan.Forget)
+		}
+	}
+}
+
 func TestPlanCap(t *testing.T) {
 	ctx := context.Background()
 	m := castest.NewMemory()
@@ -99,7 +146,7 @@ func TestPlanCap(t *testing.T) {
 	var projects []Project
 	var roots []cas.ID
 	for pi, name := range []string{"/a", "/b", "/c"} {
-		p := Project{Workdir: name, LastTouch: time.Unix(int64(pi), 0), Exists: true}
+		p := Project{Workdir: name, LastTouch: time.Unix(int64(pi), 0), State: Live}
 		for si := range 4 {
 			root, _ := manifest.Put(ctx, m, manifest.Tree{Entries: []manifest.Entry{{Name: "f", Kind: manifest.KindFile, Chunks: []cas.ID{chunk(name + string(rune('0'+si)))}}}})
 			p.Snapshots = append(p.Snapshots, Snapshot{ID: cas.ID{byte(pi), byte(si)}, Root: root, Time: time.Unix(int64(100-si*10+pi), 0)})

@@ -15,12 +15,29 @@ type Snapshot struct {
 	Pinned bool
 }
 
+// State says whether a project's directory is there.
+type State string
+
+// The states of a project.
+const (
+	// Live: the directory is there.
+	Live State = "live"
+	// Orphan: the directory was observably deleted (it is missing from a
+	// parent that is still the directory it was).
+	Orphan State = "orphan"
+	// Unreachable: the directory cannot be seen, but nothing shows it was
+	// deleted (an unmounted volume, a missing or replaced parent). The
+	// orphan rule never drops it.
+	Unreachable State = "unreachable"
+)
+
 // Project is a project with its snapshots, newest first.
 type Project struct {
 	Workdir   string
 	LastTouch time.Time
-	// Exists is false when the project's directory is gone (an orphan).
-	Exists    bool
+	// State is the state of the project's directory; only Orphan counts
+	// for the orphan rule (the zero value does not).
+	State     State
 	Snapshots []Snapshot
 }
 
@@ -32,8 +49,8 @@ type Policy struct {
 	// StaleAfter, when positive, drops the unpinned snapshots of projects
 	// not touched for this long.
 	StaleAfter time.Duration
-	// DropOrphans drops the unpinned snapshots of projects whose directory
-	// is gone.
+	// DropOrphans drops the unpinned snapshots of orphan projects (State
+	// Orphan); unreachable ones are left to the other rules.
 	DropOrphans bool
 }
 
@@ -86,7 +103,7 @@ func PlanRetention(projects []Project, pol Policy, now time.Time) Plan {
 	for _, p := range projects {
 		var why Why
 		switch {
-		case pol.DropOrphans && !p.Exists:
+		case pol.DropOrphans && p.State == Orphan:
 			why = WhyOrphan
 		case pol.StaleAfter > 0 && now.Sub(p.LastTouch) > pol.StaleAfter:
 			why = WhyStale

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -219,6 +220,7 @@ func FuzzDecodeDir(f *testing.F) {
 
 func FuzzDecodeProject(f *testing.F) {
 	f.Add(encodeProject(Project{Created: time.Unix(5, 0), LastTouch: time.Unix(6, 0)}))
+	f.Add(encodeProject(Project{Created: time.Unix(5, 0), LastTouch: time.Unix(6, 0), Parent: DirID{Dev: 2049, Ino: 1 << 40}}))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		p, err := decodeProject("/p", b)
 		if err == nil && !bytes.Equal(encodeProject(p), b) {
@@ -343,5 +345,85 @@ func FuzzDecodeWrite(f *testing.F) {
 		if err == nil && !bytes.Equal(encodeWrite(w), b) {
 			t.Fatal("recorded write does not re-encode to its input")
 		}
+	})
+}
+
+func TestTurnsGoWithTheirSnapshots(t *testing.T) {
+	db := testDB(t)
+	now := time.Unix(1_700_000_000, 0)
+	snaps := make([]Snapshot, 4)
+	turns := []Turn{
+		{ID: "ended", Start: cas.ID{1}, End: cas.ID{2}, BackupID: cas.ID{11}},
+		{ID: "open", Start: cas.ID{3}, BackupID: cas.ID{12}},
+		{ID: "same", Start: cas.ID{4}, End: cas.ID{4}, BackupID: cas.ID{13}},
+	}
+	err := db.Update(func(tx *Tx) error {
+		if err := tx.PutProject(Project{Workdir: "/p", Created: now}); err != nil {
+			return err
+		}
+		for i := range snaps {
+			snaps[i] = Snapshot{ID: cas.ID{byte(i + 1)}, Project: "/p", Root: cas.ID{9}, Time: now.Add(time.Duration(i) * time.Second)}
+			if err := tx.AddSnapshot(&snaps[i]); err != nil {
+				return err
+			}
+		}
+		for _, tr := range turns {
+			tr.Project, tr.Started = "/p", now
+			if err := tx.PutTurn(tr); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	left := func(want ...string) {
+		t.Helper()
+		db.View(func(tx *Tx) error {
+			list, err := tx.Turns("/p")
+			var got []string
+			for _, tr := range list {
+				got = append(got, tr.ID)
+			}
+			slices.Sort(got)
+			if err != nil || !slices.Equal(got, want) {
+				t.Fatalf("turns left %v (%v), want %v", got, err, want)
+			}
+			return nil
+		})
+	}
+	drop := func(i int) {
+		t.Helper()
+		if err := db.Update(func(tx *Tx) error { return tx.DeleteSnapshot(snaps[i]) }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	drop(0) // the ended turn's start: it stays, its end remains
+	left("ended", "open", "same")
+	drop(2) // the open turn's start: nothing of it remains
+	left("ended", "same")
+	drop(1)
+	left("same")
+	db.View(func(tx *Tx) error {
+		tomb, _ := tx.Tombstones()
+		if _, ok := tomb[cas.ID{11}]; !ok {
+			t.Fatal("a deleted turn's backup has no tombstone")
+		}
+		if _, ok := tomb[cas.ID{12}]; !ok {
+			t.Fatal("a deleted open turn's backup has no tombstone")
+		}
+		return nil
+	})
+	rem, err := db.ReadRemains()
+	if err != nil || len(rem.Turns["/p"]) != 1 || rem.Turns["/p"][0].ID != "same" {
+		t.Fatalf("remains: %+v %v", rem.Turns, err)
+	}
+	db.Update(func(tx *Tx) error { return tx.DeleteProject("/p") })
+	db.View(func(tx *Tx) error {
+		if tomb, _ := tx.Tombstones(); len(tomb) != 3 {
+			t.Fatalf("a forgotten project's turn backup has no tombstone: %d tombstones", len(tomb))
+		}
+		return nil
 	})
 }

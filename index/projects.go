@@ -6,33 +6,72 @@ import (
 	"time"
 )
 
-// recordVersion is the format version of project, snapshot and stat cache
-// records.
+// recordVersion is the format version of snapshot and stat cache records.
+// Project records have their own versions (projectVersion1, 2).
 const recordVersion = 1
 
+// The versions of project records: version 1 holds the times alone;
+// version 2 adds the identity of the workdir's parent directory. A record
+// without a parent identity is still written as version 1, so that every
+// record has one encoding.
+const (
+	projectVersion1 = 1
+	projectVersion2 = 2
+)
+
 var bucketProjects = []byte("projects")
+
+// DirID identifies a directory on its file system: its device and inode
+// numbers. The zero DirID means "not recorded".
+type DirID struct {
+	Dev, Ino uint64
+}
+
+// IsZero reports whether id is the zero DirID.
+func (id DirID) IsZero() bool { return id == DirID{} }
 
 // Project is a working directory known to the store.
 type Project struct {
 	Workdir   string
 	Created   time.Time
 	LastTouch time.Time
+	// Parent identifies the directory that held Workdir when the project
+	// was last snapshotted; zero when not recorded (records written before
+	// it was, projects only imported or rebuilt by a repair).
+	Parent DirID
 }
 
 // encodeProject returns the stored form of p (without its workdir, the key).
 func encodeProject(p Project) []byte {
-	b := []byte{recordVersion}
+	version := byte(projectVersion2)
+	if p.Parent.IsZero() {
+		version = projectVersion1
+	}
+	b := []byte{version}
 	b = binary.AppendVarint(b, p.Created.UnixNano())
-	return binary.AppendVarint(b, p.LastTouch.UnixNano())
+	b = binary.AppendVarint(b, p.LastTouch.UnixNano())
+	if version == projectVersion2 {
+		b = binary.AppendUvarint(b, p.Parent.Dev)
+		b = binary.AppendUvarint(b, p.Parent.Ino)
+	}
+	return b
 }
 
-// decodeProject parses a project record stored under workdir.
+// decodeProject parses a project record stored under workdir, of either
+// version.
 func decodeProject(workdir string, v []byte) (Project, error) {
 	r := reader{b: v}
-	if r.byte() != recordVersion {
+	version := r.byte()
+	if r.err == nil && version != projectVersion1 && version != projectVersion2 {
 		return Project{}, fmt.Errorf("%w: project %s: unknown version", ErrCorrupt, workdir)
 	}
 	p := Project{Workdir: workdir, Created: r.time(), LastTouch: r.time()}
+	if version == projectVersion2 {
+		p.Parent = DirID{Dev: r.uvarint(), Ino: r.uvarint()}
+		if r.err == nil && p.Parent.IsZero() {
+			r.fail("version 2 project record without a parent identity")
+		}
+	}
 	if err := r.done(); err != nil {
 		return Project{}, fmt.Errorf("project %s: %w", workdir, err)
 	}
@@ -69,6 +108,21 @@ func (t *Tx) Projects() ([]Project, error) {
 	return out, err
 }
 
+// HasSnapshots reports whether the store holds a snapshot of workdir,
+// without reading any.
+func (t *Tx) HasSnapshots(workdir string) bool {
+	root := t.bucket(bucketSnapshots)
+	if root == nil {
+		return false
+	}
+	b := root.Bucket([]byte(workdir))
+	if b == nil {
+		return false
+	}
+	k, _ := b.Cursor().First()
+	return k != nil
+}
+
 // ProjectSnapshots is a project with its snapshots, newest first.
 type ProjectSnapshots struct {
 	Project
@@ -96,8 +150,8 @@ func (t *Tx) EachProject(fn func(ProjectSnapshots) error) error {
 }
 
 // DeleteProject removes a project with its snapshots, turns, stat cache and
-// write ledger; its snapshots' record backups get tombstones (see
-// Tombstones).
+// write ledger; the backups of its snapshot and turn records get tombstones
+// (see Tombstones).
 func (t *Tx) DeleteProject(workdir string) error {
 	key := []byte(workdir)
 	snaps, err := t.Snapshots(workdir)
@@ -105,7 +159,16 @@ func (t *Tx) DeleteProject(workdir string) error {
 		return err
 	}
 	for _, s := range snaps {
-		if err := t.addTombstone(s); err != nil {
+		if err := t.addTombstone(s.BackupID); err != nil {
+			return err
+		}
+	}
+	turns, err := t.Turns(workdir)
+	if err != nil {
+		return err
+	}
+	for _, tr := range turns {
+		if err := t.addTombstone(tr.BackupID); err != nil {
 			return err
 		}
 	}

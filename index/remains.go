@@ -14,6 +14,7 @@ import (
 type Remains struct {
 	Projects   map[string]Project    // by workdir
 	Snapshots  map[string][]Snapshot // of the projects whose snapshots read whole
+	Turns      map[string][]Turn     // of the projects whose turns read whole
 	Origins    map[string]cas.ID
 	Tombstones map[cas.ID][16]byte
 }
@@ -24,7 +25,7 @@ type Remains struct {
 // that a newer casckpt wrote is refused: a rebuild to this version's format
 // would lose its records.
 func (d *DB) ReadRemains() (Remains, error) {
-	rem := Remains{Projects: map[string]Project{}, Snapshots: map[string][]Snapshot{}, Origins: map[string]cas.ID{}, Tombstones: map[cas.ID][16]byte{}}
+	rem := Remains{Projects: map[string]Project{}, Snapshots: map[string][]Snapshot{}, Turns: map[string][]Turn{}, Origins: map[string]cas.ID{}, Tombstones: map[cas.ID][16]byte{}}
 	if !d.Exists() {
 		return rem, nil
 	}
@@ -47,6 +48,10 @@ func (d *DB) ReadRemains() (Remains, error) {
 		var list []Snapshot
 		if part(func(t *Tx) (err error) { list, err = t.Snapshots(p.Workdir); return err }) == nil {
 			rem.Snapshots[p.Workdir] = list
+		}
+		var turns []Turn
+		if part(func(t *Tx) (err error) { turns, err = t.Turns(p.Workdir); return err }) == nil {
+			rem.Turns[p.Workdir] = turns
 		}
 	}
 	var origins map[string]cas.ID

@@ -224,14 +224,18 @@ func (t *Tx) PutSnapshot(s Snapshot) error {
 }
 
 // DeleteSnapshot removes a snapshot record and gives its record backup a
-// tombstone. Its data stays until gc.
+// tombstone. Its data stays until gc. A turn it was the last remaining
+// snapshot of goes with it (see Turn).
 func (t *Tx) DeleteSnapshot(s Snapshot) error {
 	b := t.tx.Bucket(bucketSnapshots).Bucket([]byte(s.Project))
 	if b == nil {
 		return nil
 	}
-	if err := t.addTombstone(s); err != nil {
+	if err := t.addTombstone(s.BackupID); err != nil {
 		return err
 	}
-	return b.Delete(seqKey(s.Seq))
+	if err := b.Delete(seqKey(s.Seq)); err != nil {
+		return err
+	}
+	return t.dropTurnsOf(s)
 }

@@ -6,22 +6,24 @@ import (
 	"github.com/casckpt/casckpt/cas"
 )
 
-// bucketTombstones maps the record backup of a deleted snapshot to the pack
-// it was seen in ("dropped" in stores written before the name changed).
+// bucketTombstones maps the record backup of a deleted snapshot or turn to
+// the pack it was seen in ("dropped" in stores written before the name
+// changed).
 var bucketTombstones = []byte("dropped")
 
-// addTombstone notes that s was deleted, so that a repair does not bring it
-// back from its record backup while the backup is still in a pack.
-func (t *Tx) addTombstone(s Snapshot) error {
-	if s.BackupID.IsZero() {
+// addTombstone notes that the record whose backup is backup (none: zero)
+// was deleted, so that a repair does not bring it back from its backup
+// while the backup is still in a pack.
+func (t *Tx) addTombstone(backup cas.ID) error {
+	if backup.IsZero() {
 		return nil
 	}
-	return t.SetTombstone(s.BackupID, [16]byte{})
+	return t.SetTombstone(backup, [16]byte{})
 }
 
-// Tombstones returns the record backups of deleted snapshots that may still
-// be in a pack, each with the name of the pack it was seen in (zero when it
-// was not looked up yet).
+// Tombstones returns the record backups of deleted snapshots and turns
+// that may still be in a pack, each with the name of the pack it was seen
+// in (zero when it was not looked up yet).
 func (t *Tx) Tombstones() (map[cas.ID][16]byte, error) {
 	out := map[cas.ID][16]byte{}
 	b := t.bucket(bucketTombstones)
@@ -40,8 +42,8 @@ func (t *Tx) Tombstones() (map[cas.ID][16]byte, error) {
 	return out, err
 }
 
-// SetTombstone notes that backup id, of a deleted snapshot, is in the named
-// pack (zero: not looked up yet).
+// SetTombstone notes that backup id, of a deleted snapshot or turn, is in
+// the named pack (zero: not looked up yet).
 func (t *Tx) SetTombstone(id cas.ID, pack [16]byte) error {
 	b, err := t.tx.CreateBucketIfNotExists(bucketTombstones)
 	if err != nil {

@@ -16,7 +16,9 @@ var bucketTurns = []byte("turns")
 
 // Turn is one turn of an agent in a project: the snapshot it began on and,
 // once it ended, the one it ended on. What changed between them is the
-// agent's.
+// agent's. A turn lives as long as one of its snapshots: deleting the last
+// one (the start of an open turn; the start and the end of an ended one)
+// deletes the turn and gives its backup a tombstone.
 type Turn struct {
 	Project string
 	ID      string // the host's turn ID, unique in the project
@@ -158,6 +160,41 @@ func (t *Tx) DeleteTurn(workdir, id string) error {
 	if root := t.bucket(bucketTurns); root != nil {
 		if b := root.Bucket([]byte(workdir)); b != nil {
 			return b.Delete([]byte(id))
+		}
+	}
+	return nil
+}
+
+// dropTurnsOf deletes the turns of s's project that deleted snapshot s
+// was the last remaining snapshot of.
+func (t *Tx) dropTurnsOf(s Snapshot) error {
+	turns, err := t.Turns(s.Project)
+	if err != nil {
+		return err
+	}
+	var kept map[cas.ID]bool // the project's remaining snapshots, read when needed
+	for _, tr := range turns {
+		if tr.Start != s.ID && tr.End != s.ID {
+			continue
+		}
+		if kept == nil {
+			snaps, err := t.Snapshots(s.Project)
+			if err != nil {
+				return err
+			}
+			kept = make(map[cas.ID]bool, len(snaps))
+			for _, sn := range snaps {
+				kept[sn.ID] = true
+			}
+		}
+		if kept[tr.Start] || kept[tr.End] {
+			continue
+		}
+		if err := t.addTombstone(tr.BackupID); err != nil {
+			return err
+		}
+		if err := t.DeleteTurn(tr.Project, tr.ID); err != nil {
+			return err
 		}
 	}
 	return nil

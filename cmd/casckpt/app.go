@@ -156,12 +156,13 @@ BLAKE3-addressed and zstd-compressed, in a store shared by all projects.`,
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	root.CompletionOptions.DisableDefaultCmd = true
 	root.AddCommand(
-		newSnapshotCommand(g), newListCommand(g), newDiffCommand(g), newRestoreCommand(g),
+		newSnapshotCommand(g), newListCommand(g), newDiffCommand(g), newRestoreCommand(g), newUndoCommand(g),
 		newCatCommand(g), newLsCommand(g), newExportCommand(g),
+		newLogCommand(g),
 		newPinCommand(g, true), newPinCommand(g, false), newForgetCommand(g),
 		newGCCommand(g), newPruneCommand(g), newStatusCommand(g), newVerifyCommand(g), newRepairCommand(g), newClearCommand(g),
 		newMigrateCommand(g), newClearLegacyCommand(g), newRootPathCommand(g), newVersionCommand(g),
-		newRecordWriteCommand(g),
+		newTurnsCommand(g), newRecordWriteCommand(g),
 	)
 	return root
 }

@@ -103,7 +103,7 @@ func TestRepairCommand(t *testing.T) {
 		t.Fatalf("%d snapshots listed without a database", n)
 	}
 	r := jsonOf[map[string]any](t, e.ok("repair", "--json").out)
-	if r["snapshots"] != 2.0 || r["projects"] != 1.0 || r["from_old_database"] != 0.0 || r["old_database"] != nil ||
+	if r["snapshots"] != 2.0 || r["projects"] != 1.0 || r["turns"] != 0.0 || r["from_old_database"] != 0.0 || r["old_database"] != nil ||
 		len(r["damaged_packs"].([]any)) != 0 || len(r["unreadable_packs"].([]any)) != 0 {
 		t.Fatalf("repair --json: %v", r)
 	}

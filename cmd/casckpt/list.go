@@ -15,7 +15,10 @@ import (
 )
 
 func newListCommand(g *globals) *cobra.Command {
-	var n int
+	var (
+		n       int
+		session string
+	)
 	cmd := &cobra.Command{
 		Use:   "list [DIR]",
 		Short: "list the snapshots of DIR's project, newest first",
@@ -28,10 +31,14 @@ func newListCommand(g *globals) *cobra.Command {
 			if n < 0 {
 				return usagef("-n takes a number of at least 0")
 			}
-			return runList(cmd, g, dir, n)
+			if err := checkLabels(cmd, "session"); err != nil {
+				return err
+			}
+			return runList(cmd, g, dir, session, n)
 		},
 	}
 	cmd.Flags().IntVarP(&n, "number", "n", 0, "show the newest N only (0: all)")
+	cmd.Flags().StringVar(&session, "session", "", "show only the snapshots of the agent's session `ID`")
 	return cmd
 }
 
@@ -45,27 +52,35 @@ type listItemJSON struct {
 	Insertions   int64  `json:"insertions"`
 	Deletions    int64  `json:"deletions"`
 	Pinned       bool   `json:"pinned"`
+	Session      any    `json:"session"`
+	Turn         any    `json:"turn"`
 	Damaged      bool   `json:"damaged,omitempty"`
 }
 
-func runList(cmd *cobra.Command, g *globals, dir string, n int) error {
+func runList(cmd *cobra.Command, g *globals, dir, session string, n int) error {
 	store, err := g.open()
 	if err != nil {
 		return err
 	}
-	list, err := store.List(cmd.Context(), dir, n)
+	list, err := store.ListSession(cmd.Context(), dir, session, n)
 	if err != nil {
 		return err
 	}
 	items := make([]listItemJSON, 0, len(list))
+	labelled := false
 	for _, e := range list {
 		items = append(items, listItemJSON{
 			ID: e.ID.String(), ShortID: e.ID.Short(), Time: e.Time.Format(time.RFC3339), Reason: e.Reason,
-			FilesChanged: e.FilesChanged, Insertions: e.Insertions, Deletions: e.Deletions, Pinned: e.Pinned, Damaged: e.Damaged,
+			FilesChanged: e.FilesChanged, Insertions: e.Insertions, Deletions: e.Deletions, Pinned: e.Pinned,
+			Session: labelOrNull(e.Session), Turn: labelOrNull(e.Turn), Damaged: e.Damaged,
 		})
+		labelled = labelled || e.Turn != ""
 	}
 	hint := ""
-	if len(list) == 0 && !g.json {
+	switch {
+	case len(list) == 0 && session != "":
+		hint = "no snapshots of session " + oneLine(session)
+	case len(list) == 0 && !g.json:
 		if hint, err = enclosingProject(cmd.Context(), store, dir); err != nil {
 			return err
 		}
@@ -76,8 +91,9 @@ func runList(cmd *cobra.Command, g *globals, dir string, n int) error {
 			return
 		}
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "#\tID\tWHEN\tCHANGES\tREASON")
-		for i, e := range list {
+		turnColumn := map[bool]string{true: "TURN\t"}
+		fmt.Fprintln(tw, "#\tID\tWHEN\tCHANGES\t"+turnColumn[labelled]+"REASON")
+		for _, e := range list {
 			mark := ""
 			if e.Pinned {
 				mark = " (pinned)"
@@ -85,8 +101,12 @@ func runList(cmd *cobra.Command, g *globals, dir string, n int) error {
 			if e.Damaged {
 				mark += " (DAMAGED)"
 			}
-			fmt.Fprintf(tw, "@%d\t%s\t%s\t%s +%s -%s\t%s%s\n", i+1, e.ID.Short(), ago(e.Time, g.now()),
-				countOf(e.FilesChanged, "file"), count(e.Insertions), count(e.Deletions), oneLine(e.Reason), mark)
+			turn := ""
+			if labelled {
+				turn = oneLine(e.Turn) + "\t"
+			}
+			fmt.Fprintf(tw, "@%d\t%s\t%s\t%s +%s -%s\t%s%s%s\n", e.Number, e.ID.Short(), ago(e.Time, g.now()),
+				countOf(e.FilesChanged, "file"), count(e.Insertions), count(e.Deletions), turn, oneLine(e.Reason), mark)
 		}
 		tw.Flush()
 	})

@@ -99,7 +99,7 @@ func TestSnapshotJSONAndUnchanged(t *testing.T) {
 	writeFiles(t, dir, map[string]string{"a.go": "package a\n", "sub/b.txt": "b"})
 	// Flags after the positional argument.
 	first := jsonOf[map[string]any](t, e.ok("snapshot", dir, "-m", "before patch", "--json").out)
-	if want := []string{"bytes", "created", "files", "id", "project"}; !slices.Equal(keys(first), want) {
+	if want := []string{"bytes", "created", "files", "id", "project", "session", "turn"}; !slices.Equal(keys(first), want) {
 		t.Fatalf("snapshot JSON keys %v, want %v", keys(first), want)
 	}
 	if first["created"] != true || first["files"] != 2.0 || first["bytes"] != 11.0 {
@@ -195,7 +195,7 @@ func TestListReferencesAndPins(t *testing.T) {
 	if len(list) != 3 || list[0]["id"] != ids[2] || list[2]["id"] != ids[0] {
 		t.Fatalf("list is not newest first: %v", list)
 	}
-	want := []string{"deletions", "files_changed", "id", "insertions", "pinned", "reason", "short_id", "time"}
+	want := []string{"deletions", "files_changed", "id", "insertions", "pinned", "reason", "session", "short_id", "time", "turn"}
 	if !slices.Equal(keys(list[0]), want) {
 		t.Fatalf("list keys %v", keys(list[0]))
 	}

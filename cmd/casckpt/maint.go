@@ -49,79 +49,91 @@ func newPruneCommand(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "prune",
 		Short: "drop orphan and stale projects, apply the size cap, collect garbage",
-		Long: `prune drops projects whose directory is gone (unless --keep-orphans) and
-projects not touched for --retention-days, applies the size cap, then
-collects garbage so the space is returned before it exits. Pinned snapshots
-keep their project. --auto skips the whole run if the last prune was less
-than --min-interval-hours ago (for host start-up hooks).`,
+		Long: `prune drops orphan projects, whose directory was deleted (unless
+--keep-orphans), and projects not touched for --retention-days, applies the
+size cap, then collects garbage so the space is returned before it exits.
+A project is an orphan only when its deletion is observable: its parent
+directory is still the one it was at the project's last snapshot. A project
+whose directory is out of sight otherwise (an unmounted volume, a missing or
+replaced parent) is unreachable: prune keeps it unless it is stale. Pinned
+snapshots keep their project. --auto skips the whole run if the last prune
+was less than --min-interval-hours ago (for host start-up hooks).`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			staleAfter, err := days("retention-days", o.retentionDays)
-			if err != nil {
-				return err
-			}
-			maxSize, err := mebibytes("max-size-mb", o.maxSizeMB, 0)
-			if err != nil {
-				return err
-			}
-			minInterval, err := hours("min-interval-hours", o.minHours)
-			if err != nil {
-				return err
-			}
-			store, err := g.open()
-			if err != nil {
-				return err
-			}
-			opts := casckpt.PruneOptions{StaleAfter: staleAfter, KeepOrphans: o.keepOrphans, MaxSize: maxSize, DryRun: o.dryRun}
-			if o.auto {
-				opts.MinInterval = minInterval
-			}
-			res, err := store.Prune(cmd.Context(), opts)
-			if err != nil {
-				return err
-			}
-			if res.Skipped {
-				return g.emit(map[string]bool{"skipped": true}, func(w io.Writer) {
-					fmt.Fprintf(w, "skipped: the last prune ran less than %g hours ago\n", o.minHours)
-				})
-			}
-			if !res.CapMet {
-				g.warn("the size cap cannot be met: pinned and newest snapshots need more room")
-			}
-			drops := make([]dropJSON, 0, len(res.Drops))
-			for _, d := range res.Drops {
-				drops = append(drops, dropJSON{Project: d.Project, ID: d.ID.String(), Rule: d.Rule})
-			}
-			doc := map[string]any{"skipped": false, "scanned": res.Scanned, "deleted_orphan": res.DeletedOrphan,
-				"deleted_stale": res.DeletedStale, "snapshots_dropped": res.SnapshotsDropped, "bytes_freed": res.BytesFreed,
-				"drops": drops}
-			return g.emit(doc, func(w io.Writer) {
-				verb := "dropped"
-				if o.dryRun {
-					verb = "would drop"
-				}
-				for _, d := range res.Drops {
-					fmt.Fprintf(w, "%s %s of %s (%s)\n", verb, d.ID.Short(), oneLine(d.Project), ruleText[d.Rule])
-				}
-				fmt.Fprintf(w, "scanned %s; %s %s (%s and %s)", countOf(int64(res.Scanned), "project"), verb,
-					countOf(int64(res.SnapshotsDropped), "snapshot"), countOf(int64(res.DeletedOrphan), "orphan project"),
-					countOf(int64(res.DeletedStale), "stale project"))
-				if o.dryRun {
-					fmt.Fprintln(w, "; nothing was changed (dry run)")
-				} else {
-					fmt.Fprintf(w, "; freed %s\n", humanBytes(res.BytesFreed))
-				}
-			})
-		},
+		RunE: func(cmd *cobra.Command, _ []string) error { return runPrune(cmd, g, o) },
 	}
 	f := cmd.Flags()
 	f.IntVar(&o.retentionDays, "retention-days", 7, "drop projects not touched for N days (0: never)")
-	f.BoolVar(&o.keepOrphans, "keep-orphans", false, "keep projects whose directory is gone")
+	f.BoolVar(&o.keepOrphans, "keep-orphans", false, "keep projects whose directory was deleted")
 	f.Int64Var(&o.maxSizeMB, "max-size-mb", 0, "size cap of the store in MiB (0: none)")
 	f.BoolVar(&o.auto, "auto", false, "do nothing if the last prune ran less than --min-interval-hours ago")
 	f.Float64Var(&o.minHours, "min-interval-hours", 24, "with --auto: hours between prunes")
 	f.BoolVar(&o.dryRun, "dry-run", false, "show what would be dropped and change nothing")
 	return cmd
+}
+
+// runPrune checks prune's flags, runs it and prints what it did.
+func runPrune(cmd *cobra.Command, g *globals, o pruneOptions) error {
+	staleAfter, err := days("retention-days", o.retentionDays)
+	if err != nil {
+		return err
+	}
+	maxSize, err := mebibytes("max-size-mb", o.maxSizeMB, 0)
+	if err != nil {
+		return err
+	}
+	minInterval, err := hours("min-interval-hours", o.minHours)
+	if err != nil {
+		return err
+	}
+	store, err := g.open()
+	if err != nil {
+		return err
+	}
+	opts := casckpt.PruneOptions{StaleAfter: staleAfter, KeepOrphans: o.keepOrphans, MaxSize: maxSize, DryRun: o.dryRun}
+	if o.auto {
+		opts.MinInterval = minInterval
+	}
+	res, err := store.Prune(cmd.Context(), opts)
+	if err != nil {
+		return err
+	}
+	if res.Skipped {
+		return g.emit(map[string]bool{"skipped": true}, func(w io.Writer) {
+			fmt.Fprintf(w, "skipped: the last prune ran less than %g hours ago\n", o.minHours)
+		})
+	}
+	if !res.CapMet {
+		g.warn("the size cap cannot be met: pinned and newest snapshots need more room")
+	}
+	return emitPrune(g, res, o.dryRun)
+}
+
+// emitPrune prints what a prune that ran dropped and freed.
+func emitPrune(g *globals, res casckpt.PruneResult, dryRun bool) error {
+	drops := make([]dropJSON, 0, len(res.Drops))
+	for _, d := range res.Drops {
+		drops = append(drops, dropJSON{Project: d.Project, ID: d.ID.String(), Rule: d.Rule})
+	}
+	doc := map[string]any{"skipped": false, "scanned": res.Scanned, "deleted_orphan": res.DeletedOrphan,
+		"deleted_stale": res.DeletedStale, "snapshots_dropped": res.SnapshotsDropped, "bytes_freed": res.BytesFreed,
+		"drops": drops}
+	return g.emit(doc, func(w io.Writer) {
+		verb := "dropped"
+		if dryRun {
+			verb = "would drop"
+		}
+		for _, d := range res.Drops {
+			fmt.Fprintf(w, "%s %s of %s (%s)\n", verb, d.ID.Short(), oneLine(d.Project), ruleText[d.Rule])
+		}
+		fmt.Fprintf(w, "scanned %s; %s %s (%s and %s)", countOf(int64(res.Scanned), "project"), verb,
+			countOf(int64(res.SnapshotsDropped), "snapshot"), countOf(int64(res.DeletedOrphan), "orphan project"),
+			countOf(int64(res.DeletedStale), "stale project"))
+		if dryRun {
+			fmt.Fprintln(w, "; nothing was changed (dry run)")
+		} else {
+			fmt.Fprintf(w, "; freed %s\n", humanBytes(res.BytesFreed))
+		}
+	})
 }
 
 // dropJSON is one snapshot a prune dropped (or would drop) and the rule
@@ -134,7 +146,7 @@ type dropJSON struct {
 
 // ruleText explains each rule of a prune for people.
 var ruleText = map[string]string{
-	"orphan":   "orphan: its directory is gone",
+	"orphan":   "orphan: its directory was deleted",
 	"stale":    "stale: the project was not touched for --retention-days",
 	"size-cap": "size-cap: the store is over --max-size-mb",
 }
@@ -156,7 +168,7 @@ type legacyJSON struct {
 func newStatusCommand(g *globals) *cobra.Command {
 	return &cobra.Command{
 		Use:   "status",
-		Short: "show the store's size and projects",
+		Short: "show the store's size and projects (live, orphan or unreachable)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			store, err := g.open()
@@ -169,12 +181,8 @@ func newStatusCommand(g *globals) *cobra.Command {
 			}
 			projects := make([]projectJSON, 0, len(st.Projects))
 			for _, p := range st.Projects {
-				state := "live"
-				if p.Orphan {
-					state = "orphan"
-				}
 				projects = append(projects, projectJSON{Workdir: p.Workdir, Snapshots: p.Snapshots,
-					CreatedAt: p.Created.Format(time.RFC3339), LastTouch: p.LastTouch.Format(time.RFC3339), State: state})
+					CreatedAt: p.Created.Format(time.RFC3339), LastTouch: p.LastTouch.Format(time.RFC3339), State: string(p.State)})
 			}
 			found, err := migrate.Status(cmd.Context(), store, g.legacyDir(""))
 			if err != nil {
@@ -200,11 +208,7 @@ func newStatusCommand(g *globals) *cobra.Command {
 				tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 				fmt.Fprintln(tw, "PROJECT\tSNAPSHOTS\tCREATED\tLAST TOUCH\tSTATE")
 				for _, p := range st.Projects {
-					state := "live"
-					if p.Orphan {
-						state = "orphan"
-					}
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", oneLine(p.Workdir), count(int64(p.Snapshots)), ago(p.Created, g.now()), ago(p.LastTouch, g.now()), state)
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", oneLine(p.Workdir), count(int64(p.Snapshots)), ago(p.Created, g.now()), ago(p.LastTouch, g.now()), p.State)
 				}
 				tw.Flush()
 			})
@@ -261,6 +265,7 @@ type repairJSON struct {
 	UnreadablePacks []string `json:"unreadable_packs"`
 	Projects        int      `json:"projects"`
 	Snapshots       int      `json:"snapshots"`
+	Turns           int      `json:"turns"`
 	FromOldDatabase int      `json:"from_old_database"`
 	OldDatabase     any      `json:"old_database"`
 }
@@ -289,7 +294,7 @@ The old database is kept beside the new one. Run verify afterwards.`,
 			}
 			doc := repairJSON{PacksRead: res.PacksRead, ObjectsIndexed: res.ObjectsIndexed,
 				DamagedPacks: orEmpty(res.DamagedPacks), UnreadablePacks: orEmpty(res.UnreadablePacks),
-				Projects: res.Projects, Snapshots: res.Snapshots, FromOldDatabase: res.FromOldDatabase}
+				Projects: res.Projects, Snapshots: res.Snapshots, Turns: res.Turns, FromOldDatabase: res.FromOldDatabase}
 			if res.OldDatabase != "" {
 				doc.OldDatabase = res.OldDatabase
 			}
@@ -300,9 +305,9 @@ The old database is kept beside the new one. Run verify afterwards.`,
 				g.warn(fmt.Sprintf("pack %s has nothing readable: set aside as %s.damaged", p, p))
 			}
 			return g.emit(doc, func(w io.Writer) {
-				fmt.Fprintf(w, "rebuilt the database: %s of %s (%s from the old database, %s from the copies in the packs), %s in %s\n",
+				fmt.Fprintf(w, "rebuilt the database: %s of %s (%s from the old database, %s from the backups in the packs), %s, %s in %s\n",
 					countOf(int64(res.Snapshots), "snapshot"), countOf(int64(res.Projects), "project"), count(int64(res.FromOldDatabase)),
-					count(int64(res.Snapshots-res.FromOldDatabase)), countOf(int64(res.ObjectsIndexed), "object"), countOf(int64(res.PacksRead), "pack"))
+					count(int64(res.Snapshots-res.FromOldDatabase)), countOf(int64(res.Turns), "turn"), countOf(int64(res.ObjectsIndexed), "object"), countOf(int64(res.PacksRead), "pack"))
 				if res.OldDatabase != "" {
 					fmt.Fprintf(w, "the old database is kept as %s: delete it once casckpt verify is clean\n", oneLine(res.OldDatabase))
 				}

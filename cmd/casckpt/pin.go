@@ -80,12 +80,19 @@ func newRootPathCommand(g *globals) *cobra.Command {
 	return &cobra.Command{
 		Use:   "root PATH",
 		Short: "print the project root of PATH",
-		Long: `root prints the nearest ancestor directory of PATH holding .git, go.mod,
-package.json, pyproject.toml, Cargo.toml, Makefile, pom.xml, .hg or Gemfile,
-else PATH's own directory. JSON: {"root": DIR}.`,
+		Long: `root prints the project root of PATH: the nearest directory, from PATH
+itself (or its directory) upwards, that the store has snapshots of or that
+holds .git, go.mod, package.json, pyproject.toml, Cargo.toml, Makefile,
+pom.xml, .hg or Gemfile; else PATH's own directory. The walk never goes
+above the home directory, and a marker in the home directory itself does not
+count. JSON: {"root": DIR}.`,
 		Args: cobra.ExactArgs(1),
-		RunE: func(_ *cobra.Command, args []string) error {
-			root, err := casckpt.FindProjectRoot(args[0])
+		RunE: func(cmd *cobra.Command, args []string) error {
+			store, err := g.open()
+			if err != nil {
+				return err
+			}
+			root, err := store.Root(cmd.Context(), args[0])
 			if err != nil {
 				return err
 			}

@@ -8,8 +8,8 @@ import (
 	"testing"
 )
 
-// readFiles returns the regular files under dir, by slash path.
-func readFiles(t *testing.T, dir string) map[string]string {
+// treeFiles returns the regular files under dir, by slash path.
+func treeFiles(t *testing.T, dir string) map[string]string {
 	t.Helper()
 	out := map[string]string{}
 	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
@@ -29,7 +29,7 @@ func readFiles(t *testing.T, dir string) map[string]string {
 
 func sameFiles(t *testing.T, dir string, want map[string]string) {
 	t.Helper()
-	got := readFiles(t, dir)
+	got := treeFiles(t, dir)
 	for p, w := range want {
 		if g, ok := got[p]; !ok || g != w {
 			t.Errorf("%s: %q (present %v), want %q", p, g, ok, w)

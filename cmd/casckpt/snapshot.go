@@ -16,6 +16,9 @@ type snapshotOptions struct {
 	maxFileMB int64
 	maxFiles  int
 	maxSizeMB int64
+	session   string
+	turn      string
+	endTurn   bool
 }
 
 func newSnapshotCommand(g *globals) *cobra.Command {
@@ -29,6 +32,12 @@ func newSnapshotCommand(g *globals) *cobra.Command {
 			if len(args) == 1 {
 				dir = args[0]
 			}
+			if err := checkLabels(cmd, "session", "turn"); err != nil {
+				return err
+			}
+			if o.endTurn && o.turn == "" {
+				return usagef("--end-turn needs --turn: the ID of the turn it ends")
+			}
 			return runSnapshot(cmd, g, dir, o)
 		},
 	}
@@ -38,7 +47,33 @@ func newSnapshotCommand(g *globals) *cobra.Command {
 	f.Int64Var(&o.maxFileMB, "max-file-size-mb", 10, "leave out files larger than N MiB")
 	f.IntVar(&o.maxFiles, "max-files", 50_000, "refuse a tree of more than N files")
 	f.Int64Var(&o.maxSizeMB, "max-size-mb", casckpt.DefaultMaxStoreSize>>20, "keep the store under N MiB by dropping old snapshots (0: no cap)")
+	f.StringVar(&o.session, "session", "", "label the snapshot with the agent's session `ID`")
+	f.StringVar(&o.turn, "turn", "", "label the snapshot with the agent's turn `ID`; the project's first snapshot of a turn starts it")
+	f.BoolVar(&o.endTurn, "end-turn", false, "end the turn of --turn on this snapshot")
 	return cmd
+}
+
+// checkLabels refuses (exit 2) a value of the named flags that is no valid
+// session or turn ID: 1 to 128 bytes of printable UTF-8.
+func checkLabels(cmd *cobra.Command, flags ...string) error {
+	for _, name := range flags {
+		f := cmd.Flags().Lookup(name)
+		if !f.Changed {
+			continue
+		}
+		if err := casckpt.CheckLabel(f.Value.String()); err != nil {
+			return usagef("--%s: %v", name, err)
+		}
+	}
+	return nil
+}
+
+// labelOrNull is a session or turn ID for JSON: null when there is none.
+func labelOrNull(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
 }
 
 // snapshotJSON is the contract's snapshot document.
@@ -48,6 +83,8 @@ type snapshotJSON struct {
 	Project string `json:"project"`
 	Files   int64  `json:"files"`
 	Bytes   int64  `json:"bytes"`
+	Session any    `json:"session"`
+	Turn    any    `json:"turn"`
 }
 
 func runSnapshot(cmd *cobra.Command, g *globals, dir string, o snapshotOptions) error {
@@ -68,7 +105,7 @@ func runSnapshot(cmd *cobra.Command, g *globals, dir string, o snapshotOptions) 
 	}
 	opts := casckpt.SnapshotOptions{
 		Reason: o.reason, Keep: o.keep, MaxFileSize: maxFileSize, MaxFiles: o.maxFiles,
-		MaxStoreSize: maxStoreSize,
+		MaxStoreSize: maxStoreSize, Session: o.session, Turn: o.turn, EndTurn: o.endTurn,
 	}
 	if o.maxSizeMB == 0 {
 		opts.MaxStoreSize = -1
@@ -94,18 +131,28 @@ func runSnapshot(cmd *cobra.Command, g *globals, dir string, o snapshotOptions) 
 	for _, w := range res.Warnings {
 		g.warn(w)
 	}
-	return g.emit(snapshotJSON{Created: res.Created, ID: idOrNull(res.ID), Project: res.Project, Files: res.Files, Bytes: res.Bytes}, func(w io.Writer) {
+	doc := snapshotJSON{Created: res.Created, ID: idOrNull(res.ID), Project: res.Project, Files: res.Files, Bytes: res.Bytes,
+		Session: labelOrNull(o.session), Turn: labelOrNull(o.turn)}
+	return g.emit(doc, func(w io.Writer) {
 		switch {
 		case res.Created:
 			fmt.Fprintf(w, "created %s: %s, %s", res.ID.Short(), countOf(res.Files, "file"), humanBytes(res.Bytes))
 			if len(res.Dropped) > 0 {
 				fmt.Fprintf(w, "; dropped %s", countOf(int64(len(res.Dropped)), "old snapshot"))
 			}
-			fmt.Fprintln(w)
 		case res.ID.IsZero():
-			fmt.Fprintln(w, "nothing to snapshot: the tree is empty")
+			fmt.Fprint(w, "nothing to snapshot: the tree is empty")
 		default:
-			fmt.Fprintf(w, "unchanged since %s\n", res.ID.Short())
+			fmt.Fprintf(w, "unchanged since %s", res.ID.Short())
 		}
+		switch {
+		case res.TurnStarted && res.TurnEnded:
+			fmt.Fprintf(w, "; turn %s started and ended", oneLine(o.turn))
+		case res.TurnStarted:
+			fmt.Fprintf(w, "; turn %s started", oneLine(o.turn))
+		case res.TurnEnded:
+			fmt.Fprintf(w, "; turn %s ended", oneLine(o.turn))
+		}
+		fmt.Fprintln(w)
 	})
 }

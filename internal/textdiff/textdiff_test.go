@@ -1,7 +1,10 @@
 package textdiff
 
 import (
+	"errors"
 	"fmt"
+	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -65,4 +68,103 @@ func TestUnified(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestRandomEdits: over random edits of texts with many repeated lines
+// (where a diff has most choices), with and without a final newline,
+// ASCII or not, Unified's patch turns the old text into the new one and
+// Count counts what it holds.
+func TestRandomEdits(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 3))
+	words := []string{"a", "b", "}", "", "\treturn nil", "x := 1", "é", "a b"}
+	text := func(lines []string, newline bool) []byte {
+		s := strings.Join(lines, "\n")
+		if newline && len(lines) > 0 {
+			s += "\n"
+		}
+		return []byte(s)
+	}
+	for i := range 3000 {
+		var lines []string
+		for range rng.IntN(200) {
+			lines = append(lines, words[rng.IntN(len(words))])
+		}
+		edited := slices.Clone(lines)
+		for range 1 + rng.IntN(1+rng.IntN(60)) {
+			at := rng.IntN(len(edited) + 1)
+			switch w := words[rng.IntN(len(words))]; {
+			case rng.IntN(3) == 0:
+				edited = slices.Insert(edited, at, w)
+			case at < len(edited) && rng.IntN(2) == 0:
+				edited = slices.Delete(edited, at, at+1)
+			case at < len(edited):
+				edited[at] = w
+			}
+		}
+		old, new := text(lines, rng.IntN(4) != 0), text(edited, rng.IntN(4) != 0)
+		u, err := Unified("a", "b", old, new)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, err := apply(u.Patch, string(old)); err != nil || got != string(new) {
+			t.Fatalf("case %d: the patch does not give the new text (%v)\nold %q\nnew %q\n%s", i, err, old, new, u.Patch)
+		}
+		c, err := Count(old, new)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Insertions != u.Insertions || c.Deletions != u.Deletions {
+			t.Fatalf("case %d: Count +%d -%d, Unified +%d -%d", i, c.Insertions, c.Deletions, u.Insertions, u.Deletions)
+		}
+	}
+}
+
+// apply applies a unified patch to old, as patch(1) would.
+func apply(patch, old string) (string, error) {
+	if patch == "" {
+		return old, nil
+	}
+	src := strings.SplitAfter(old, "\n")
+	body := strings.Split(strings.TrimSuffix(patch, "\n"), "\n")
+	var out strings.Builder
+	next := 0 // the next line of src to copy
+	for i := 0; i < len(body); i++ {
+		l := body[i]
+		text := func() string { // l's text, with its newline unless the next line says none
+			if i+1 < len(body) && strings.HasPrefix(body[i+1], "\\") {
+				return l[1:]
+			}
+			return l[1:] + "\n"
+		}
+		switch {
+		case strings.HasPrefix(l, "---"), strings.HasPrefix(l, "+++"), strings.HasPrefix(l, "\\"):
+		case strings.HasPrefix(l, "@@"):
+			var from int
+			if _, err := fmt.Sscanf(l, "@@ -%d", &from); err != nil {
+				return "", err
+			}
+			if strings.HasPrefix(l, fmt.Sprintf("@@ -%d,0 ", from)) {
+				from++ // an insertion after line from
+			}
+			for ; next < from-1; next++ {
+				out.WriteString(src[next])
+			}
+		case strings.HasPrefix(l, "+"):
+			out.WriteString(text())
+		case strings.HasPrefix(l, "-"), strings.HasPrefix(l, " "):
+			if next >= len(src) || src[next] != text() {
+				return "", errors.New("the patch does not match at line " + fmt.Sprint(next+1))
+			}
+			if l[0] == ' ' {
+				out.WriteString(src[next])
+			}
+			next++
+		default:
+			return "", errors.New("unexpected patch line " + l)
+		}
+	}
+	for ; next < len(src); next++ {
+		out.WriteString(src[next])
+	}
+	return out.String(), nil
 }

@@ -1,0 +1,91 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/casckpt/casckpt"
+)
+
+func newLogCommand(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "log [DIR] PATH",
+		Short: "list the snapshots in which PATH changed, newest first",
+		Long: `log lists the snapshots of DIR's project in which PATH (a file, link or
+directory, relative to DIR or absolute inside it) changed, newest first:
+whether it was added, modified, deleted or changed type since the snapshot
+before, and the lines inserted and deleted (for a directory, in the files
+below it). A path that no snapshot holds has an empty log.`,
+		Args: cobra.RangeArgs(1, 2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			dir, p := ".", args[0]
+			if len(args) == 2 {
+				dir, p = args[0], args[1]
+			}
+			return runLog(cmd, g, dir, p)
+		},
+	}
+}
+
+// logItemJSON is one element of the contract's log document.
+type logItemJSON struct {
+	ID         string  `json:"id"`
+	ShortID    string  `json:"short_id"`
+	Time       string  `json:"time"`
+	Reason     string  `json:"reason"`
+	Status     string  `json:"status"`
+	Insertions int64   `json:"insertions"`
+	Deletions  int64   `json:"deletions"`
+	Turn       *string `json:"turn"`
+	Session    *string `json:"session"`
+}
+
+// turnLabels returns the turn and session that label a snapshot, nil when
+// unset (JSON null).
+func turnLabels(sn casckpt.Snapshot) (turn, session *string) {
+	return nilIfEmpty(sn.Turn), nilIfEmpty(sn.Session)
+}
+
+// nilIfEmpty is s, or nil (JSON null) when s is empty.
+func nilIfEmpty(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+func runLog(cmd *cobra.Command, g *globals, dir, p string) error {
+	store, err := g.open()
+	if err != nil {
+		return err
+	}
+	log, err := store.FileLog(cmd.Context(), dir, p)
+	if err != nil {
+		return err
+	}
+	items := make([]logItemJSON, 0, len(log))
+	for _, e := range log {
+		turn, session := turnLabels(e.Snapshot)
+		items = append(items, logItemJSON{
+			ID: e.ID.String(), ShortID: e.ID.Short(), Time: e.Time.Format(time.RFC3339), Reason: e.Reason,
+			Status: string(e.Status), Insertions: e.Insertions, Deletions: e.Deletions, Turn: turn, Session: session,
+		})
+	}
+	return g.emit(items, func(w io.Writer) {
+		if len(log) == 0 {
+			fmt.Fprintf(w, "no snapshot holds %s\n", oneLine(p))
+			return
+		}
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "ID\tWHEN\tSTATUS\tLINES\tREASON")
+		for _, e := range log {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t+%s -%s\t%s\n", e.ID.Short(), ago(e.Time, g.now()),
+				e.Status, count(e.Insertions), count(e.Deletions), oneLine(e.Reason))
+		}
+		tw.Flush()
+	})
+}

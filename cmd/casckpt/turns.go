@@ -1,0 +1,106 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/casckpt/casckpt"
+)
+
+func newTurnsCommand(g *globals) *cobra.Command {
+	var session string
+	cmd := &cobra.Command{
+		Use:   "turns [DIR]",
+		Short: "list the agent's turns in DIR's project, newest first, with what each changed",
+		Args:  cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			dir := "."
+			if len(args) == 1 {
+				dir = args[0]
+			}
+			if err := checkLabels(cmd, "session"); err != nil {
+				return err
+			}
+			return runTurns(cmd, g, dir, session)
+		},
+	}
+	cmd.Flags().StringVar(&session, "session", "", "show only the turns of the agent's session `ID`")
+	return cmd
+}
+
+// turnJSON is one element of the contract's turns document. Dropped names
+// the turn's snapshots that were dropped ("start", "end"): such a turn can
+// no longer be undone.
+type turnJSON struct {
+	Turn         string   `json:"turn"`
+	Session      any      `json:"session"`
+	Start        string   `json:"start"`
+	End          any      `json:"end"`
+	Started      string   `json:"started"`
+	Ended        any      `json:"ended"`
+	FilesChanged int64    `json:"files_changed"`
+	Insertions   int64    `json:"insertions"`
+	Deletions    int64    `json:"deletions"`
+	Dropped      []string `json:"dropped"`
+	Damaged      bool     `json:"damaged,omitempty"`
+}
+
+func runTurns(cmd *cobra.Command, g *globals, dir, session string) error {
+	store, err := g.open()
+	if err != nil {
+		return err
+	}
+	turns, err := store.Turns(cmd.Context(), dir, session)
+	if err != nil {
+		return err
+	}
+	items := make([]turnJSON, 0, len(turns))
+	for _, t := range turns {
+		item := turnJSON{Turn: t.ID, Session: labelOrNull(t.Session), Start: t.Start.String(), End: idOrNull(t.End),
+			Started: t.Started.Format(time.RFC3339), FilesChanged: t.FilesChanged, Insertions: t.Insertions,
+			Deletions: t.Deletions, Dropped: dropped(t), Damaged: t.Damaged}
+		if !t.Open() {
+			item.Ended = t.Ended.Format(time.RFC3339)
+		}
+		items = append(items, item)
+	}
+	return g.emit(items, func(w io.Writer) {
+		if len(turns) == 0 {
+			fmt.Fprintln(w, "no turns")
+			return
+		}
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "TURN\tSESSION\tSTARTED\tSTART\tEND\tCHANGES")
+		for _, t := range turns {
+			end, changes := "open", "-"
+			if !t.Open() {
+				end = t.End.Short()
+				changes = fmt.Sprintf("%s +%s -%s", countOf(t.FilesChanged, "file"), count(t.Insertions), count(t.Deletions))
+			}
+			for _, d := range dropped(t) {
+				changes += " (" + d + " dropped)"
+			}
+			if t.Damaged {
+				changes += " (DAMAGED)"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", oneLine(t.ID), oneLine(t.Session), ago(t.Started, g.now()), t.Start.Short(), end, changes)
+		}
+		tw.Flush()
+	})
+}
+
+// dropped names the snapshots of t that were dropped.
+func dropped(t casckpt.TurnInfo) []string {
+	out := []string{}
+	if t.StartDropped {
+		out = append(out, "start")
+	}
+	if t.EndDropped {
+		out = append(out, "end")
+	}
+	return out
+}

@@ -1,0 +1,105 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/casckpt/casckpt"
+)
+
+func newUndoCommand(g *globals) *cobra.Command {
+	var dryRun bool
+	cmd := &cobra.Command{
+		Use:   "undo [DIR] [TURN]",
+		Short: "revert the changes of one agent turn and keep everything done since",
+		Long: `undo reverts what turn TURN (default: the newest ended turn) changed, like
+git revert: a path still as the turn left it goes back to its state at the
+turn's start; a text file changed since gets a three-way merge when it is
+clean; anything else is left alone and reported as a conflict. It first
+snapshots the current tree (reason "pre-undo: ..."). With one argument, it
+is DIR when it names an existing directory, else TURN.`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			dir, turn := ".", ""
+			switch len(args) {
+			case 0:
+			case 1:
+				if st, err := os.Stat(args[0]); err == nil && st.IsDir() {
+					dir = args[0]
+				} else {
+					turn = args[0]
+				}
+			case 2:
+				dir, turn = args[0], args[1]
+			default:
+				return usagef("undo takes [DIR] [TURN]; unexpected argument %q", args[2])
+			}
+			if len(args) > 0 && args[len(args)-1] == "" {
+				return usagef("undo: an empty argument names no directory or turn")
+			}
+			return runUndo(cmd, g, dir, turn, dryRun)
+		},
+	}
+	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "show what would change and change nothing")
+	return cmd
+}
+
+// undoJSON is the contract's undo document.
+type undoJSON struct {
+	Turn      string         `json:"turn"`
+	PreUndoID any            `json:"pre_undo_id"`
+	Reverted  []string       `json:"reverted"`
+	Merged    []string       `json:"merged"`
+	Conflicts []conflictJSON `json:"conflicts"`
+	DryRun    bool           `json:"dry_run"`
+}
+
+type conflictJSON struct {
+	Path   string `json:"path"`
+	Reason string `json:"reason"`
+}
+
+func runUndo(cmd *cobra.Command, g *globals, dir, turn string, dryRun bool) error {
+	store, err := g.open()
+	if err != nil {
+		return err
+	}
+	res, err := store.Undo(cmd.Context(), dir, turn, casckpt.UndoOptions{DryRun: dryRun})
+	if err != nil {
+		if !dryRun {
+			g.interrupted = "files may be partly reverted; if so, the newest snapshot (@1) holds the tree from before"
+			if !res.PreUndoID.IsZero() {
+				g.interrupted = "files may be partly reverted; snapshot " + res.PreUndoID.Short() + " holds the tree from before"
+			}
+		}
+		return err
+	}
+	doc := undoJSON{Turn: res.Turn, PreUndoID: idOrNull(res.PreUndoID), DryRun: res.DryRun,
+		Reverted: append([]string{}, res.Reverted...), Merged: append([]string{}, res.Merged...), Conflicts: []conflictJSON{}}
+	for _, c := range res.Conflicts {
+		doc.Conflicts = append(doc.Conflicts, conflictJSON{c.Path, c.Reason})
+	}
+	return g.emit(doc, func(w io.Writer) {
+		for _, p := range res.Reverted {
+			fmt.Fprintf(w, "reverted  %s\n", p)
+		}
+		for _, p := range res.Merged {
+			fmt.Fprintf(w, "merged    %s\n", p)
+		}
+		for _, c := range res.Conflicts {
+			fmt.Fprintf(w, "conflict  %s: %s\n", c.Path, c.Reason)
+		}
+		verb := "undid"
+		if dryRun {
+			verb = "would undo"
+		}
+		fmt.Fprintf(w, "%s turn %s: %s reverted, %s merged, %s left alone", verb, res.Turn,
+			count(int64(len(res.Reverted))), count(int64(len(res.Merged))), count(int64(len(res.Conflicts))))
+		if !res.PreUndoID.IsZero() {
+			fmt.Fprintf(w, " (the tree before is snapshot %s)", res.PreUndoID.Short())
+		}
+		fmt.Fprintln(w)
+	})
+}

@@ -1,0 +1,207 @@
+package casckpt
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/casckpt/casckpt/index"
+	"github.com/casckpt/casckpt/internal/restorer"
+	"github.com/casckpt/casckpt/internal/scan"
+	"github.com/casckpt/casckpt/internal/undo"
+)
+
+// UndoOptions tune Undo. The zero value undoes the newest ended turn.
+type UndoOptions struct {
+	// DryRun plans the undo and changes nothing, taking no pre-undo
+	// snapshot.
+	DryRun bool
+	// MaxFileSize and MaxFiles are the scan's exclusion limits, as in
+	// SnapshotOptions; excluded paths are never touched. MaxFileSize
+	// defaults to the limit the turn's end snapshot was taken with.
+	MaxFileSize int64
+	MaxFiles    int
+	// Progress, if set, is called as files and links are written, from any
+	// goroutine, as RestoreOptions.Progress is.
+	Progress func(filesDone, filesTotal, bytesDone, bytesTotal int64)
+}
+
+// Conflict is a path that Undo left alone, and why (one line).
+type Conflict = undo.Conflict
+
+// UndoResult says what Undo did (or, in a dry run, would do). Its slices
+// are never nil.
+type UndoResult struct {
+	Turn      string // the turn undone
+	PreUndoID ID     // zero when no pre-undo snapshot was taken
+	// Reverted are the paths put back as they were when the turn began,
+	// Merged the text files given a clean three-way merge, Conflicts the
+	// paths left alone.
+	Reverted, Merged []string
+	Conflicts        []Conflict
+	Written, Deleted int // files and links written and deleted
+	DryRun           bool
+}
+
+// PreUndoPrefix starts the reason of every pre-undo snapshot.
+const PreUndoPrefix = "pre-undo"
+
+// Undo reverts the changes of one turn in the project's working tree and
+// keeps everything done since, as git revert does: turn names it (""
+// takes the newest ended turn). For each path the turn changed: if it is
+// still as the turn left it, it goes back to its state at the turn's
+// start; if it changed since and the three versions are text, their
+// three-way merge (base: the turn's end; ours: the working tree; theirs:
+// the turn's start) is written when it is clean; otherwise it is left
+// alone and reported as a conflict. It reads and verifies everything it
+// writes, then takes a pre-undo snapshot (unless the tree equals the
+// newest one) and replaces each file atomically, as Restore does.
+//
+// An unknown turn is ErrNotFound; an open one, or one whose start or end
+// snapshot was dropped, ErrRefused (see TurnInfo.Undoable). Conflicts are
+// no error.
+func (s *Store) Undo(ctx context.Context, dir, turn string, opts UndoOptions) (UndoResult, error) {
+	res := UndoResult{Reverted: []string{}, Merged: []string{}, Conflicts: []Conflict{}, DryRun: opts.DryRun}
+	workdir, err := Workdir(dir)
+	if err != nil {
+		return res, err
+	}
+	ss, err := s.begin(ctx, false, !opts.DryRun)
+	if err != nil {
+		return res, err
+	}
+	defer ss.end()
+	var pending *pendingSnapshot
+	var plan undo.Plan
+	err = ss.read(func(v view) (err error) {
+		pending, plan, err = ss.prepareUndo(ctx, v, &res, workdir, turn, opts)
+		return err
+	})
+	if err != nil || opts.DryRun {
+		return res, err
+	}
+	pre, err := ss.commitSnapshot(ctx, pending)
+	if err != nil {
+		return res, fmt.Errorf("pre-undo snapshot: %w", err)
+	}
+	if pre.Created {
+		res.PreUndoID = pre.ID
+	}
+	return res, ss.read(func(v view) error {
+		return ss.s.apply(ctx, workdir, plan.Content(v.objects), plan.Restore, opts.Progress)
+	})
+}
+
+// prepareUndo finds the turn and its snapshots, scans the working tree
+// and plans the undo (summed up in res), reading and verifying every chunk
+// it writes. Outside a dry run the scan is stored as the pre-undo
+// snapshot, returned uncommitted: a refused undo changes nothing.
+func (ss *session) prepareUndo(ctx context.Context, v view, res *UndoResult, workdir, turnID string, opts UndoOptions) (*pendingSnapshot, undo.Plan, error) {
+	snaps, err := v.tx.Snapshots(workdir)
+	if err != nil {
+		return nil, undo.Plan{}, err
+	}
+	tr, err := findTurn(v.tx, workdir, turnID)
+	if err != nil {
+		return nil, undo.Plan{}, err
+	}
+	res.Turn = tr.ID
+	var start, end record // both kept: the turn is undoable
+	for _, sn := range snaps {
+		if sn.ID == tr.Start {
+			start = sn
+		}
+		if sn.ID == tr.End { // the start too, for a turn that changed nothing
+			end = sn
+		}
+	}
+	if opts.MaxFileSize <= 0 {
+		opts.MaxFileSize = end.MaxFileSize
+	}
+	overlay := newTreeOverlay(v.objects)
+	current, pending, err := ss.scanBefore(ctx, v, workdir, overlay, opts.DryRun, SnapshotOptions{
+		Reason:      fmt.Sprintf("%s: before undoing turn %s", PreUndoPrefix, tr.ID),
+		Keep:        -1, // an undo never drops snapshots
+		MaxFileSize: opts.MaxFileSize, MaxFiles: opts.MaxFiles,
+	})
+	if err != nil {
+		return nil, undo.Plan{}, fmt.Errorf("pre-undo snapshot: %w", err)
+	}
+	plan, err := planUndo(ctx, v, overlay, workdir, start, end, current)
+	if err != nil {
+		if pending != nil {
+			pending.abort()
+		}
+		return nil, undo.Plan{}, err
+	}
+	res.Reverted, res.Merged, res.Conflicts = plan.Reverted, plan.Merged, plan.Conflicts
+	res.Written, res.Deleted = plan.Restore.Written, plan.Restore.Deleted
+	return pending, plan, nil
+}
+
+// findTurn returns turn id of the project (its newest ended turn when id
+// is ""), or why it cannot be undone: it is unknown (ErrNotFound), open,
+// or a snapshot of it was dropped (ErrRefused).
+func findTurn(tx *index.Tx, workdir, id string) (TurnInfo, error) {
+	turns, _, err := projectTurns(tx, workdir, "")
+	if err != nil {
+		return TurnInfo{}, err
+	}
+	for _, t := range turns {
+		if t.ID == id || (id == "" && !t.Open()) {
+			return t, t.Undoable()
+		}
+	}
+	if id == "" {
+		return TurnInfo{}, fmt.Errorf("undo: %w: %s has no ended turn to undo", ErrNotFound, workdir)
+	}
+	return TurnInfo{}, fmt.Errorf("undo: turn %q %w in %s; casckpt turns lists them", id, ErrNotFound, workdir)
+}
+
+// scanBefore scans the working tree once, keeping its trees in overlay:
+// in a dry run only hashed, else stored as a pending snapshot with opts
+// (the tree from before the operation, committed once it is verified).
+func (ss *session) scanBefore(ctx context.Context, v view, workdir string, overlay *treeOverlay, dryRun bool, opts SnapshotOptions) (scan.Result, *pendingSnapshot, error) {
+	if dryRun {
+		current, err := scan.Scan(ctx, workdir, overlay, scan.Options{
+			MaxFileSize: opts.MaxFileSize, MaxFiles: opts.MaxFiles,
+			Cache: v.tx.StatCache(workdir), Trees: v.objects, Skip: ss.s.skipDirs(),
+		})
+		return current, nil, err
+	}
+	pending, err := ss.scanSnapshot(ctx, v, workdir, opts, overlay.through)
+	if err != nil {
+		return scan.Result{}, nil, err
+	}
+	return pending.scanned, pending, nil
+}
+
+// planUndo plans the undo of the turn from start to end over the tree
+// scanned as current (its trees in g), reading the working tree's files
+// it merges through an os.Root, and verifies every chunk it writes. A
+// snapshot whose data is missing or damaged is named.
+func planUndo(ctx context.Context, v view, g *treeOverlay, workdir string, start, end record, current scan.Result) (undo.Plan, error) {
+	root, err := os.OpenRoot(workdir)
+	if err != nil {
+		return undo.Plan{}, err
+	}
+	defer root.Close()
+	plan, err := undo.NewPlan(ctx, g, undo.Input{
+		Start: start.Root, End: end.Root, Work: current.Root, Excluded: current.Excluded,
+		ReadWork: func(p string) ([]byte, error) { return root.ReadFile(filepath.FromSlash(p)) },
+	})
+	if err == nil {
+		err = restorer.Verify(ctx, plan.Content(v.objects), plan.Restore)
+	}
+	if err != nil {
+		check := newDataCheck(v.objects)
+		for _, sn := range []record{start, end} {
+			if derr := damaged(sn, check.snapshot(ctx, sn)); errors.Is(derr, ErrDamaged) {
+				return undo.Plan{}, fmt.Errorf("%w; nothing was changed", derr)
+			}
+		}
+	}
+	return plan, err
+}
