@@ -79,7 +79,14 @@ func (h *safeHistory) leaf() string { return safeLeaves[h.rng.IntN(len(safeLeave
 
 func (h *safeHistory) snapshot(t *testing.T) cas.ID {
 	t.Helper()
-	id := h.fx.snapshot(t)
+	return h.snapshotTurn(t, "", false)
+}
+
+// snapshotTurn takes a snapshot labelled with turn (ending it with end)
+// and notes when it was created.
+func (h *safeHistory) snapshotTurn(t *testing.T, turn string, end bool) cas.ID {
+	t.Helper()
+	id := h.fx.snapshotTurn(t, turn, end)
 	h.step++
 	if _, ok := h.created[id]; !ok {
 		h.created[id] = h.step
@@ -92,15 +99,16 @@ func (h *safeHistory) snapshot(t *testing.T) cas.ID {
 // now and then.
 func (h *safeHistory) agentTurn(t *testing.T) {
 	t.Helper()
-	startID, started := h.snapshot(t), h.fx.clock()
+	id := h.fx.newTurn()
+	h.snapshotTurn(t, id, false)
 	start := testtree.Read(t, h.fx.dir)
 	for i := range 1 + h.rng.IntN(3) {
 		h.edit(t, h.leaf(), "agent")
 		if i == 0 && h.rng.IntN(3) == 0 {
-			h.snapshot(t)
+			h.snapshotTurn(t, id, false) // a checkpoint in the turn
 		}
 	}
-	h.fx.putTurn(t, startID, h.snapshot(t), started)
+	h.snapshotTurn(t, id, true)
 	h.ends = append(h.ends, h.step)
 	end := testtree.Read(t, h.fx.dir)
 	for _, p := range safeLeaves {

@@ -11,13 +11,12 @@ import (
 	"time"
 
 	"github.com/casckpt/casckpt/cas"
-	"github.com/casckpt/casckpt/index"
 	"github.com/casckpt/casckpt/internal/restorer"
 	"github.com/casckpt/casckpt/internal/testtree"
 )
 
 // turnFixture is a store whose clock moves a second at each reading, and a
-// project in it whose turns are written to the index directly.
+// project in it.
 type turnFixture struct {
 	s       *Store
 	dir     string
@@ -52,35 +51,41 @@ func (fx *turnFixture) clock() time.Time {
 	return fx.now
 }
 
-// snapshot snapshots the project (Keep all) and returns the snapshot's ID:
-// the newest one's when the tree did not change.
+// snapshot snapshots the project (keeping every snapshot) and returns the
+// snapshot's ID: the newest one's when the tree did not change.
 func (fx *turnFixture) snapshot(t *testing.T) cas.ID {
 	t.Helper()
-	r, err := fx.s.Snapshot(context.Background(), fx.dir, SnapshotOptions{Keep: -1})
+	return fx.snapshotTurn(t, "", false)
+}
+
+// snapshotTurn is snapshot labelled with a turn, which it ends with end.
+func (fx *turnFixture) snapshotTurn(t *testing.T, turn string, end bool) cas.ID {
+	t.Helper()
+	opts := SnapshotOptions{Keep: -1, Turn: turn, EndTurn: end}
+	if turn != "" {
+		opts.Session = "session"
+	}
+	r, err := fx.s.Snapshot(context.Background(), fx.dir, opts)
 	if err != nil || r.ID.IsZero() {
 		t.Fatalf("snapshot: %+v %v", r, err)
 	}
 	return r.ID
 }
 
-// turn runs agent as one turn: a snapshot starts it and one ends it, and
-// its record says so.
-func (fx *turnFixture) turn(t *testing.T, agent func()) {
-	t.Helper()
-	start := fx.snapshot(t)
-	started := fx.clock()
-	agent()
-	fx.putTurn(t, start, fx.snapshot(t), started)
+// newTurn returns a new turn ID.
+func (fx *turnFixture) newTurn() string {
+	fx.turns++
+	return fmt.Sprintf("turn-%d", fx.turns)
 }
 
-// putTurn records a turn from snapshot start to snapshot end, ending now.
-func (fx *turnFixture) putTurn(t *testing.T, start, end cas.ID, started time.Time) {
+// turn runs agent as one turn: a snapshot labelled with a new turn ID
+// starts it and one ends it, as a host does.
+func (fx *turnFixture) turn(t *testing.T, agent func()) {
 	t.Helper()
-	fx.turns++
-	tr := index.Turn{Project: fx.workdir, ID: fmt.Sprintf("turn-%d", fx.turns), Start: start, End: end, Started: started, Ended: fx.clock()}
-	if err := fx.s.db.Update(func(tx *index.Tx) error { return tx.PutTurn(tr) }); err != nil {
-		t.Fatal(err)
-	}
+	id := fx.newTurn()
+	fx.snapshotTurn(t, id, false)
+	agent()
+	fx.snapshotTurn(t, id, true)
 }
 
 // restore restores snapshot id safely (in a dry run: dry) and returns the

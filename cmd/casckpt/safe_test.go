@@ -139,3 +139,39 @@ func TestSafeRestoreFallsBack(t *testing.T) {
 		t.Fatalf("text: %q", out)
 	}
 }
+
+// Agents that report their turns: a safe restore puts back what they
+// changed in their turns, also by shell command (edits, deletions, new
+// files and directories), and keeps a person's edits made between turns
+// and after the agent's write.
+func TestSafeRestoreAfterTurns(t *testing.T) {
+	b := newBinEnv(t)
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"a": "a0", "b": "b0", "c": "c0", "keep/me": "k"})
+	snap := jsonOf[map[string]any](t, b.ok("snapshot", dir, "--session", "s", "--turn", "t1", "--json").out)["id"].(string)
+	// The agent's turn, by shell command: an edit, deletions, new files.
+	writeFiles(t, dir, map[string]string{"a": "a1", "made/by/shell": "x", "e": "agent"})
+	os.Remove(filepath.Join(dir, "b"))
+	os.RemoveAll(filepath.Join(dir, "keep"))
+	b.ok("snapshot", dir, "--session", "s", "--turn", "t1", "--end-turn")
+	// A person between turns, then a second turn, then the person again.
+	writeFiles(t, dir, map[string]string{"c": "person", "p": "person"})
+	b.ok("snapshot", dir, "--session", "s", "--turn", "t2")
+	writeFiles(t, dir, map[string]string{"e": "agent again", "f": "agent"})
+	b.ok("snapshot", dir, "--session", "s", "--turn", "t2", "--end-turn")
+	writeFiles(t, dir, map[string]string{"f": "person after the agent"})
+
+	res := jsonOf[safeRestoreJSON](t, b.ok("restore", dir, snap, "--safe", "--json").out)
+	wantKept := []keptJSON{
+		{"c", "not changed by an agent since the snapshot"},
+		{"f", "changed since the agent's last write"},
+		{"p", "not changed by an agent since the snapshot"},
+	}
+	if res.Safe == nil || !*res.Safe || !slices.Equal(res.Kept, wantKept) || res.PreRestoreID == nil {
+		t.Fatalf("restore --safe: safe %v, kept %+v", res.Safe, res.Kept)
+	}
+	sameFiles(t, dir, map[string]string{"a": "a0", "b": "b0", "c": "person", "keep/me": "k", "p": "person", "f": "person after the agent"})
+	if _, err := os.Stat(filepath.Join(dir, "made")); !os.IsNotExist(err) {
+		t.Fatalf("the directory the agent's shell made is still there: %v", err)
+	}
+}
