@@ -136,24 +136,7 @@ func runRestore(cmd *cobra.Command, g *globals, dir, ref string, paths []string,
 	for _, p := range res.Skipped {
 		g.warn(fmt.Sprintf("%s left alone: an excluded file is in the way", p))
 	}
-	doc := restoreJSON{RestoredTo: res.RestoredTo.String(), PreRestoreID: idOrNull(res.PreRestoreID),
-		Written: res.Written, Deleted: res.Deleted, DryRun: res.DryRun,
-		Changes: []restoreChangeJSON{}, Skipped: append([]string{}, res.Skipped...)}
-	if o.safe {
-		kept := make([]keptPathJSON, len(res.Kept))
-		for i, k := range res.Kept {
-			kept[i] = keptPathJSON(k)
-		}
-		doc.Safe, doc.Kept = &res.Safe, &kept
-	}
-	for _, c := range res.Changes {
-		switch {
-		case c.Status == casckpt.Deleted && c.Old.Kind != casckpt.KindDir:
-			doc.Changes = append(doc.Changes, restoreChangeJSON{c.Path, "delete"})
-		case c.Status != casckpt.Deleted && c.New.Kind != casckpt.KindDir:
-			doc.Changes = append(doc.Changes, restoreChangeJSON{c.Path, "write"})
-		}
-	}
+	doc := newRestoreJSON(res, o.safe)
 	return g.emit(doc, func(w io.Writer) {
 		if o.safe {
 			printSafe(w, res)
@@ -175,6 +158,30 @@ func runRestore(cmd *cobra.Command, g *globals, dir, ref string, paths []string,
 		}
 		fmt.Fprintln(w)
 	})
+}
+
+// newRestoreJSON is the JSON document of restore result res, with the
+// safe restore's fields when safe.
+func newRestoreJSON(res casckpt.RestoreResult, safe bool) restoreJSON {
+	doc := restoreJSON{RestoredTo: res.RestoredTo.String(), PreRestoreID: idOrNull(res.PreRestoreID),
+		Written: res.Written, Deleted: res.Deleted, DryRun: res.DryRun,
+		Changes: []restoreChangeJSON{}, Skipped: append([]string{}, res.Skipped...)}
+	if safe {
+		kept := make([]keptPathJSON, len(res.Kept))
+		for i, k := range res.Kept {
+			kept[i] = keptPathJSON(k)
+		}
+		doc.Safe, doc.Kept = &res.Safe, &kept
+	}
+	for _, c := range res.Changes {
+		switch {
+		case c.Status == casckpt.Deleted && c.Old.Kind != casckpt.KindDir:
+			doc.Changes = append(doc.Changes, restoreChangeJSON{c.Path, "delete"})
+		case c.Status != casckpt.Deleted && c.New.Kind != casckpt.KindDir:
+			doc.Changes = append(doc.Changes, restoreChangeJSON{c.Path, "write"})
+		}
+	}
+	return doc
 }
 
 // printSafe tells what a safe restore kept, or that it restored everything.
