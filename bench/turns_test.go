@@ -1,0 +1,118 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/casckpt/casckpt"
+)
+
+// thousandSnapshots makes a project of 200 source files in 10 directories
+// and 500 turns in it, keeping every snapshot: before each turn but the
+// first a person edits a file, so the turn starts on a snapshot of its
+// own; the agent edits two files and the turn ends. 1,000 snapshots.
+func thousandSnapshots(b *testing.B, s *casckpt.Store) string {
+	dir := filepath.Join(b.TempDir(), "project")
+	rng := rand.New(rand.NewPCG(10, 0))
+	var files []string
+	for i := range 200 {
+		p := filepath.Join(dir, fmt.Sprint("pkg", i%10), fmt.Sprintf("f%03d.go", i))
+		files = append(files, p)
+		var text []byte
+		for j := range 40 + rng.IntN(80) {
+			text = fmt.Appendf(text, "func F%d_%d(x int) int { return x*%d + %d }\n", i, j, rng.IntN(1000), j)
+		}
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			b.Fatal(err)
+		}
+		if err := os.WriteFile(p, text, 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	appendLine := func(who string, turn int) {
+		f, err := os.OpenFile(files[rng.IntN(len(files))], os.O_APPEND|os.O_WRONLY, 0)
+		if err != nil {
+			b.Fatal(err)
+		}
+		fmt.Fprintf(f, "// %s, turn %d\n", who, turn)
+		f.Close()
+	}
+	for turn := range 500 {
+		id := fmt.Sprint("t", turn)
+		if turn > 0 {
+			appendLine("person", turn)
+		}
+		snap(b, s, dir, casckpt.SnapshotOptions{Reason: id + " start", Session: "s", Turn: id, Keep: -1})
+		appendLine("agent", turn)
+		appendLine("agent", turn)
+		snap(b, s, dir, casckpt.SnapshotOptions{Reason: id + " end", Session: "s", Turn: id, EndTurn: true, Keep: -1})
+	}
+	return dir
+}
+
+// BenchmarkTurnsList: turns and list (--json) through the command (a
+// process per call) on a project with 1,000 snapshots and 500 turns,
+// against the target of 10 ms; version-cmd, a process that only
+// prints its version, is the floor a process costs on this machine, and
+// each -cmd reports its time above it (ms-above-floor) and the CPU time
+// it used (cpu-ms/op). turns and list are the same calls in the library.
+func BenchmarkTurnsList(b *testing.B) {
+	skipShort(b)
+	ctx := context.Background()
+	s := openStore(b)
+	dir := thousandSnapshots(b, s)
+	list, err := s.List(ctx, dir, 0)
+	if err != nil || len(list) != 1000 {
+		b.Fatalf("%d snapshots: %v", len(list), err)
+	}
+	turns, err := s.Turns(ctx, dir, "")
+	if err != nil || len(turns) != 500 {
+		b.Fatalf("%d turns: %v", len(turns), err)
+	}
+	casckptBinary(b) // built before any timing
+	var floor time.Duration
+	for _, c := range []struct {
+		name string
+		args []string
+	}{
+		{"version-cmd", []string{"version", "--json"}},
+		{"turns-cmd", []string{"--store", s.Dir(), "turns", dir, "--json"}},
+		{"list-cmd", []string{"--store", s.Dir(), "list", dir, "--json"}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			var cpu time.Duration
+			for b.Loop() {
+				cpu += runBinaryCPU(b, c.args...)
+			}
+			wall := b.Elapsed() / time.Duration(b.N)
+			b.ReportMetric(ms(wall), "ms/op")
+			b.ReportMetric(ms(cpu/time.Duration(b.N)), "cpu-ms/op")
+			if c.name == "version-cmd" {
+				floor = wall
+			} else if floor > 0 {
+				b.ReportMetric(ms(wall-floor), "ms-above-floor")
+			}
+		})
+	}
+	b.Run("turns", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := s.Turns(ctx, dir, ""); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(ms(b.Elapsed()/time.Duration(b.N)), "ms/op")
+	})
+	b.Run("list", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := s.List(ctx, dir, 0); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(ms(b.Elapsed()/time.Duration(b.N)), "ms/op")
+	})
+}
