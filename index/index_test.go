@@ -427,3 +427,27 @@ func TestTurnsGoWithTheirSnapshots(t *testing.T) {
 		return nil
 	})
 }
+
+// TestReadRemainsSkipsUndecodableProjects: a damaged project record is
+// left out of what a repair keeps, and the records after it are not.
+func TestReadRemainsSkipsUndecodableProjects(t *testing.T) {
+	db := testDB(t)
+	err := db.Update(func(tx *Tx) error {
+		for _, w := range []string{"/a", "/c"} {
+			if err := tx.PutProject(Project{Workdir: w, Created: time.Unix(5, 0)}); err != nil {
+				return err
+			}
+		}
+		return tx.tx.Bucket(bucketProjects).Put([]byte("/b"), []byte{0xff, 1})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rem, err := db.ReadRemains()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rem.Projects) != 2 || rem.Projects["/a"].Workdir != "/a" || rem.Projects["/c"].Workdir != "/c" {
+		t.Fatalf("remains of a database with one damaged project record: %v", rem.Projects)
+	}
+}

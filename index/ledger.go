@@ -71,8 +71,11 @@ func (t *Tx) Writes(workdir string) (map[string]Write, error) {
 	}
 	err := b.ForEach(func(k, v []byte) error {
 		w, err := decodeWrite(string(k), v)
+		if err != nil {
+			return err
+		}
 		out[w.Path] = w
-		return err
+		return nil
 	})
 	return out, err
 }

@@ -108,8 +108,11 @@ func (o objectIndex) Packs() ([]cas.PackInfo, error) {
 	}
 	err := b.ForEach(func(k, v []byte) error {
 		p, err := decodePackInfo(k, v)
+		if err != nil {
+			return err
+		}
 		packs = append(packs, p)
-		return err
+		return nil
 	})
 	return packs, err
 }

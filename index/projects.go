@@ -102,8 +102,11 @@ func (t *Tx) Projects() ([]Project, error) {
 	}
 	err := b.ForEach(func(k, v []byte) error {
 		p, err := decodeProject(string(k), v)
+		if err != nil {
+			return err
+		}
 		out = append(out, p)
-		return err
+		return nil
 	})
 	return out, err
 }

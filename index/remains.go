@@ -42,7 +42,7 @@ func (d *DB) ReadRemains() (Remains, error) {
 		return guard(func() error { return db.View(func(tx *bolt.Tx) error { return fn(&Tx{tx: tx}) }) })
 	}
 	var projects []Project
-	_ = part(func(t *Tx) (err error) { projects, err = t.Projects(); return err })
+	_ = part(func(t *Tx) error { projects = t.decodableProjects(); return nil })
 	for _, p := range projects {
 		rem.Projects[p.Workdir] = p
 		var list []Snapshot
@@ -63,4 +63,20 @@ func (d *DB) ReadRemains() (Remains, error) {
 		rem.Tombstones = tombstones
 	}
 	return rem, nil
+}
+
+// decodableProjects lists the project records that decode, leaving out
+// those that do not (a damaged database's), where Projects stops at the
+// first.
+func (t *Tx) decodableProjects() []Project {
+	var out []Project
+	if b := t.bucket(bucketProjects); b != nil {
+		_ = b.ForEach(func(k, v []byte) error {
+			if p, err := decodeProject(string(k), v); err == nil && p.Workdir != "" {
+				out = append(out, p)
+			}
+			return nil
+		})
+	}
+	return out
 }

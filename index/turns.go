@@ -99,8 +99,11 @@ func (t *Tx) Turns(workdir string) ([]Turn, error) {
 	}
 	err := b.ForEach(func(k, v []byte) error {
 		turn, err := decodeTurn(workdir, string(k), v)
+		if err != nil {
+			return err
+		}
 		out = append(out, turn)
-		return err
+		return nil
 	})
 	slices.SortStableFunc(out, func(a, b Turn) int {
 		if c := b.Started.Compare(a.Started); c != 0 {
