@@ -34,6 +34,14 @@ type RestoreOptions struct {
 	// goroutine: first with nothing done, last with everything done.
 	// Totals count the files and links to write and their bytes.
 	Progress func(filesDone, filesTotal, bytesDone, bytesTotal int64)
+	// Safe restores only what agents changed (within Paths): a path that
+	// differs from the snapshot is restored when its current state is one
+	// an agent left it in since the snapshot, at the end of the newest
+	// turn that changed it or as RecordWrite last recorded it; every other
+	// one is kept and listed in RestoreResult.Kept. When the store knows of
+	// no turn ended and no write recorded since the snapshot, everything is
+	// restored (RestoreResult.Safe is then false).
+	Safe bool
 }
 
 // RestoreResult says what Restore did (or, in a dry run, would do).
@@ -48,6 +56,13 @@ type RestoreResult struct {
 	// Skipped names paths left alone because an excluded entry (ignored,
 	// over the size limit, unreadable) the snapshot lacks is in the way.
 	Skipped []string
+	// Safe is set when a safe restore restored only what agents changed;
+	// false when it fell back to restoring everything, knowing nothing of
+	// agents since the snapshot.
+	Safe bool
+	// Kept are the paths a safe restore left as they are, in plan order,
+	// with why. Never nil.
+	Kept []KeptPath
 }
 
 // PreRestorePrefix starts the reason of every pre-restore snapshot.
@@ -63,9 +78,9 @@ const PreRestorePrefix = "pre-restore"
 // verifies every tree and chunk it needs, then takes a pre-restore
 // snapshot, and replaces each file atomically with a new one (never
 // changing an inode in place). Temporary files of killed restores are
-// removed.
+// removed. With opts.Safe only what agents changed is restored.
 func (s *Store) Restore(ctx context.Context, dir string, ref Ref, opts RestoreOptions) (RestoreResult, error) {
-	res := RestoreResult{DryRun: opts.DryRun}
+	res := RestoreResult{DryRun: opts.DryRun, Kept: []KeptPath{}}
 	workdir, err := Workdir(dir)
 	if err != nil {
 		return res, err
@@ -135,32 +150,24 @@ func (ss *session) prepareRestore(ctx context.Context, v view, res *RestoreResul
 	if _, err := manifest.Load(ctx, v.objects, target.Root); err != nil {
 		return nil, restorer.Plan{}, refuseDamaged(ctx, v, snaps, target, err)
 	}
-	// Scan the current tree once: in a dry run only hashed, else stored.
-	// Its trees are kept in memory for the plan.
-	overlay := newTreeOverlay(v.objects)
-	var current scan.Result
-	var pending *pendingSnapshot
-	if opts.DryRun {
-		current, err = scan.Scan(ctx, workdir, overlay, scan.Options{
-			MaxFileSize: opts.MaxFileSize, MaxFiles: opts.MaxFiles,
-			Cache: v.tx.StatCache(workdir), Trees: v.objects, Skip: ss.s.skipDirs(),
-		})
-	} else {
-		pending, err = ss.scanSnapshot(ctx, v, workdir, SnapshotOptions{
-			Reason:      fmt.Sprintf("%s: before restoring %s", PreRestorePrefix, target.ID.Short()),
-			Keep:        -1, // a restore never drops snapshots
-			MaxFileSize: opts.MaxFileSize, MaxFiles: opts.MaxFiles,
-		}, overlay.through)
+	var prov *provenance
+	if opts.Safe {
+		p, err := loadProvenance(v.tx, workdir, snaps, target)
 		if err != nil {
-			return nil, restorer.Plan{}, fmt.Errorf("pre-restore snapshot: %w", err)
+			return nil, restorer.Plan{}, err
 		}
-		current = pending.scanned
+		if p.known {
+			prov, res.Safe = &p, true
+		}
 	}
+	overlay := newTreeOverlay(v.objects)
+	current, pending, err := ss.scanCurrent(ctx, v, workdir, target, opts, overlay)
 	if err != nil {
 		return nil, restorer.Plan{}, err
 	}
-	plan, err := planRestore(ctx, v.objects, overlay, workdir, current, target, paths)
+	plan, kept, err := planRestore(ctx, v.objects, overlay, workdir, current, target, paths, prov)
 	res.Changes, res.Skipped, res.Written, res.Deleted = plan.Changes, plan.Skipped, plan.Written, plan.Deleted
+	res.Kept = kept
 	if err != nil {
 		if pending != nil {
 			pending.abort()
@@ -170,16 +177,45 @@ func (ss *session) prepareRestore(ctx context.Context, v view, res *RestoreResul
 	return pending, plan, nil
 }
 
+// scanCurrent scans the current tree once, its trees kept in overlay for
+// the plan: in a dry run only hashed, else stored as the pending
+// pre-restore snapshot.
+func (ss *session) scanCurrent(ctx context.Context, v view, workdir string, target record, opts RestoreOptions, overlay *treeOverlay) (scan.Result, *pendingSnapshot, error) {
+	if opts.DryRun {
+		current, err := scan.Scan(ctx, workdir, overlay, scan.Options{
+			MaxFileSize: opts.MaxFileSize, MaxFiles: opts.MaxFiles,
+			Cache: v.tx.StatCache(workdir), Trees: v.objects, Skip: ss.s.skipDirs(),
+		})
+		return current, nil, err
+	}
+	pending, err := ss.scanSnapshot(ctx, v, workdir, SnapshotOptions{
+		Reason:      fmt.Sprintf("%s: before restoring %s", PreRestorePrefix, target.ID.Short()),
+		Keep:        -1, // a restore never drops snapshots
+		MaxFileSize: opts.MaxFileSize, MaxFiles: opts.MaxFiles,
+	}, overlay.through)
+	if err != nil {
+		return scan.Result{}, nil, fmt.Errorf("pre-restore snapshot: %w", err)
+	}
+	return pending.scanned, pending, nil
+}
+
 // planRestore returns the changes that make the tree scanned as current
 // equal to target (within paths), reading the current tree's objects from
-// g, and reads and verifies from objects every chunk to be written.
-func planRestore(ctx context.Context, objects, g cas.Getter, workdir string, current scan.Result, target record, paths []string) (restorer.Plan, error) {
+// g, narrowed to what agents changed when prov is set (with the paths
+// kept), and reads and verifies from objects every chunk to be written.
+func planRestore(ctx context.Context, objects, g cas.Getter, workdir string, current scan.Result, target record, paths []string, prov *provenance) (restorer.Plan, []KeptPath, error) {
+	kept := []KeptPath{}
 	changes, err := manifest.Diff(ctx, g, current.Root, target.Root)
 	if err != nil {
-		return restorer.Plan{}, err
+		return restorer.Plan{}, kept, err
 	}
 	plan := restorer.NewPlan(changes, paths, current.Excluded, dirInProject(workdir))
-	return plan, restorer.Verify(ctx, objects, plan)
+	if prov != nil {
+		if plan, kept, err = prov.safePlan(ctx, g, plan); err != nil {
+			return restorer.Plan{}, []KeptPath{}, err
+		}
+	}
+	return plan, kept, restorer.Verify(ctx, objects, plan)
 }
 
 // apply carries out plan inside workdir through an os.Root (wrapped by

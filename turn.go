@@ -3,6 +3,7 @@ package casckpt
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"sync"
 )
@@ -118,4 +119,27 @@ func (m *Manager) endIn(ctx context.Context, root string, opts SnapshotOptions) 
 	}()
 	res, err := m.store.Snapshot(ctx, root, opts)
 	return CheckpointReport{Project: root, Result: res, Err: err}
+}
+
+// RecordWrite records that the agent has just written path (absolute, or
+// relative to the working directory), in the write ledger of the project
+// holding it (see Store.Root): its current content, or its absence,
+// is the agent's (see Store.RecordWrite). A host calls it after each write
+// of its edit tools. It never panics; the caller may ignore its error.
+func (m *Manager) RecordWrite(ctx context.Context, path string) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("record write of %s: internal error: %v", path, r)
+		}
+	}()
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return err
+	}
+	root, err := m.store.Root(ctx, abs)
+	if err != nil {
+		return err
+	}
+	_, err = m.store.RecordWrite(ctx, root, abs)
+	return err
 }

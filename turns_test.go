@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/casckpt/casckpt"
+	"github.com/casckpt/casckpt/index"
+	"github.com/casckpt/casckpt/manifest"
 )
 
 // turnOf returns turn id of the project in dir, failing the test when it
@@ -213,5 +215,37 @@ func TestPruneTakesAGoneProjectsTurns(t *testing.T) {
 	}
 	if turns, _ := s.Turns(ctx, kept, ""); len(turns) != 1 {
 		t.Fatalf("the kept project's turns: %+v", turns)
+	}
+}
+
+// TestVerifyChecksTurnBackups: a turn whose record backup is gone from the
+// store is reported by verify, against the turn's start snapshot, since a
+// repair could not rebuild the turn.
+func TestVerifyChecksTurnBackups(t *testing.T) {
+	ctx := context.Background()
+	s := openUnverifiedStore(t, casckpt.Options{})
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "a.txt"), []byte("one\n"), 0o644)
+	start, err := s.Snapshot(ctx, dir, casckpt.SnapshotOptions{Turn: "t1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, err := s.Verify(ctx); err != nil || len(res.Damaged) != 0 {
+		t.Fatalf("verify of a whole store: %+v %v", res, err)
+	}
+	db := index.Open(filepath.Join(s.Dir(), "casckpt.db"), index.Options{Timeout: time.Second, Chunker: manifest.ChunkerName})
+	err = db.Update(func(tx *index.Tx) error {
+		tr, _, err := tx.Turn(start.Project, "t1")
+		if err != nil {
+			return err
+		}
+		return tx.Objects().DeleteObject(tr.BackupID)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.Verify(ctx)
+	if err != nil || len(res.Damaged) != 1 || res.Damaged[0].ID != start.ID || !strings.Contains(res.Damaged[0].Reason, `turn "t1"`) {
+		t.Fatalf("verify of a store that lost a turn's backup: %+v %v", res, err)
 	}
 }

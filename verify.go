@@ -2,6 +2,7 @@ package casckpt
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path"
 
@@ -25,8 +26,9 @@ type VerifyResult struct {
 }
 
 // Verify reads every tree and chunk every snapshot refers to and checks it
-// against its hash, and each snapshot's record backup against its record.
-// Each object is read once.
+// against its hash, and each snapshot's and each turn's record backup
+// against its record (a damaged turn backup is reported against the
+// turn's start snapshot). Each object is read once.
 func (s *Store) Verify(ctx context.Context) (VerifyResult, error) {
 	res := VerifyResult{Damaged: []DamagedSnapshot{}}
 	err := s.read(ctx, func(v view) error {
@@ -47,7 +49,17 @@ func (s *Store) Verify(ctx context.Context) (VerifyResult, error) {
 					res.Damaged = append(res.Damaged, DamagedSnapshot{Project: p.Workdir, ID: sn.ID, Reason: err.Error()})
 				}
 			}
-			return nil
+			turns, err := v.tx.Turns(p.Workdir)
+			for _, tr := range turns {
+				if tr.BackupID.IsZero() {
+					continue
+				}
+				backups++
+				if err := verifyTurnBackup(ctx, v.objects, tr); err != nil {
+					res.Damaged = append(res.Damaged, DamagedSnapshot{Project: p.Workdir, ID: tr.Start, Reason: err.Error()})
+				}
+			}
+			return err
 		})
 		res.ObjectsChecked = len(check.chunks) + len(check.trees) + backups
 		return err
@@ -68,6 +80,22 @@ func verifyBackup(ctx context.Context, g cas.Getter, sn record) error {
 	}
 	if c.ID != sn.ID || c.Project != sn.Project || c.Root != sn.Root || !c.Time.Equal(sn.Time) || c.Reason != sn.Reason {
 		return fmt.Errorf("the backup of its record says otherwise")
+	}
+	return nil
+}
+
+// verifyTurnBackup checks that the backup of turn tr's record stored in
+// the packs (for repair) is there and says what the record says.
+func verifyTurnBackup(ctx context.Context, g cas.Getter, tr index.Turn) error {
+	b, err := g.Get(ctx, tr.BackupID)
+	if err == nil {
+		var c index.Turn
+		if c, err = index.DecodeTurnBackup(b); err == nil && (c.ID != tr.ID || c.Project != tr.Project || c.Start != tr.Start || c.End != tr.End) {
+			err = errors.New("it says otherwise")
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("the backup of turn %q's record: %w", tr.ID, err)
 	}
 	return nil
 }

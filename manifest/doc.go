@@ -13,6 +13,9 @@
 //   - A tree's ID is the cas ID of its encoding, so identical directories are
 //     stored once and unchanged subtrees are shared between snapshots; two
 //     trees are equal exactly when their IDs are.
+//   - A state ID (Entry.StateID) identifies what a path holds, or that it
+//     holds nothing: one comparison tells whether a path is still as an
+//     agent left it. Write ledgers store them.
 //
 // The encoding (version 1) is deterministic: one byte 0x01, the entry count,
 // then per entry its kind, flags, name and payload, integers as unsigned

@@ -13,6 +13,7 @@ import (
 
 type restoreOptions struct {
 	dryRun    bool
+	safe      bool
 	maxFileMB int64
 	maxFiles  int
 	// maxFileSize is --max-file-size-mb in bytes; 0: the snapshot's own limit.
@@ -22,12 +23,18 @@ type restoreOptions struct {
 func newRestoreCommand(g *globals) *cobra.Command {
 	var o restoreOptions
 	cmd := &cobra.Command{
-		Use:   "restore [DIR] SNAP [PATH...]",
+		Use:   "restore [DIR] SNAP [PATH...] [--safe]",
 		Short: "make the working tree (or PATHs in it) equal to snapshot SNAP",
 		Long: `restore first snapshots the current tree (reason "pre-restore: ..."), then
 writes every file, link and directory of SNAP and deletes what SNAP lacks.
 Ignored and excluded paths that SNAP lacks are never touched. The first
-argument is DIR unless it is a snapshot reference (hex digits or @N).`,
+argument is DIR unless it is a snapshot reference (hex digits or @N).
+
+With --safe, only what agents changed is restored: a path is put back when
+it is still as an agent left it (at the end of the newest turn since SNAP
+that changed it, or as record-write last recorded it); every other path is
+kept and listed with why. When nothing is known of agents since SNAP (no
+turn ended, no write recorded), --safe restores everything and says so.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dir, rest := splitDir(args, 1)
@@ -45,6 +52,7 @@ argument is DIR unless it is a snapshot reference (hex digits or @N).`,
 	}
 	f := cmd.Flags()
 	f.BoolVar(&o.dryRun, "dry-run", false, "show what would change and change nothing")
+	f.BoolVar(&o.safe, "safe", false, "restore only what agents changed; keep and list everything else")
 	// No default shown by the flag: it is the snapshot's own limit.
 	f.Int64Var(&o.maxFileMB, "max-file-size-mb", 0, "files larger than N MiB that SNAP lacks are excluded, so never touched (default: the snapshot's own limit)")
 	f.IntVar(&o.maxFiles, "max-files", 50_000, "refuse a tree of more than N files")
@@ -64,6 +72,15 @@ type restoreJSON struct {
 	// Skipped are the paths left alone because an excluded entry is in
 	// the way.
 	Skipped []string `json:"skipped"`
+	// Safe and Kept are given with --safe: whether only agents' changes
+	// were restored, and the paths kept.
+	Safe *bool           `json:"safe,omitempty"`
+	Kept *[]keptPathJSON `json:"kept,omitempty"`
+}
+
+type keptPathJSON struct {
+	Path   string `json:"path"`
+	Reason string `json:"reason"`
 }
 
 type restoreChangeJSON struct {
@@ -76,7 +93,7 @@ func runRestore(cmd *cobra.Command, g *globals, dir, ref string, paths []string,
 	if err != nil {
 		return err
 	}
-	opts := casckpt.RestoreOptions{Paths: paths, DryRun: o.dryRun, MaxFiles: o.maxFiles, MaxFileSize: o.maxFileSize}
+	opts := casckpt.RestoreOptions{Paths: paths, DryRun: o.dryRun, MaxFiles: o.maxFiles, MaxFileSize: o.maxFileSize, Safe: o.safe}
 	var (
 		mu  sync.Mutex
 		bar *progressbar.ProgressBar
@@ -119,18 +136,11 @@ func runRestore(cmd *cobra.Command, g *globals, dir, ref string, paths []string,
 	for _, p := range res.Skipped {
 		g.warn(fmt.Sprintf("%s left alone: an excluded file is in the way", p))
 	}
-	doc := restoreJSON{RestoredTo: res.RestoredTo.String(), PreRestoreID: idOrNull(res.PreRestoreID),
-		Written: res.Written, Deleted: res.Deleted, DryRun: res.DryRun,
-		Changes: []restoreChangeJSON{}, Skipped: append([]string{}, res.Skipped...)}
-	for _, c := range res.Changes {
-		switch {
-		case c.Status == casckpt.Deleted && c.Old.Kind != casckpt.KindDir:
-			doc.Changes = append(doc.Changes, restoreChangeJSON{c.Path, "delete"})
-		case c.Status != casckpt.Deleted && c.New.Kind != casckpt.KindDir:
-			doc.Changes = append(doc.Changes, restoreChangeJSON{c.Path, "write"})
-		}
-	}
+	doc := newRestoreJSON(res, o.safe)
 	return g.emit(doc, func(w io.Writer) {
+		if o.safe {
+			printSafe(w, res)
+		}
 		if o.dryRun {
 			for _, c := range res.Changes {
 				if c.Old.Kind == casckpt.KindDir || c.New.Kind == casckpt.KindDir {
@@ -148,4 +158,39 @@ func runRestore(cmd *cobra.Command, g *globals, dir, ref string, paths []string,
 		}
 		fmt.Fprintln(w)
 	})
+}
+
+// newRestoreJSON is the JSON document of restore result res, with the
+// safe restore's fields when safe.
+func newRestoreJSON(res casckpt.RestoreResult, safe bool) restoreJSON {
+	doc := restoreJSON{RestoredTo: res.RestoredTo.String(), PreRestoreID: idOrNull(res.PreRestoreID),
+		Written: res.Written, Deleted: res.Deleted, DryRun: res.DryRun,
+		Changes: []restoreChangeJSON{}, Skipped: append([]string{}, res.Skipped...)}
+	if safe {
+		kept := make([]keptPathJSON, len(res.Kept))
+		for i, k := range res.Kept {
+			kept[i] = keptPathJSON(k)
+		}
+		doc.Safe, doc.Kept = &res.Safe, &kept
+	}
+	for _, c := range res.Changes {
+		switch {
+		case c.Status == casckpt.Deleted && c.Old.Kind != casckpt.KindDir:
+			doc.Changes = append(doc.Changes, restoreChangeJSON{c.Path, "delete"})
+		case c.Status != casckpt.Deleted && c.New.Kind != casckpt.KindDir:
+			doc.Changes = append(doc.Changes, restoreChangeJSON{c.Path, "write"})
+		}
+	}
+	return doc
+}
+
+// printSafe tells what a safe restore kept, or that it restored everything.
+func printSafe(w io.Writer, res casckpt.RestoreResult) {
+	if !res.Safe {
+		fmt.Fprintf(w, "nothing is known of agents since %s (no turn ended, no write recorded): restoring everything\n", res.RestoredTo.Short())
+		return
+	}
+	for _, k := range res.Kept {
+		fmt.Fprintf(w, "kept %s: %s\n", k.Path, k.Reason)
+	}
 }

@@ -10,6 +10,10 @@
 //     of, with the counts of files and links to write and delete. NewPlan
 //     builds one from a diff; PlanTree builds the plan that writes a whole
 //     tree into nothing.
+//   - Safe narrows a plan to what agents changed: a path is restored when
+//     its current state (manifest.Entry.StateID) is one an agent left it
+//     in, and Kept with a reason otherwise; directories follow what they
+//     hold, so a kept path is never deleted with its directory.
 //   - Verify reads every chunk a plan writes, once, so a damaged store
 //     refuses the restore before anything is touched.
 //   - Apply carries a plan out on an FS, the narrow view of a directory a

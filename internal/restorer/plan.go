@@ -64,18 +64,23 @@ func NewPlan(changes []manifest.Change, paths, excluded []string, isDir func(p s
 			p.Skipped = append(p.Skipped, c.Path)
 			continue
 		}
-		p.Changes = append(p.Changes, c)
-		if c.Status == manifest.Deleted && c.Old.Kind != manifest.KindDir {
-			p.Deleted++
-		}
-		if c.Status != manifest.Deleted && c.New.Kind != manifest.KindDir {
-			p.Written++
-			if c.New.Kind == manifest.KindFile {
-				p.Bytes += c.New.Size
-			}
-		}
+		p.add(c)
 	}
 	return p
+}
+
+// add appends c to the plan's changes and counts it.
+func (p *Plan) add(c manifest.Change) {
+	p.Changes = append(p.Changes, c)
+	if c.Status == manifest.Deleted && c.Old.Kind != manifest.KindDir {
+		p.Deleted++
+	}
+	if c.Status != manifest.Deleted && c.New.Kind != manifest.KindDir {
+		p.Written++
+		if c.New.Kind == manifest.KindFile {
+			p.Bytes += c.New.Size
+		}
+	}
 }
 
 // PlanTree is the plan that writes tree root into an empty directory:
