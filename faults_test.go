@@ -222,7 +222,8 @@ func faultTrees() map[string]testtree.Tree {
 // directory of two files and deleted README.md and a directory; then a
 // person edits another line of the text file and adds a file, leaving the
 // project at TW. Undoing the turn gives TU: TS with the person's work
-// kept, the text file merged.
+// kept, the text file merged. A safe restore of TS gives TR: TS with the
+// person's file and text file kept as they are.
 func undoTrees(c testtree.Tree) map[string]testtree.Tree {
 	ten := func(edits map[int]string) string {
 		var b strings.Builder
@@ -250,7 +251,8 @@ func undoTrees(c testtree.Tree) map[string]testtree.Tree {
 	mine := testtree.Entry{Data: "mine\n"}
 	tw := testtree.Edit(te, testtree.Tree{"mine.txt": mine, "notes.txt": {Data: ten(map[int]string{2: "agent", 9: "person"})}})
 	tu := testtree.Edit(ts, testtree.Tree{"mine.txt": mine, "notes.txt": {Data: ten(map[int]string{9: "person"})}})
-	return map[string]testtree.Tree{"TS": ts, "TE": te, "TW": tw, "TU": tu}
+	tr := testtree.Edit(ts, testtree.Tree{"mine.txt": mine, "notes.txt": tw["notes.txt"]})
+	return map[string]testtree.Tree{"TS": ts, "TE": te, "TW": tw, "TU": tu, "TR": tr}
 }
 
 // faultFixture is a store with snapshots of A, B, D, E and a project
@@ -261,6 +263,7 @@ type faultFixture struct {
 	trees map[string]testtree.Tree
 	snaps map[cas.ID]testtree.Tree // every snapshot the store must keep intact
 	idA   cas.ID
+	idTS  cas.ID // the start of turn t1, once runTurn took it
 }
 
 func newFaultFixture(t *testing.T, trees map[string]testtree.Tree) *faultFixture {
@@ -362,16 +365,16 @@ func checkFailure(t *testing.T, err error, what string) {
 	}
 }
 
-// TestIOErrorsAtEveryWrite fails, for each of snapshot, gc and restore,
-// every file system operation in turn with EIO (every create, write, sync,
-// close, rename, removal and directory sync of packs and of the
-// project): the error is reported, no snapshot is lost or damaged, a
-// failed restore leaves each file old or new, and with the disk healthy
-// again the same operation succeeds.
+// TestIOErrorsAtEveryWrite fails, for each of snapshot, gc, restore, undo
+// and safe restore, every file system operation in turn with EIO (every
+// create, write, sync, close, rename, removal and directory sync of packs
+// and of the project): the error is reported, no snapshot is lost or
+// damaged, a failed restore or undo leaves each file old or new, and with
+// the disk healthy again the same operation succeeds.
 func TestIOErrorsAtEveryWrite(t *testing.T) {
 	ctx := context.Background()
 	trees := faultTrees()
-	for _, op := range []faultedOp{snapshotFaults(ctx), gcFaults(ctx), restoreFaults(ctx), undoFaults(ctx)} {
+	for _, op := range []faultedOp{snapshotFaults(ctx), gcFaults(ctx), restoreFaults(ctx), undoFaults(ctx), safeRestoreFaults(ctx)} {
 		t.Run(op.name, func(t *testing.T) { failEachOperation(t, trees, op) })
 	}
 }
@@ -488,18 +491,8 @@ func restoreFaults(ctx context.Context) faultedOp {
 // the failed one left, gives the undone tree.
 func undoFaults(ctx context.Context) faultedOp {
 	return faultedOp{
-		name: "undo",
-		prepare: func(t *testing.T, fx *faultFixture) {
-			for _, name := range []string{"TS", "TE"} {
-				setTree(t, fx.dir, fx.trees[name])
-				r, err := fx.s.Snapshot(ctx, fx.dir, SnapshotOptions{Reason: name, Turn: "t1", EndTurn: name == "TE"})
-				if err != nil || !r.Created {
-					t.Fatalf("snapshot %s: %+v %v", name, r, err)
-				}
-				fx.snaps[r.ID] = fx.trees[name]
-			}
-			setTree(t, fx.dir, fx.trees["TW"])
-		},
+		name:    "undo",
+		prepare: runTurn,
 		run: func(fx *faultFixture) error {
 			_, err := fx.s.Undo(ctx, fx.dir, "t1", UndoOptions{})
 			return err
@@ -514,6 +507,55 @@ func undoFaults(ctx context.Context) faultedOp {
 			}
 		},
 	}
+}
+
+// safeRestoreFaults: a safe restore to the start of a turn that rewrote,
+// re-linked, made executable, created and deleted files and directories,
+// over a person's later edit of a file the turn changed and a file of
+// theirs (both kept). A failed one leaves every file old or new and no
+// temporary file, and its pre-restore snapshot, if recorded, holds the
+// tree from before; a healthy one, run on whatever the failed one left,
+// restores what the agent did and keeps the person's two files.
+func safeRestoreFaults(ctx context.Context) faultedOp {
+	return faultedOp{
+		name:    "restore-safe",
+		prepare: runTurn,
+		run: func(fx *faultFixture) error {
+			_, err := fx.s.Restore(ctx, fx.dir, Ref(fx.idTS.String()), RestoreOptions{Safe: true})
+			return err
+		},
+		check: func(t *testing.T, fx *faultFixture, err error, what string) {
+			fx.checkOldOrNew(t, "safe restore", err, what, fx.trees["TW"], fx.trees["TR"])
+		},
+		again: func(t *testing.T, fx *faultFixture) {
+			fx.checkIntact(t)
+			if diff := testtree.Equal(testtree.WithDirs(fx.trees["TR"]), testtree.Read(t, fx.dir)); diff != "" {
+				t.Fatalf("safe restore once the disk recovered: %s", diff)
+			}
+			res, err := fx.s.Restore(ctx, fx.dir, Ref(fx.idTS.String()), RestoreOptions{Safe: true, DryRun: true})
+			want := []KeptPath{{"mine.txt", "not changed by an agent since the snapshot"}, {"notes.txt", "changed since the agent's last write"}}
+			if err != nil || !res.Safe || res.Written+res.Deleted != 0 || !slices.Equal(res.Kept, want) {
+				t.Fatalf("a safe restore again: %+v %v, want nothing to do and %v kept", res, err, want)
+			}
+		},
+	}
+}
+
+// runTurn records turn t1 in fx's project: it takes snapshots of TS
+// (starting it) and TE (ending it), and leaves the project at TW.
+func runTurn(t *testing.T, fx *faultFixture) {
+	for _, name := range []string{"TS", "TE"} {
+		setTree(t, fx.dir, fx.trees[name])
+		r, err := fx.s.Snapshot(context.Background(), fx.dir, SnapshotOptions{Reason: name, Turn: "t1", EndTurn: name == "TE"})
+		if err != nil || !r.Created {
+			t.Fatalf("snapshot %s: %+v %v", name, r, err)
+		}
+		fx.snaps[r.ID] = fx.trees[name]
+		if name == "TS" {
+			fx.idTS = r.ID
+		}
+	}
+	setTree(t, fx.dir, fx.trees["TW"])
 }
 
 // checkOldOrNew checks the project after op (a restore or an undo) from
