@@ -51,7 +51,8 @@ func sweepTrees() map[string]testtree.Tree {
 // one more, changed line 2 of the text file and made a file; then a
 // person changes line 9 and adds a file, leaving the project at TW.
 // Undoing the turn gives TU: TS with the person's work kept, the text file
-// merged.
+// merged. A safe restore of TS gives TR: TS with the person's file and
+// text file kept as they are.
 func sweepTurnTrees(c testtree.Tree) map[string]testtree.Tree {
 	notes := func(edits ...string) testtree.Entry {
 		ls := strings.Split("1 2 3 4 5 6 7 8 9 10", " ")
@@ -72,7 +73,8 @@ func sweepTurnTrees(c testtree.Tree) map[string]testtree.Tree {
 	mine := testtree.Entry{Data: "mine\n"}
 	tw := testtree.Edit(te, testtree.Tree{"notes.txt": notes("2", "agent", "9", "person"), "mine.txt": mine})
 	tu := testtree.Edit(ts, testtree.Tree{"notes.txt": notes("9", "person"), "mine.txt": mine})
-	return map[string]testtree.Tree{"TS": ts, "TE": te, "TW": tw, "TU": tu}
+	tr := testtree.Edit(ts, testtree.Tree{"notes.txt": tw["notes.txt"], "mine.txt": mine})
+	return map[string]testtree.Tree{"TS": ts, "TE": te, "TW": tw, "TU": tu, "TR": tr}
 }
 
 // fill leaves exactly free bytes (rounded to the block size) available on
@@ -118,8 +120,9 @@ func TestFullDiskAtEveryPoint(t *testing.T) {
 	// writes to the project meet it (in steps 8 times larger, as they need
 	// 600 pages). "undo" takes a small pre-undo snapshot, then re-creates
 	// the 600 files its turn deleted, in the same larger steps once its
-	// snapshot is recorded.
-	for _, op := range []string{"snapshot", "gc", "restore", "restore-written", "undo"} {
+	// snapshot is recorded; "restore-safe", a safe restore to the start of
+	// that turn, does the same.
+	for _, op := range []string{"snapshot", "gc", "restore", "restore-written", "undo", "restore-safe"} {
 		t.Run(op, func(t *testing.T) {
 			step := step
 			if op == "restore-written" {
@@ -131,7 +134,7 @@ func TestFullDiskAtEveryPoint(t *testing.T) {
 				if succeeded {
 					break
 				}
-				if wrote && writing < 0 && op == "undo" {
+				if wrote && writing < 0 && (op == "undo" || op == "restore-safe") {
 					writing, step = free, 8*step
 				}
 				free += step
@@ -140,11 +143,11 @@ func TestFullDiskAtEveryPoint(t *testing.T) {
 				t.Fatalf("%s succeeded with no space free: the sweep tested nothing", op)
 			}
 			t.Logf("%s failed with 0 to %d bytes free, then succeeded", op, free-step)
-			if op == "undo" {
+			if op == "undo" || op == "restore-safe" {
 				if writing < 0 {
-					t.Fatal("undo never failed after its pre-undo snapshot: its writes to the project met no full disk")
+					t.Fatalf("%s never failed after its snapshot of the tree before: its writes to the project met no full disk", op)
 				}
-				t.Logf("undo failed writing to the project (its pre-undo snapshot recorded) from %d bytes free", writing)
+				t.Logf("%s failed writing to the project (its snapshot of the tree before recorded) from %d bytes free", op, writing)
 			}
 		})
 	}
@@ -166,6 +169,7 @@ func sweepOps(dir string, ids map[string]string) map[string]struct {
 		"restore":         {[]string{"restore", dir, ids["A"]}, "C", "A"},
 		"restore-written": {[]string{"restore", dir, ids["B"]}, "C", "B"},
 		"undo":            {[]string{"undo", dir, "t1"}, "TW", "TU"},
+		"restore-safe":    {[]string{"restore", dir, ids["TS"], "--safe"}, "TW", "TR"},
 	}
 }
 
@@ -258,8 +262,8 @@ func checkSweepBefore(t *testing.T, e *env, dir string, ids map[string]string, o
 
 // newSweep makes a new store and project under disk/work, snapshots the
 // trees A, B, D, E and F, and leaves the project at C, snapshotted too for
-// restore-written; for undo, it goes on to snapshot TS and TE as the start
-// and end of turn t1, and leaves the project at TW. ids are the
+// restore-written; for undo and restore-safe, it goes on to snapshot TS
+// and TE as the start and end of turn t1, and leaves the project at TW. ids are the
 // snapshots' IDs by tree name.
 func newSweep(t *testing.T, disk string, trees map[string]testtree.Tree, op string) (e *env, dir string, ids map[string]string) {
 	work := filepath.Join(disk, "work")
@@ -272,7 +276,7 @@ func newSweep(t *testing.T, disk string, trees map[string]testtree.Tree, op stri
 	dir = filepath.Join(work, "project")
 	ids = map[string]string{}
 	names := []string{"A", "B", "D", "E", "F", "C"}
-	if op == "undo" {
+	if op == "undo" || op == "restore-safe" {
 		names = append(names, "TS", "TE", "TW")
 	}
 	for _, name := range names {
