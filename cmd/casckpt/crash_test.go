@@ -30,13 +30,14 @@ func digest(t *testing.T, dir string) map[string][32]byte {
 	return files
 }
 
-// TestCrashLoop starts snapshot, restore, undo, gc, prune and repair and
-// kills each with SIGKILL at a random moment, then checks that the store
-// verifies clean, that a killed restore or undo left every file old or
-// new, that a finished undo changed the tree as its JSON says, that the
-// next command needs no repair, and that every snapshot reported complete
-// restores byte for byte. Snapshots start and end turns in turn, so that
-// there are turns to undo.
+// TestCrashLoop starts snapshot, restore, restore --safe, undo, gc, prune
+// and repair and kills each with SIGKILL at a random moment, then checks
+// that the store verifies clean, that a killed restore, safe restore or
+// undo left every file old or new, that a finished safe restore or undo
+// changed the tree as its JSON says, that the next command needs no
+// repair, and that every snapshot reported complete restores byte for
+// byte. Snapshots start and end turns in turn, so that there are turns to
+// undo and agents' changes for a safe restore to tell from others.
 func TestCrashLoop(t *testing.T) {
 	iterations := 200
 	if testing.Short() {
@@ -67,8 +68,10 @@ func TestCrashLoop(t *testing.T) {
 	l.complete = append(l.complete, knownSnapshot{*last.ID, final})
 	checked := l.restoreComplete()
 	t.Logf("%d iterations; killed %v, finished %v, skipped %v; %d snapshots reported complete, %d still listed and restored exactly; "+
-		"%d turns started, the finished undos reverted %d paths, merged %d and left %d alone",
-		iterations, l.killed, l.finished, l.skipped, len(l.complete), checked, l.turns, l.undos.reverted, l.undos.merged, l.undos.conflicts)
+		"%d turns started, the finished undos reverted %d paths, merged %d and left %d alone, the finished safe restores "+
+		"restored %d paths and kept %d (%d fell back to a whole restore)",
+		iterations, l.killed, l.finished, l.skipped, len(l.complete), checked, l.turns, l.undos.reverted, l.undos.merged, l.undos.conflicts,
+		l.safes.restored, l.safes.kept, l.safes.fellBack)
 	if checked == 0 {
 		t.Fatal("no snapshot was left to check")
 	}
@@ -80,7 +83,7 @@ func TestCrashLoop(t *testing.T) {
 }
 
 // crashOps are the operations TestCrashLoop runs and kills.
-var crashOps = []string{"snapshot", "restore", "undo", "gc", "prune", "repair"}
+var crashOps = []string{"snapshot", "restore", "restore-safe", "undo", "gc", "prune", "repair"}
 
 // crashLoop is the state of TestCrashLoop: the binary and the project it
 // works on, the random source every choice comes from (so a seed replays
@@ -102,8 +105,11 @@ type crashLoop struct {
 	// turns is the turn the snapshots start or end (ending says which).
 	turns  int
 	ending bool
-	// undos sums up what the finished undos did.
+	// undos and safes sum up what the finished undos and safe restores
+	// did: paths reverted, merged and left alone; paths written or
+	// deleted, kept, and the safe restores that fell back to a whole one.
 	undos struct{ reverted, merged, conflicts int }
+	safes struct{ restored, kept, fellBack int }
 }
 
 // knownSnapshot is a snapshot reported complete and the digest of the
@@ -120,11 +126,14 @@ type crashAttempt struct {
 	args []string
 	tree map[string][32]byte // the project just before the run
 	// before and target are, for a restore, the project before it and
-	// the snapshot it restores; for an undo, the project before it and
-	// after it, as its dry run says.
+	// the snapshot it restores; for an undo or a safe restore, the project
+	// before it and after it, as its dry run says.
 	before, target map[string][32]byte
-	listedBefore   []byte   // for a repair or an undo, the listing before it
-	dry            undoJSON // for an undo, what its dry run said
+	listedBefore   []byte // for a repair, an undo or a safe restore, the listing before it
+	// dry and safeDry are what the dry run of an undo or a safe restore
+	// said.
+	dry     undoJSON
+	safeDry restoreJSON
 }
 
 // newCrashLoop makes the project, with a first round of edits, and the
@@ -159,12 +168,11 @@ func (l *crashLoop) mustRun(args ...string) []byte {
 }
 
 // edit changes the project at random: writes or removes a few small files
-// in a few directories, changes a line of one of three text files (so
-// that an undo has files to merge), and rewrites one of three 1 MiB
-// random files.
+// in a few directories, changes lines of text files (so that an undo has
+// files to merge), and rewrites one of three 1 MiB random files.
 func (l *crashLoop) edit() {
 	rng, dir := l.rng, l.dir
-	l.editLine()
+	l.editLines()
 	for range 1 + rng.IntN(4) {
 		p := filepath.Join(dir, fmt.Sprintf("d%d/f%02d.txt", rng.IntN(5), rng.IntN(40)))
 		os.MkdirAll(filepath.Dir(p), 0o755)
@@ -182,20 +190,25 @@ func (l *crashLoop) edit() {
 	os.WriteFile(big, b, 0o644)
 }
 
-// editLine replaces a line of one of three text files of twelve lines
-// (made when missing) with a new one.
-func (l *crashLoop) editLine() {
-	notes := filepath.Join(l.dir, fmt.Sprintf("notes%d.txt", l.rng.IntN(3)))
-	b, err := os.ReadFile(notes)
-	lines := strings.SplitAfter(string(b), "\n")
-	if err != nil {
-		lines = make([]string, 12)
-		for i := range lines {
-			lines[i] = fmt.Sprintf("line %d %d\n", i, l.rng.Uint64())
+// editLines replaces a line of each of three text files of twelve lines
+// (made when missing), or of none, at random.
+func (l *crashLoop) editLines() {
+	for n := range 3 {
+		if l.rng.IntN(2) == 0 {
+			continue
 		}
+		notes := filepath.Join(l.dir, fmt.Sprintf("notes%d.txt", n))
+		b, err := os.ReadFile(notes)
+		lines := strings.SplitAfter(string(b), "\n")
+		if err != nil {
+			lines = make([]string, 12)
+			for i := range lines {
+				lines[i] = fmt.Sprintf("line %d %d\n", i, l.rng.Uint64())
+			}
+		}
+		lines[l.rng.IntN(12)] = fmt.Sprintf("edit %d\n", l.rng.Uint64())
+		os.WriteFile(notes, []byte(strings.Join(lines, "")), 0o644)
 	}
-	lines[l.rng.IntN(12)] = fmt.Sprintf("edit %d\n", l.rng.Uint64())
-	os.WriteFile(notes, []byte(strings.Join(lines, "")), 0o644)
 }
 
 // killAt tells whether to kill this run of op, and when.
@@ -226,19 +239,18 @@ func (l *crashLoop) prepare(op string) (a crashAttempt, ok bool) {
 		l.edit()
 		a.args = l.snapshotArgs()
 	case "restore":
-		listing := l.mustRun("list", l.dir, "--json")
-		var candidates []knownSnapshot
-		for _, k := range l.complete {
-			if listed(l.t, listing, k.id) {
-				candidates = append(candidates, k)
-			}
-		}
-		if len(candidates) == 0 {
+		k, ok := l.pickComplete()
+		if !ok {
 			return a, false
 		}
-		k := candidates[l.rng.IntN(len(candidates))]
 		a.before, a.target = digest(l.t, l.dir), k.tree
 		a.args = []string{"restore", l.dir, k.id, "--json"}
+	case "restore-safe":
+		k, ok := l.pickComplete()
+		if !ok {
+			return a, false
+		}
+		a = l.prepareSafe(a, k)
 	case "gc":
 		// Give gc something to collect: forget the oldest snapshot.
 		if len(l.complete) > 2 && l.rng.IntN(2) == 0 {
@@ -313,8 +325,8 @@ func (l *crashLoop) check(i int, a crashAttempt, out []byte, done bool) {
 	if a.op == "repair" {
 		l.checkRepair(i, listedIDs(t, a.listedBefore), now, done)
 	}
-	if a.op == "undo" {
-		l.checkUndo(i, a, out, done, now)
+	if a.op == "undo" || a.op == "restore-safe" {
+		l.checkRewrite(i, a, out, done, now)
 	}
 	for _, id := range now {
 		l.seen[id] = true
@@ -577,44 +589,135 @@ func mergeLines(base, ours, theirs string) (string, bool) {
 	return strings.Join(o, ""), true
 }
 
-// checkUndo checks the project and the store (listed: the snapshots now)
-// after run i of undo a, finished (done, out its JSON) or killed. Killed,
-// it left every file as it was or as the undo makes it; finished, it did
-// what its dry run said, left exactly the tree worked out from it and no
-// temporary file, and its pre-undo snapshot (then complete) holds the
-// tree from before. Either way it dropped no snapshot.
-func (l *crashLoop) checkUndo(i int, a crashAttempt, out []byte, done bool, listed []string) {
+// checkRewrite checks the project and the store (listed: the snapshots
+// now) after run i of a, an undo or a safe restore, finished (done, out
+// its JSON) or killed. Killed, it left every file as it was or as a makes
+// it; finished, it did what its dry run said (see finishedAsSaid), left
+// exactly the tree worked out from it and no temporary file, and its
+// snapshot of the tree before (then complete) holds that tree. Either way
+// it dropped no snapshot.
+func (l *crashLoop) checkRewrite(i int, a crashAttempt, out []byte, done bool, listed []string) {
 	t := l.t
 	for _, id := range listedIDs(t, a.listedBefore) {
 		if !slices.Contains(listed, id) {
-			t.Fatalf("iteration %d: undo (finished %v) lost snapshot %s", i, done, id)
+			t.Fatalf("iteration %d: %v (finished %v) lost snapshot %s", i, a.args, done, id)
 		}
 	}
 	now := digest(t, l.dir)
 	for p := range mergedKeys(now, a.before, a.target) {
 		if w := state(now, p); w != state(a.before, p) && w != state(a.target, p) {
-			t.Fatalf("iteration %d: undo (finished %v) of %s left %s neither old nor new", i, done, a.dry.Turn, p)
+			t.Fatalf("iteration %d: %v (finished %v) left %s neither old nor new", i, a.args, done, p)
 		}
 	}
 	if !done {
 		return
 	}
-	res := jsonOf[undoJSON](t, string(out))
-	if res.DryRun || fmt.Sprint(res.Turn, res.Reverted, res.Merged, res.Conflicts) != fmt.Sprint(a.dry.Turn, a.dry.Reverted, a.dry.Merged, a.dry.Conflicts) {
-		t.Fatalf("iteration %d: undo did %+v, its dry run said %+v", i, res, a.dry)
-	}
+	before := l.finishedAsSaid(i, a, out)
 	if !maps.Equal(now, a.target) {
-		t.Fatalf("iteration %d: undo of %s (%+v) left another tree than it said", i, res.Turn, res)
+		t.Fatalf("iteration %d: %v left another tree than its dry run said", i, a.args)
 	}
 	if left := tempFiles(t, l.dir); len(left) > 0 {
-		t.Fatalf("iteration %d: a finished undo left temporary files: %v", i, left)
+		t.Fatalf("iteration %d: a finished %v left temporary files: %v", i, a.args, left)
 	}
-	if id, ok := res.PreUndoID.(string); ok {
+	if id, ok := before.(string); ok {
 		l.complete = append(l.complete, knownSnapshot{id, a.before})
 	}
-	l.undos.reverted += len(res.Reverted)
-	l.undos.merged += len(res.Merged)
-	l.undos.conflicts += len(res.Conflicts)
+}
+
+// finishedAsSaid fails unless the JSON out of finished run i of a (an
+// undo or a safe restore) says what its dry run said, and returns the ID
+// of its snapshot of the tree before (nil when it took none); it counts
+// what it did.
+func (l *crashLoop) finishedAsSaid(i int, a crashAttempt, out []byte) (before any) {
+	t := l.t
+	if a.op == "undo" {
+		res := jsonOf[undoJSON](t, string(out))
+		if res.DryRun || fmt.Sprint(res.Turn, res.Reverted, res.Merged, res.Conflicts) != fmt.Sprint(a.dry.Turn, a.dry.Reverted, a.dry.Merged, a.dry.Conflicts) {
+			t.Fatalf("iteration %d: undo did %+v, its dry run said %+v", i, res, a.dry)
+		}
+		l.undos.reverted += len(res.Reverted)
+		l.undos.merged += len(res.Merged)
+		l.undos.conflicts += len(res.Conflicts)
+		return res.PreUndoID
+	}
+	res, dry := jsonOf[restoreJSON](t, string(out)), a.safeDry
+	if res.DryRun || res.Safe == nil || res.Kept == nil || fmt.Sprint(res.RestoredTo, res.Written, res.Deleted, res.Changes, *res.Safe, *res.Kept) !=
+		fmt.Sprint(dry.RestoredTo, dry.Written, dry.Deleted, dry.Changes, *dry.Safe, *dry.Kept) {
+		t.Fatalf("iteration %d: restore --safe did %+v, its dry run said %+v", i, res, dry)
+	}
+	l.safes.restored += len(res.Changes)
+	l.safes.kept += len(*res.Kept)
+	if !*res.Safe {
+		l.safes.fellBack++
+	}
+	return res.PreRestoreID
+}
+
+// pickComplete picks at random a snapshot reported complete and still
+// listed (ok is false when there is none).
+func (l *crashLoop) pickComplete() (k knownSnapshot, ok bool) {
+	listing := l.mustRun("list", l.dir, "--json")
+	var candidates []knownSnapshot
+	for _, k := range l.complete {
+		if listed(l.t, listing, k.id) {
+			candidates = append(candidates, k)
+		}
+	}
+	if len(candidates) == 0 {
+		return k, false
+	}
+	return candidates[l.rng.IntN(len(candidates))], true
+}
+
+// prepareSafe makes ready a safe restore of snapshot k. Its dry run says
+// what it will do; prepareSafe checks that against the contract (each
+// file that differs from k is restored or kept, a kept one left as it is,
+// nothing kept when it fell back to a whole restore) and works out the
+// tree it must leave: k's state at each path it restores.
+func (l *crashLoop) prepareSafe(a crashAttempt, k knownSnapshot) crashAttempt {
+	t := l.t
+	a.args = []string{"restore", l.dir, k.id, "--safe", "--json"}
+	a.listedBefore = l.mustRun("list", l.dir, "--json")
+	dry := jsonOf[restoreJSON](t, string(l.mustRun(append(a.args, "--dry-run")...)))
+	if !dry.DryRun || dry.PreRestoreID != nil || dry.Safe == nil || dry.Kept == nil || (!*dry.Safe && len(*dry.Kept) > 0) {
+		t.Fatalf("restore %s --safe --dry-run: %+v", k.id, dry)
+	}
+	a.safeDry, a.before = dry, digest(t, l.dir)
+	kept := map[string]bool{}
+	for _, kp := range *dry.Kept {
+		kept[kp.Path] = true
+	}
+	a.target = maps.Clone(a.before)
+	for _, c := range dry.Changes {
+		h, ok := k.tree[c.Path]
+		switch {
+		case c.Action == "write" && ok:
+			a.target[c.Path] = h
+		case c.Action == "delete" && !ok:
+			delete(a.target, c.Path)
+		default:
+			t.Fatalf("restore %s --safe would %s %s, which the snapshot holds: %v", k.id, c.Action, c.Path, ok)
+		}
+		if keptAt(kept, c.Path) {
+			t.Fatalf("restore %s --safe would both restore and keep %s", k.id, c.Path)
+		}
+	}
+	for p := range mergedKeys(a.before, k.tree) {
+		if state(a.target, p) != state(k.tree, p) && !keptAt(kept, p) {
+			t.Fatalf("restore %s --safe would neither restore nor keep %s (kept %v)", k.id, p, *dry.Kept)
+		}
+	}
+	return a
+}
+
+// keptAt reports whether p or a directory above it is kept.
+func keptAt(kept map[string]bool, p string) bool {
+	for ; p != "."; p = path.Dir(p) {
+		if kept[p] {
+			return true
+		}
+	}
+	return false
 }
 
 // tempFiles returns the temporary files of restores and undos in dir.
