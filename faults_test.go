@@ -5,10 +5,12 @@ import (
 	"context"
 	"errors"
 	"io/fs"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -181,7 +183,8 @@ func (p faultyProject) Rename(a, b string) error {
 }
 
 // faultTrees are the states of the project: snapshots are taken of A, B, D
-// and E (four packs, so gc merges them), and the working tree is left at C.
+// and E (four packs, so gc merges them), and the working tree is left at C;
+// an undo goes on from C through the trees of undoTrees.
 func faultTrees() map[string]testtree.Tree {
 	rng := rand.New(rand.NewPCG(1, 2))
 	big := make([]byte, 400<<10) // two chunks or more
@@ -208,7 +211,48 @@ func faultTrees() map[string]testtree.Tree {
 		"docs/x.md":  {Data: "docs\n"},
 		"big.bin":    {Data: string(big2) + "tail"},
 	}, "gone/x.txt")
-	return map[string]testtree.Tree{"A": a, "B": b, "C": c, "D": d, "E": e}
+	trees := map[string]testtree.Tree{"A": a, "B": b, "C": c, "D": d, "E": e}
+	maps.Copy(trees, undoTrees(c))
+	return trees
+}
+
+// undoTrees are the states of an undo's project, from C on: a turn starts
+// on TS (C with a text file of ten lines) and ends on TE, having changed a
+// line of that file, rewritten, re-linked and made executable files, made a
+// directory of two files and deleted README.md and a directory; then a
+// person edits another line of the text file and adds a file, leaving the
+// project at TW. Undoing the turn gives TU: TS with the person's work
+// kept, the text file merged. A safe restore of TS gives TR: TS with the
+// person's file and text file kept as they are.
+func undoTrees(c testtree.Tree) map[string]testtree.Tree {
+	ten := func(edits map[int]string) string {
+		var b strings.Builder
+		for i := 1; i <= 10; i++ {
+			line, ok := edits[i]
+			if !ok {
+				line = "line " + strconv.Itoa(i)
+			}
+			b.WriteString(line + "\n")
+		}
+		return b.String()
+	}
+	big := []byte(c["big.bin"].Data)
+	copy(big[100<<10:], "the agent's edit")
+	ts := testtree.Edit(c, testtree.Tree{"notes.txt": {Data: ten(nil)}})
+	te := testtree.Edit(ts, testtree.Tree{
+		"notes.txt":           {Data: ten(map[int]string{2: "agent"})},
+		"src/a.go":            {Data: "package a\n// agent\n"},
+		"src/link":            {Link: "a.go"},
+		"bin/run.sh":          {Data: "#!/bin/sh\n", Exec: true},
+		"big.bin":             {Data: string(big)},
+		"agent/new.txt":       {Data: "new\n"},
+		"agent/deep/more.txt": {Data: "more\n"},
+	}, "README.md", "docs/x.md")
+	mine := testtree.Entry{Data: "mine\n"}
+	tw := testtree.Edit(te, testtree.Tree{"mine.txt": mine, "notes.txt": {Data: ten(map[int]string{2: "agent", 9: "person"})}})
+	tu := testtree.Edit(ts, testtree.Tree{"mine.txt": mine, "notes.txt": {Data: ten(map[int]string{9: "person"})}})
+	tr := testtree.Edit(ts, testtree.Tree{"mine.txt": mine, "notes.txt": tw["notes.txt"]})
+	return map[string]testtree.Tree{"TS": ts, "TE": te, "TW": tw, "TU": tu, "TR": tr}
 }
 
 // faultFixture is a store with snapshots of A, B, D, E and a project
@@ -219,6 +263,7 @@ type faultFixture struct {
 	trees map[string]testtree.Tree
 	snaps map[cas.ID]testtree.Tree // every snapshot the store must keep intact
 	idA   cas.ID
+	idTS  cas.ID // the start of turn t1, once runTurn took it
 }
 
 func newFaultFixture(t *testing.T, trees map[string]testtree.Tree) *faultFixture {
@@ -320,16 +365,16 @@ func checkFailure(t *testing.T, err error, what string) {
 	}
 }
 
-// TestIOErrorsAtEveryWrite fails, for each of snapshot, gc and restore,
-// every file system operation in turn with EIO (every create, write, sync,
-// close, rename, removal and directory sync of packs and of the
-// project): the error is reported, no snapshot is lost or damaged, a
-// failed restore leaves each file old or new, and with the disk healthy
-// again the same operation succeeds.
+// TestIOErrorsAtEveryWrite fails, for each of snapshot, gc, restore, undo
+// and safe restore, every file system operation in turn with EIO (every
+// create, write, sync, close, rename, removal and directory sync of packs
+// and of the project): the error is reported, no snapshot is lost or
+// damaged, a failed restore or undo leaves each file old or new, and with
+// the disk healthy again the same operation succeeds.
 func TestIOErrorsAtEveryWrite(t *testing.T) {
 	ctx := context.Background()
 	trees := faultTrees()
-	for _, op := range []faultedOp{snapshotFaults(ctx), gcFaults(ctx), restoreFaults(ctx)} {
+	for _, op := range []faultedOp{snapshotFaults(ctx), gcFaults(ctx), restoreFaults(ctx), undoFaults(ctx), safeRestoreFaults(ctx)} {
 		t.Run(op.name, func(t *testing.T) { failEachOperation(t, trees, op) })
 	}
 }
@@ -427,37 +472,7 @@ func restoreFaults(ctx context.Context) faultedOp {
 			return err
 		},
 		check: func(t *testing.T, fx *faultFixture, err error, what string) {
-			fresh := fx.checkIntact(t)
-			// A pre-restore snapshot, if recorded, holds C.
-			for _, id := range fresh {
-				if diff := testtree.Equal(testtree.WithDirs(fx.trees["C"]), fx.export(t, id)); diff != "" {
-					t.Fatalf("pre-restore snapshot (%s): %s", what, diff)
-				}
-			}
-			old, new := testtree.WithDirs(fx.trees["C"]), testtree.WithDirs(fx.trees["A"])
-			got := testtree.Read(t, fx.dir)
-			if err == nil && testtree.Equal(new, got) != "" {
-				t.Fatalf("restore reported success (%s) but the tree differs: %s", what, testtree.Equal(new, got))
-			}
-			for p, e := range got {
-				if strings.Contains(p, ".casckpt-") {
-					t.Fatalf("restore (%s) left %s", what, p)
-				}
-				if o, ok := old[p]; ok && o == e {
-					continue
-				}
-				if n, ok := new[p]; ok && n == e {
-					continue
-				}
-				t.Fatalf("after a failed restore (%s) %s is neither old nor new", what, p)
-			}
-			for p := range old {
-				if _, ok := got[p]; !ok {
-					if _, inNew := new[p]; inNew {
-						t.Fatalf("after a failed restore (%s) %s is missing", what, p)
-					}
-				}
-			}
+			fx.checkOldOrNew(t, "restore", err, what, fx.trees["C"], fx.trees["A"])
 		},
 		again: func(t *testing.T, fx *faultFixture) {
 			fx.checkIntact(t)
@@ -465,6 +480,118 @@ func restoreFaults(ctx context.Context) faultedOp {
 				t.Fatalf("restore once the disk recovered: %s", diff)
 			}
 		},
+	}
+}
+
+// undoFaults: undo of a turn that rewrote, re-linked, made executable,
+// created and deleted files and directories, with a person's edit since
+// (merged) and a file of theirs (kept). A failed undo leaves every file
+// old or new and no temporary file, and its pre-undo snapshot, if
+// recorded, holds the tree from before; a healthy one, run on whatever
+// the failed one left, gives the undone tree.
+func undoFaults(ctx context.Context) faultedOp {
+	return faultedOp{
+		name:    "undo",
+		prepare: runTurn,
+		run: func(fx *faultFixture) error {
+			_, err := fx.s.Undo(ctx, fx.dir, "t1", UndoOptions{})
+			return err
+		},
+		check: func(t *testing.T, fx *faultFixture, err error, what string) {
+			fx.checkOldOrNew(t, "undo", err, what, fx.trees["TW"], fx.trees["TU"])
+		},
+		again: func(t *testing.T, fx *faultFixture) {
+			fx.checkIntact(t)
+			if diff := testtree.Equal(testtree.WithDirs(fx.trees["TU"]), testtree.Read(t, fx.dir)); diff != "" {
+				t.Fatalf("undo once the disk recovered: %s", diff)
+			}
+		},
+	}
+}
+
+// safeRestoreFaults: a safe restore to the start of a turn that rewrote,
+// re-linked, made executable, created and deleted files and directories,
+// over a person's later edit of a file the turn changed and a file of
+// theirs (both kept). A failed one leaves every file old or new and no
+// temporary file, and its pre-restore snapshot, if recorded, holds the
+// tree from before; a healthy one, run on whatever the failed one left,
+// restores what the agent did and keeps the person's two files.
+func safeRestoreFaults(ctx context.Context) faultedOp {
+	return faultedOp{
+		name:    "restore-safe",
+		prepare: runTurn,
+		run: func(fx *faultFixture) error {
+			_, err := fx.s.Restore(ctx, fx.dir, Ref(fx.idTS.String()), RestoreOptions{Safe: true})
+			return err
+		},
+		check: func(t *testing.T, fx *faultFixture, err error, what string) {
+			fx.checkOldOrNew(t, "safe restore", err, what, fx.trees["TW"], fx.trees["TR"])
+		},
+		again: func(t *testing.T, fx *faultFixture) {
+			fx.checkIntact(t)
+			if diff := testtree.Equal(testtree.WithDirs(fx.trees["TR"]), testtree.Read(t, fx.dir)); diff != "" {
+				t.Fatalf("safe restore once the disk recovered: %s", diff)
+			}
+			res, err := fx.s.Restore(ctx, fx.dir, Ref(fx.idTS.String()), RestoreOptions{Safe: true, DryRun: true})
+			want := []KeptPath{{"mine.txt", "not changed by an agent since the snapshot"}, {"notes.txt", "changed since the agent's last write"}}
+			if err != nil || !res.Safe || res.Written+res.Deleted != 0 || !slices.Equal(res.Kept, want) {
+				t.Fatalf("a safe restore again: %+v %v, want nothing to do and %v kept", res, err, want)
+			}
+		},
+	}
+}
+
+// runTurn records turn t1 in fx's project: it takes snapshots of TS
+// (starting it) and TE (ending it), and leaves the project at TW.
+func runTurn(t *testing.T, fx *faultFixture) {
+	for _, name := range []string{"TS", "TE"} {
+		setTree(t, fx.dir, fx.trees[name])
+		r, err := fx.s.Snapshot(context.Background(), fx.dir, SnapshotOptions{Reason: name, Turn: "t1", EndTurn: name == "TE"})
+		if err != nil || !r.Created {
+			t.Fatalf("snapshot %s: %+v %v", name, r, err)
+		}
+		fx.snaps[r.ID] = fx.trees[name]
+		if name == "TS" {
+			fx.idTS = r.ID
+		}
+	}
+	setTree(t, fx.dir, fx.trees["TW"])
+}
+
+// checkOldOrNew checks the project after op (a restore or an undo) from
+// tree old to tree new failed with err (or did not) when what failed: no
+// snapshot is lost, a snapshot it recorded holds old, every path is old or
+// new and none is a temporary file, and a success left exactly new.
+func (fx *faultFixture) checkOldOrNew(t *testing.T, op string, err error, what string, old, new testtree.Tree) {
+	t.Helper()
+	for _, id := range fx.checkIntact(t) {
+		if diff := testtree.Equal(testtree.WithDirs(old), fx.export(t, id)); diff != "" {
+			t.Fatalf("the snapshot taken before the %s (%s): %s", op, what, diff)
+		}
+	}
+	old, new = testtree.WithDirs(old), testtree.WithDirs(new)
+	got := testtree.Read(t, fx.dir)
+	if err == nil && testtree.Equal(new, got) != "" {
+		t.Fatalf("%s reported success (%s) but the tree differs: %s", op, what, testtree.Equal(new, got))
+	}
+	for p, e := range got {
+		if strings.Contains(p, ".casckpt-") {
+			t.Fatalf("%s (%s) left %s", op, what, p)
+		}
+		if o, ok := old[p]; ok && o == e {
+			continue
+		}
+		if n, ok := new[p]; ok && n == e {
+			continue
+		}
+		t.Fatalf("after a failed %s (%s) %s is neither old nor new", op, what, p)
+	}
+	for p := range old {
+		if _, ok := got[p]; !ok {
+			if _, inNew := new[p]; inNew {
+				t.Fatalf("after a failed %s (%s) %s is missing", op, what, p)
+			}
+		}
 	}
 }
 

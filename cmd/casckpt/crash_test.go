@@ -2,8 +2,10 @@ package main
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"maps"
 	"math/rand/v2"
 	"os"
@@ -28,21 +30,25 @@ func digest(t *testing.T, dir string) map[string][32]byte {
 	return files
 }
 
-// TestCrashLoop starts snapshot, restore, gc and prune and kills each with
-// SIGKILL at a random moment, then checks that the store verifies clean,
-// that a killed restore left every file old or new, that the next command
-// needs no repair, and that every snapshot reported complete restores
-// byte for byte.
+// TestCrashLoop starts snapshot, restore, restore --safe, undo, gc, prune
+// and repair and kills each with SIGKILL at a random moment, then checks
+// that the store verifies clean, that a killed restore, safe restore or
+// undo left every file old or new, that a finished safe restore or undo
+// changed the tree as its JSON says, that the next command needs no
+// repair, and that every snapshot reported complete restores byte for
+// byte. Snapshots start and end turns in turn, so that there are turns to
+// undo and agents' changes for a safe restore to tell from others.
 func TestCrashLoop(t *testing.T) {
 	iterations := 200
 	if testing.Short() {
-		iterations = 25
+		iterations = 50
 	}
 	l := newCrashLoop(t)
 	for i := range iterations {
 		op := crashOps[l.rng.IntN(len(crashOps))]
 		a, ok := l.prepare(op)
 		if !ok {
+			l.skipped[op]++
 			continue
 		}
 		out, done := l.run(i, a)
@@ -61,20 +67,23 @@ func TestCrashLoop(t *testing.T) {
 	}
 	l.complete = append(l.complete, knownSnapshot{*last.ID, final})
 	checked := l.restoreComplete()
-	t.Logf("%d iterations; killed %v, finished %v; %d snapshots reported complete, %d still listed and restored exactly",
-		iterations, l.killed, l.finished, len(l.complete), checked)
+	t.Logf("%d iterations; killed %v, finished %v, skipped %v; %d snapshots reported complete, %d still listed and restored exactly; "+
+		"%d turns started, the finished undos reverted %d paths, merged %d and left %d alone, the finished safe restores "+
+		"restored %d paths and kept %d (%d fell back to a whole restore)",
+		iterations, l.killed, l.finished, l.skipped, len(l.complete), checked, l.turns, l.undos.reverted, l.undos.merged, l.undos.conflicts,
+		l.safes.restored, l.safes.kept, l.safes.fellBack)
 	if checked == 0 {
 		t.Fatal("no snapshot was left to check")
 	}
 	for _, op := range crashOps {
-		if !testing.Short() && (l.killed[op] == 0 || l.finished[op] == 0) { // 25 short iterations may miss one
+		if !testing.Short() && (l.killed[op] == 0 || l.finished[op] == 0) { // 50 short iterations may miss one
 			t.Fatalf("%s was killed %d times and finished %d times: the loop must do both", op, l.killed[op], l.finished[op])
 		}
 	}
 }
 
 // crashOps are the operations TestCrashLoop runs and kills.
-var crashOps = []string{"snapshot", "restore", "gc", "prune", "repair"}
+var crashOps = []string{"snapshot", "restore", "restore-safe", "undo", "gc", "prune", "repair"}
 
 // crashLoop is the state of TestCrashLoop: the binary and the project it
 // works on, the random source every choice comes from (so a seed replays
@@ -85,12 +94,22 @@ type crashLoop struct {
 	dir      string
 	rng      *rand.Rand
 	complete []knownSnapshot
-	// killed and finished count each operation's runs by how they ended.
-	killed, finished map[string]int
-	seen             map[string]bool // every snapshot ever listed
+	// killed and finished count each operation's runs by how they ended;
+	// skipped counts those not run, having nothing to work on (no
+	// snapshot to restore, no turn to undo).
+	killed, finished, skipped map[string]int
+	seen                      map[string]bool // every snapshot ever listed
 	// timed holds the durations of each operation's runs to the end, from
 	// which killAt picks its moments.
 	timed map[string][]time.Duration
+	// turns is the turn the snapshots start or end (ending says which).
+	turns  int
+	ending bool
+	// undos and safes sum up what the finished undos and safe restores
+	// did: paths reverted, merged and left alone; paths written or
+	// deleted, kept, and the safe restores that fell back to a whole one.
+	undos struct{ reverted, merged, conflicts int }
+	safes struct{ restored, kept, fellBack int }
 }
 
 // knownSnapshot is a snapshot reported complete and the digest of the
@@ -107,9 +126,14 @@ type crashAttempt struct {
 	args []string
 	tree map[string][32]byte // the project just before the run
 	// before and target are, for a restore, the project before it and
-	// the snapshot it restores.
+	// the snapshot it restores; for an undo or a safe restore, the project
+	// before it and after it, as its dry run says.
 	before, target map[string][32]byte
-	listedBefore   []byte // for a repair, the listing before it
+	listedBefore   []byte // for a repair, an undo or a safe restore, the listing before it
+	// dry and safeDry are what the dry run of an undo or a safe restore
+	// said.
+	dry     undoJSON
+	safeDry restoreJSON
 }
 
 // newCrashLoop makes the project, with a first round of edits, and the
@@ -117,7 +141,7 @@ type crashAttempt struct {
 func newCrashLoop(t *testing.T) *crashLoop {
 	bin := newBinEnv(t)
 	l := &crashLoop{t: t, bin: bin, dir: filepath.Join(bin.home, "project"), rng: rand.New(rand.NewPCG(5, 200)),
-		killed: map[string]int{}, finished: map[string]int{}, seen: map[string]bool{}, timed: map[string][]time.Duration{}}
+		killed: map[string]int{}, finished: map[string]int{}, skipped: map[string]int{}, turns: 1, seen: map[string]bool{}, timed: map[string][]time.Duration{}}
 	os.MkdirAll(l.dir, 0o755)
 	l.edit()
 	return l
@@ -144,9 +168,11 @@ func (l *crashLoop) mustRun(args ...string) []byte {
 }
 
 // edit changes the project at random: writes or removes a few small files
-// in a few directories, and rewrites one of three 1 MiB random files.
+// in a few directories, changes lines of text files (so that an undo has
+// files to merge), and rewrites one of three 1 MiB random files.
 func (l *crashLoop) edit() {
 	rng, dir := l.rng, l.dir
+	l.editLines()
 	for range 1 + rng.IntN(4) {
 		p := filepath.Join(dir, fmt.Sprintf("d%d/f%02d.txt", rng.IntN(5), rng.IntN(40)))
 		os.MkdirAll(filepath.Dir(p), 0o755)
@@ -162,6 +188,27 @@ func (l *crashLoop) edit() {
 		b[i] = byte(rng.Uint32())
 	}
 	os.WriteFile(big, b, 0o644)
+}
+
+// editLines replaces a line of each of three text files of twelve lines
+// (made when missing), or of none, at random.
+func (l *crashLoop) editLines() {
+	for n := range 3 {
+		if l.rng.IntN(2) == 0 {
+			continue
+		}
+		notes := filepath.Join(l.dir, fmt.Sprintf("notes%d.txt", n))
+		b, err := os.ReadFile(notes)
+		lines := strings.SplitAfter(string(b), "\n")
+		if err != nil {
+			lines = make([]string, 12)
+			for i := range lines {
+				lines[i] = fmt.Sprintf("line %d %d\n", i, l.rng.Uint64())
+			}
+		}
+		lines[l.rng.IntN(12)] = fmt.Sprintf("edit %d\n", l.rng.Uint64())
+		os.WriteFile(notes, []byte(strings.Join(lines, "")), 0o644)
+	}
 }
 
 // killAt tells whether to kill this run of op, and when.
@@ -190,21 +237,20 @@ func (l *crashLoop) prepare(op string) (a crashAttempt, ok bool) {
 	switch op {
 	case "snapshot":
 		l.edit()
-		a.args = []string{"snapshot", l.dir, "--json", "--keep", "8"}
+		a.args = l.snapshotArgs()
 	case "restore":
-		listing := l.mustRun("list", l.dir, "--json")
-		var candidates []knownSnapshot
-		for _, k := range l.complete {
-			if listed(l.t, listing, k.id) {
-				candidates = append(candidates, k)
-			}
-		}
-		if len(candidates) == 0 {
+		k, ok := l.pickComplete()
+		if !ok {
 			return a, false
 		}
-		k := candidates[l.rng.IntN(len(candidates))]
 		a.before, a.target = digest(l.t, l.dir), k.tree
 		a.args = []string{"restore", l.dir, k.id, "--json"}
+	case "restore-safe":
+		k, ok := l.pickComplete()
+		if !ok {
+			return a, false
+		}
+		a = l.prepareSafe(a, k)
 	case "gc":
 		// Give gc something to collect: forget the oldest snapshot.
 		if len(l.complete) > 2 && l.rng.IntN(2) == 0 {
@@ -216,6 +262,10 @@ func (l *crashLoop) prepare(op string) (a crashAttempt, ok bool) {
 	case "repair":
 		a.listedBefore = l.mustRun("list", l.dir, "--json")
 		a.args = []string{"repair", "--json"}
+	case "undo":
+		if a, ok = l.prepareUndo(a); !ok {
+			return a, false
+		}
 	}
 	a.tree = digest(l.t, l.dir)
 	return a, true
@@ -256,16 +306,12 @@ func (l *crashLoop) run(i int, a crashAttempt) (out []byte, done bool) {
 // check checks the store and the project after run i of a, finished
 // (done) or killed: a finished snapshot is recorded as complete, a killed
 // restore left every file old or new, a repair lost and brought back no
-// snapshot, and the store verifies clean without any repair.
+// snapshot, an undo is as checkUndo says, and the store verifies clean
+// without any repair.
 func (l *crashLoop) check(i int, a crashAttempt, out []byte, done bool) {
 	t := l.t
 	if a.op == "snapshot" && done {
-		var doc struct {
-			ID *string `json:"id"`
-		}
-		if json.Unmarshal(out, &doc) == nil && doc.ID != nil {
-			l.complete = append(l.complete, knownSnapshot{*doc.ID, a.tree})
-		}
+		l.snapshotDone(out, a.tree)
 	}
 	if a.op == "restore" && !done {
 		now := digest(t, l.dir)
@@ -278,6 +324,9 @@ func (l *crashLoop) check(i int, a crashAttempt, out []byte, done bool) {
 	now := listedIDs(t, l.mustRun("list", l.dir, "--json"))
 	if a.op == "repair" {
 		l.checkRepair(i, listedIDs(t, a.listedBefore), now, done)
+	}
+	if a.op == "undo" || a.op == "restore-safe" {
+		l.checkRewrite(i, a, out, done, now)
 	}
 	for _, id := range now {
 		l.seen[id] = true
@@ -319,9 +368,7 @@ func (l *crashLoop) restoreComplete() (checked int) {
 			continue // dropped by keep or the size cap
 		}
 		l.mustRun("restore", l.dir, k.id)
-		left, _ := filepath.Glob(filepath.Join(l.dir, "*", ".casckpt-*"))
-		top, _ := filepath.Glob(filepath.Join(l.dir, ".casckpt-*"))
-		if left = append(left, top...); len(left) > 0 {
+		if left := tempFiles(t, l.dir); len(left) > 0 {
 			t.Fatalf("a completed restore left temporary files: %v", left)
 		}
 		now := digest(t, l.dir)
@@ -361,4 +408,329 @@ func listed(t *testing.T, listing []byte, id string) bool {
 		}
 	}
 	return false
+}
+
+// snapshotArgs are the arguments of the next snapshot, so there are turns
+// to undo: it starts turn l.turns, or ends it. A snapshot that was killed
+// is taken again with the same labels, by the next snapshot (so a turn
+// killed before its start was recorded starts then, and one whose end may
+// have been recorded ends again, later, as an agent that kept working in
+// it would); one that finished moves on (see snapshotDone).
+func (l *crashLoop) snapshotArgs() []string {
+	args := []string{"snapshot", l.dir, "--json", "--keep", "8", "--turn", fmt.Sprintf("t%d", l.turns)}
+	if l.ending {
+		args = append(args, "--end-turn")
+	}
+	return args
+}
+
+// snapshotDone records a snapshot that finished, out its JSON and tree
+// the project it captured: it is complete (when it stored something), and
+// the turns move on: to the end of the turn it started, or to the start
+// of the next one.
+func (l *crashLoop) snapshotDone(out []byte, tree map[string][32]byte) {
+	var doc struct {
+		ID *string `json:"id"`
+	}
+	if json.Unmarshal(out, &doc) == nil && doc.ID != nil {
+		l.complete = append(l.complete, knownSnapshot{*doc.ID, tree})
+	}
+	if l.ending {
+		l.turns++
+	}
+	l.ending = !l.ending
+}
+
+// prepareUndo makes ready an undo of a turn picked at random among those
+// the store can undo, by the turn's ID or, for the newest ended turn, now
+// and then by default. When there is none (kills and the size cap drop
+// the snapshots of turns), it makes one: the snapshots that end the turn
+// (and start and end the next) are taken, to the end, as the loop's
+// snapshots are. ok is false if that still left none. The undo's dry run
+// says what it will do; prepareUndo checks that against the turn's start
+// and end snapshots and the tree, and works out the tree it must leave.
+func (l *crashLoop) prepareUndo(a crashAttempt) (_ crashAttempt, ok bool) {
+	t := l.t
+	undoable, newest := l.undoableTurns()
+	for i := 0; len(undoable) == 0 && i < 3; i++ {
+		l.edit()
+		tree := digest(t, l.dir)
+		l.snapshotDone(l.mustRun(l.snapshotArgs()...), tree)
+		undoable, newest = l.undoableTurns()
+	}
+	if len(undoable) == 0 {
+		return a, false
+	}
+	tr := undoable[l.rng.IntN(len(undoable))]
+	a.args = []string{"undo", l.dir, tr.Turn, "--json"}
+	if tr.Turn == newest && l.rng.IntN(2) == 0 {
+		a.args = []string{"undo", l.dir, "--json"}
+	}
+	a.listedBefore = l.mustRun("list", l.dir, "--json")
+	a.dry = jsonOf[undoJSON](t, string(l.mustRun(append(a.args, "--dry-run")...)))
+	if a.dry.Turn != tr.Turn || !a.dry.DryRun || a.dry.PreUndoID != nil {
+		t.Fatalf("undo %s --dry-run: %+v", tr.Turn, a.dry)
+	}
+	a.before = digest(t, l.dir)
+	a.target = l.undone(a.before, a.dry, l.export(tr.Start), l.export(tr.End.(string)))
+	return a, true
+}
+
+// undoableTurns returns the turns the store can undo, and the newest turn
+// that ended ("" when none did), which undo takes by default.
+func (l *crashLoop) undoableTurns() (undoable []turnJSON, newest string) {
+	for _, tr := range jsonOf[[]turnJSON](l.t, string(l.mustRun("turns", l.dir, "--json"))) {
+		if tr.End != nil && newest == "" {
+			newest = tr.Turn
+		}
+		if tr.End != nil && len(tr.Dropped) == 0 && !tr.Damaged {
+			undoable = append(undoable, tr)
+		}
+	}
+	return undoable, newest
+}
+
+// export returns the tree of snapshot id.
+func (l *crashLoop) export(id string) testtree.Tree {
+	return testtree.ReadTar(l.t, bytes.NewReader(l.mustRun("export", l.dir, id, "-o", "-")))
+}
+
+// undone checks the plan of an undo (its dry run, dry) of the turn from
+// start to end over the project now (digest before) and returns the
+// project it must leave. By the contract, each file the turn changed is
+// reverted, merged or left alone as a conflict; a reverted file is as the
+// turn left it or already as it found it, and goes back to the latter; a
+// merged one is in all three trees, and gets the turn's changes of lines
+// undone and those since kept (the loop edits files line by line, so a
+// clean merge is that).
+func (l *crashLoop) undone(before map[string][32]byte, dry undoJSON, start, end testtree.Tree) map[string][32]byte {
+	t := l.t
+	decided := map[string]int{}
+	for _, p := range slices.Concat(dry.Reverted, dry.Merged) {
+		decided[p]++
+	}
+	for _, c := range dry.Conflicts {
+		decided[c.Path]++
+	}
+	s, e := fileDigests(start), fileDigests(end)
+	for p := range mergedKeys(s, e) {
+		if state(s, p) != state(e, p) && decided[p] != 1 {
+			t.Fatalf("undo of %s: the turn changed %s, which the plan names %d times: %+v", dry.Turn, p, decided[p], dry)
+		}
+	}
+	after := maps.Clone(before)
+	for _, p := range dry.Reverted {
+		if w := state(before, p); w != state(e, p) && w != state(s, p) {
+			t.Fatalf("undo of %s reverts %s, changed since the turn", dry.Turn, p)
+		}
+		if h, ok := s[p]; ok {
+			after[p] = h
+		} else {
+			delete(after, p)
+		}
+	}
+	for _, p := range dry.Merged {
+		w, err := os.ReadFile(filepath.Join(l.dir, filepath.FromSlash(p)))
+		merged, ok := mergeLines(end[p].Data, string(w), start[p].Data)
+		if err != nil || !ok {
+			t.Fatalf("undo of %s merges %s, which the loop did not edit line by line: %v", dry.Turn, p, err)
+		}
+		after[p] = sha256.Sum256([]byte(merged))
+	}
+	return after
+}
+
+// fileDigests maps each regular file of tree to the hash of its bytes.
+func fileDigests(tree testtree.Tree) map[string][32]byte {
+	out := map[string][32]byte{}
+	for p, e := range tree {
+		if !e.Dir && e.Link == "" {
+			out[p] = sha256.Sum256([]byte(e.Data))
+		}
+	}
+	return out
+}
+
+// mergedKeys returns the paths of all the digests given, each once.
+func mergedKeys(ds ...map[string][32]byte) map[string]bool {
+	out := map[string]bool{}
+	for _, d := range ds {
+		for p := range d {
+			out[p] = true
+		}
+	}
+	return out
+}
+
+// fileState is a path's state in a digest: absent, or the hash of a file.
+type fileState struct {
+	present bool
+	hash    [32]byte
+}
+
+func state(d map[string][32]byte, p string) fileState {
+	h, ok := d[p]
+	return fileState{ok, h}
+}
+
+// mergeLines is the three-way merge of texts of the same number of lines
+// whose sides changed different lines: line by line, ours where it
+// changed base, else theirs. ok is false when the line counts differ.
+func mergeLines(base, ours, theirs string) (string, bool) {
+	b, o, th := strings.SplitAfter(base, "\n"), strings.SplitAfter(ours, "\n"), strings.SplitAfter(theirs, "\n")
+	if len(b) != len(o) || len(b) != len(th) {
+		return "", false
+	}
+	for i := range b {
+		if o[i] == b[i] {
+			o[i] = th[i]
+		}
+	}
+	return strings.Join(o, ""), true
+}
+
+// checkRewrite checks the project and the store (listed: the snapshots
+// now) after run i of a, an undo or a safe restore, finished (done, out
+// its JSON) or killed. Killed, it left every file as it was or as a makes
+// it; finished, it did what its dry run said (see finishedAsSaid), left
+// exactly the tree worked out from it and no temporary file, and its
+// snapshot of the tree before (then complete) holds that tree. Either way
+// it dropped no snapshot.
+func (l *crashLoop) checkRewrite(i int, a crashAttempt, out []byte, done bool, listed []string) {
+	t := l.t
+	for _, id := range listedIDs(t, a.listedBefore) {
+		if !slices.Contains(listed, id) {
+			t.Fatalf("iteration %d: %v (finished %v) lost snapshot %s", i, a.args, done, id)
+		}
+	}
+	now := digest(t, l.dir)
+	for p := range mergedKeys(now, a.before, a.target) {
+		if w := state(now, p); w != state(a.before, p) && w != state(a.target, p) {
+			t.Fatalf("iteration %d: %v (finished %v) left %s neither old nor new", i, a.args, done, p)
+		}
+	}
+	if !done {
+		return
+	}
+	before := l.finishedAsSaid(i, a, out)
+	if !maps.Equal(now, a.target) {
+		t.Fatalf("iteration %d: %v left another tree than its dry run said", i, a.args)
+	}
+	if left := tempFiles(t, l.dir); len(left) > 0 {
+		t.Fatalf("iteration %d: a finished %v left temporary files: %v", i, a.args, left)
+	}
+	if id, ok := before.(string); ok {
+		l.complete = append(l.complete, knownSnapshot{id, a.before})
+	}
+}
+
+// finishedAsSaid fails unless the JSON out of finished run i of a (an
+// undo or a safe restore) says what its dry run said, and returns the ID
+// of its snapshot of the tree before (nil when it took none); it counts
+// what it did.
+func (l *crashLoop) finishedAsSaid(i int, a crashAttempt, out []byte) (before any) {
+	t := l.t
+	if a.op == "undo" {
+		res := jsonOf[undoJSON](t, string(out))
+		if res.DryRun || fmt.Sprint(res.Turn, res.Reverted, res.Merged, res.Conflicts) != fmt.Sprint(a.dry.Turn, a.dry.Reverted, a.dry.Merged, a.dry.Conflicts) {
+			t.Fatalf("iteration %d: undo did %+v, its dry run said %+v", i, res, a.dry)
+		}
+		l.undos.reverted += len(res.Reverted)
+		l.undos.merged += len(res.Merged)
+		l.undos.conflicts += len(res.Conflicts)
+		return res.PreUndoID
+	}
+	res, dry := jsonOf[restoreJSON](t, string(out)), a.safeDry
+	if res.DryRun || res.Safe == nil || res.Kept == nil || fmt.Sprint(res.RestoredTo, res.Written, res.Deleted, res.Changes, *res.Safe, *res.Kept) !=
+		fmt.Sprint(dry.RestoredTo, dry.Written, dry.Deleted, dry.Changes, *dry.Safe, *dry.Kept) {
+		t.Fatalf("iteration %d: restore --safe did %+v, its dry run said %+v", i, res, dry)
+	}
+	l.safes.restored += len(res.Changes)
+	l.safes.kept += len(*res.Kept)
+	if !*res.Safe {
+		l.safes.fellBack++
+	}
+	return res.PreRestoreID
+}
+
+// pickComplete picks at random a snapshot reported complete and still
+// listed (ok is false when there is none).
+func (l *crashLoop) pickComplete() (k knownSnapshot, ok bool) {
+	listing := l.mustRun("list", l.dir, "--json")
+	var candidates []knownSnapshot
+	for _, k := range l.complete {
+		if listed(l.t, listing, k.id) {
+			candidates = append(candidates, k)
+		}
+	}
+	if len(candidates) == 0 {
+		return k, false
+	}
+	return candidates[l.rng.IntN(len(candidates))], true
+}
+
+// prepareSafe makes ready a safe restore of snapshot k. Its dry run says
+// what it will do; prepareSafe checks that against the contract (each
+// file that differs from k is restored or kept, a kept one left as it is,
+// nothing kept when it fell back to a whole restore) and works out the
+// tree it must leave: k's state at each path it restores.
+func (l *crashLoop) prepareSafe(a crashAttempt, k knownSnapshot) crashAttempt {
+	t := l.t
+	a.args = []string{"restore", l.dir, k.id, "--safe", "--json"}
+	a.listedBefore = l.mustRun("list", l.dir, "--json")
+	dry := jsonOf[restoreJSON](t, string(l.mustRun(append(a.args, "--dry-run")...)))
+	if !dry.DryRun || dry.PreRestoreID != nil || dry.Safe == nil || dry.Kept == nil || (!*dry.Safe && len(*dry.Kept) > 0) {
+		t.Fatalf("restore %s --safe --dry-run: %+v", k.id, dry)
+	}
+	a.safeDry, a.before = dry, digest(t, l.dir)
+	kept := map[string]bool{}
+	for _, kp := range *dry.Kept {
+		kept[kp.Path] = true
+	}
+	a.target = maps.Clone(a.before)
+	for _, c := range dry.Changes {
+		h, ok := k.tree[c.Path]
+		switch {
+		case c.Action == "write" && ok:
+			a.target[c.Path] = h
+		case c.Action == "delete" && !ok:
+			delete(a.target, c.Path)
+		default:
+			t.Fatalf("restore %s --safe would %s %s, which the snapshot holds: %v", k.id, c.Action, c.Path, ok)
+		}
+		if keptAt(kept, c.Path) {
+			t.Fatalf("restore %s --safe would both restore and keep %s", k.id, c.Path)
+		}
+	}
+	for p := range mergedKeys(a.before, k.tree) {
+		if state(a.target, p) != state(k.tree, p) && !keptAt(kept, p) {
+			t.Fatalf("restore %s --safe would neither restore nor keep %s (kept %v)", k.id, p, *dry.Kept)
+		}
+	}
+	return a
+}
+
+// keptAt reports whether p or a directory above it is kept.
+func keptAt(kept map[string]bool, p string) bool {
+	for ; p != "."; p = path.Dir(p) {
+		if kept[p] {
+			return true
+		}
+	}
+	return false
+}
+
+// tempFiles returns the temporary files of restores and undos in dir.
+func tempFiles(t *testing.T, dir string) []string {
+	var left []string
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && strings.HasPrefix(d.Name(), ".casckpt-") {
+			left = append(left, p)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return left
 }
