@@ -11,6 +11,7 @@ import (
 	"github.com/casckpt/casckpt/cas"
 	"github.com/casckpt/casckpt/gc"
 	"github.com/casckpt/casckpt/index"
+	"github.com/casckpt/casckpt/manifest"
 )
 
 // collectRequest says what one collection drops before it sweeps.
@@ -146,6 +147,9 @@ func (ss *session) dropAndSweep(ctx context.Context, tx *index.Tx, objects *cas.
 	}
 	dead := func(id cas.ID) bool { return !graph.Live(id) }
 	if _, err := tx.DropStatEntries(dead); err != nil {
+		return nil, err
+	}
+	if _, err := tx.DropChangeCounts(dead, manifest.EmptyTreeID); err != nil {
 		return nil, err
 	}
 	var opts cas.SweepOptions

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/casckpt/casckpt/cas"
+	"github.com/casckpt/casckpt/index"
 	"github.com/casckpt/casckpt/manifest"
 )
 
@@ -30,7 +31,9 @@ type ListEntry struct {
 	Deletions    int64
 	// Damaged is set when the change could not be computed because the
 	// snapshot's data is missing or corrupt, or names more than
-	// manifest.MaxEntries paths.
+	// manifest.MaxEntries paths. Counts once computed are cached in the
+	// index (by the pair of trees) and not read again: damage done to the
+	// data after that shows in Verify, not here.
 	Damaged bool
 }
 
@@ -49,7 +52,7 @@ func (s *Store) ListSession(ctx context.Context, dir, session string, n int) ([]
 		return nil, err
 	}
 	out := []ListEntry{}
-	err = s.read(ctx, func(v view) error {
+	err = s.readCounting(ctx, func(v view, cc *countCache) error {
 		snaps, err := v.tx.Snapshots(workdir)
 		if err != nil {
 			return err
@@ -65,7 +68,7 @@ func (s *Store) ListSession(ctx context.Context, dir, session string, n int) ([]
 			if i+1 < len(snaps) {
 				parent = snaps[i+1].Root
 			}
-			c, err := countChanges(ctx, v, parent, sn.Root)
+			c, err := cc.count(ctx, v, parent, sn.Root)
 			if err != nil {
 				return err
 			}
@@ -82,6 +85,58 @@ type changeCounts struct {
 	// damaged: the trees' data is missing or corrupt, or names more than
 	// manifest.MaxEntries paths, so nothing was counted.
 	damaged bool
+}
+
+// countCache looks change counts up in the index's cache and remembers
+// those it had to compute, to store them once the read is over.
+type countCache struct {
+	missing map[[2]cas.ID]index.Counts
+}
+
+// count returns the change from tree from to tree to: cached, or computed
+// (and remembered unless the trees are damaged).
+func (cc *countCache) count(ctx context.Context, v view, from, to cas.ID) (changeCounts, error) {
+	if c, ok := v.tx.ChangeCounts(from, to); ok {
+		return changeCounts{files: c.Files, insertions: c.Insertions, deletions: c.Deletions}, nil
+	}
+	c, err := countChanges(ctx, v, from, to)
+	if err == nil && !c.damaged {
+		if cc.missing == nil {
+			cc.missing = map[[2]cas.ID]index.Counts{}
+		}
+		cc.missing[[2]cas.ID{from, to}] = index.Counts{Files: c.files, Insertions: c.insertions, Deletions: c.deletions}
+	}
+	return c, err
+}
+
+// readCounting is Store.read with a count cache: the counts fn computed
+// are stored after the read, under the same shared lock (so no collection
+// deletes their trees in between), in one write transaction when the
+// database is free at once. Caching is best effort: when the store is
+// busy, read-only or missing, the counts are simply computed again next
+// time, and a failure to cache is never fn's.
+func (s *Store) readCounting(ctx context.Context, fn func(v view, cc *countCache) error) error {
+	ss, err := s.begin(ctx, false, false)
+	if err != nil {
+		return err
+	}
+	defer ss.end()
+	var cc countCache
+	if err := ss.read(func(v view) error { return fn(v, &cc) }); err != nil {
+		return err
+	}
+	if ss.lock == nil || len(cc.missing) == 0 {
+		return nil
+	}
+	_ = s.db.TryUpdate(func(tx *index.Tx) error {
+		for k, c := range cc.missing {
+			if err := tx.PutChangeCounts(k[0], k[1], c); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return nil
 }
 
 // countChanges counts the files changed and the lines inserted and deleted

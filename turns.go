@@ -91,7 +91,7 @@ func (s *Store) Turns(ctx context.Context, dir, session string) ([]TurnInfo, err
 		return nil, err
 	}
 	var out []TurnInfo
-	err = s.read(ctx, func(v view) error {
+	err = s.readCounting(ctx, func(v view, cc *countCache) error {
 		var roots map[cas.ID]cas.ID
 		out, roots, err = projectTurns(v.tx, workdir, session)
 		if err != nil {
@@ -102,7 +102,7 @@ func (s *Store) Turns(ctx context.Context, dir, session string) ([]TurnInfo, err
 			if t.Open() || t.StartDropped || t.EndDropped {
 				continue
 			}
-			c, err := countChanges(ctx, v, roots[t.Start], roots[t.End])
+			c, err := cc.count(ctx, v, roots[t.Start], roots[t.End])
 			if err != nil {
 				return err
 			}

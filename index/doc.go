@@ -22,12 +22,15 @@
 //     snapshot, so a repair does not bring the snapshot back.
 //   - The stat cache keeps, per project directory, what package statcache
 //     defines, so an unchanged file is recognised by lstat alone.
+//   - The count cache keeps the change counts (files changed, lines
+//     inserted and deleted) from one tree to another, by the pair of tree
+//     IDs; garbage collection drops an entry with either tree.
 //   - The object index maps an object ID to its pack and offset, and a pack
 //     number to the pack's name and size (cas.IndexWriter).
 //
 // Buckets: "meta" (schema version, chunker, settings), "projects",
 // "snapshots"/<workdir>/<seq>, "statcache"/<workdir>/<dir>, "objects",
-// "packs", "dropped" (tombstones), "origins".
+// "packs", "dropped" (tombstones), "origins", "counts"/<from><to>.
 //
 // Caveats:
 //   - The database is opened with a timeout and must be held briefly;
