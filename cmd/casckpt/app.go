@@ -162,7 +162,7 @@ BLAKE3-addressed and zstd-compressed, in a store shared by all projects.`,
 		newPinCommand(g, true), newPinCommand(g, false), newForgetCommand(g),
 		newGCCommand(g), newPruneCommand(g), newStatusCommand(g), newVerifyCommand(g), newRepairCommand(g), newClearCommand(g),
 		newMigrateCommand(g), newClearLegacyCommand(g), newRootPathCommand(g), newVersionCommand(g),
-		newTurnsCommand(g), newRecordWriteCommand(g),
+		newTurnsCommand(g), newRecordWriteCommand(g), newHookCommand(g),
 	)
 	return root
 }
