@@ -1,0 +1,223 @@
+package main
+
+import (
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// hookSession plays Claude Code hook payloads (the fixtures under
+// testdata/hooks) through the built binary.
+type hookSession struct {
+	t       *testing.T
+	b       *binEnv
+	cwd     string
+	session string
+}
+
+// fixture reads testdata/hooks/NAME.json with each {{key}} replaced by
+// vars[key] (plus session and cwd).
+func (h *hookSession) fixture(name string, vars map[string]string) string {
+	h.t.Helper()
+	data, err := os.ReadFile(filepath.Join("testdata", "hooks", name+".json"))
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	s := strings.ReplaceAll(string(data), "{{session}}", h.session)
+	s = strings.ReplaceAll(s, "{{cwd}}", h.cwd)
+	for k, v := range vars {
+		s = strings.ReplaceAll(s, "{{"+k+"}}", v)
+	}
+	return s
+}
+
+// send runs casckpt hook claude-code with stdin, which must exit 0 and
+// print nothing on stdout.
+func (h *hookSession) send(stdin string) result {
+	h.t.Helper()
+	c := h.b.command("hook", "claude-code")
+	c.Stdin = strings.NewReader(stdin)
+	r := h.b.runCmd(c)
+	if r.code != 0 || r.out != "" {
+		h.t.Fatalf("hook: exit %d, stdout %q, stderr %q", r.code, r.out, r.err)
+	}
+	return r
+}
+
+// event sends fixture name with vars.
+func (h *hookSession) event(name string, vars map[string]string) {
+	h.t.Helper()
+	h.send(h.fixture(name, vars))
+}
+
+// hookLog returns the lines of the store's hook log.
+func (h *hookSession) hookLog() []string {
+	data, err := os.ReadFile(filepath.Join(h.b.store(), "hook.log"))
+	if err != nil && !os.IsNotExist(err) {
+		h.t.Fatal(err)
+	}
+	return strings.Split(strings.TrimSpace(string(data)), "\n")
+}
+
+// write plays a Write tool call: PreToolUse, the write, PostToolUse.
+func (h *hookSession) write(rel, content string) {
+	h.t.Helper()
+	vars := map[string]string{"file": filepath.Join(h.cwd, rel), "content": strings.TrimSpace(content)}
+	h.event("pre_tool_use_write", vars)
+	writeFiles(h.t, h.cwd, map[string]string{rel: content})
+	h.event("post_tool_use_write", vars)
+}
+
+// edit plays an Edit tool call that replaces old by new in rel.
+func (h *hookSession) edit(rel, old, new string) {
+	h.t.Helper()
+	vars := map[string]string{"file": filepath.Join(h.cwd, rel), "old": old, "new": new}
+	h.event("pre_tool_use_edit", vars)
+	data, err := os.ReadFile(filepath.Join(h.cwd, rel))
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	writeFiles(h.t, h.cwd, map[string]string{rel: strings.Replace(string(data), old, new, 1)})
+	h.event("post_tool_use_edit", vars)
+}
+
+// TestHookScriptedSession: three prompts of a Claude Code session, with
+// Write, Edit and Bash tool calls and a person's edit between prompts,
+// leave three turns; undo of the second reverts exactly what it changed.
+func TestHookScriptedSession(t *testing.T) {
+	h := &hookSession{t: t, b: newBinEnv(t), cwd: t.TempDir(), session: "8f2c1a7e-0b1d-4c55-9e7a-2d3f4b5c6d7e"}
+	writeFiles(t, h.cwd, map[string]string{"README.md": "demo\n", "notes.txt": "mine\n"})
+
+	h.event("user_prompt_submit", map[string]string{"prompt": "create app.py"})
+	h.write("app.py", "print('one')\n")
+	h.event("stop", nil)
+
+	h.event("user_prompt_submit", map[string]string{"prompt": "change it and add a helper"})
+	h.edit("app.py", "one", "two")
+	h.write("lib/helper.py", "def helper(): pass\n")
+	h.event("stop", nil)
+
+	writeFiles(t, h.cwd, map[string]string{"notes.txt": "mine, edited by a person\n"}) // between prompts
+
+	h.event("user_prompt_submit", map[string]string{"prompt": "run the build"})
+	bash := map[string]string{"command": "echo built > build.txt"}
+	h.event("pre_tool_use_bash", bash)
+	writeFiles(t, h.cwd, map[string]string{"build.txt": "built\n"})
+	h.event("post_tool_use_bash", bash)
+	h.event("stop", nil)
+
+	turns := turnsOf(t, h.b, h.cwd)
+	if len(turns) != 3 {
+		t.Fatalf("turns: %v", turns)
+	}
+	for i, tr := range turns {
+		if tr["session"] != h.session || tr["end"] == nil || !strings.HasPrefix(tr["turn"].(string), "p-") {
+			t.Errorf("turn %d: %v", i, tr)
+		}
+	}
+	if turns[1]["files_changed"] != 2.0 || turns[2]["files_changed"] != 1.0 || turns[0]["files_changed"] != 1.0 {
+		t.Errorf("files changed per turn (newest first): %v", turns)
+	}
+	h.b.ok("undo", h.cwd, turns[1]["turn"].(string))
+	want := map[string]string{"README.md": "demo\n", "notes.txt": "mine, edited by a person\n",
+		"app.py": "print('one')\n", "build.txt": "built\n"}
+	if got := readFiles(t, h.cwd); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("after undo of the second prompt:\n%v\nwant\n%v", got, want)
+	}
+	if log := h.hookLog(); !slices.Equal(log, []string{""}) {
+		t.Errorf("hook log of a clean session: %q", log)
+	}
+}
+
+// TestHookOncePerPrompt: a prompt's tool calls snapshot a project once, and
+// the snapshot before a tool in another project starts the prompt's turn
+// there; Stop ends the turn in both.
+func TestHookOncePerPrompt(t *testing.T) {
+	h := &hookSession{t: t, b: newBinEnv(t), cwd: t.TempDir(), session: "s1"}
+	other := t.TempDir()
+	writeFiles(t, h.cwd, map[string]string{"a.txt": "a\n"})
+	writeFiles(t, other, map[string]string{".git/HEAD": "ref: refs/heads/main\n", "b.txt": "b\n"})
+	h.event("user_prompt_submit", map[string]string{"prompt": "go"})
+	h.write("a.txt", "a2\n")
+	h.write("a.txt", "a3\n")
+	h.event("pre_tool_use_write", map[string]string{"file": filepath.Join(other, "b.txt"), "content": "b2"})
+	writeFiles(t, other, map[string]string{"b.txt": "b2\n"})
+	h.event("stop", nil)
+	if list := jsonOf[[]map[string]any](t, h.b.ok("list", h.cwd, "--json").out); len(list) != 2 {
+		t.Errorf("cwd: want the prompt's start and its end, got %v", list)
+	}
+	for _, dir := range []string{h.cwd, other} {
+		if turns := turnsOf(t, h.b, dir); len(turns) != 1 || turns[0]["end"] == nil || turns[0]["files_changed"] != 1.0 {
+			t.Errorf("turns of %s: %v", dir, turns)
+		}
+	}
+}
+
+// TestHookBadInput: unknown events and fields are ignored; malformed JSON
+// and an empty stdin exit 0, print nothing and leave a line in the log.
+func TestHookBadInput(t *testing.T) {
+	h := &hookSession{t: t, b: newBinEnv(t), cwd: t.TempDir(), session: "s1"}
+	h.event("unknown_event", nil)
+	if _, err := os.Stat(h.b.store()); !os.IsNotExist(err) {
+		t.Errorf("an unknown event made the store: %v", err)
+	}
+	writeFiles(t, h.cwd, map[string]string{"a.txt": "a\n"})
+	h.event("unknown_fields", map[string]string{"prompt": "hi", "prompt_id": "prompt-7"})
+	if turns := turnsOf(t, h.b, h.cwd); len(turns) != 1 || turns[0]["turn"] != "prompt-7" {
+		t.Errorf("a prompt with unknown fields and a prompt_id: %v", turns)
+	}
+	malformed, err := os.ReadFile(filepath.Join("testdata", "hooks", "malformed.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.send(string(malformed))
+	h.send("")
+	log := h.hookLog()
+	if len(log) != 2 || !strings.Contains(log[0], " - malformed event JSON") || !strings.Contains(log[1], " - empty stdin") {
+		t.Errorf("hook log: %q", log)
+	}
+}
+
+// TestHookBusyStore: a hook that finds the store locked gives up, exits 0
+// and logs the miss.
+func TestHookBusyStore(t *testing.T) {
+	h := &hookSession{t: t, b: newBinEnv(t), cwd: t.TempDir(), session: "s1"}
+	writeFiles(t, h.cwd, map[string]string{"a.txt": "a\n"})
+	h.b.ok("snapshot", h.cwd)
+	f, err := os.OpenFile(filepath.Join(h.b.store(), "lock"), os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+	h.event("user_prompt_submit", map[string]string{"prompt": "go"})
+	if log := h.hookLog(); len(log) != 1 || !strings.Contains(log[0], " UserPromptSubmit ") || !strings.Contains(log[0], "busy") {
+		t.Errorf("hook log: %q", log)
+	}
+}
+
+// TestHookPrintSettings: the settings block runs this binary for the four
+// events, with the tool matchers.
+func TestHookPrintSettings(t *testing.T) {
+	b := newBinEnv(t)
+	doc := jsonOf[map[string]map[string][]map[string]any](t, b.ok("hook", "claude-code", "--print-settings").out)
+	hooks := doc["hooks"]
+	if want := []string{"PostToolUse", "PreToolUse", "Stop", "UserPromptSubmit"}; !slices.Equal(slices.Sorted(maps.Keys(hooks)), want) {
+		t.Fatalf("events %v, want %v", slices.Sorted(maps.Keys(hooks)), want)
+	}
+	if hooks["PreToolUse"][0]["matcher"] != "Write|Edit|MultiEdit|NotebookEdit|Bash" || hooks["PostToolUse"][0]["matcher"] != "Write|Edit|MultiEdit|NotebookEdit" {
+		t.Errorf("matchers: %v", hooks)
+	}
+	cmd := hooks["Stop"][0]["hooks"].([]any)[0].(map[string]any)
+	if cmd["type"] != "command" || cmd["command"] != b.bin+" hook claude-code" {
+		t.Errorf("command: %v, want %s hook claude-code", cmd, b.bin)
+	}
+}
