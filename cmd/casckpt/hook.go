@@ -22,8 +22,12 @@ import (
 // in the hook log rather than hold up the agent.
 const hookLockTimeout = time.Second
 
-// hookLogName is the hook log's file name in the store directory.
-const hookLogName = "hook.log"
+// hookLogName is the hook log's file name in the store directory; past
+// hookLogMax bytes it is moved aside to hookLogName.1.
+const (
+	hookLogName = "hook.log"
+	hookLogMax  = 1 << 20
+)
 
 // writeTools are the Claude Code tools that write the file their input
 // names; checkpointTools are those before which a project is snapshotted.
@@ -277,7 +281,8 @@ func (h hookRun) snapshot(project, turn string, end bool, reason string) error {
 }
 
 // hookLog appends one line (time, event, error) to the store's hook log;
-// when it cannot, the line goes to stderr.
+// when it cannot, the line goes to stderr. A log past hookLogMax bytes is
+// first moved to hook.log.1 (replacing the one before).
 func (g *globals) hookLog(event string, err error) {
 	line := fmt.Sprintf("%s %s %s\n", g.now().UTC().Format(time.RFC3339), event, strings.ReplaceAll(err.Error(), "\n", " "))
 	dir, derr := g.storePath()
@@ -285,6 +290,10 @@ func (g *globals) hookLog(event string, err error) {
 		derr = os.MkdirAll(dir, 0o700)
 	}
 	if derr == nil {
+		name := filepath.Join(dir, hookLogName)
+		if st, err := os.Stat(name); err == nil && st.Size() > hookLogMax {
+			_ = os.Rename(name, name+".1") // on failure, the log grows on
+		}
 		var f *os.File
 		if f, derr = os.OpenFile(filepath.Join(dir, hookLogName), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600); derr == nil {
 			_, derr = f.WriteString(line)

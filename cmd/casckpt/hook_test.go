@@ -221,3 +221,21 @@ func TestHookPrintSettings(t *testing.T) {
 		t.Errorf("command: %v, want %s hook claude-code", cmd, b.bin)
 	}
 }
+
+// TestHookLogBounded: a hook log past 1 MiB is moved to hook.log.1 before
+// the next line.
+func TestHookLogBounded(t *testing.T) {
+	h := &hookSession{t: t, b: newBinEnv(t), cwd: t.TempDir(), session: "s1"}
+	os.MkdirAll(h.b.store(), 0o700)
+	old := strings.Repeat("2026-01-01T00:00:00Z - an old line\n", 1<<20/32)
+	if err := os.WriteFile(filepath.Join(h.b.store(), "hook.log"), []byte(old), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	h.send("")
+	if log := h.hookLog(); len(log) != 1 || !strings.Contains(log[0], "empty stdin") {
+		t.Errorf("hook log after the move: %q", log)
+	}
+	if moved, err := os.ReadFile(filepath.Join(h.b.store(), "hook.log.1")); err != nil || string(moved) != old {
+		t.Errorf("hook.log.1: %d bytes, %v", len(moved), err)
+	}
+}
