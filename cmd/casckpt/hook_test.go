@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"maps"
 	"os"
@@ -237,5 +238,37 @@ func TestHookLogBounded(t *testing.T) {
 	}
 	if moved, err := os.ReadFile(filepath.Join(h.b.store(), "hook.log.1")); err != nil || string(moved) != old {
 		t.Errorf("hook.log.1: %d bytes, %v", len(moved), err)
+	}
+}
+
+// withPromptID adds a prompt_id to a fixture's event.
+func withPromptID(t *testing.T, event, id string) string {
+	t.Helper()
+	m := jsonOf[map[string]any](t, event)
+	m["prompt_id"] = id
+	data, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}
+
+// TestHookPromptID: an event with a prompt_id belongs to that prompt, not
+// to the session's newest.
+func TestHookPromptID(t *testing.T) {
+	h := &hookSession{t: t, b: newBinEnv(t), cwd: t.TempDir(), session: "s1"}
+	other := t.TempDir()
+	writeFiles(t, h.cwd, map[string]string{"a.txt": "a\n"})
+	writeFiles(t, other, map[string]string{"go.mod": "module x\n", "b.txt": "b\n"})
+	h.send(withPromptID(t, h.fixture("user_prompt_submit", map[string]string{"prompt": "first"}), "A"))
+	h.send(withPromptID(t, h.fixture("user_prompt_submit", map[string]string{"prompt": "second"}), "B"))
+	h.send(withPromptID(t, h.fixture("pre_tool_use_write", map[string]string{"file": filepath.Join(other, "b.txt"), "content": "b2"}), "A"))
+	h.send(withPromptID(t, h.fixture("stop", nil), "A"))
+	if turns := turnsOf(t, h.b, other); len(turns) != 1 || turns[0]["turn"] != "A" || turns[0]["end"] == nil {
+		t.Errorf("turns of the other project: %v", turns)
+	}
+	turns := turnsOf(t, h.b, h.cwd)
+	if len(turns) != 2 || turns[0]["turn"] != "B" || turns[0]["end"] != nil || turns[1]["turn"] != "A" || turns[1]["end"] == nil {
+		t.Errorf("turns of cwd: %v", turns)
 	}
 }
