@@ -23,6 +23,9 @@
 //     since (three-way, as git revert does).
 //   - The write ledger records what an agent wrote, path by path, for
 //     hosts that hook their write tools rather than their turns.
+//   - SessionTurns lists a session's turns in every project, so that a
+//     host keeping no state between processes (the command's Claude Code
+//     hook) finds its newest turn and where it started from the store.
 //
 // Layout: this package holds the use cases, each a short orchestration in
 // a file of its own (snapshot.go, restore.go, undo.go, diff.go, gc.go,
