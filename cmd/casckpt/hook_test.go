@@ -272,3 +272,29 @@ func TestHookPromptID(t *testing.T) {
 		t.Errorf("turns of cwd: %v", turns)
 	}
 }
+
+// TestHookRecordsWrites: with no Stop (the session died), the writes the
+// PostToolUse events recorded let restore --safe take back the agent's
+// work and keep a person's edit.
+func TestHookRecordsWrites(t *testing.T) {
+	h := &hookSession{t: t, b: newBinEnv(t), cwd: t.TempDir(), session: "s1"}
+	writeFiles(t, h.cwd, map[string]string{"nb.ipynb": "{}\n", "mine.txt": "mine\n"})
+	h.event("user_prompt_submit", map[string]string{"prompt": "edit the notebook"})
+	vars := map[string]string{"file": filepath.Join(h.cwd, "nb.ipynb"), "content": "print(1)"}
+	h.event("pre_tool_use_notebook_edit", vars)
+	writeFiles(t, h.cwd, map[string]string{"nb.ipynb": `{"cells": ["print(1)"]}` + "\n"})
+	h.event("post_tool_use_notebook_edit", vars)
+	h.write("new.txt", "agent\n")
+	writeFiles(t, h.cwd, map[string]string{"mine.txt": "mine, edited\n"})
+	if turns := turnsOf(t, h.b, h.cwd); len(turns) != 1 || turns[0]["end"] != nil {
+		t.Fatalf("turns: %v", turns)
+	}
+	r := jsonOf[map[string]any](t, h.b.ok("restore", h.cwd, "@1", "--safe", "--json").out)
+	if r["safe"] != true {
+		t.Errorf("restore --safe: %v", r)
+	}
+	want := map[string]string{"nb.ipynb": "{}\n", "mine.txt": "mine, edited\n"}
+	if got := readFiles(t, h.cwd); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("after restore --safe:\n%v\nwant\n%v", got, want)
+	}
+}
