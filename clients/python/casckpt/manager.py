@@ -150,6 +150,8 @@ class CheckpointManager:
         self.session_id = session_id or uuid.uuid4().hex
         self.turn_id = uuid.uuid4().hex
         self._checkpointed_dirs = set()
+        self.last_snapshot: Dict = {}  # the last snapshot's casckpt document (fields.json "snapshot")
+        self.last_write: Dict = {}  # the last record-write's casckpt document
 
     def new_turn(self) -> None:
         """Start a new turn (a fresh turn ID) and reset the per-turn dedup."""
@@ -183,6 +185,7 @@ class CheckpointManager:
         if not ok:
             logger.debug("Checkpoint of %s failed: %s", abs_dir, err)
             return False
+        self.last_snapshot = _carry(doc if isinstance(doc, dict) else {}, "snapshot")
         return bool(isinstance(doc, dict) and doc.get("created"))
 
     def record_agent_write(self, file_path: str) -> None:
@@ -194,7 +197,8 @@ class CheckpointManager:
             if not path.is_file():
                 return
             workdir = self.get_working_dir_for_path(str(path))
-            ok, _, err = self._runner.run("record-write", workdir, str(path))
+            ok, doc, err = self._runner.run("record-write", workdir, str(path))
+            self.last_write = _carry(doc, "record-write") if ok and isinstance(doc, dict) else {}
             if not ok:
                 logger.debug("record_agent_write failed for %s: %s", file_path, err)
         except Exception as exc:

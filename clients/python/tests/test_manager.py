@@ -54,6 +54,8 @@ class TestTakeAndList(_Base):
         self.assertEqual(cps[0]["files_changed"], 1)
         self.assertEqual(cps[0]["turn"], self.mgr.turn_id)
         self.assertEqual(cps[0]["session"], self.mgr.session_id)
+        self.assertTrue(self.mgr.last_snapshot["created"])
+        self.assertEqual(self.mgr.last_snapshot["id"], cps[0]["hash"])
 
     def test_dedup_per_turn(self):
         self.assertTrue(self.mgr.ensure_checkpoint(str(self.work), "first"))
@@ -167,6 +169,7 @@ class TestDiffAndRestore(_Base):
         self.mgr.record_agent_write(str(self.work / "main.py"))
         (self.work / "new.py").write_text("agent created\n")
         self.mgr.record_agent_write(str(self.work / "new.py"))
+        self.assertEqual(self.mgr.last_write, {"recorded": 1})
         (self.work / "pyproject.toml").write_text("user edit\n")  # never an agent's
         r = self.mgr.restore(str(self.work), h, safe=True)
         self.assertTrue(r["success"], r)
