@@ -158,6 +158,20 @@ class CheckpointManager:
         self._checkpointed_dirs.clear()
         self.turn_id = uuid.uuid4().hex
 
+    def end_turn(self) -> None:
+        """End the current turn in every directory checkpointed during it (casckpt ``--end-turn``),
+        so that what changed since counts as someone else's in safe restores and ``casckpt undo``.
+        Not in Hermes; a host that never calls it relies on ``record_agent_write``.  Never raises."""
+        if not self.enabled:
+            return
+        for abs_dir in sorted(self._checkpointed_dirs):
+            try:
+                ok, _, err = self._runner.run(*self._snapshot_args(abs_dir, "end of turn"), "--end-turn")
+                if not ok:
+                    logger.debug("Ending the turn in %s failed: %s", abs_dir, err)
+            except Exception as exc:
+                logger.debug("Ending the turn in %s failed: %s", abs_dir, exc)
+
     def ensure_checkpoint(self, working_dir: str, reason: str = "auto") -> bool:
         """Snapshot ``working_dir`` once per turn; True when a snapshot was stored.  Never raises."""
         if not self.enabled:
@@ -170,23 +184,25 @@ class CheckpointManager:
             if abs_dir in self._checkpointed_dirs:
                 return False
             self._checkpointed_dirs.add(abs_dir)
-            return self._take(abs_dir, reason, turn=True)
+            return self._take(abs_dir, reason)
         except Exception as exc:  # never raise into the agent loop
             logger.debug("Checkpoint failed (non-fatal): %s", exc)
             return False
 
-    def _take(self, abs_dir: str, reason: str, turn: bool) -> bool:
-        args = ["snapshot", abs_dir, "-m", reason, "--keep", str(self.max_snapshots),
-                "--max-size-mb", str(self.max_total_size_mb),
-                "--max-file-size-mb", str(self.max_file_size_mb or _MAX_FILE_SIZE_MB)]
-        if turn:
-            args += ["--session", self.session_id, "--turn", self.turn_id]
-        ok, doc, err = self._runner.run(*args)
+    def _take(self, abs_dir: str, reason: str) -> bool:
+        ok, doc, err = self._runner.run(*self._snapshot_args(abs_dir, reason))
         if not ok:
             logger.debug("Checkpoint of %s failed: %s", abs_dir, err)
             return False
         self.last_snapshot = _carry(doc if isinstance(doc, dict) else {}, "snapshot")
         return bool(isinstance(doc, dict) and doc.get("created"))
+
+    def _snapshot_args(self, abs_dir: str, reason: str) -> List[str]:
+        """The snapshot command for ``abs_dir`` with this manager's caps, session and turn."""
+        return ["snapshot", abs_dir, "-m", reason, "--keep", str(self.max_snapshots),
+                "--max-size-mb", str(self.max_total_size_mb),
+                "--max-file-size-mb", str(self.max_file_size_mb or _MAX_FILE_SIZE_MB),
+                "--session", self.session_id, "--turn", self.turn_id]
 
     def record_agent_write(self, file_path: str) -> None:
         """Record that the agent just wrote ``file_path`` (for safe restore).  Never raises."""

@@ -189,6 +189,19 @@ class TestDiffAndRestore(_Base):
         self.assertEqual((self.work / "main.py").read_text(), "user changed it after\n")
         self.assertIn("main.py", r["skipped_user_edits"])
 
+    def test_safe_restore_after_end_turn_without_recorded_writes(self):
+        h = self._first()
+        self.mgr.new_turn()
+        self.assertFalse(self.mgr.ensure_checkpoint(str(self.work), "turn 2"))
+        (self.work / "main.py").write_text("agent turn 2\n")
+        self.mgr.end_turn()
+        (self.work / "pyproject.toml").write_text("user edit again\n")
+        r = self.mgr.restore(str(self.work), h, safe=True)
+        self.assertTrue(r["success"], r)
+        self.assertEqual((self.work / "main.py").read_text(), "print('hello')\n")
+        self.assertEqual((self.work / "pyproject.toml").read_text(), "user edit again\n")
+        self.assertIn("pyproject.toml", r["skipped_user_edits"])
+
     def test_working_dir_for_path_finds_marker(self):
         sub = self.work / "pkg"
         sub.mkdir()
