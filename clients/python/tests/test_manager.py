@@ -94,6 +94,12 @@ class TestTakeAndList(_Base):
         (self.work / "big.bin").unlink()
         self.assertTrue(m.restore(str(self.work), cp["hash"])["success"])
         self.assertFalse((self.work / "big.bin").exists(), "an oversize file came back from a checkpoint")
+        (self.work / "big.bin").write_bytes(b"y" * (2 * 1024 * 1024))
+        m.record_agent_write(str(self.work / "big.bin"))
+        self.assertTrue(m.restore(str(self.work), cp["hash"], safe=True)["success"])
+        self.assertTrue((self.work / "big.bin").exists(), "restore deleted an oversize file no checkpoint holds")
+        self.assertTrue(m.restore(str(self.work), cp["hash"])["success"])
+        self.assertTrue((self.work / "big.bin").exists(), "restore deleted an oversize file no checkpoint holds")
 
     def test_list_all_checkpoints_labels_workdirs(self):
         other = self.work.parent / "other"
