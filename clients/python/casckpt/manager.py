@@ -26,12 +26,8 @@ _COMMIT_HASH_RE = re.compile(r"^(?:[0-9a-fA-F]{4,64}|@[1-9][0-9]*)$")
 _PROJECT_MARKERS = (".git", "pyproject.toml", "package.json", "Cargo.toml", "go.mod",
                     "Makefile", "pom.xml", ".hg", "Gemfile")
 _MAX_FILE_SIZE_MB = 8796093022207  # casckpt's largest cap: "no cap" for Hermes' 0
+# Per command, the JSON keys the client carries into its results (TestPythonClientCarriesEveryField).
 _FIELDS = json.loads((Path(__file__).parent / "fields.json").read_text(encoding="utf-8"))
-
-
-def fields(command: str) -> List[str]:
-    """The JSON keys of ``command``'s document (``"list[]"``, ``"diff.files[]"``) the client carries."""
-    return list(_FIELDS.get(command, []))
 
 
 def _carry(doc: Dict, command: str) -> Dict:
@@ -122,11 +118,12 @@ def _epoch(rfc3339: Optional[str]) -> Optional[float]:
 
 
 def _failure(err: str) -> Dict:
-    """Hermes' failure dict; casckpt's "not found" reads as Hermes' message for an unknown checkpoint."""
+    """Hermes' failure dict."""
     return {"success": False, "error": err}
 
 
 def _not_found(commit_hash: str, err: str) -> Dict:
+    """The failure dict for ``err``; casckpt's "not found" reads as Hermes' unknown-checkpoint message."""
     if "not found" in err or "unknown" in err or "no snapshot" in err:
         return {"success": False, "error": f"Checkpoint '{commit_hash}' not found", "debug": err}
     return _failure(err)
