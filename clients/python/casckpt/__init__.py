@@ -1,0 +1,29 @@
+"""casckpt: a drop-in for Hermes' checkpoint manager over the casckpt command.
+
+Switch a Hermes host over with one import::
+
+    from casckpt import CheckpointManager, format_checkpoint_list
+
+Every call runs the ``casckpt`` binary (``binary=``, ``$CASCKPT_BIN`` or PATH)
+once with ``--json``; nothing here raises where Hermes' manager never raises.
+"""
+
+from casckpt.manager import (
+    CHECKPOINT_BASE,
+    CheckpointManager,
+    clear_all,
+    format_checkpoint_list,
+    maybe_auto_prune_checkpoints,
+    prune_checkpoints,
+    store_status,
+)
+
+__all__ = [
+    "CHECKPOINT_BASE",
+    "CheckpointManager",
+    "clear_all",
+    "format_checkpoint_list",
+    "maybe_auto_prune_checkpoints",
+    "prune_checkpoints",
+    "store_status",
+]
