@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -200,4 +201,45 @@ func TestMCPDiffRestoreAndErrors(t *testing.T) {
 	if _, isErr, text := callTool[mcp.ListOutput](t, cs, "checkpoint_list", map[string]any{"dir": dir}); isErr {
 		t.Fatalf("the server does not answer after the errors: %s", text)
 	}
+}
+
+// TestMCPOutputTypesCarryEveryCommandField fails when a command's JSON
+// document gains (or loses) a field that the MCP tool's output type, and
+// so its output schema, does not carry, optional fields included.
+func TestMCPOutputTypesCarryEveryCommandField(t *testing.T) {
+	pairs := []struct{ command, tool any }{
+		{listItemJSON{}, mcp.ListItem{}},
+		{diffJSON{}, mcp.DiffOutput{}},
+		{restoreJSON{}, mcp.RestoreOutput{}},
+		{snapshotJSON{}, mcp.CreateOutput{}},
+		{undoJSON{}, mcp.UndoOutput{}},
+		{turnJSON{}, mcp.Turn{}},
+		{logItemJSON{}, mcp.HistoryItem{}},
+	}
+	for _, p := range pairs {
+		got, want := jsonFields(reflect.TypeOf(p.tool), ""), jsonFields(reflect.TypeOf(p.command), "")
+		if !slices.Equal(got, want) {
+			t.Errorf("%T has fields %q, the command's %T %q", p.tool, got, p.command, want)
+		}
+	}
+}
+
+// jsonFields lists the JSON field paths of struct type typ (through
+// pointers, slices and nested structs), with ",omitempty" marked.
+func jsonFields(typ reflect.Type, prefix string) []string {
+	for typ.Kind() == reflect.Pointer || typ.Kind() == reflect.Slice {
+		typ = typ.Elem()
+	}
+	if typ.Kind() != reflect.Struct {
+		return nil
+	}
+	var out []string
+	for f := range typ.Fields() {
+		name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
+		path := prefix + name
+		out = append(out, path+map[bool]string{true: ",omitempty"}[strings.Contains(opts, "omitempty")])
+		out = append(out, jsonFields(f.Type, path+".")...)
+	}
+	slices.Sort(out)
+	return out
 }

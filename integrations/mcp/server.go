@@ -65,8 +65,13 @@ func addTool[In, D, Out any](s *sdk.Server, run Runner, t *sdk.Tool, args func(I
 		f(in)
 	}
 	t.InputSchema = in
-	sdk.AddTool(s, t, func(ctx context.Context, _ *sdk.CallToolRequest, input In) (*sdk.CallToolResult, Out, error) {
+	sdk.AddTool(s, t, func(ctx context.Context, _ *sdk.CallToolRequest, input In) (_ *sdk.CallToolResult, _ Out, err error) {
 		var zero Out
+		defer func() {
+			if p := recover(); p != nil { // a bug must not end the session
+				err = fmt.Errorf("%s failed: %v: report this as a casckpt bug", t.Name, p)
+			}
+		}()
 		out, err := run(ctx, args(input))
 		if err != nil {
 			return nil, zero, err
