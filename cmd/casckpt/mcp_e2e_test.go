@@ -1,7 +1,10 @@
 package main
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -37,4 +40,57 @@ func TestMCPEndToEnd(t *testing.T) {
 		t.Fatalf("node script.mjs: %v\n%s", err, out)
 	}
 	b.ok("verify")
+}
+
+// TestMCPMalformedMessages sends the built binary's server lines that are
+// no JSON-RPC message between real ones: each gets a parse error, the
+// session goes on, and the server exits 0 when stdin closes.
+func TestMCPMalformedMessages(t *testing.T) {
+	b := newBinEnv(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	c := b.commandContext(ctx, "mcp")
+	stdin, err := c.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := c.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	io.WriteString(stdin, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`+"\n"+
+		"not json\n{}\n[1]\n"+`{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n"+`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`+"\n")
+	var parseErrors int
+	sc := bufio.NewScanner(stdout)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var msg struct {
+			ID     *int
+			Result json.RawMessage
+			Error  *struct{ Code int }
+		}
+		if err := json.Unmarshal(sc.Bytes(), &msg); err != nil {
+			t.Fatalf("stdout line %q: %v", sc.Text(), err)
+		}
+		if msg.Error != nil && msg.Error.Code == -32700 && msg.ID == nil {
+			parseErrors++
+		}
+		if msg.ID != nil && *msg.ID == 2 {
+			if !strings.Contains(string(msg.Result), `"checkpoint_restore"`) {
+				t.Fatalf("tools/list: %s", sc.Bytes())
+			}
+			break
+		}
+	}
+	if parseErrors != 3 {
+		t.Errorf("%d parse errors, want 3", parseErrors)
+	}
+	stdin.Close()
+	go io.Copy(io.Discard, stdout)
+	if err := c.Wait(); err != nil {
+		t.Fatalf("casckpt mcp after stdin closed: %v", err)
+	}
 }
