@@ -243,3 +243,42 @@ func jsonFields(typ reflect.Type, prefix string) []string {
 	slices.Sort(out)
 	return out
 }
+
+// TestMCPConcurrentCalls runs tool calls at once (a client may send them
+// without waiting): each runs its own command, and all succeed.
+func TestMCPConcurrentCalls(t *testing.T) {
+	e := newEnv(t)
+	cs := mcpSession(t, e)
+	var dirs []string
+	for range 3 {
+		d := t.TempDir()
+		writeFiles(t, d, map[string]string{"f.txt": d + "\n"})
+		dirs = append(dirs, d)
+	}
+	errs := make(chan string, 2*len(dirs))
+	for _, d := range dirs {
+		for _, tool := range []string{"checkpoint_create", "checkpoint_list"} {
+			go func() {
+				res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: tool, Arguments: map[string]any{"dir": d}})
+				switch {
+				case err != nil:
+					errs <- tool + ": " + err.Error()
+				case res.IsError:
+					errs <- tool + ": " + res.Content[0].(*sdk.TextContent).Text
+				default:
+					errs <- ""
+				}
+			}()
+		}
+	}
+	for range 2 * len(dirs) {
+		if msg := <-errs; msg != "" {
+			t.Error(msg)
+		}
+	}
+	for _, d := range dirs {
+		if got := jsonOf[[]map[string]any](t, e.ok("list", d, "--json").out); len(got) != 1 {
+			t.Errorf("%s has %d snapshots, want 1", d, len(got))
+		}
+	}
+}
