@@ -27,6 +27,7 @@ import (
 var layers = map[string][]string{
 	"cmd/casckpt":        {"casckpt", "migrate", "integrations/..."},
 	"migrate":            {"casckpt", "manifest", "cas"}, // casckpt only through migrate.Importer
+	"integrations/mcp":   {"casckpt"},
 	"casckpt":            {"index", "gc", "manifest", "cas", "cas/packstore/...", "internal/..."},
 	"internal/restorer":  {"manifest", "cas"},
 	"internal/textdiff":  {}, // udiff only

@@ -163,6 +163,7 @@ BLAKE3-addressed and zstd-compressed, in a store shared by all projects.`,
 		newGCCommand(g), newPruneCommand(g), newStatusCommand(g), newVerifyCommand(g), newRepairCommand(g), newClearCommand(g),
 		newMigrateCommand(g), newClearLegacyCommand(g), newRootPathCommand(g), newVersionCommand(g),
 		newTurnsCommand(g), newRecordWriteCommand(g), newHookCommand(g),
+		newMCPCommand(g),
 	)
 	return root
 }

@@ -1,0 +1,284 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/casckpt/casckpt/integrations/mcp"
+)
+
+// mcpSession connects an in-memory client to the MCP server of e's store.
+func mcpSession(t *testing.T, e *env) *sdk.ClientSession {
+	t.Helper()
+	ctx := context.Background()
+	g := &globals{env: func(k string) string { return e.vars[k] }}
+	serverT, clientT := sdk.NewInMemoryTransports()
+	ss, err := newMCPServer(g).Connect(ctx, serverT, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ss.Close() })
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "v0"}, nil).Connect(ctx, clientT, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+// callTool calls tool name with args and decodes its structured content
+// into a T; isError is the result's IsError, text its first text content.
+func callTool[T any](t *testing.T, cs *sdk.ClientSession, name string, args map[string]any) (out T, isError bool, text string) {
+	t.Helper()
+	res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("%s: protocol error %v", name, err)
+	}
+	if len(res.Content) > 0 {
+		if tc, ok := res.Content[0].(*sdk.TextContent); ok {
+			text = tc.Text
+		}
+	}
+	if res.IsError {
+		return out, true, text
+	}
+	raw, err := json.Marshal(res.StructuredContent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec := json.NewDecoder(strings.NewReader(string(raw)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&out); err != nil {
+		t.Fatalf("%s: structured content %s: %v", name, raw, err)
+	}
+	return out, false, text
+}
+
+func TestMCPToolsAndSchemas(t *testing.T) {
+	cs := mcpSession(t, newEnv(t))
+	res, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"checkpoint_create", "checkpoint_diff", "checkpoint_file_history", "checkpoint_list",
+		"checkpoint_read_file", "checkpoint_restore", "checkpoint_turns", "checkpoint_undo"}
+	var names []string
+	for _, tool := range res.Tools {
+		names = append(names, tool.Name)
+		in, _ := json.Marshal(tool.InputSchema)
+		out, _ := json.Marshal(tool.OutputSchema)
+		if !strings.Contains(string(in), `"dir"`) || !strings.Contains(string(in), `"required":["dir"`) {
+			t.Errorf("%s: input schema %s has no required dir", tool.Name, in)
+		}
+		if !strings.Contains(string(out), `"type":"object"`) {
+			t.Errorf("%s: output schema %s", tool.Name, out)
+		}
+		destructive := tool.Name == "checkpoint_restore" || tool.Name == "checkpoint_undo"
+		a := tool.Annotations
+		if a == nil || a.DestructiveHint == nil || *a.DestructiveHint != destructive {
+			t.Errorf("%s: annotations %+v, want destructive %v", tool.Name, a, destructive)
+		}
+		var schema struct {
+			Properties map[string]struct {
+				Type    string
+				Default *bool
+			}
+		}
+		_ = json.Unmarshal(in, &schema)
+		if p := schema.Properties["dry_run"]; destructive && (p.Type != "boolean" || p.Default == nil || !*p.Default) {
+			t.Errorf("%s: dry_run does not default to true: %s", tool.Name, in)
+		}
+	}
+	slices.Sort(names)
+	if !slices.Equal(names, want) {
+		t.Fatalf("tools %v, want %v", names, want)
+	}
+}
+
+// TestMCPOutputsAreTheCommandsDocuments checks that each tool's document is
+// what the command prints with --json: same fields (the server refuses one
+// its output type lacks), same values.
+func TestMCPOutputsAreTheCommandsDocuments(t *testing.T) {
+	e := newEnv(t)
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"a.txt": "one\n", "b.txt": "b\n"})
+	cs := mcpSession(t, e)
+	created, isErr, text := callTool[mcp.CreateOutput](t, cs, "checkpoint_create", map[string]any{"dir": dir, "message": "first", "turn": "t1", "session": "s1"})
+	if isErr || !created.Created || created.ID == nil || *created.Turn != "t1" {
+		t.Fatalf("create: %+v %s", created, text)
+	}
+	writeFiles(t, dir, map[string]string{"a.txt": "one\ntwo\n"})
+	e.ok("snapshot", dir, "-m", "second", "--turn", "t1", "--end-turn")
+	checks := []struct {
+		tool    string
+		args    map[string]any
+		command []string
+		wrap    string
+	}{
+		{"checkpoint_list", map[string]any{"dir": dir}, []string{"list", dir}, "snapshots"},
+		{"checkpoint_turns", map[string]any{"dir": dir, "session": "s1"}, []string{"turns", dir, "--session", "s1"}, "turns"},
+		{"checkpoint_file_history", map[string]any{"dir": dir, "path": "a.txt"}, []string{"log", dir, "a.txt"}, "history"},
+		{"checkpoint_diff", map[string]any{"dir": dir, "snap": "@2", "snap2": "@1"}, []string{"diff", dir, "@2", "@1"}, ""},
+		{"checkpoint_read_file", map[string]any{"dir": dir, "snap": "@2", "path": "a.txt"}, []string{"cat", dir, "@2", "a.txt"}, ""},
+		{"checkpoint_undo", map[string]any{"dir": dir}, []string{"undo", dir, "--dry-run"}, ""},
+		{"checkpoint_restore", map[string]any{"dir": dir, "snap": "@2"}, []string{"restore", dir, "@2", "--dry-run"}, ""},
+	}
+	for _, c := range checks {
+		got, isErr, text := callTool[map[string]any](t, cs, c.tool, c.args)
+		if isErr {
+			t.Fatalf("%s: tool error %s", c.tool, text)
+		}
+		var doc any = got
+		if c.wrap != "" {
+			doc = got[c.wrap]
+		}
+		want := jsonOf[any](t, e.ok(append(c.command, "--json")...).out)
+		gotJSON, _ := json.Marshal(doc)
+		wantJSON, _ := json.Marshal(want)
+		if string(gotJSON) != string(wantJSON) {
+			t.Errorf("%s:\n got %s\nwant %s", c.tool, gotJSON, wantJSON)
+		}
+	}
+}
+
+func TestMCPDiffRestoreAndErrors(t *testing.T) {
+	e := newEnv(t)
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"a.txt": "one\n"})
+	cs := mcpSession(t, e)
+	first, _, _ := callTool[mcp.CreateOutput](t, cs, "checkpoint_create", map[string]any{"dir": dir})
+	writeFiles(t, dir, map[string]string{"a.txt": "one\ntwo\n", "new.txt": "x\n"})
+
+	diff, isErr, text := callTool[mcp.DiffOutput](t, cs, "checkpoint_diff", map[string]any{"dir": dir, "snap": *first.ID})
+	if isErr || diff.To != "worktree" || diff.FilesChanged != 2 || diff.Insertions != 2 {
+		t.Fatalf("diff: %+v %s", diff, text)
+	}
+	dry, isErr, text := callTool[mcp.RestoreOutput](t, cs, "checkpoint_restore", map[string]any{"dir": dir, "snap": *first.ID})
+	if isErr || !dry.DryRun || dry.Written != 1 || dry.Deleted != 1 {
+		t.Fatalf("dry-run restore: %+v %s", dry, text)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "a.txt")); string(b) != "one\ntwo\n" {
+		t.Fatalf("a dry run changed a.txt: %q", b)
+	}
+	real, isErr, text := callTool[mcp.RestoreOutput](t, cs, "checkpoint_restore", map[string]any{"dir": dir, "snap": *first.ID, "dry_run": false})
+	if isErr || real.DryRun || real.PreRestoreID == nil {
+		t.Fatalf("restore: %+v %s", real, text)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "a.txt")); string(b) != "one\n" {
+		t.Fatalf("a.txt after restore: %q", b)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "new.txt")); !os.IsNotExist(err) {
+		t.Fatalf("new.txt survived the restore: %v", err)
+	}
+
+	bad := []struct {
+		tool string
+		args map[string]any
+		want string
+	}{
+		{"checkpoint_diff", map[string]any{"dir": dir}, "snap"},                                  // missing a required argument
+		{"checkpoint_list", map[string]any{"dir": 42}, "dir"},                                    // wrong type
+		{"checkpoint_restore", map[string]any{"dir": dir, "snap": "@1", "dry_run": "no"}, ""},    // wrong type
+		{"checkpoint_list", map[string]any{"dir": dir, "bogus": true}, "bogus"},                  // unknown argument
+		{"checkpoint_restore", map[string]any{"dir": dir, "snap": "ffffffff"}, "ffffffff"},       // unknown snapshot
+		{"checkpoint_list", map[string]any{"dir": dir, "session": "bad\nid"}, "session"},         // the command refuses it
+		{"checkpoint_read_file", map[string]any{"dir": dir, "snap": "@1", "path": "--json"}, ""}, // a path is never a flag
+	}
+	for _, b := range bad {
+		_, isErr, text := callTool[map[string]any](t, cs, b.tool, b.args)
+		if !isErr || !strings.Contains(text, b.want) {
+			t.Errorf("%s %v: isError %v, text %q; want a tool error naming %q", b.tool, b.args, isErr, text, b.want)
+		}
+	}
+	if _, isErr, text := callTool[mcp.ListOutput](t, cs, "checkpoint_list", map[string]any{"dir": dir}); isErr {
+		t.Fatalf("the server does not answer after the errors: %s", text)
+	}
+}
+
+// TestMCPOutputTypesCarryEveryCommandField fails when a command's JSON
+// document gains (or loses) a field that the MCP tool's output type, and
+// so its output schema, does not carry, optional fields included.
+func TestMCPOutputTypesCarryEveryCommandField(t *testing.T) {
+	pairs := []struct{ command, tool any }{
+		{listItemJSON{}, mcp.ListItem{}},
+		{diffJSON{}, mcp.DiffOutput{}},
+		{restoreJSON{}, mcp.RestoreOutput{}},
+		{snapshotJSON{}, mcp.CreateOutput{}},
+		{undoJSON{}, mcp.UndoOutput{}},
+		{turnJSON{}, mcp.Turn{}},
+		{logItemJSON{}, mcp.HistoryItem{}},
+	}
+	for _, p := range pairs {
+		got, want := jsonFields(reflect.TypeOf(p.tool), ""), jsonFields(reflect.TypeOf(p.command), "")
+		if !slices.Equal(got, want) {
+			t.Errorf("%T has fields %q, the command's %T %q", p.tool, got, p.command, want)
+		}
+	}
+}
+
+// jsonFields lists the JSON field paths of struct type typ (through
+// pointers, slices and nested structs), with ",omitempty" marked.
+func jsonFields(typ reflect.Type, prefix string) []string {
+	for typ.Kind() == reflect.Pointer || typ.Kind() == reflect.Slice {
+		typ = typ.Elem()
+	}
+	if typ.Kind() != reflect.Struct {
+		return nil
+	}
+	var out []string
+	for f := range typ.Fields() {
+		name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
+		path := prefix + name
+		out = append(out, path+map[bool]string{true: ",omitempty"}[strings.Contains(opts, "omitempty")])
+		out = append(out, jsonFields(f.Type, path+".")...)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// TestMCPConcurrentCalls runs tool calls at once (a client may send them
+// without waiting): each runs its own command, and all succeed.
+func TestMCPConcurrentCalls(t *testing.T) {
+	e := newEnv(t)
+	cs := mcpSession(t, e)
+	var dirs []string
+	for range 3 {
+		d := t.TempDir()
+		writeFiles(t, d, map[string]string{"f.txt": d + "\n"})
+		dirs = append(dirs, d)
+	}
+	errs := make(chan string, 2*len(dirs))
+	for _, d := range dirs {
+		for _, tool := range []string{"checkpoint_create", "checkpoint_list"} {
+			go func() {
+				res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: tool, Arguments: map[string]any{"dir": d}})
+				switch {
+				case err != nil:
+					errs <- tool + ": " + err.Error()
+				case res.IsError:
+					errs <- tool + ": " + res.Content[0].(*sdk.TextContent).Text
+				default:
+					errs <- ""
+				}
+			}()
+		}
+	}
+	for range 2 * len(dirs) {
+		if msg := <-errs; msg != "" {
+			t.Error(msg)
+		}
+	}
+	for _, d := range dirs {
+		if got := jsonOf[[]map[string]any](t, e.ok("list", d, "--json").out); len(got) != 1 {
+			t.Errorf("%s has %d snapshots, want 1", d, len(got))
+		}
+	}
+}

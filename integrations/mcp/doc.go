@@ -1,0 +1,25 @@
+// Package mcp is casckpt's Model Context Protocol server: the tools
+// checkpoint_list, checkpoint_diff, checkpoint_restore, checkpoint_create,
+// checkpoint_undo, checkpoint_turns, checkpoint_file_history and
+// checkpoint_read_file, built on the official Go SDK
+// (github.com/modelcontextprotocol/go-sdk).
+//
+// Vocabulary: a tool takes the project's dir and the options of its command
+// (an Input struct per tool) and returns the JSON document the command prints
+// with --json, as structured content (an Output struct per tool). The input
+// and output schemas are derived from those structs by the SDK.
+//
+// The server does not open the store itself: it runs the command through a
+// Runner that the caller (cmd/casckpt) gives, with --json, and decodes what
+// the command prints into the tool's Output, refusing a field the Output
+// does not carry. So the tool's document is the command's, and a command
+// that gains a JSON field fails the tool (and its tests) until the Output
+// carries it too.
+//
+// Caveats: MCP structured content is a JSON object, so the commands that
+// print an array (list, turns, log) are wrapped in an object with one field
+// (snapshots, turns, history). checkpoint_restore and checkpoint_undo are
+// annotated destructive and default to dry_run: true. Every failure (an
+// unknown snapshot, a malformed argument, a busy store) is a tool error,
+// never an error of the protocol or a crash of the server.
+package mcp

@@ -1,0 +1,165 @@
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Runner runs casckpt with args (flags, "--json" among them, then "--",
+// then positional arguments) and returns what it printed on stdout, or an
+// error with the command's one-line message. It may be called from several
+// goroutines at once.
+type Runner func(ctx context.Context, args []string) ([]byte, error)
+
+// NewServer returns the MCP server whose tools run casckpt through run.
+// version is the server's version as the initialize handshake reports it.
+func NewServer(run Runner, version string) *sdk.Server {
+	s := sdk.NewServer(&sdk.Implementation{Name: "casckpt", Version: version}, nil)
+	yes, no := true, false
+	readOnly := &sdk.ToolAnnotations{ReadOnlyHint: true, DestructiveHint: &no, OpenWorldHint: &no}
+	addTool(s, run, &sdk.Tool{Name: "checkpoint_list", Annotations: readOnly,
+		Description: "List the checkpoints (snapshots) of the project at dir, newest first (casckpt list --json, as {\"snapshots\": [...]})."},
+		ListInput.args, func(v []ListItem) ListOutput { return ListOutput{Snapshots: v} })
+	addTool(s, run, &sdk.Tool{Name: "checkpoint_diff", Annotations: readOnly,
+		Description: "What changed from checkpoint snap to snap2, or to the working tree when snap2 is empty (casckpt diff --json)."},
+		DiffInput.args, same[DiffOutput])
+	addTool(s, run, &sdk.Tool{Name: "checkpoint_restore", Annotations: &sdk.ToolAnnotations{DestructiveHint: &yes, OpenWorldHint: &no},
+		Description: "Make the working tree at dir (or paths in it) equal to checkpoint snap (casckpt restore --json). A dry run unless dry_run is false; a real restore first checkpoints the current tree."},
+		RestoreInput.args, same[RestoreOutput], withDryRunDefault)
+	addTool(s, run, &sdk.Tool{Name: "checkpoint_create", Annotations: &sdk.ToolAnnotations{DestructiveHint: &no, OpenWorldHint: &no},
+		Description: "Checkpoint the working tree at dir unless it is unchanged (casckpt snapshot --json)."},
+		CreateInput.args, same[CreateOutput])
+	addTool(s, run, &sdk.Tool{Name: "checkpoint_undo", Annotations: &sdk.ToolAnnotations{DestructiveHint: &yes, OpenWorldHint: &no},
+		Description: "Revert the changes of one turn (default: the newest ended turn), keeping everything done since (casckpt undo --json). A dry run unless dry_run is false."},
+		UndoInput.args, same[UndoOutput], withDryRunDefault)
+	addTool(s, run, &sdk.Tool{Name: "checkpoint_turns", Annotations: readOnly,
+		Description: "List the agent turns of the project at dir, newest first (casckpt turns --json, as {\"turns\": [...]})."},
+		TurnsInput.args, func(v []Turn) TurnsOutput { return TurnsOutput{Turns: v} })
+	addTool(s, run, &sdk.Tool{Name: "checkpoint_file_history", Annotations: readOnly,
+		Description: "The checkpoints in which path changed, newest first (casckpt log --json, as {\"history\": [...]})."},
+		FileHistoryInput.args, func(v []HistoryItem) FileHistoryOutput { return FileHistoryOutput{History: v} })
+	addTool(s, run, &sdk.Tool{Name: "checkpoint_read_file", Annotations: readOnly,
+		Description: "One file's bytes (base64) as checkpoint snap holds it (casckpt cat --json)."},
+		ReadFileInput.args, same[ReadFileOutput])
+	return s
+}
+
+// same is the tool output of a command whose document is an object.
+func same[T any](v T) T { return v }
+
+// addTool adds tool name, which runs the command args(in) returns and
+// turns its document (a D) into the tool's output with wrap. tune may
+// change the derived input schema.
+func addTool[In, D, Out any](s *sdk.Server, run Runner, t *sdk.Tool, args func(In) []string, wrap func(D) Out, tune ...func(*jsonschema.Schema)) {
+	in, err := jsonschema.For[In](nil)
+	if err != nil {
+		panic(fmt.Sprintf("mcp: schema of %s: %v", t.Name, err)) // a programming error: the types are fixed
+	}
+	for _, f := range tune {
+		f(in)
+	}
+	t.InputSchema = in
+	sdk.AddTool(s, t, func(ctx context.Context, _ *sdk.CallToolRequest, input In) (_ *sdk.CallToolResult, _ Out, err error) {
+		var zero Out
+		defer func() {
+			if p := recover(); p != nil { // a bug must not end the session
+				err = fmt.Errorf("%s failed: %v: report this as a casckpt bug", t.Name, p)
+			}
+		}()
+		out, err := run(ctx, args(input))
+		if err != nil {
+			return nil, zero, err
+		}
+		var doc D
+		dec := json.NewDecoder(bytes.NewReader(out))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&doc); err != nil {
+			return nil, zero, fmt.Errorf("the command's JSON does not fit the tool's output schema (%v): report this as a casckpt bug", err)
+		}
+		return nil, wrap(doc), nil
+	})
+}
+
+// withDryRunDefault makes dry_run default to true in the input schema.
+func withDryRunDefault(s *jsonschema.Schema) {
+	if p := s.Properties["dry_run"]; p != nil {
+		p.Type, p.Types, p.Default = "boolean", nil, json.RawMessage("true")
+	}
+}
+
+// command is the argument list of a command: name, --json, flags, "--",
+// then the positional arguments (so none is read as a flag).
+func command(name string, flags []string, positional ...string) []string {
+	args := append([]string{name, "--json"}, flags...)
+	return append(append(args, "--"), positional...)
+}
+
+// flagIf is flag when on, else nothing.
+func flagIf(on bool, flag ...string) []string {
+	if on {
+		return flag
+	}
+	return nil
+}
+
+// dryRun is the value of an optional dry_run: true unless it is false.
+func dryRun(p *bool) bool { return p == nil || *p }
+
+func (in ListInput) args() []string {
+	return command("list", append(flagIf(in.N > 0, "-n", strconv.Itoa(in.N)), flagIf(in.Session != "", "--session", in.Session)...), in.Dir)
+}
+
+func (in DiffInput) args() []string {
+	pos := []string{in.Dir, in.Snap}
+	if in.Snap2 != "" {
+		pos = append(pos, in.Snap2)
+	}
+	return command("diff", nil, pos...)
+}
+
+func (in RestoreInput) args() []string {
+	f := append(flagIf(dryRun(in.DryRun), "--dry-run"), flagIf(in.Safe, "--safe")...)
+	f = append(f, flagIf(in.MaxFileSizeMB > 0, "--max-file-size-mb", strconv.FormatInt(in.MaxFileSizeMB, 10))...)
+	f = append(f, flagIf(in.MaxFiles > 0, "--max-files", strconv.Itoa(in.MaxFiles))...)
+	return command("restore", f, append([]string{in.Dir, in.Snap}, in.Paths...)...)
+}
+
+func (in CreateInput) args() []string {
+	f := append(flagIf(in.Message != "", "-m", in.Message), flagIf(in.Keep > 0, "--keep", strconv.Itoa(in.Keep))...)
+	f = append(f, flagIf(in.MaxFileSizeMB > 0, "--max-file-size-mb", strconv.FormatInt(in.MaxFileSizeMB, 10))...)
+	f = append(f, flagIf(in.MaxFiles > 0, "--max-files", strconv.Itoa(in.MaxFiles))...)
+	f = append(f, flagIf(in.MaxSizeMB != nil, "--max-size-mb", strconv.FormatInt(deref(in.MaxSizeMB), 10))...)
+	f = append(f, flagIf(in.Session != "", "--session", in.Session)...)
+	f = append(f, flagIf(in.Turn != "", "--turn", in.Turn)...)
+	f = append(f, flagIf(in.EndTurn, "--end-turn")...)
+	return command("snapshot", f, in.Dir)
+}
+
+func (in UndoInput) args() []string {
+	pos := []string{in.Dir}
+	if in.Turn != "" {
+		pos = append(pos, in.Turn)
+	}
+	return command("undo", flagIf(dryRun(in.DryRun), "--dry-run"), pos...)
+}
+
+func (in TurnsInput) args() []string {
+	return command("turns", flagIf(in.Session != "", "--session", in.Session), in.Dir)
+}
+
+func (in FileHistoryInput) args() []string { return command("log", nil, in.Dir, in.Path) }
+
+func (in ReadFileInput) args() []string { return command("cat", nil, in.Dir, in.Snap, in.Path) }
+
+func deref(p *int64) int64 {
+	if p == nil {
+		return 0
+	}
+	return *p
+}
