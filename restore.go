@@ -94,25 +94,58 @@ func (s *Store) Restore(ctx context.Context, dir string, ref Ref, opts RestoreOp
 		return res, err
 	}
 	defer ss.end()
-	var pending *pendingSnapshot
 	var plan restorer.Plan
-	err = ss.read(func(v view) (err error) {
-		pending, plan, err = ss.prepareRestore(ctx, v, &res, workdir, ref, paths, opts)
+	res.PreRestoreID, err = ss.changeTree(ctx, opts.DryRun, PreRestorePrefix, func(v view) (p *pendingSnapshot, err error) {
+		p, plan, err = ss.prepareRestore(ctx, v, &res, workdir, ref, paths, opts)
+		return p, err
+	}, func(v view) error {
+		return ss.s.apply(ctx, workdir, v.objects, plan, opts.Progress)
+	})
+	return res, err
+}
+
+// changeTree carries out an operation that rewrites the working tree, as
+// Restore and Undo do. prepare plans it in one read view and returns the
+// uncommitted snapshot of the tree as it is; unless dryRun, that snapshot
+// is committed (errors name it by what, e.g. "pre-restore") and write then
+// writes the plan in a new read view. It returns the snapshot's ID, zero
+// when none was taken (a dry run, or a tree equal to the newest snapshot).
+func (ss *session) changeTree(ctx context.Context, dryRun bool, what string, prepare func(v view) (*pendingSnapshot, error), write func(v view) error) (ID, error) {
+	var pending *pendingSnapshot
+	err := ss.read(func(v view) (err error) {
+		pending, err = prepare(v)
 		return err
 	})
-	if err != nil || opts.DryRun {
-		return res, err
+	if err != nil || dryRun {
+		return ID{}, err
 	}
 	pre, err := ss.commitSnapshot(ctx, pending)
 	if err != nil {
-		return res, fmt.Errorf("pre-restore snapshot: %w", err)
+		return ID{}, fmt.Errorf("%s snapshot: %w", what, err)
 	}
+	var id ID
 	if pre.Created {
-		res.PreRestoreID = pre.ID
+		id = pre.ID
 	}
-	return res, ss.read(func(v view) error {
-		return ss.s.apply(ctx, workdir, v.objects, plan, opts.Progress)
-	})
+	return id, ss.read(write)
+}
+
+// scanBefore scans the working tree once, keeping its trees in overlay:
+// in a dry run only hashed, else stored as a pending snapshot with opts
+// (the tree from before the operation, committed once it is verified).
+func (ss *session) scanBefore(ctx context.Context, v view, workdir string, overlay *treeOverlay, dryRun bool, opts SnapshotOptions) (scan.Result, *pendingSnapshot, error) {
+	if dryRun {
+		current, err := scan.Scan(ctx, workdir, overlay, scan.Options{
+			MaxFileSize: opts.MaxFileSize, MaxFiles: opts.MaxFiles,
+			Cache: v.tx.StatCache(workdir), Trees: v.objects, Skip: ss.s.skipDirs(),
+		})
+		return current, nil, err
+	}
+	pending, err := ss.scanSnapshot(ctx, v, workdir, opts, overlay.through)
+	if err != nil {
+		return scan.Result{}, nil, err
+	}
+	return pending.scanned, pending, nil
 }
 
 // prepareRestore resolves the snapshot, checks that it is whole, scans the
@@ -161,7 +194,14 @@ func (ss *session) prepareRestore(ctx context.Context, v view, res *RestoreResul
 		}
 	}
 	overlay := newTreeOverlay(v.objects)
-	current, pending, err := ss.scanCurrent(ctx, v, workdir, target, opts, overlay)
+	current, pending, err := ss.scanBefore(ctx, v, workdir, overlay, opts.DryRun, SnapshotOptions{
+		Reason:      fmt.Sprintf("%s: before restoring %s", PreRestorePrefix, target.ID.Short()),
+		Keep:        -1, // a restore never drops snapshots
+		MaxFileSize: opts.MaxFileSize, MaxFiles: opts.MaxFiles,
+	})
+	if err != nil && !opts.DryRun {
+		err = fmt.Errorf("pre-restore snapshot: %w", err)
+	}
 	if err != nil {
 		return nil, restorer.Plan{}, err
 	}
@@ -175,28 +215,6 @@ func (ss *session) prepareRestore(ctx context.Context, v view, res *RestoreResul
 		return nil, restorer.Plan{}, refuseDamaged(ctx, v, snaps, target, err)
 	}
 	return pending, plan, nil
-}
-
-// scanCurrent scans the current tree once, its trees kept in overlay for
-// the plan: in a dry run only hashed, else stored as the pending
-// pre-restore snapshot.
-func (ss *session) scanCurrent(ctx context.Context, v view, workdir string, target record, opts RestoreOptions, overlay *treeOverlay) (scan.Result, *pendingSnapshot, error) {
-	if opts.DryRun {
-		current, err := scan.Scan(ctx, workdir, overlay, scan.Options{
-			MaxFileSize: opts.MaxFileSize, MaxFiles: opts.MaxFiles,
-			Cache: v.tx.StatCache(workdir), Trees: v.objects, Skip: ss.s.skipDirs(),
-		})
-		return current, nil, err
-	}
-	pending, err := ss.scanSnapshot(ctx, v, workdir, SnapshotOptions{
-		Reason:      fmt.Sprintf("%s: before restoring %s", PreRestorePrefix, target.ID.Short()),
-		Keep:        -1, // a restore never drops snapshots
-		MaxFileSize: opts.MaxFileSize, MaxFiles: opts.MaxFiles,
-	}, overlay.through)
-	if err != nil {
-		return scan.Result{}, nil, fmt.Errorf("pre-restore snapshot: %w", err)
-	}
-	return pending.scanned, pending, nil
 }
 
 // planRestore returns the changes that make the tree scanned as current

@@ -73,25 +73,14 @@ func (s *Store) Undo(ctx context.Context, dir, turn string, opts UndoOptions) (U
 		return res, err
 	}
 	defer ss.end()
-	var pending *pendingSnapshot
 	var plan undo.Plan
-	err = ss.read(func(v view) (err error) {
-		pending, plan, err = ss.prepareUndo(ctx, v, &res, workdir, turn, opts)
-		return err
-	})
-	if err != nil || opts.DryRun {
-		return res, err
-	}
-	pre, err := ss.commitSnapshot(ctx, pending)
-	if err != nil {
-		return res, fmt.Errorf("pre-undo snapshot: %w", err)
-	}
-	if pre.Created {
-		res.PreUndoID = pre.ID
-	}
-	return res, ss.read(func(v view) error {
+	res.PreUndoID, err = ss.changeTree(ctx, opts.DryRun, PreUndoPrefix, func(v view) (p *pendingSnapshot, err error) {
+		p, plan, err = ss.prepareUndo(ctx, v, &res, workdir, turn, opts)
+		return p, err
+	}, func(v view) error {
 		return ss.s.apply(ctx, workdir, plan.Content(v.objects), plan.Restore, opts.Progress)
 	})
+	return res, err
 }
 
 // prepareUndo finds the turn and its snapshots, scans the working tree
@@ -158,24 +147,6 @@ func findTurn(tx *index.Tx, workdir, id string) (TurnInfo, error) {
 		return TurnInfo{}, fmt.Errorf("undo: %w: %s has no ended turn to undo", ErrNotFound, workdir)
 	}
 	return TurnInfo{}, fmt.Errorf("undo: turn %q %w in %s; casckpt turns lists them", id, ErrNotFound, workdir)
-}
-
-// scanBefore scans the working tree once, keeping its trees in overlay:
-// in a dry run only hashed, else stored as a pending snapshot with opts
-// (the tree from before the operation, committed once it is verified).
-func (ss *session) scanBefore(ctx context.Context, v view, workdir string, overlay *treeOverlay, dryRun bool, opts SnapshotOptions) (scan.Result, *pendingSnapshot, error) {
-	if dryRun {
-		current, err := scan.Scan(ctx, workdir, overlay, scan.Options{
-			MaxFileSize: opts.MaxFileSize, MaxFiles: opts.MaxFiles,
-			Cache: v.tx.StatCache(workdir), Trees: v.objects, Skip: ss.s.skipDirs(),
-		})
-		return current, nil, err
-	}
-	pending, err := ss.scanSnapshot(ctx, v, workdir, opts, overlay.through)
-	if err != nil {
-		return scan.Result{}, nil, err
-	}
-	return pending.scanned, pending, nil
 }
 
 // planUndo plans the undo of the turn from start to end over the tree
