@@ -3,9 +3,11 @@ package testtree
 import (
 	"archive/tar"
 	"io"
+	"math/rand/v2"
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync/atomic"
@@ -209,4 +211,28 @@ func FlipToLink(dir, outside string, pause time.Duration) (stop func()) {
 		}
 	}()
 	return func() { stopping.Store(true); <-done }
+}
+
+// EditLines makes one or two random line edits to text (whose lines all
+// end in a newline): each inserts a line made by newLine, deletes a line
+// or replaces one with a line made by newLine.
+func EditLines(r *rand.Rand, text string, newLine func() string) string {
+	lines := strings.SplitAfter(text, "\n")
+	lines = lines[:len(lines)-1]
+	for range 1 + r.IntN(2) {
+		i := r.IntN(len(lines) + 1)
+		switch r.IntN(3) {
+		case 0:
+			lines = slices.Insert(lines, i, newLine())
+		case 1:
+			if i < len(lines) {
+				lines = slices.Delete(lines, i, i+1)
+			}
+		default:
+			if i < len(lines) {
+				lines[i] = newLine()
+			}
+		}
+	}
+	return strings.Join(lines, "")
 }

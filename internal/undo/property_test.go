@@ -90,27 +90,8 @@ func (h *history) change(t tree) tree {
 	return out
 }
 
-// editLines replaces, deletes or inserts a few lines of text.
-func (h *history) editLines(text string) string {
-	lines := strings.SplitAfter(text, "\n")
-	lines = lines[:len(lines)-1]
-	for range 1 + h.r.IntN(2) {
-		i := h.r.IntN(len(lines) + 1)
-		switch h.r.IntN(3) {
-		case 0:
-			lines = slices.Insert(lines, i, h.line())
-		case 1:
-			if i < len(lines) {
-				lines = slices.Delete(lines, i, i+1)
-			}
-		default:
-			if i < len(lines) {
-				lines[i] = h.line()
-			}
-		}
-	}
-	return strings.Join(lines, "")
-}
+// editLines inserts, deletes or replaces one or two lines of text.
+func (h *history) editLines(text string) string { return testtree.EditLines(h.r, text, h.line) }
 
 // leavesOf returns the files and links of trees.
 func leavesOf(trees ...tree) []string {
