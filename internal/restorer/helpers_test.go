@@ -6,51 +6,27 @@ import (
 	"path"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 	"testing"
 
 	"github.com/casckpt/casckpt/cas"
 	"github.com/casckpt/casckpt/cas/castest"
+	"github.com/casckpt/casckpt/internal/testtree"
 	"github.com/casckpt/casckpt/manifest"
 )
 
-// item is one entry of a tree given as data: a file (Data, Exec), a link
-// (Link) or a directory (Dir).
-type item struct {
-	Data string
-	Exec bool
-	Link string
-	Dir  bool
-}
-
-// spec is a tree as data: slash-separated paths to entries. Directories
-// above a path are implied; withDirs lists them.
-type spec map[string]item
+// item is one entry of a tree given as data, spec a tree as data
+// (testtree's), with the directories above its paths implied.
+type (
+	item = testtree.Entry
+	spec = testtree.Tree
+)
 
 // withDirs returns s with every directory above its paths listed.
-func withDirs(s spec) spec {
-	out := spec{}
-	for p, it := range s {
-		out[p] = it
-		for d := path.Dir(p); d != "."; d = path.Dir(d) {
-			out[d] = item{Dir: true}
-		}
-	}
-	return out
-}
+func withDirs(s spec) spec { return testtree.WithDirs(s) }
 
 // plus returns the union of a and b.
-func plus(a, b spec) spec {
-	out := spec{}
-	for p, it := range a {
-		out[p] = it
-	}
-	for p, it := range b {
-		out[p] = it
-	}
-	return out
-}
+func plus(a, b spec) spec { return testtree.Edit(a, b) }
 
 // chunkSize is small so that files span several chunks.
 const chunkSize = 4
@@ -110,34 +86,7 @@ func planOf(t *testing.T, m *castest.Memory, a, b spec) Plan {
 }
 
 // writeDir creates s below dir.
-func writeDir(t *testing.T, dir string, s spec) {
-	t.Helper()
-	w := withDirs(s)
-	paths := make([]string, 0, len(w))
-	for p := range w {
-		paths = append(paths, p)
-	}
-	sort.Strings(paths) // parents first
-	for _, p := range paths {
-		it, name := w[p], filepath.Join(dir, filepath.FromSlash(p))
-		var err error
-		switch {
-		case it.Dir:
-			err = os.Mkdir(name, 0o755)
-		case it.Link != "":
-			err = os.Symlink(it.Link, name)
-		default:
-			perm := os.FileMode(0o644)
-			if it.Exec {
-				perm = 0o755
-			}
-			err = os.WriteFile(name, []byte(it.Data), perm)
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-}
+func writeDir(t *testing.T, dir string, s spec) { testtree.Write(t, dir, s) }
 
 // readDir reads the tree below dir, every directory listed.
 func readDir(t *testing.T, dir string) spec {
