@@ -44,17 +44,17 @@ func newListCommand(g *globals) *cobra.Command {
 
 // listItemJSON is one element of the contract's list document.
 type listItemJSON struct {
-	ID           string `json:"id"`
-	ShortID      string `json:"short_id"`
-	Time         string `json:"time"`
-	Reason       string `json:"reason"`
-	FilesChanged int64  `json:"files_changed"`
-	Insertions   int64  `json:"insertions"`
-	Deletions    int64  `json:"deletions"`
-	Pinned       bool   `json:"pinned"`
-	Session      any    `json:"session"`
-	Turn         any    `json:"turn"`
-	Damaged      bool   `json:"damaged,omitempty"`
+	ID           string  `json:"id"`
+	ShortID      string  `json:"short_id"`
+	Time         string  `json:"time"`
+	Reason       string  `json:"reason"`
+	FilesChanged int64   `json:"files_changed"`
+	Insertions   int64   `json:"insertions"`
+	Deletions    int64   `json:"deletions"`
+	Pinned       bool    `json:"pinned"`
+	Session      *string `json:"session"`
+	Turn         *string `json:"turn"`
+	Damaged      bool    `json:"damaged,omitempty"`
 }
 
 func runList(cmd *cobra.Command, g *globals, dir, session string, n int) error {

@@ -7,8 +7,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-
-	"github.com/casckpt/casckpt"
 )
 
 func newLogCommand(g *globals) *cobra.Command {
@@ -44,20 +42,6 @@ type logItemJSON struct {
 	Session    *string `json:"session"`
 }
 
-// turnLabels returns the turn and session that label a snapshot, nil when
-// unset (JSON null).
-func turnLabels(sn casckpt.Snapshot) (turn, session *string) {
-	return nilIfEmpty(sn.Turn), nilIfEmpty(sn.Session)
-}
-
-// nilIfEmpty is s, or nil (JSON null) when s is empty.
-func nilIfEmpty(s string) *string {
-	if s == "" {
-		return nil
-	}
-	return &s
-}
-
 func runLog(cmd *cobra.Command, g *globals, dir, p string) error {
 	store, err := g.open()
 	if err != nil {
@@ -69,10 +53,9 @@ func runLog(cmd *cobra.Command, g *globals, dir, p string) error {
 	}
 	items := make([]logItemJSON, 0, len(log))
 	for _, e := range log {
-		turn, session := turnLabels(e.Snapshot)
 		items = append(items, logItemJSON{
 			ID: e.ID.String(), ShortID: e.ID.Short(), Time: e.Time.Format(time.RFC3339), Reason: e.Reason,
-			Status: string(e.Status), Insertions: e.Insertions, Deletions: e.Deletions, Turn: turn, Session: session,
+			Status: string(e.Status), Insertions: e.Insertions, Deletions: e.Deletions, Turn: labelOrNull(e.Turn), Session: labelOrNull(e.Session),
 		})
 	}
 	return g.emit(items, func(w io.Writer) {

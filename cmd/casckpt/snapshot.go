@@ -69,22 +69,22 @@ func checkLabels(cmd *cobra.Command, flags ...string) error {
 }
 
 // labelOrNull is a session or turn ID for JSON: null when there is none.
-func labelOrNull(s string) any {
+func labelOrNull(s string) *string {
 	if s == "" {
 		return nil
 	}
-	return s
+	return &s
 }
 
 // snapshotJSON is the contract's snapshot document.
 type snapshotJSON struct {
-	Created bool   `json:"created"`
-	ID      any    `json:"id"`
-	Project string `json:"project"`
-	Files   int64  `json:"files"`
-	Bytes   int64  `json:"bytes"`
-	Session any    `json:"session"`
-	Turn    any    `json:"turn"`
+	Created bool    `json:"created"`
+	ID      any     `json:"id"`
+	Project string  `json:"project"`
+	Files   int64   `json:"files"`
+	Bytes   int64   `json:"bytes"`
+	Session *string `json:"session"`
+	Turn    *string `json:"turn"`
 }
 
 func runSnapshot(cmd *cobra.Command, g *globals, dir string, o snapshotOptions) error {

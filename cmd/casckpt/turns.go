@@ -37,7 +37,7 @@ func newTurnsCommand(g *globals) *cobra.Command {
 // no longer be undone.
 type turnJSON struct {
 	Turn         string   `json:"turn"`
-	Session      any      `json:"session"`
+	Session      *string  `json:"session"`
 	Start        string   `json:"start"`
 	End          any      `json:"end"`
 	Started      string   `json:"started"`
