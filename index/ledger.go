@@ -61,11 +61,7 @@ func decodeWrite(path string, v []byte) (Write, error) {
 // Writes returns a project's recorded writes, by path.
 func (t *Tx) Writes(workdir string) (map[string]Write, error) {
 	out := map[string]Write{}
-	root := t.bucket(bucketLedger)
-	if root == nil {
-		return out, nil
-	}
-	b := root.Bucket([]byte(workdir))
+	b := t.projectBucket(bucketLedger, workdir)
 	if b == nil {
 		return out, nil
 	}

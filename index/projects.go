@@ -114,11 +114,7 @@ func (t *Tx) Projects() ([]Project, error) {
 // HasSnapshots reports whether the store holds a snapshot of workdir,
 // without reading any.
 func (t *Tx) HasSnapshots(workdir string) bool {
-	root := t.bucket(bucketSnapshots)
-	if root == nil {
-		return false
-	}
-	b := root.Bucket([]byte(workdir))
+	b := t.projectBucket(bucketSnapshots, workdir)
 	if b == nil {
 		return false
 	}

@@ -146,11 +146,7 @@ func seqKey(seq uint64) []byte { return binary.BigEndian.AppendUint64(nil, seq) 
 // retention drops the oldest.
 func (t *Tx) Snapshots(workdir string) ([]Snapshot, error) {
 	out := []Snapshot{}
-	root := t.bucket(bucketSnapshots)
-	if root == nil {
-		return out, nil
-	}
-	b := root.Bucket([]byte(workdir))
+	b := t.projectBucket(bucketSnapshots, workdir)
 	if b == nil {
 		return out, nil
 	}
@@ -172,10 +168,8 @@ func (t *Tx) Snapshots(workdir string) ([]Snapshot, error) {
 // NextSeq is the sequence number the project's next snapshot will get,
 // unless another is added first.
 func (t *Tx) NextSeq(workdir string) uint64 {
-	if root := t.bucket(bucketSnapshots); root != nil {
-		if b := root.Bucket([]byte(workdir)); b != nil {
-			return b.Sequence() + 1
-		}
+	if b := t.projectBucket(bucketSnapshots, workdir); b != nil {
+		return b.Sequence() + 1
 	}
 	return 1
 }

@@ -66,11 +66,7 @@ func decodeDir(v []byte) (statcache.Dir, error) {
 // scanned afresh.
 func (t *Tx) StatCache(workdir string) map[string]statcache.Dir {
 	out := map[string]statcache.Dir{}
-	root := t.bucket(bucketStatCache)
-	if root == nil {
-		return out
-	}
-	b := root.Bucket([]byte(workdir))
+	b := t.projectBucket(bucketStatCache, workdir)
 	if b == nil {
 		return out
 	}

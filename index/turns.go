@@ -89,11 +89,7 @@ func decodeTurn(project, id string, v []byte) (Turn, error) {
 // Turns lists a project's turns, newest first (by start time, then ID).
 func (t *Tx) Turns(workdir string) ([]Turn, error) {
 	out := []Turn{}
-	root := t.bucket(bucketTurns)
-	if root == nil {
-		return out, nil
-	}
-	b := root.Bucket([]byte(workdir))
+	b := t.projectBucket(bucketTurns, workdir)
 	if b == nil {
 		return out, nil
 	}
@@ -126,11 +122,7 @@ func cmpString(a, b string) int {
 
 // Turn returns turn id of project workdir, if it is recorded.
 func (t *Tx) Turn(workdir, id string) (Turn, bool, error) {
-	root := t.bucket(bucketTurns)
-	if root == nil {
-		return Turn{}, false, nil
-	}
-	b := root.Bucket([]byte(workdir))
+	b := t.projectBucket(bucketTurns, workdir)
 	if b == nil {
 		return Turn{}, false, nil
 	}
@@ -160,10 +152,8 @@ func (t *Tx) PutTurn(tr Turn) error {
 
 // DeleteTurn removes a turn record; a missing one is no error.
 func (t *Tx) DeleteTurn(workdir, id string) error {
-	if root := t.bucket(bucketTurns); root != nil {
-		if b := root.Bucket([]byte(workdir)); b != nil {
-			return b.Delete([]byte(id))
-		}
+	if b := t.projectBucket(bucketTurns, workdir); b != nil {
+		return b.Delete([]byte(id))
 	}
 	return nil
 }

@@ -27,6 +27,15 @@ func (t *Tx) bucket(name []byte) *bolt.Bucket {
 	return t.tx.Bucket(name)
 }
 
+// projectBucket returns project workdir's bucket inside top-level bucket
+// name, or nil.
+func (t *Tx) projectBucket(name []byte, workdir string) *bolt.Bucket {
+	if root := t.bucket(name); root != nil {
+		return root.Bucket([]byte(workdir))
+	}
+	return nil
+}
+
 // get reads key of a top-level bucket; nil when either is missing.
 func (t *Tx) get(bucket, key []byte) []byte {
 	if b := t.bucket(bucket); b != nil {
