@@ -22,27 +22,45 @@ const (
 // 256 KiB; trees of huge directories are the large objects.
 const MaxObjectSize = 64 << 20
 
+// encoderWindows are the window sizes of the zstd encoders, smallest
+// first. An object is compressed by the smallest window that holds it
+// whole, which compresses it exactly as well as a larger one would, while
+// the encoder's buffers (allocated on first use, per concurrent encode)
+// stay small: a short-lived process that stores a few small files then
+// faults in a fraction of the memory.
+var encoderWindows = [...]int{64 << 10, 256 << 10, 1 << 20}
+
 var (
-	encoderOnce sync.Once
-	encoder     *zstd.Encoder
+	encoders    [len(encoderWindows)]encoderOnce
 	decoderOnce sync.Once
 	decoder     *zstd.Decoder
 )
 
-func zstdEncoder() *zstd.Encoder {
-	encoderOnce.Do(func() {
+type encoderOnce struct {
+	once sync.Once
+	enc  *zstd.Encoder
+}
+
+// zstdEncoder returns the encoder for an object of n bytes.
+func zstdEncoder(n int) *zstd.Encoder {
+	i := 0
+	for i < len(encoderWindows)-1 && n > encoderWindows[i] {
+		i++
+	}
+	e := &encoders[i]
+	e.once.Do(func() {
 		var err error
-		encoder, err = zstd.NewWriter(nil,
+		e.enc, err = zstd.NewWriter(nil,
 			zstd.WithEncoderLevel(zstd.SpeedDefault),
 			zstd.WithEncoderCRC(false),
 			zstd.WithEncoderConcurrency(runtime.GOMAXPROCS(0)),
-			zstd.WithWindowSize(1<<20),
+			zstd.WithWindowSize(encoderWindows[i]),
 			zstd.WithZeroFrames(true))
 		if err != nil {
 			panic(err) // only fails on invalid options
 		}
 	})
-	return encoder
+	return e.enc
 }
 
 func zstdDecoder() *zstd.Decoder {
@@ -66,7 +84,7 @@ func compress(data []byte) (Codec, []byte, error) {
 	if len(data) < 64 {
 		return CodecRaw, data, nil
 	}
-	packed := zstdEncoder().EncodeAll(data, make([]byte, 0, len(data)/2))
+	packed := zstdEncoder(len(data)).EncodeAll(data, make([]byte, 0, len(data)/2))
 	if len(packed) >= len(data) {
 		return CodecRaw, data, nil
 	}

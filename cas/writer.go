@@ -14,6 +14,11 @@ import (
 // next one.
 const PackTargetSize = 8 << 20
 
+// packWriteBuffer is how much of a pack a Writer gathers before writing:
+// small, because a turn's pack is often a few KiB and every buffer byte a
+// short-lived process touches costs it a page fault.
+const packWriteBuffer = 64 << 10
+
 // Existing answers whether an object is already stored. *Store implements it.
 type Existing interface {
 	Has(id ID) (bool, error)
@@ -148,7 +153,7 @@ func (w *Writer) startPack(ctx context.Context) error {
 		return fmt.Errorf("create pack: %w", err)
 	}
 	p.w = pw
-	p.buf = bufio.NewWriterSize(pw, 1<<20)
+	p.buf = bufio.NewWriterSize(pw, packWriteBuffer)
 	if _, err := p.buf.WriteString(packMagic); err != nil {
 		pw.Abort()
 		return fmt.Errorf("write pack: %w", err)

@@ -1,6 +1,7 @@
 package manifest
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -63,6 +64,12 @@ func PutContent(ctx context.Context, put cas.Putter, r io.Reader, size, limit in
 	if limit < math.MaxInt64 {
 		r = io.LimitReader(r, limit+1)
 	}
+	if size < smallContent {
+		c, grew, err := putSmall(ctx, put, &r, size, limit)
+		if !grew || err != nil {
+			return c, err
+		}
+	}
 	bufp := chunkBuffers.Get().(*[]byte)
 	defer chunkBuffers.Put(bufp)
 	if size <= singleChunkMax {
@@ -100,6 +107,28 @@ func PutContent(ctx context.Context, put cas.Putter, r io.Reader, size, limit in
 	return c, nil
 }
 
+// smallContent: content expected to be shorter is read into a buffer of
+// its own size, not a pooled chunking buffer, which a short-lived process
+// would have to fault in page by page for a few small files.
+const smallContent = 64 << 10
+
+// putSmall stores content expected to be size bytes (under smallContent)
+// as one chunk. When the content turns out longer, it stores nothing,
+// reports grew, and leaves in *r a reader of the whole content again.
+func putSmall(ctx context.Context, put cas.Putter, r *io.Reader, size, limit int64) (c Content, grew bool, err error) {
+	buf := make([]byte, size+1)
+	n, err := io.ReadFull(*r, buf)
+	if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
+		return c, false, &os.PathError{Op: "read", Err: err}
+	}
+	if n > int(size) { // longer than the stat said: read on as a larger file
+		*r = io.MultiReader(bytes.NewReader(buf[:n]), *r)
+		return c, true, nil
+	}
+	c, err = putChunk(ctx, put, buf[:n], limit)
+	return c, false, err
+}
+
 // putSingle stores content expected to fit one chunk; buf holds more than
 // singleChunkMax bytes.
 func putSingle(ctx context.Context, put cas.Putter, r io.Reader, limit int64, buf []byte) (Content, error) {
@@ -116,10 +145,21 @@ func putSingle(ctx context.Context, put cas.Putter, r io.Reader, limit int64, bu
 		c.Grew = true
 		return c, nil
 	}
-	c.Size = int64(n)
-	c.Lines, c.Binary = CountLines(buf[:n])
-	if n > 0 {
-		id, err := put.Put(ctx, cas.KindChunk, buf[:n])
+	return putChunk(ctx, put, buf[:n], limit)
+}
+
+// putChunk stores data, the whole content, as one chunk, unless it is
+// longer than limit (TooBig).
+func putChunk(ctx context.Context, put cas.Putter, data []byte, limit int64) (Content, error) {
+	var c Content
+	if int64(len(data)) > limit {
+		c.TooBig = true
+		return c, nil
+	}
+	c.Size = int64(len(data))
+	c.Lines, c.Binary = CountLines(data)
+	if len(data) > 0 {
+		id, err := put.Put(ctx, cas.KindChunk, data)
 		if err != nil {
 			return c, err
 		}

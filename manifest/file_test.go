@@ -161,6 +161,23 @@ func TestPutContentGrew(t *testing.T) {
 	}
 }
 
+// TestPutContentSmallThatGrew: content stated to be small that turns out
+// longer, though within one chunk, is stored whole, as one chunk of all
+// its bytes.
+func TestPutContentSmallThatGrew(t *testing.T) {
+	for _, n := range []int{11, smallContent + 5, singleChunkMax} {
+		m := castest.NewMemory()
+		data := pattern(n)
+		c, err := PutContent(context.Background(), m, bytes.NewReader(data), 10, math.MaxInt64)
+		if err != nil || c.Grew || c.TooBig || c.Size != int64(n) || len(c.Chunks) != 1 {
+			t.Fatalf("%d bytes stated as 10: %+v, %v", n, c, err)
+		}
+		if got, err := m.Get(context.Background(), c.Chunks[0]); err != nil || !bytes.Equal(got, data) {
+			t.Fatalf("%d bytes stated as 10: the chunk holds %d bytes, %v", n, len(got), err)
+		}
+	}
+}
+
 type failingReader struct{}
 
 func (failingReader) Read([]byte) (int, error) { return 0, syscall.EIO }

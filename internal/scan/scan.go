@@ -424,11 +424,23 @@ func (s *scanner) included(fd int, dirPath, childRel string, dirent fs.DirEntry,
 		return st, false
 	}
 	if defaults.excluded(name, isDir) || (ign != nil && ign.ignored(childRel, isDir)) ||
-		(len(s.opts.Skip) > 0 && slices.Contains(s.opts.Skip, filepath.Join(dirPath, name))) {
+		s.skipped(dirPath, name) {
 		s.exclude(childRel)
 		return st, false
 	}
 	return st, true
+}
+
+// skipped says whether dirPath/name is on the Skip list, joining the two
+// only when name is the base of a listed path (the common case, no match,
+// allocates nothing).
+func (s *scanner) skipped(dirPath, name string) bool {
+	for _, p := range s.opts.Skip {
+		if filepath.Base(p) == name && filepath.Join(dirPath, name) == p {
+			return true
+		}
+	}
+	return false
 }
 
 // newNode makes the node of an included entry (name, at childRel, in the
