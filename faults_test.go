@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/casckpt/casckpt/cas"
 	"github.com/casckpt/casckpt/cas/packstore"
@@ -31,16 +32,35 @@ type faults struct {
 	calls atomic.Int64
 	mu    sync.Mutex
 	what  string // the operation that failed
+
+	// kill makes the n-th operation kill the process with SIGKILL instead:
+	// before the operation when delay is negative, else delay after it.
+	kill  bool
+	delay time.Duration
 }
 
 func (f *faults) hit(op, name string) error {
 	if f.calls.Add(1) != f.n {
 		return nil
 	}
+	if f.kill {
+		if f.delay < 0 {
+			killSelf()
+		}
+		time.AfterFunc(f.delay, killSelf)
+		return nil
+	}
 	f.mu.Lock()
 	f.what = op + " " + filepath.Base(name)
 	f.mu.Unlock()
 	return &fs.PathError{Op: op, Path: name, Err: syscall.EIO}
+}
+
+// killSelf ends the process as a crash would: no deferred call runs, no
+// file is closed.
+func killSelf() {
+	_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
+	select {} // until the signal lands
 }
 
 func (f *faults) fired() string {
