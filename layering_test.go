@@ -40,8 +40,10 @@ var layers = map[string][]string{
 	"manifest":           {"cas"},
 	"cas":                {}, // the standard library, blake3, zstd
 	"cas/packstore":      {"cas"},
+	"cas/s3store":        {"cas"}, // and minio-go
 	"cas/packtest":       {"cas"},
 	"cas/castest":        {"cas"},
+	"internal/s3test":    {},      // minio-go only; runs versitygw
 	"bench":              {"..."}, // test files only
 }
 
@@ -49,7 +51,7 @@ var layers = map[string][]string{
 const bboltPath = "go.etcd.io/bbolt"
 
 // testSupport are packages that only _test.go files may import.
-var testSupport = []string{"cas/castest", "cas/packtest", "internal/testtree"}
+var testSupport = []string{"cas/castest", "cas/packtest", "internal/s3test", "internal/testtree"}
 
 // listedPackage is what go list -json says of a package that the check
 // needs.
@@ -266,6 +268,8 @@ func TestLayeringCatchesBadImports(t *testing.T) {
 		{pkg("cmd/casckpt", "cas"), "cmd/casckpt imports cas"},
 		{pkg("gc", "internal/testtree"), "internal/testtree is test support"},
 		{pkg("cas/packstore", "index"), "cas/packstore imports index"},
+		{pkg("cas/s3store", "cas/packstore"), "cas/s3store imports cas/packstore"},
+		{pkg("cas/s3store", "internal/s3test"), "internal/s3test is test support"},
 		{pkg("newthing", "cas"), "newthing has no layer rule"},
 		{withTestBbolt, "casckpt (root) tests import go.etcd.io/bbolt"},
 	} {

@@ -1,0 +1,85 @@
+package s3store
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+)
+
+// Config says which bucket New opens and how to reach it.
+type Config struct {
+	// Endpoint is the server's host[:port], without a scheme.
+	Endpoint string
+	// Secure selects https.
+	Secure bool
+	// AccessKey, SecretKey and SessionToken (may be empty) sign requests.
+	AccessKey, SecretKey, SessionToken string
+	// Region of the bucket; empty means minio-go asks the server once.
+	Region string
+	// Bucket holds the store; New does not create it.
+	Bucket string
+	// Prefix is the start of every key the store writes ("team/ckpt"),
+	// without a leading or trailing slash; empty means the bucket's root.
+	Prefix string
+	// Transport carries the requests; nil means minio-go's default. Tests
+	// count or alter requests through it.
+	Transport http.RoundTripper
+	// MaxRetries is how often minio-go tries a failed request in all;
+	// 0 means its default (10), 1 no retry.
+	MaxRetries int
+}
+
+// awsEndpoint is the server of an s3:// URL when AWS_ENDPOINT_URL is unset.
+const awsEndpoint = "s3.amazonaws.com"
+
+// ParseURL returns the Config of a store URL "s3://BUCKET[/PREFIX]", with
+// the server and credentials read through getenv (os.Getenv) from
+// AWS_ENDPOINT_URL (default https://s3.amazonaws.com), AWS_ACCESS_KEY_ID,
+// AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN and AWS_REGION.
+func ParseURL(storeURL string, getenv func(string) string) (Config, error) {
+	rest, ok := strings.CutPrefix(storeURL, "s3://")
+	if !ok {
+		return Config{}, fmt.Errorf("s3 store: %q is not an s3:// URL: write s3://BUCKET or s3://BUCKET/PREFIX", storeURL)
+	}
+	bucket, prefix, _ := strings.Cut(rest, "/")
+	prefix = strings.Trim(prefix, "/")
+	if bucket == "" {
+		return Config{}, fmt.Errorf("s3 store: %q names no bucket: write s3://BUCKET or s3://BUCKET/PREFIX", storeURL)
+	}
+	if strings.ContainsAny(bucket, "?#:@") || strings.ContainsAny(prefix, "?#") {
+		return Config{}, fmt.Errorf("s3 store: %q holds a query, fragment or user: write s3://BUCKET or s3://BUCKET/PREFIX", storeURL)
+	}
+	if prefix != "" && slices.ContainsFunc(strings.Split(prefix, "/"), func(seg string) bool { return seg == "" || seg == "." || seg == ".." }) {
+		return Config{}, fmt.Errorf("s3 store: the prefix of %q has an empty, \".\" or \"..\" segment: write it as a/b/c", storeURL)
+	}
+	c := Config{
+		Bucket:       bucket,
+		Prefix:       prefix,
+		AccessKey:    getenv("AWS_ACCESS_KEY_ID"),
+		SecretKey:    getenv("AWS_SECRET_ACCESS_KEY"),
+		SessionToken: getenv("AWS_SESSION_TOKEN"),
+		Region:       getenv("AWS_REGION"),
+	}
+	if c.AccessKey == "" || c.SecretKey == "" {
+		return Config{}, errors.New("s3 store: AWS_ACCESS_KEY_ID or AWS_SECRET_ACCESS_KEY is not set: set both to the bucket's credentials")
+	}
+	var err error
+	c.Endpoint, c.Secure, err = parseEndpoint(getenv("AWS_ENDPOINT_URL"))
+	return c, err
+}
+
+// parseEndpoint returns the host[:port] and scheme of AWS_ENDPOINT_URL.
+func parseEndpoint(raw string) (host string, secure bool, err error) {
+	if raw == "" {
+		return awsEndpoint, true, nil
+	}
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" ||
+		strings.Trim(u.Path, "/") != "" || u.RawQuery != "" || u.User != nil {
+		return "", false, fmt.Errorf("s3 store: AWS_ENDPOINT_URL %q is not a server URL: write http://HOST:PORT or https://HOST", raw)
+	}
+	return u.Host, u.Scheme == "https", nil
+}

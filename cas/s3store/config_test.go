@@ -1,0 +1,67 @@
+package s3store_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/casckpt/casckpt/cas/s3store"
+)
+
+func TestParseURL(t *testing.T) {
+	env := map[string]string{
+		"AWS_ENDPOINT_URL":      "http://127.0.0.1:7070",
+		"AWS_ACCESS_KEY_ID":     "key",
+		"AWS_SECRET_ACCESS_KEY": "secret",
+		"AWS_REGION":            "eu-west-3",
+	}
+	getenv := func(k string) string { return env[k] }
+	for _, tc := range []struct {
+		url            string
+		bucket, prefix string
+	}{
+		{"s3://b", "b", ""},
+		{"s3://b/", "b", ""},
+		{"s3://my-bucket/team/ckpt", "my-bucket", "team/ckpt"},
+		{"s3://b/p/", "b", "p"},
+	} {
+		c, err := s3store.ParseURL(tc.url, getenv)
+		want := s3store.Config{Endpoint: "127.0.0.1:7070", AccessKey: "key", SecretKey: "secret", Region: "eu-west-3", Bucket: tc.bucket, Prefix: tc.prefix}
+		if err != nil || c != want {
+			t.Errorf("parse %q: %+v %v, want %+v", tc.url, c, err, want)
+		}
+	}
+	for _, bad := range []string{"", "b/p", "file:///x", "s3:/b", "s3://", "s3:///p", "s3://b/a//c", "s3://b/../c", "s3://b/./c", "s3://b?x=1", "s3://user@b/p", "s3://b:9000/p"} {
+		if c, err := s3store.ParseURL(bad, getenv); err == nil || strings.Contains(err.Error(), "\n") {
+			t.Errorf("parse %q: %+v %v, want a one-line error", bad, c, err)
+		}
+	}
+}
+
+func TestParseURLEnvironment(t *testing.T) {
+	for _, tc := range []struct {
+		env      map[string]string
+		endpoint string
+		secure   bool
+		err      string
+	}{
+		{map[string]string{"AWS_ACCESS_KEY_ID": "k", "AWS_SECRET_ACCESS_KEY": "s"}, "s3.amazonaws.com", true, ""},
+		{map[string]string{"AWS_ACCESS_KEY_ID": "k", "AWS_SECRET_ACCESS_KEY": "s", "AWS_ENDPOINT_URL": "https://s3.example.com/"}, "s3.example.com", true, ""},
+		{map[string]string{"AWS_ACCESS_KEY_ID": "k", "AWS_SECRET_ACCESS_KEY": "s", "AWS_ENDPOINT_URL": "http://localhost:9000"}, "localhost:9000", false, ""},
+		{map[string]string{"AWS_ACCESS_KEY_ID": "k"}, "", false, "AWS_SECRET_ACCESS_KEY"},
+		{map[string]string{"AWS_SECRET_ACCESS_KEY": "s"}, "", false, "AWS_ACCESS_KEY_ID"},
+		{map[string]string{"AWS_ACCESS_KEY_ID": "k", "AWS_SECRET_ACCESS_KEY": "s", "AWS_ENDPOINT_URL": "localhost:9000"}, "", false, "AWS_ENDPOINT_URL"},
+		{map[string]string{"AWS_ACCESS_KEY_ID": "k", "AWS_SECRET_ACCESS_KEY": "s", "AWS_ENDPOINT_URL": "ftp://h"}, "", false, "AWS_ENDPOINT_URL"},
+		{map[string]string{"AWS_ACCESS_KEY_ID": "k", "AWS_SECRET_ACCESS_KEY": "s", "AWS_ENDPOINT_URL": "http://h/path"}, "", false, "AWS_ENDPOINT_URL"},
+	} {
+		c, err := s3store.ParseURL("s3://b/p", func(k string) string { return tc.env[k] })
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("env %v: %+v %v, want an error naming %s", tc.env, c, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || c.Endpoint != tc.endpoint || c.Secure != tc.secure {
+			t.Errorf("env %v: %+v %v, want endpoint %s secure %v", tc.env, c, err, tc.endpoint, tc.secure)
+		}
+	}
+}

@@ -1,0 +1,37 @@
+// Package s3store is a cas.PackStore in a bucket of an S3-compatible object
+// store (AWS S3, MinIO, versitygw, ...), through minio-go.
+//
+// Vocabulary:
+//   - The prefix is the part of the object keys the store owns:
+//     s3://BUCKET/PREFIX keeps its packs under "PREFIX/packs/", its packs
+//     set aside under "PREFIX/damaged/", and its probe objects directly
+//     under "PREFIX/".
+//   - A conditional put is a PUT with "If-None-Match: *": the server stores
+//     the object only if no object of that key exists, and answers 412
+//     Precondition Failed otherwise. It is what keeps many writers on many
+//     machines from overwriting one another without a lock.
+//   - The probe is what New does first: it puts one fresh object twice
+//     with If-None-Match: * and refuses the server if the second put is
+//     not refused (a server that ignores conditional writes).
+//
+// Requests per call (what the store makes; minio-go's retries of a failed
+// request come on top): Create 0; a writer's Close 1 PUT (plus 1 HEAD when
+// the server answers 412, to tell a retried PUT of its own bytes from
+// another writer's pack); Open 1 HEAD; ReadAt 1 ranged GET (0 past the
+// end); Stat 1 HEAD; List 1 per 1000 objects; Remove 1 HEAD + 1 DELETE;
+// SetAside 1 server-side COPY + 1 DELETE; Sync 0; RemoveIncomplete 1
+// listing, plus a listing of parts and an abort per stale upload; New 3
+// (the probe: 2 PUTs and 1 DELETE).
+//
+// Caveats:
+//   - A writer keeps its pack in memory until Close, which sends it in one
+//     PUT (a pack is at most a few MiB; cas.PackTargetSize). A writer that
+//     dies leaves nothing in the bucket.
+//   - Nothing under packs/ is ever overwritten. A pack set aside twice under
+//     one name (removed, made again, damaged again) replaces the first
+//     damaged copy: cas never reuses a name.
+//   - Sync is a no-op: a PUT, COPY or DELETE that returned is durable.
+//   - Reads are bound to the object's ETag at Open: a pack removed and
+//     written again under its name fails the reads of readers opened
+//     before, instead of mixing bytes of the two.
+package s3store

@@ -1,0 +1,60 @@
+package s3store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net"
+	"net/http"
+	"net/url"
+
+	"github.com/minio/minio-go/v7"
+)
+
+// wrap turns an error of minio-go about what (a pack name or key) into
+// one line that says what to do. A missing object matches fs.ErrNotExist,
+// an object a conditional put found fs.ErrExist, a context's end its
+// error.
+func (s *Store) wrap(op, what string, err error) error {
+	var netErr net.Error
+	var urlErr *url.Error
+	switch {
+	case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
+		return fmt.Errorf("s3 store: %s %s: %w", op, what, err)
+	case errors.As(err, &netErr) || errors.As(err, &urlErr) || errors.Is(err, io.ErrUnexpectedEOF):
+		return fmt.Errorf("s3 store: %s %s: cannot reach %s (%v): check AWS_ENDPOINT_URL and that the server is up", op, what, s.endpoint, err)
+	}
+	resp := errorResponse(err)
+	switch {
+	case resp.Code == "NoSuchBucket":
+		return fmt.Errorf("s3 store: %s %s: bucket %q does not exist at %s: create it or correct the store URL", op, what, s.bucket, s.endpoint)
+	case resp.StatusCode == http.StatusNotFound:
+		return fmt.Errorf("s3 store: %s %s: %w", op, what, fs.ErrNotExist)
+	case isPreconditionFailed(err):
+		return fmt.Errorf("s3 store: %s %s: %w (the server refused a conditional put: another writer stored it first)", op, what, fs.ErrExist)
+	case resp.StatusCode == http.StatusForbidden:
+		return fmt.Errorf("s3 store: %s %s: %s refused access (%s): check AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and the bucket's policy", op, what, s.endpoint, resp.Code)
+	case resp.StatusCode != 0:
+		return fmt.Errorf("s3 store: %s %s: %s answered %d %s (%s): try again later", op, what, s.endpoint, resp.StatusCode, resp.Code, resp.Message)
+	}
+	return fmt.Errorf("s3 store: %s %s: %v", op, what, err)
+}
+
+// isPreconditionFailed reports whether err is the server's refusal of a
+// conditional request: 412, or the 409 ConditionalRequestConflict of a
+// conditional put racing another write of its key.
+func isPreconditionFailed(err error) bool {
+	resp := errorResponse(err)
+	return resp.StatusCode == http.StatusPreconditionFailed || resp.Code == "PreconditionFailed" ||
+		(resp.StatusCode == http.StatusConflict && resp.Code == "ConditionalRequestConflict")
+}
+
+// errorResponse returns the server's answer that err carries, or a zero
+// one.
+func errorResponse(err error) minio.ErrorResponse {
+	var resp minio.ErrorResponse
+	errors.As(err, &resp)
+	return resp
+}

@@ -1,0 +1,7 @@
+package s3store
+
+import "time"
+
+// SetStaleAge sets how old a multipart upload must be for
+// RemoveIncomplete to abort it.
+func SetStaleAge(s *Store, d time.Duration) { s.staleAge = d }

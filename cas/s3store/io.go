@@ -1,0 +1,114 @@
+package s3store
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync/atomic"
+
+	"github.com/minio/minio-go/v7"
+)
+
+// writer keeps a pack in memory and puts it on Close.
+type writer struct {
+	s         *Store
+	ctx       context.Context // Create's: bounds the PUT
+	name, key string
+	buf       bytes.Buffer
+	ended     bool
+}
+
+func (w *writer) Write(b []byte) (int, error) {
+	if w.ended {
+		return 0, errEnded
+	}
+	return w.buf.Write(b)
+}
+
+// Close puts the pack with one conditional PUT. On a 412 it asks whether
+// the object stored is this very pack (a PUT that minio-go retried after
+// its first try had landed) and takes it as done if so.
+func (w *writer) Close() error {
+	if w.ended {
+		return errEnded
+	}
+	w.ended = true
+	data := w.buf.Bytes()
+	w.buf = bytes.Buffer{}
+	err := w.s.put(w.ctx, w.key, data)
+	if err == nil || (isPreconditionFailed(err) && w.s.holds(w.ctx, w.key, data)) {
+		return nil
+	}
+	return w.s.wrap("close", w.name, err)
+}
+
+// Abort drops the bytes in memory: nothing was sent.
+func (w *writer) Abort() error {
+	w.ended = true
+	w.buf = bytes.Buffer{}
+	return nil
+}
+
+// reader reads ranges of one object with ranged GETs bound to its ETag.
+type reader struct {
+	s         *Store
+	name, key string
+	etag      string
+	size      int64
+	closed    atomic.Bool
+}
+
+func (r *reader) Size() int64 { return r.size }
+
+func (r *reader) Close() error {
+	r.closed.Store(true)
+	return nil
+}
+
+// ReadAt reads p from off with one ranged GET; a read past the end makes
+// none.
+func (r *reader) ReadAt(p []byte, off int64) (int, error) {
+	switch {
+	case r.closed.Load():
+		return 0, errClosed
+	case off < 0:
+		return 0, fmt.Errorf("s3 store: read %s at offset %d: negative offset", r.name, off)
+	case off >= r.size:
+		return 0, io.EOF
+	case len(p) == 0:
+		return 0, nil
+	}
+	n := min(int64(len(p)), r.size-off)
+	opts := minio.GetObjectOptions{}
+	if err := opts.SetRange(off, off+n-1); err != nil {
+		return 0, fmt.Errorf("s3 store: read %s: %v", r.name, err)
+	}
+	if r.etag != "" {
+		if err := opts.SetMatchETag(r.etag); err != nil {
+			return 0, fmt.Errorf("s3 store: read %s: %v", r.name, err)
+		}
+	}
+	body, _, _, err := r.s.core.GetObject(context.Background(), r.s.bucket, r.key, opts)
+	if isPreconditionFailed(err) {
+		return 0, fmt.Errorf("s3 store: read %s: the pack changed since it was opened (removed and written again): open it again", r.name)
+	} else if err != nil {
+		return 0, r.s.wrap("read", r.name, err)
+	}
+	defer body.Close()
+	k, err := io.ReadFull(body, p[:n])
+	if err != nil {
+		return k, r.s.wrap("read", r.name, err)
+	}
+	if n < int64(len(p)) {
+		return k, io.EOF
+	}
+	return k, nil
+}
+
+// errEnded: Write or Close after the writer closed or aborted.
+var errEnded = errors.New("s3 store: the pack writer has already ended")
+
+// errClosed: ReadAt after Close.
+var errClosed = errors.New("s3 store: the pack reader is closed")

@@ -1,0 +1,288 @@
+package s3store
+
+import (
+	"bytes"
+	"context"
+	"crypto/md5"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/casckpt/casckpt/cas"
+	"github.com/minio/minio-go/v7"
+	"github.com/minio/minio-go/v7/pkg/credentials"
+)
+
+// Folders under the prefix.
+const (
+	packsDir   = "packs/"
+	damagedDir = "damaged/"
+)
+
+// defaultStaleAge is how old a multipart upload must be for
+// RemoveIncomplete to abort it: older than any writer still at work.
+const defaultStaleAge = 24 * time.Hour
+
+// Store is a cas.PackStore in a bucket of an S3-compatible server. It is
+// safe for concurrent use.
+type Store struct {
+	client   *minio.Client
+	core     minio.Core
+	bucket   string
+	prefix   string // "" or ending in "/"
+	endpoint string // for messages
+	staleAge time.Duration
+}
+
+var _ cas.PackStore = (*Store)(nil)
+
+// New opens the store c names and probes its server: it puts one probe
+// object twice with If-None-Match: * and refuses a server that lets the
+// second put through, since casckpt relies on conditional writes to keep
+// many writers safe. New creates neither the bucket nor anything else that
+// outlives it.
+func New(ctx context.Context, c Config) (*Store, error) {
+	if c.Bucket == "" || c.Endpoint == "" {
+		return nil, fmt.Errorf("s3 store: no bucket or no endpoint given: write the store as s3://BUCKET[/PREFIX]")
+	}
+	client, err := minio.New(c.Endpoint, &minio.Options{
+		Creds:      credentials.NewStaticV4(c.AccessKey, c.SecretKey, c.SessionToken),
+		Secure:     c.Secure,
+		Region:     c.Region,
+		Transport:  c.Transport,
+		MaxRetries: c.MaxRetries,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("s3 store: endpoint %q: %v: check AWS_ENDPOINT_URL", c.Endpoint, err)
+	}
+	s := &Store{
+		client:   client,
+		core:     minio.Core{Client: client},
+		bucket:   c.Bucket,
+		endpoint: c.Endpoint,
+		staleAge: defaultStaleAge,
+	}
+	if c.Prefix != "" {
+		s.prefix = strings.Trim(c.Prefix, "/") + "/"
+	}
+	if err := s.probe(ctx); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// probe checks that the server refuses a conditional put over an object,
+// and deletes its probe object.
+func (s *Store) probe(ctx context.Context) error {
+	var id [8]byte
+	rand.Read(id[:]) // never fails (crypto/rand)
+	key := s.prefix + "probe-" + hex.EncodeToString(id[:])
+	data := []byte("casckpt checks that this server honours If-None-Match: *\n")
+	if err := s.put(ctx, key, data); err != nil {
+		return s.wrap("probe: put", key, err)
+	}
+	second := s.put(ctx, key, data)
+	removed := s.client.RemoveObject(ctx, s.bucket, key, minio.RemoveObjectOptions{})
+	switch status := errorResponse(second).StatusCode; {
+	case second == nil || status == 501:
+		return fmt.Errorf("s3 store: the server at %s ignores conditional writes (If-None-Match: *), and casckpt needs them to keep many writers safe: use a server that supports them", s.endpoint)
+	case !isPreconditionFailed(second):
+		return s.wrap("probe: second put", key, second)
+	case removed != nil:
+		return s.wrap("probe: delete", key, removed)
+	}
+	return nil
+}
+
+// put stores data under key with one conditional PUT (If-None-Match: *),
+// which the server refuses with 412 if key exists.
+func (s *Store) put(ctx context.Context, key string, data []byte) error {
+	opts := minio.PutObjectOptions{
+		ContentType:      "application/octet-stream",
+		DisableMultipart: true,
+		SendContentMd5:   true,
+	}
+	opts.SetMatchETagExcept("*")
+	_, err := s.client.PutObject(ctx, s.bucket, key, bytes.NewReader(data), int64(len(data)), opts)
+	return err
+}
+
+// holds reports whether the object under key is data, as its size and
+// ETag (the MD5 of an object put whole) say.
+func (s *Store) holds(ctx context.Context, key string, data []byte) bool {
+	info, err := s.client.StatObject(ctx, s.bucket, key, minio.StatObjectOptions{})
+	sum := md5.Sum(data)
+	return err == nil && info.Size == int64(len(data)) && strings.EqualFold(strings.Trim(info.ETag, `"`), hex.EncodeToString(sum[:]))
+}
+
+// packKey returns the key of pack name, or an error if name is not a pack
+// name.
+func (s *Store) packKey(op, name string) (string, error) {
+	if _, ok := cas.PackName(name); !ok {
+		return "", fmt.Errorf("s3 store: %s %q: not a pack name", op, name)
+	}
+	return s.prefix + packsDir + name, nil
+}
+
+// Create starts pack name, kept in memory until the writer's Close puts
+// it. It makes no request: a pack stored under name makes Close fail.
+func (s *Store) Create(ctx context.Context, name string) (cas.PackWriter, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	key, err := s.packKey("create", name)
+	if err != nil {
+		return nil, err
+	}
+	return &writer{s: s, ctx: ctx, name: name, key: key}, nil
+}
+
+// Sync does nothing: a request that returned is durable.
+func (s *Store) Sync(ctx context.Context) error { return ctx.Err() }
+
+// Open returns a reader of pack name, whose size a HEAD tells.
+func (s *Store) Open(ctx context.Context, name string) (cas.PackReader, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	key, err := s.packKey("open", name)
+	if err != nil {
+		return nil, err
+	}
+	info, err := s.client.StatObject(ctx, s.bucket, key, minio.StatObjectOptions{})
+	if err != nil {
+		return nil, s.wrap("open", name, err)
+	}
+	return &reader{s: s, name: name, key: key, etag: info.ETag, size: info.Size}, nil
+}
+
+// Stat returns the size of pack name (a HEAD).
+func (s *Store) Stat(ctx context.Context, name string) (cas.StoredPack, error) {
+	if err := ctx.Err(); err != nil {
+		return cas.StoredPack{}, err
+	}
+	key, err := s.packKey("stat", name)
+	if err != nil {
+		return cas.StoredPack{}, err
+	}
+	info, err := s.client.StatObject(ctx, s.bucket, key, minio.StatObjectOptions{})
+	if err != nil {
+		return cas.StoredPack{}, s.wrap("stat", name, err)
+	}
+	return cas.StoredPack{Name: name, Size: info.Size}, nil
+}
+
+// List calls fn with every pack under the prefix's packs/ folder; other
+// keys there are skipped.
+func (s *Store) List(ctx context.Context, fn func(cas.StoredPack) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(ctx) // stops minio-go's lister when fn fails
+	defer cancel()
+	dir := s.prefix + packsDir
+	for obj := range s.client.ListObjects(ctx, s.bucket, minio.ListObjectsOptions{Prefix: dir, Recursive: true}) {
+		if obj.Err != nil {
+			return s.wrap("list", dir, obj.Err)
+		}
+		name := strings.TrimPrefix(obj.Key, dir)
+		if _, ok := cas.PackName(name); !ok {
+			continue
+		}
+		if err := fn(cas.StoredPack{Name: name, Size: obj.Size}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Remove deletes pack name: a HEAD, since S3 deletes a missing key without
+// a word, then a DELETE.
+func (s *Store) Remove(ctx context.Context, name string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	key, err := s.packKey("remove", name)
+	if err != nil {
+		return err
+	}
+	if _, err := s.client.StatObject(ctx, s.bucket, key, minio.StatObjectOptions{}); err != nil {
+		return s.wrap("remove", name, err)
+	}
+	if err := s.client.RemoveObject(ctx, s.bucket, key, minio.RemoveObjectOptions{}); err != nil {
+		return s.wrap("remove", name, err)
+	}
+	return nil
+}
+
+// SetAside copies pack name to the damaged/ folder on the server, then
+// deletes it from packs/.
+func (s *Store) SetAside(ctx context.Context, name string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	key, err := s.packKey("set aside", name)
+	if err != nil {
+		return err
+	}
+	dst := s.prefix + damagedDir + name
+	if _, err := s.core.CopyObject(ctx, s.bucket, key, s.bucket, dst, nil, minio.CopySrcOptions{}, minio.PutObjectOptions{}); err != nil {
+		return s.wrap("set aside", name, err)
+	}
+	if err := s.client.RemoveObject(ctx, s.bucket, key, minio.RemoveObjectOptions{}); err != nil {
+		return s.wrap("set aside", name, err)
+	}
+	return nil
+}
+
+// RemoveIncomplete aborts the multipart uploads under the prefix's packs/
+// folder that started more than a day ago, and returns the bytes of their
+// parts. The store's own writers never leave any (they put each pack in
+// one request); another program's may.
+func (s *Store) RemoveIncomplete(ctx context.Context) (int64, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	dir := s.prefix + packsDir
+	var freed int64
+	for up := range s.client.ListIncompleteUploads(ctx, s.bucket, dir, true) {
+		if up.Err != nil {
+			return freed, s.wrap("list incomplete uploads", dir, up.Err)
+		}
+		if time.Since(up.Initiated) < s.staleAge {
+			continue
+		}
+		size, err := s.uploadSize(ctx, up.Key, up.UploadID)
+		if err != nil {
+			return freed, s.wrap("list the parts of upload", up.Key, err)
+		}
+		if err := s.core.AbortMultipartUpload(ctx, s.bucket, up.Key, up.UploadID); err != nil {
+			return freed, s.wrap("abort upload", up.Key, err)
+		}
+		freed += size
+	}
+	return freed, nil
+}
+
+// uploadSize adds up the sizes of the parts of an unfinished upload.
+func (s *Store) uploadSize(ctx context.Context, key, uploadID string) (int64, error) {
+	var size int64
+	marker := 0
+	for {
+		res, err := s.core.ListObjectParts(ctx, s.bucket, key, uploadID, marker, 1000)
+		if err != nil {
+			return 0, err
+		}
+		for _, p := range res.ObjectParts {
+			size += p.Size
+		}
+		if !res.IsTruncated {
+			return size, nil
+		}
+		marker = res.NextPartNumberMarker
+	}
+}
