@@ -95,7 +95,8 @@ type SnapshotResult struct {
 	TurnStarted bool
 	TurnEnded   bool
 
-	packBytes int64 // the store's pack bytes after the commit
+	packBytes  int64 // the store's pack bytes after the commit
+	collectDue bool  // enough snapshots were dropped for a collection
 }
 
 // Snapshot records the tree of directory dir as a new snapshot of its
@@ -122,11 +123,14 @@ func (s *Store) Snapshot(ctx context.Context, dir string, opts SnapshotOptions) 
 	if err != nil && errors.Is(statErr, fs.ErrNotExist) {
 		s.removeIfUnused() // a refused first snapshot leaves no store behind
 	}
-	if err != nil || !res.Created || opts.MaxStoreSize < 0 {
+	if err != nil || !res.Created {
 		return res, err
 	}
-	if len(res.Dropped) > 0 {
-		s.collectIfDue(ctx)
+	if res.collectDue {
+		s.collectDue(ctx)
+	}
+	if opts.MaxStoreSize < 0 {
+		return res, nil
 	}
 	capped, err := s.enforceCap(ctx, opts.MaxStoreSize, res)
 	if err != nil {
@@ -291,7 +295,11 @@ func (ss *session) commitSnapshot(ctx context.Context, p *pendingSnapshot) (Snap
 		if res.packBytes, err = tx.PackBytes(); err != nil {
 			return err
 		}
-		return tx.AddPendingDrops(len(res.Dropped))
+		if err := tx.AddPendingDrops(len(res.Dropped)); err != nil {
+			return err
+		}
+		res.collectDue = len(res.Dropped) > 0 && tx.PendingDrops() >= autoCollectAfter
+		return nil
 	})
 	if errors.Is(err, errSameAsNewest) {
 		p.abort() // nothing to record: the other process recorded this tree
