@@ -98,7 +98,7 @@ func (s *samples) report(b *testing.B) {
 			b.ReportMetric(v, name+"/"+p)
 			row = append(row, fmt.Sprintf("%s %.4g", p, v))
 		}
-		fmt.Fprintf(&t, "%-24s %s\n", name, strings.Join(row, ", "))
+		fmt.Fprintf(&t, "%-30s %s\n", name, strings.Join(row, ", "))
 	}
 	// On standard output: the testing package keeps only the first ten
 	// lines a benchmark logs.
