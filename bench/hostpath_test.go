@@ -3,6 +3,7 @@ package bench
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -256,4 +257,24 @@ func rotate[T any](peers []T, i int) []T {
 	}
 	i %= len(peers)
 	return append(slices.Clone(peers[i:]), peers[:i]...)
+}
+
+// TestProcMeterOwnPeak: a process run through the rusage program reports
+// its own peak RSS, not that of this (large) process, and its exit code.
+func TestProcMeterOwnPeak(t *testing.T) {
+	ballast := make([]byte, 256<<20)
+	for i := range ballast {
+		ballast[i] = 1
+	}
+	var m procMeter
+	if err := m.run(t, exec.Command("true")); err != nil {
+		t.Fatal(err)
+	}
+	if m.maxRSS <= 0 || m.maxRSS > 64<<10 {
+		t.Fatalf("true's peak RSS: %d KiB, want its own (a few MiB) beside a %d MiB parent", m.maxRSS, len(ballast)>>20)
+	}
+	var exit *exec.ExitError
+	if err := m.run(t, exec.Command("sh", "-c", "exit 3")); !errors.As(err, &exit) || exit.ExitCode() != 3 {
+		t.Fatalf("exit code not passed through: %v", err)
+	}
 }
