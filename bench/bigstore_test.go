@@ -43,6 +43,7 @@ func BenchmarkCmdW8(b *testing.B) {
 	alone := w8Target(b, "alone")
 	root := b.TempDir() // the synthetic projects, kept from one N to the next
 	built := 0
+	var all []*samples
 	for _, n := range ns {
 		b.Run(fmt.Sprint("projects=", n), func(b *testing.B) {
 			start := time.Now()
@@ -59,7 +60,11 @@ func BenchmarkCmdW8(b *testing.B) {
 				}
 			}
 			s.report(b)
+			all = append(all, s)
 		})
+	}
+	if len(all) == len(ns) {
+		printSlope("projects", ns, all, "big")
 	}
 }
 

@@ -25,7 +25,9 @@ import (
 func BenchmarkCmdW9(b *testing.B) {
 	skipShort(b)
 	casckptBinary(b)
-	for _, n := range envInts("CASCKPT_W9_FILES", 10000, 100000) {
+	ns := envInts("CASCKPT_W9_FILES", 10000, 100000)
+	var all []*samples
+	for _, n := range ns {
 		b.Run(fmt.Sprint("files=", n), func(b *testing.B) {
 			start := time.Now()
 			tree, bytes := synthTree(b, n)
@@ -36,7 +38,11 @@ func BenchmarkCmdW9(b *testing.B) {
 				w9Round(b, s, tree, n)
 			}
 			s.report(b)
+			all = append(all, s)
 		})
+	}
+	if len(all) == len(ns) {
+		printSlope("files", ns, all, "casckpt-cmd")
 	}
 }
 

@@ -124,3 +124,33 @@ func sortedKeys[V any](m map[string]V) []string {
 	slices.Sort(keys)
 	return keys
 }
+
+// printSlope prints, for each step of peer, its median wall time, CPU
+// time and peak RSS at each point (a store's projects, a tree's files),
+// and each of its other figures: how the cost grows.
+func printSlope(what string, points []int, ss []*samples, peer string) {
+	var t strings.Builder
+	fmt.Fprintf(&t, "--- slope of %s over %s (wall ms / CPU ms / RSS MiB)\n%-30s", peer, what, "step")
+	for _, n := range points {
+		fmt.Fprintf(&t, " %22s", fmt.Sprint(what, "=", n))
+	}
+	t.WriteString("\n")
+	for _, step := range ss[0].steps {
+		fmt.Fprintf(&t, "%-30s", step)
+		for _, s := range ss {
+			u := summarize(s.usage[step][peer], 0.5)
+			fmt.Fprintf(&t, " %22s", fmt.Sprintf("%.1f / %.1f / %.1f", ms(u.wall), ms(u.cpu), float64(u.rssKiB)/1024))
+		}
+		t.WriteString("\n")
+	}
+	for _, name := range ss[0].names {
+		fmt.Fprintf(&t, "%-30s", name)
+		for _, s := range ss {
+			if v := s.values[name][peer]; len(v) > 0 {
+				fmt.Fprintf(&t, " %22.4g", medianOf(v))
+			}
+		}
+		t.WriteString("\n")
+	}
+	fmt.Print(t.String())
+}
