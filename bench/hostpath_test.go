@@ -155,7 +155,8 @@ var allPeers = []string{"casckpt-cmd", "casckpt-lib", "git", "restic"}
 
 // peerNames returns the peers to run, among those a benchmark supports:
 // CASCKPT_BENCH_PEERS (comma-separated) narrows them; a peer whose
-// program is not installed is left out with a message.
+// program is not installed is left out with a message; with none left
+// the benchmark is skipped.
 func peerNames(b *testing.B, supported ...string) []string {
 	want := strings.Split(os.Getenv("CASCKPT_BENCH_PEERS"), ",")
 	var out []string
@@ -170,6 +171,9 @@ func peerNames(b *testing.B, supported ...string) []string {
 			}
 		}
 		out = append(out, n)
+	}
+	if len(out) == 0 {
+		b.Skipf("none of the peers %v is selected (CASCKPT_BENCH_PEERS) and installed", supported)
 	}
 	return out
 }
