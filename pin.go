@@ -78,6 +78,9 @@ func (s *Store) Forget(ctx context.Context, dir string, refs ...Ref) ([]cas.ID, 
 		return []cas.ID{}, nil
 	}
 	return s.updateProject(ctx, dir, refs, func(tx *index.Tx, sn record) error {
-		return tx.DeleteSnapshot(sn)
+		if err := tx.DeleteSnapshot(sn); err != nil {
+			return err
+		}
+		return tx.AddPendingDrops(1) // its objects wait for a collection
 	})
 }
