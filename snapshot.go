@@ -122,8 +122,8 @@ func (s *Store) Snapshot(ctx context.Context, dir string, opts SnapshotOptions) 
 	if err != nil && errors.Is(statErr, fs.ErrNotExist) {
 		s.removeIfUnused() // a refused first snapshot leaves no store behind
 	}
-	if err != nil || !res.Created || opts.MaxStoreSize < 0 {
-		return res, err
+	if err != nil || !res.Created || opts.MaxStoreSize < 0 || s.remote != nil {
+		return res, err // a store in a bucket collects nothing yet: see errRemoteDelete
 	}
 	if len(res.Dropped) > 0 {
 		s.collectIfDue(ctx)
@@ -291,7 +291,10 @@ func (ss *session) commitSnapshot(ctx context.Context, p *pendingSnapshot) (Snap
 		if res.packBytes, err = tx.PackBytes(); err != nil {
 			return err
 		}
-		return tx.AddPendingDrops(len(res.Dropped))
+		if err := tx.AddPendingDrops(len(res.Dropped)); err != nil {
+			return err
+		}
+		return ss.publish(ctx, tx, p, &res) // last: a store in a bucket's commit point
 	})
 	if errors.Is(err, errSameAsNewest) {
 		p.abort() // nothing to record: the other process recorded this tree
@@ -359,7 +362,10 @@ func (ss *session) touch(ctx context.Context, p *pendingSnapshot, res *SnapshotR
 		if err != nil || len(snaps) == 0 {
 			return err // the project was forgotten meanwhile: no turn
 		}
-		return ss.commitTurn(ctx, tx, p, snaps[0].ID, res)
+		if err := ss.commitTurn(ctx, tx, p, snaps[0].ID, res); err != nil {
+			return err
+		}
+		return ss.publish(ctx, tx, p, res)
 	})
 	if err != nil {
 		p.abort()

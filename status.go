@@ -104,6 +104,9 @@ func sumFiles(dir string, store bool) (int64, error) {
 
 // Clear deletes the whole store once no other process is using it.
 func (s *Store) Clear(ctx context.Context) error {
+	if s.remote != nil {
+		return s.remote.refuse("clear")
+	}
 	if _, err := os.Stat(s.dir); errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}

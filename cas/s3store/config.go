@@ -27,6 +27,9 @@ type Config struct {
 	// Transport carries the requests; nil means minio-go's default. Tests
 	// count or alter requests through it.
 	Transport http.RoundTripper
+	// Probed skips the probe of conditional writes: the caller knows
+	// that a former New probed this server (casckpt's cache records it).
+	Probed bool
 	// MaxRetries is how often minio-go tries a failed request in all;
 	// 0 means its default (10), 1 no retry.
 	MaxRetries int

@@ -13,8 +13,10 @@ import (
 
 // writer keeps a pack in memory and puts it on Close.
 type writer struct {
-	s         *Store
-	ctx       context.Context // Create's: bounds the PUT
+	s *Store
+	// ctx is Create's without its cancellation: cas.Writer closes a pack
+	// after the scan that filled it, whose context is done by then.
+	ctx       context.Context
 	name, key string
 	buf       bytes.Buffer
 	ended     bool
