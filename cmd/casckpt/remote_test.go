@@ -3,6 +3,9 @@ package main
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
+	"io"
+	"log"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -10,8 +13,10 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/casckpt/casckpt/internal/s3test"
 )
@@ -45,6 +50,7 @@ func s3Env(t *testing.T, b *binEnv, srv *s3test.Server) *requestCounter {
 	t.Helper()
 	target, _ := url.Parse(srv.URL())
 	proxy := httputil.NewSingleHostReverseProxy(target)
+	proxy.ErrorLog = log.New(io.Discard, "", 0) // a killed client's cut requests
 	c := &requestCounter{n: map[string]int{}}
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		c.mu.Lock()
@@ -184,5 +190,146 @@ func TestAcceptanceMatrix(t *testing.T) {
 				t.Errorf("a no-change snapshot made %d requests, want 3", requests["snapshot unchanged"])
 			}
 		})
+	}
+}
+
+// storeView is what a machine sees of a project: its list (IDs, pins,
+// labels) and its turns.
+func storeView(t *testing.T, b *binEnv, dir string) (list, turns string) {
+	t.Helper()
+	var l []string
+	for _, s := range jsonOf[[]map[string]any](t, b.ok("list", dir, "--json").out) {
+		l = append(l, fmt.Sprint(s["id"], s["pinned"], s["reason"], s["session"], s["turn"]))
+	}
+	var tr []string
+	for _, s := range jsonOf[[]map[string]any](t, b.ok("turns", dir, "--json").out) {
+		tr = append(tr, fmt.Sprint(s["turn"], s["start"], s["end"], s["dropped"]))
+	}
+	return strings.Join(l, "\n"), strings.Join(tr, "\n")
+}
+
+// TestS3CacheDeletedIsRebuilt: deleting the cache loses nothing: the next
+// command rebuilds it from the bucket and lists, restores and verifies the
+// same; repair rebuilds it too.
+func TestS3CacheDeletedIsRebuilt(t *testing.T) {
+	b := newBinEnv(t)
+	counter := s3Env(t, b, s3test.Start(t))
+	dir := t.TempDir()
+	var ids []string
+	for i, text := range []string{"one\n", "two\n", "three\n"} {
+		writeFiles(t, dir, map[string]string{"f.txt": text, "big.bin": strings.Repeat(text, 1000)})
+		doc := jsonOf[map[string]any](t, b.ok("snapshot", dir, "-m", "step "+text, "--session", "s1", "--turn", fmt.Sprint("t", i), "--json").out)
+		ids = append(ids, doc["id"].(string))
+	}
+	b.ok("snapshot", dir, "--session", "s1", "--turn", "t2", "--end-turn")
+	b.ok("pin", dir, ids[0])
+	b.ok("forget", dir, ids[1])
+	list, turns := storeView(t, b, dir)
+	cache := filepath.Join(b.home, "cache")
+	for _, rebuild := range []string{"delete", "repair"} {
+		if rebuild == "delete" {
+			if err := os.RemoveAll(cache); err != nil {
+				t.Fatal(err)
+			}
+		} else {
+			b.ok("repair")
+		}
+		counter.take()
+		gotList, gotTurns := storeView(t, b, dir)
+		t.Logf("%s: list and turns on the rebuilt cache: requests %v", rebuild, counter.take())
+		if gotList != list || gotTurns != turns {
+			t.Fatalf("after %s, list\n%s\nturns\n%s\nwant\n%s\n%s", rebuild, gotList, gotTurns, list, turns)
+		}
+		b.ok("restore", dir, ids[0])
+		if got, _ := os.ReadFile(filepath.Join(dir, "big.bin")); string(got) != strings.Repeat("one\n", 1000) {
+			t.Fatalf("after %s, restore gave big.bin of %d bytes", rebuild, len(got))
+		}
+		t.Logf("%s: restore: requests %v", rebuild, counter.take())
+		if v := jsonOf[map[string]any](t, b.ok("verify", "--json").out); len(v["damaged"].([]any)) != 0 {
+			t.Fatalf("verify after %s: %v", rebuild, v)
+		}
+	}
+}
+
+// TestS3TwoMachines: two caches (two machines) snapshot different projects
+// into one bucket; each sees the other's snapshots, pins and drops.
+func TestS3TwoMachines(t *testing.T) {
+	srv := s3test.Start(t)
+	a, b := newBinEnv(t), newBinEnv(t)
+	s3Env(t, a, srv)
+	s3Env(t, b, srv)
+	b.extra = append(b.extra, a.extra[len(a.extra)-2]) // the same store URL; b's own cache
+	pa, pb := t.TempDir(), t.TempDir()
+	writeFiles(t, pa, map[string]string{"a.txt": "from a\n", "shared.txt": "same\n"})
+	writeFiles(t, pb, map[string]string{"b.txt": "from b\n", "shared.txt": "same\n"})
+	ida := jsonOf[map[string]any](t, a.ok("snapshot", pa, "--json").out)["id"].(string)
+	idb := jsonOf[map[string]any](t, b.ok("snapshot", pb, "--json").out)["id"].(string)
+	if out := a.ok("cat", pb, idb, "b.txt").out; out != "from b\n" {
+		t.Fatalf("machine a reads b's snapshot: %q", out)
+	}
+	if out := b.ok("cat", pa, ida, "a.txt").out; out != "from a\n" {
+		t.Fatalf("machine b reads a's snapshot: %q", out)
+	}
+	b.ok("pin", pa, ida)
+	writeFiles(t, pb, map[string]string{"b.txt": "b again\n"})
+	idb2 := jsonOf[map[string]any](t, b.ok("snapshot", pb, "--json").out)["id"].(string)
+	a.ok("forget", pb, idb)
+	for _, m := range []*binEnv{a, b} {
+		la := jsonOf[[]map[string]any](t, m.ok("list", pa, "--json").out)
+		lb := jsonOf[[]map[string]any](t, m.ok("list", pb, "--json").out)
+		if len(la) != 1 || la[0]["id"] != ida || la[0]["pinned"] != true || len(lb) != 1 || lb[0]["id"] != idb2 {
+			t.Fatalf("a machine sees %v and %v", la, lb)
+		}
+		if v := jsonOf[map[string]any](t, m.ok("verify", "--json").out); v["snapshots_checked"] != 2.0 || len(v["damaged"].([]any)) != 0 {
+			t.Fatalf("verify: %v", v)
+		}
+	}
+}
+
+// TestS3KilledSnapshotLeavesNoDanglingCommit kills snapshots of a tree of
+// several packs with SIGKILL at growing delays, in the middle of their
+// uploads; after each, a fresh cache (a new machine) lists the bucket:
+// every snapshot it finds verifies, so no commit names a missing pack.
+func TestS3KilledSnapshotLeavesNoDanglingCommit(t *testing.T) {
+	srv := s3test.Start(t)
+	b := newBinEnv(t)
+	s3Env(t, b, srv)
+	dir := t.TempDir()
+	killed, completed := 0, 0
+	// The delay grows until a snapshot completes before its kill: the
+	// kills before it land in the scan, the uploads and the commit.
+	delay := 20 * time.Millisecond
+	for i := 0; i < 12 && (completed == 0 || killed < 3); i, delay = i+1, delay*2 {
+		files := map[string]string{}
+		for j := range 12 {
+			buf := make([]byte, 1<<20)
+			rand.Read(buf)
+			files[fmt.Sprintf("r%d/f%d.bin", i, j)] = string(buf)
+		}
+		writeFiles(t, dir, files)
+		c := b.command("snapshot", dir, "--max-size-mb", "0")
+		if err := c.Start(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(delay)
+		c.Process.Kill()
+		if err := c.Wait(); err == nil {
+			completed++
+		} else {
+			killed++
+		}
+		fresh := &binEnv{t: t, bin: b.bin, home: t.TempDir(), extra: slices.Clone(b.extra)}
+		fresh.extra = append(fresh.extra, "XDG_CACHE_HOME="+filepath.Join(fresh.home, "cache"))
+		if v := jsonOf[map[string]any](t, fresh.ok("verify", "--json").out); len(v["damaged"].([]any)) != 0 {
+			t.Fatalf("after a kill at %v: verify on a fresh cache: %v", delay, v)
+		}
+	}
+	t.Logf("%d snapshots killed, %d completed", killed, completed)
+	if completed == 0 || killed == 0 {
+		t.Fatalf("%d snapshots killed, %d completed: the kills missed a window", killed, completed)
+	}
+	b.ok("snapshot", dir)
+	if v := jsonOf[map[string]any](t, b.ok("verify", "--json").out); len(v["damaged"].([]any)) != 0 || v["snapshots_checked"].(float64) < 1 {
+		t.Fatalf("verify after the last snapshot: %v", v)
 	}
 }
