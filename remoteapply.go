@@ -13,6 +13,13 @@ import (
 // order), the dropped markers, the pins, and the new watermark (never
 // moved back from mark).
 func applyFetched(tx *index.Tx, f *fetched, mark time.Time) error {
+	packs, err := tx.Objects().Packs()
+	if err != nil {
+		return err
+	}
+	for _, p := range packs { // another process on this cache added it meanwhile
+		delete(f.tables, p.Name)
+	}
 	for _, fc := range f.commits {
 		for _, p := range fc.c.Packs {
 			if sp, ok := f.tables[p.Name]; ok {

@@ -224,9 +224,9 @@ func TestS3CacheDeletedIsRebuilt(t *testing.T) {
 	b.ok("snapshot", dir, "--session", "s1", "--turn", "t2", "--end-turn")
 	b.ok("pin", dir, ids[0])
 	b.ok("forget", dir, ids[1])
-	list, turns := storeView(t, b, dir)
 	cache := filepath.Join(b.home, "cache")
 	for _, rebuild := range []string{"delete", "repair"} {
+		list, turns := storeView(t, b, dir)
 		if rebuild == "delete" {
 			if err := os.RemoveAll(cache); err != nil {
 				t.Fatal(err)
@@ -248,6 +248,16 @@ func TestS3CacheDeletedIsRebuilt(t *testing.T) {
 		if v := jsonOf[map[string]any](t, b.ok("verify", "--json").out); len(v["damaged"].([]any)) != 0 {
 			t.Fatalf("verify after %s: %v", rebuild, v)
 		}
+		b.ok("snapshot", dir) // the restored tree
+		counter.take()
+		b.ok("snapshot", dir)
+		if n := counter.take(); total(n) != 3 {
+			t.Fatalf("after %s, a no-change snapshot made requests %v, want 3 listings", rebuild, n)
+		}
+	}
+	st := jsonOf[map[string]any](t, b.ok("status", "--json").out)
+	if !strings.HasPrefix(st["store"].(string), "s3://") || st["size_bytes"].(float64) <= 0 {
+		t.Fatalf("status: %v", st)
 	}
 }
 
