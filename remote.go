@@ -136,7 +136,7 @@ func (ss *session) publish(ctx context.Context, tx *index.Tx, p *pendingSnapshot
 		c.Packs = append(c.Packs, remote.Pack{Name: pi.Name, Size: pi.Size})
 	}
 	if len(c.Records) > 0 {
-		key := remote.CommitKey(ss.s.opts.Now(), c.Records[0].BackupID)
+		key := remote.CommitKey(time.Now(), c.Records[0].BackupID) // the wall clock, not opts.Now: keys order the listing
 		if err := r.bucket.PutNew(ctx, key, remote.EncodeCommit(c)); err != nil {
 			return fmt.Errorf("publish the snapshot's commit: %w", err)
 		}
@@ -158,7 +158,7 @@ func (s *Store) markDropped(ctx context.Context, tx *index.Tx, id cas.ID) error 
 	if s.remote == nil {
 		return nil
 	}
-	key := remote.DroppedKey(s.opts.Now(), id)
+	key := remote.DroppedKey(time.Now(), id)
 	if err := s.remote.bucket.PutNew(ctx, key, nil); err != nil {
 		return fmt.Errorf("record the drop of %s in the bucket: %w", id.Short(), err)
 	}

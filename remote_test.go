@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/casckpt/casckpt"
 	"github.com/casckpt/casckpt/internal/s3test"
@@ -21,7 +22,13 @@ import (
 // machine); the store must verify clean when the test ends.
 func openS3(t *testing.T, srv *s3test.Server, url string) *casckpt.Store {
 	t.Helper()
-	s, err := casckpt.OpenURL(context.Background(), url, casckpt.Options{Getenv: srv.Getenv, CacheDir: t.TempDir()})
+	return openS3In(t, srv, url, t.TempDir())
+}
+
+// openS3In is openS3 with its cache in cacheDir.
+func openS3In(t *testing.T, srv *s3test.Server, url, cacheDir string) *casckpt.Store {
+	t.Helper()
+	s, err := casckpt.OpenURL(context.Background(), url, casckpt.Options{Getenv: srv.Getenv, CacheDir: cacheDir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,4 +140,33 @@ func TestS3ConcurrentWriters(t *testing.T) {
 		}
 	}
 	verifyClean(t, fifth)
+}
+
+// TestS3HostClockDoesNotHideCommits: a machine whose host gives the store
+// an old clock (as CASCKPT_NOW does) commits under the wall clock's time,
+// so a machine that synced after it still sees its snapshots.
+func TestS3HostClockDoesNotHideCommits(t *testing.T) {
+	srv := s3test.Start(t)
+	url := s3URL(srv)
+	ctx := context.Background()
+	seen, old := t.TempDir(), t.TempDir()
+	os.WriteFile(filepath.Join(seen, "f"), []byte("b"), 0o644)
+	os.WriteFile(filepath.Join(old, "f"), []byte("a"), 0o644)
+	cache := t.TempDir()
+	if _, err := openS3In(t, srv, url, cache).Snapshot(ctx, seen, casckpt.SnapshotOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	s, err := casckpt.OpenURL(ctx, url, casckpt.Options{Getenv: srv.Getenv, CacheDir: t.TempDir(),
+		Now: func() time.Time { return time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.Snapshot(ctx, old, casckpt.SnapshotOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	list, err := openS3In(t, srv, url, cache).List(ctx, old, 0) // the first machine's next command
+	if err != nil || len(list) != 1 || list[0].ID != res.ID || list[0].Time.Year() != 2020 {
+		t.Fatalf("the other machine lists %+v, %v", list, err)
+	}
 }

@@ -81,3 +81,26 @@ func FuzzDecodeCommit(f *testing.F) {
 		}
 	})
 }
+
+func FuzzParseKeys(f *testing.F) {
+	id := cas.Sum(cas.KindRecord, []byte("x"))
+	f.Add(CommitKey(time.Unix(1_800_000_000, 5), id))
+	f.Add(DroppedKey(time.Unix(0, 0), id))
+	f.Add(PinKey(id))
+	f.Fuzz(func(t *testing.T, key string) {
+		for _, dir := range []string{CommitsDir, DroppedDir} {
+			if at, got, ok := ParseTimed(dir, key); ok {
+				again := CommitKey(at, got)
+				if dir == DroppedDir {
+					again = DroppedKey(at, got)
+				}
+				if again != key {
+					t.Fatalf("%q parses to a key written %q", key, again)
+				}
+			}
+		}
+		if got, ok := ParsePin(key); ok && PinKey(got) != key {
+			t.Fatalf("%q parses to a pin written %q", key, PinKey(got))
+		}
+	})
+}

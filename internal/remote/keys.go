@@ -47,7 +47,7 @@ func StartAfter(dir string, t time.Time) string {
 func ParseTimed(dir, key string) (time.Time, cas.ID, bool) {
 	rest, ok := strings.CutPrefix(key, dir)
 	ts, idHex, ok2 := strings.Cut(rest, "-")
-	if !ok || !ok2 || len(ts) != timeDigits {
+	if !ok || !ok2 || len(ts) != timeDigits || strings.Trim(ts, "0123456789") != "" {
 		return time.Time{}, cas.ID{}, false
 	}
 	ns, err := strconv.ParseInt(ts, 10, 64)
