@@ -3,12 +3,17 @@ package s3store_test
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"errors"
+	"io"
 	"io/fs"
 	"slices"
+	"strings"
 	"testing"
 
+	"github.com/casckpt/casckpt/cas/packtest"
 	"github.com/casckpt/casckpt/internal/s3test"
+	"github.com/minio/minio-go/v7"
 )
 
 // TestSmallObjects: the objects beside the packs are put once and never
@@ -63,5 +68,57 @@ func TestSmallObjects(t *testing.T) {
 	}
 	if _, err := s.ReadTail(ctx, name, 2000, 16); err == nil {
 		t.Fatal("a tail read with the wrong size went through")
+	}
+}
+
+// TestBlockReads: reads of a pack of several blocks return its bytes at
+// every offset and length, across block boundaries, from one GET per
+// block at most; a pack written again under its name is not served from
+// the blocks of the first.
+func TestBlockReads(t *testing.T) {
+	srv := s3test.Start(t)
+	base, err := minio.DefaultTransport(false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cnt := &counter{base: base}
+	c := config(srv)
+	c.Transport = cnt
+	s := open(t, c)
+	ctx := context.Background()
+	name := packtest.NewName()
+	data := make([]byte, 3<<20+12345)
+	rand.Read(data)
+	put(t, s, name, data)
+	r, err := s.Open(ctx, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cnt.take()
+	for _, c := range []struct{ off, n int }{{0, 10}, {1<<20 - 5, 10}, {2<<20 - 1, 1<<20 + 2}, {len(data) - 7, 7}, {100, 3 << 20}, {len(data) - 3, 10}} {
+		buf := make([]byte, c.n)
+		k, err := r.ReadAt(buf, int64(c.off))
+		want := data[c.off:min(c.off+c.n, len(data))]
+		if k != len(want) || !bytes.Equal(buf[:k], want) || (k < c.n) != errors.Is(err, io.EOF) || (err != nil && !errors.Is(err, io.EOF)) {
+			t.Fatalf("read %d at %d: %d bytes, %v", c.n, c.off, k, err)
+		}
+	}
+	if got := strings.Fields(cnt.take()); len(got) > 4 {
+		t.Fatalf("reads of a pack of 4 blocks made %d requests: %v", len(got), got)
+	}
+	r.Close()
+	if err := s.Remove(ctx, name); err != nil {
+		t.Fatal(err)
+	}
+	again := bytes.Repeat([]byte("y"), len(data))
+	put(t, s, name, again)
+	r, err = s.Open(ctx, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	buf := make([]byte, 100)
+	if _, err := r.ReadAt(buf, 0); err != nil || !bytes.Equal(buf, again[:100]) {
+		t.Fatalf("read of the pack written again: %q %v", buf[:10], err)
 	}
 }

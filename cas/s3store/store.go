@@ -34,6 +34,7 @@ type Store struct {
 	prefix   string // "" or ending in "/"
 	endpoint string // for messages
 	staleAge time.Duration
+	blocks   *blockCache // of pack reads
 }
 
 var _ cas.PackStore = (*Store)(nil)
@@ -63,6 +64,7 @@ func New(ctx context.Context, c Config) (*Store, error) {
 		bucket:   c.Bucket,
 		endpoint: c.Endpoint,
 		staleAge: defaultStaleAge,
+		blocks:   newBlockCache(),
 	}
 	if c.Prefix != "" {
 		s.prefix = strings.Trim(c.Prefix, "/") + "/"
