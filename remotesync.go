@@ -64,7 +64,9 @@ func (r *bucketStore) sync(ctx context.Context, s *Store, force bool) error {
 	if err != nil {
 		return err
 	}
-	if len(f.commits) > 0 || len(f.dropped) > 0 || !probed || pinsDiffer(s, f.pins) {
+	// The watermark moves with the newest key listed even when the cache
+	// had applied it (its own commit): the next listing starts there.
+	if len(f.commits) > 0 || len(f.dropped) > 0 || !probed || f.newest.After(mark) || pinsDiffer(s, f.pins) {
 		if err := s.db.Update(func(tx *index.Tx) error { return applyFetched(tx, f, mark) }); err != nil {
 			return err
 		}

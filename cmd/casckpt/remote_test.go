@@ -26,6 +26,8 @@ import (
 type requestCounter struct {
 	mu sync.Mutex
 	n  map[string]int
+	// commitsFrom is the start-after of the last listing of commits/.
+	commitsFrom string
 }
 
 func (c *requestCounter) take() map[string]int {
@@ -55,6 +57,9 @@ func s3Env(t *testing.T, b *binEnv, srv *s3test.Server) *requestCounter {
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		c.mu.Lock()
 		c.n[r.Method]++
+		if q := r.URL.Query(); q.Get("list-type") == "2" && strings.HasSuffix(q.Get("prefix"), "/commits/") {
+			c.commitsFrom = q.Get("start-after")
+		}
 		c.mu.Unlock()
 		proxy.ServeHTTP(w, r)
 	}))
@@ -190,7 +195,12 @@ func TestAcceptanceMatrix(t *testing.T) {
 				if a.remote != nil {
 					n := a.remote.take()
 					requests[step.name] = total(n)
-					t.Logf("%-20s requests %v", step.name, n)
+					t.Logf("%-20s requests %v, commits listed after %q", step.name, n, a.remote.commitsFrom)
+					// Past the first commands, a listing starts at the
+					// watermark, not at the first commit.
+					if step.name == "verify" && !strings.Contains(a.remote.commitsFrom, "/commits/") {
+						t.Errorf("verify listed the commits from %q", a.remote.commitsFrom)
+					}
 				}
 			}
 			// A no-change snapshot lists commits, dropped markers and pins:
@@ -262,6 +272,11 @@ func TestS3CacheDeletedIsRebuilt(t *testing.T) {
 		b.ok("snapshot", dir)
 		if n := counter.take(); total(n) != 3 {
 			t.Fatalf("after %s, a no-change snapshot made requests %v, want 3 listings", rebuild, n)
+		}
+		// The listing starts near the newest commit (the cache's own), not
+		// at the first: its length does not grow with the store.
+		if !strings.Contains(counter.commitsFrom, "/commits/") {
+			t.Fatalf("after %s, commits are listed from %q, not from the watermark", rebuild, counter.commitsFrom)
 		}
 	}
 	st := jsonOf[map[string]any](t, b.ok("status", "--json").out)
