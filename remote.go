@@ -82,7 +82,10 @@ type bucketStore struct {
 // step: it never deletes a pack (see errRemoteDelete).
 type keepPacks struct{ *s3store.Store }
 
-func (keepPacks) Remove(context.Context, string) error   { return errRemoteDelete }
+// Remove refuses: see errRemoteDelete.
+func (keepPacks) Remove(context.Context, string) error { return errRemoteDelete }
+
+// SetAside refuses: see errRemoteDelete.
 func (keepPacks) SetAside(context.Context, string) error { return errRemoteDelete }
 
 // RemoveIncomplete does nothing: the bucket's writers leave nothing

@@ -70,6 +70,7 @@ func (r *bucketStore) sync(ctx context.Context, s *Store, force bool) error {
 		if err := s.db.Update(func(tx *index.Tx) error { return applyFetched(tx, f, mark) }); err != nil {
 			return err
 		}
+		s.opts.Logger.Debug("cache brought up to date with the bucket", "store", r.url, "commits", len(f.commits), "dropped", len(f.dropped), "watermark", f.newest)
 	}
 	r.synced = time.Now()
 	return nil
@@ -135,7 +136,10 @@ func (r *bucketStore) readCommits(ctx context.Context, f *fetched, keys []string
 	for i, key := range keys {
 		g.Go(func() error {
 			b, err := r.bucket.Get(gctx, key)
-			if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				f.commits[i] = fetchedCommit{key: key} // gone since the listing: skipped
+				return nil
+			} else if err != nil {
 				return err
 			}
 			c, err := remote.DecodeCommit(b)
