@@ -1,6 +1,7 @@
 package casckpt_test
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/casckpt/casckpt"
+	"github.com/casckpt/casckpt/internal/remote"
 	"github.com/casckpt/casckpt/internal/s3test"
 	"github.com/minio/minio-go/v7"
 )
@@ -168,5 +170,39 @@ func TestS3HostClockDoesNotHideCommits(t *testing.T) {
 	list, err := openS3In(t, srv, url, cache).List(ctx, old, 0) // the first machine's next command
 	if err != nil || len(list) != 1 || list[0].ID != res.ID || list[0].Time.Year() != 2020 {
 		t.Fatalf("the other machine lists %+v, %v", list, err)
+	}
+}
+
+// TestS3SyncSkipsForeignObjects: a cache syncs past objects under commits/
+// that are not commits (junk, a bad key), and applies a dropped marker put
+// by another hand to the caches that had the snapshot and to new ones.
+func TestS3SyncSkipsForeignObjects(t *testing.T) {
+	srv := s3test.Start(t)
+	url := s3URL(srv)
+	ctx := context.Background()
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "f"), []byte("x"), 0o644)
+	res, err := openS3(t, srv, url).Snapshot(ctx, dir, casckpt.SnapshotOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	prefix := strings.TrimPrefix(url, "s3://"+srv.Bucket+"/") + "/"
+	put := func(key string, data []byte) {
+		t.Helper()
+		if _, err := srv.Client(t).PutObject(ctx, srv.Bucket, prefix+key, bytes.NewReader(data), int64(len(data)), minio.PutObjectOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put(remote.CommitKey(time.Now(), res.ID), []byte("not a commit"))
+	put("commits/garbage", []byte("x"))
+	cache := t.TempDir()
+	if list, err := openS3In(t, srv, url, cache).List(ctx, dir, 0); err != nil || len(list) != 1 || list[0].ID != res.ID {
+		t.Fatalf("a cache past junk lists %+v, %v", list, err)
+	}
+	put(remote.DroppedKey(time.Now(), res.ID), nil)
+	for _, c := range []string{t.TempDir(), cache} { // a new machine, the one that had it
+		if list, err := openS3In(t, srv, url, c).List(ctx, dir, 0); err != nil || len(list) != 0 {
+			t.Fatalf("after a dropped marker a cache lists %+v, %v", list, err)
+		}
 	}
 }
