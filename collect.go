@@ -181,18 +181,12 @@ const objectOverhead = 44 + 46
 // garbage on its way out, so a store under keep-N does not keep growing.
 const autoCollectAfter = 8
 
-// collectIfDue collects garbage when enough snapshots were dropped since
-// the last collection and no other process is using the store: it never
-// waits, and a failure only postpones the work to the next call.
-func (s *Store) collectIfDue(ctx context.Context) {
-	due := false
-	_ = s.read(ctx, func(v view) error {
-		due = v.tx.PendingDrops() >= autoCollectAfter
-		return nil
-	})
-	if !due {
-		return
-	}
+// collectDue collects garbage: a snapshot calls it on its way out when its
+// commit counted enough snapshots dropped since the last collection
+// (SnapshotResult.collectDue). It runs only when no other process is using
+// the store: it never waits, and a failure only postpones the work to the
+// next snapshot.
+func (s *Store) collectDue(ctx context.Context) {
 	lock, err := lockStore(ctx, s.lockPath(), true, time.Now(), 0)
 	if err != nil {
 		return

@@ -136,6 +136,39 @@ func TestPruneOrphansAndStale(t *testing.T) {
 	}
 }
 
+// TestPruneWithNothingToDrop: a prune that no rule gives anything to drop
+// still returns the space of snapshots forgotten or dropped by the keep
+// rule since the last collection; with none, it only records that it ran
+// (so prune --auto skips the next one) and reports the cap met.
+func TestPruneWithNothingToDrop(t *testing.T) {
+	ctx := context.Background()
+	s := openStore(t)
+	dir := t.TempDir()
+	for range 2 {
+		randomFile(t, filepath.Join(dir, "f"), 100_000)
+		mustSnapshot(t, s, dir, casckpt.SnapshotOptions{MaxStoreSize: -1})
+	}
+	if _, err := s.Forget(ctx, dir, "@1"); err != nil {
+		t.Fatal(err)
+	}
+	before := storeBytes(t, s)
+	res, err := s.Prune(ctx, casckpt.PruneOptions{MaxSize: 1 << 30})
+	if err != nil || res.SnapshotsDropped != 0 || !res.CapMet {
+		t.Fatalf("prune after a forget: %+v %v", res, err)
+	}
+	if after := storeBytes(t, s); before-after < 90_000 {
+		t.Fatalf("prune after a forget freed %d bytes on disk, want the forgotten snapshot's 100,000", before-after)
+	}
+	idle, err := s.Prune(ctx, casckpt.PruneOptions{MaxSize: 1 << 30})
+	if err != nil || idle.SnapshotsDropped != 0 || !idle.CapMet || idle.Scanned != 1 || idle.Skipped {
+		t.Fatalf("prune with nothing to do: %+v %v", idle, err)
+	}
+	if auto, err := s.Prune(ctx, casckpt.PruneOptions{MinInterval: time.Hour}); err != nil || !auto.Skipped {
+		t.Fatalf("prune --auto right after a prune with nothing to do: %+v %v", auto, err)
+	}
+	verifyClean(t, s)
+}
+
 func TestSizeCapIsMet(t *testing.T) {
 	ctx := context.Background()
 	s := openStore(t)

@@ -84,6 +84,9 @@ func (s *Store) Forget(ctx context.Context, dir string, refs ...Ref) ([]cas.ID, 
 		if err := tx.DeleteSnapshot(sn); err != nil {
 			return err
 		}
+		if err := tx.AddPendingDrops(1); err != nil { // its objects wait for a collection
+			return err
+		}
 		return s.markDropped(ctx, tx, sn.ID)
 	})
 }

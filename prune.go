@@ -6,6 +6,7 @@ import (
 
 	"github.com/casckpt/casckpt/cas"
 	"github.com/casckpt/casckpt/gc"
+	"github.com/casckpt/casckpt/index"
 )
 
 // PruneOptions are the rules of a prune. The zero value drops only orphans.
@@ -51,6 +52,9 @@ type Drop struct {
 // Prune drops orphan and stale projects, applies the size cap and collects
 // the garbage, so the space is returned before it returns.
 func (s *Store) Prune(ctx context.Context, opts PruneOptions) (PruneResult, error) {
+	if err := s.refuseRemoteDelete(); err != nil {
+		return PruneResult{Drops: []Drop{}}, err
+	}
 	if opts.MinInterval > 0 {
 		last, err := s.lastPrune(ctx)
 		if err != nil {
@@ -65,12 +69,16 @@ func (s *Store) Prune(ctx context.Context, opts PruneOptions) (PruneResult, erro
 		return PruneResult{}, err
 	}
 	defer ss.end()
-	res, err := ss.collectToCap(ctx, collectRequest{
+	req := collectRequest{
 		policy:  gc.Policy{StaleAfter: opts.StaleAfter, DropOrphans: !opts.KeepOrphans},
 		cap:     opts.MaxSize,
 		dryRun:  opts.DryRun,
 		markRun: true,
-	})
+	}
+	if projects, idle, err := ss.pruneIdle(req); err != nil || idle {
+		return PruneResult{Scanned: projects, CapMet: true, Drops: []Drop{}}, err
+	}
+	res, err := ss.collectToCap(ctx, req)
 	out := PruneResult{Scanned: res.projects, SnapshotsDropped: len(res.plan.Drops), BytesFreed: res.bytesFreed, CapMet: res.fits, Drops: []Drop{}}
 	why := map[string]gc.Why{} // the rule that emptied each forgotten project
 	for _, d := range res.plan.Drops {
@@ -88,6 +96,42 @@ func (s *Store) Prune(ctx context.Context, opts PruneOptions) (PruneResult, erro
 		}
 	}
 	return out, err
+}
+
+// pruneIdle reports, from the records alone, that a prune of req has
+// nothing to do, and then records that it ran (unless it is a dry run): no
+// project is orphan or stale, no snapshot was dropped since the last
+// collection (so there is no garbage to collect) and the store is under
+// the cap as the disk counts it. Marking every snapshot's objects, which
+// costs as much as the store is large, is then not needed.
+func (ss *session) pruneIdle(req collectRequest) (projects int, idle bool, err error) {
+	if ss.lock == nil || !ss.s.exists() {
+		return 0, true, nil // no store: nothing to prune (see collect)
+	}
+	run := ss.update
+	if req.dryRun {
+		run = ss.s.db.DryRun
+	}
+	err = run(func(tx *index.Tx) error {
+		all, _, err := loadProjects(tx)
+		if err != nil {
+			return err
+		}
+		projects = len(all)
+		plan := gc.PlanRetention(all, req.policy, ss.s.opts.Now())
+		if len(plan.Drops) > 0 || len(plan.Forget) > 0 || tx.PendingDrops() > 0 {
+			return nil
+		}
+		if req.cap > 0 {
+			used, err := diskUsage(ss.s.dir)
+			if err != nil || used > req.cap {
+				return err
+			}
+		}
+		idle = true
+		return tx.SetLastPrune(ss.s.opts.Now())
+	})
+	return projects, idle, err
 }
 
 func (s *Store) lastPrune(ctx context.Context) (time.Time, error) {

@@ -95,7 +95,8 @@ type SnapshotResult struct {
 	TurnStarted bool
 	TurnEnded   bool
 
-	packBytes int64 // the store's pack bytes after the commit
+	packBytes  int64 // the store's pack bytes after the commit
+	collectDue bool  // enough snapshots were dropped for a collection
 }
 
 // Snapshot records the tree of directory dir as a new snapshot of its
@@ -122,11 +123,14 @@ func (s *Store) Snapshot(ctx context.Context, dir string, opts SnapshotOptions) 
 	if err != nil && errors.Is(statErr, fs.ErrNotExist) {
 		s.removeIfUnused() // a refused first snapshot leaves no store behind
 	}
-	if err != nil || !res.Created || opts.MaxStoreSize < 0 || s.remote != nil {
+	if err != nil || !res.Created || s.remote != nil {
 		return res, err // a store in a bucket collects nothing yet: see errRemoteDelete
 	}
-	if len(res.Dropped) > 0 {
-		s.collectIfDue(ctx)
+	if res.collectDue {
+		s.collectDue(ctx)
+	}
+	if opts.MaxStoreSize < 0 {
+		return res, nil
 	}
 	capped, err := s.enforceCap(ctx, opts.MaxStoreSize, res)
 	if err != nil {
@@ -294,6 +298,7 @@ func (ss *session) commitSnapshot(ctx context.Context, p *pendingSnapshot) (Snap
 		if err := tx.AddPendingDrops(len(res.Dropped)); err != nil {
 			return err
 		}
+		res.collectDue = len(res.Dropped) > 0 && tx.PendingDrops() >= autoCollectAfter
 		return ss.publish(ctx, tx, p, &res) // last: a store in a bucket's commit point
 	})
 	if errors.Is(err, errSameAsNewest) {

@@ -26,8 +26,9 @@ __pycache__/ *.pyc *.pyo .cache/ .pytest_cache/ .mypy_cache/ .ruff_cache/ covera
 type gitShadow struct {
 	tb    testing.TB
 	store string
-	// maxRSS is the largest resident size, in KiB, of any git process run.
-	maxRSS int64
+	// procMeter counts every git process run: CPU time and the largest
+	// resident size (maxRSS, KiB).
+	procMeter
 }
 
 func newGitShadow(tb testing.TB, store string) *gitShadow {
@@ -76,12 +77,7 @@ func (g *gitShadow) run(workdir string, args ...string) (string, error) {
 	}
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	if cmd.ProcessState != nil {
-		if ru, ok := rusage(cmd.ProcessState); ok && ru > g.maxRSS {
-			g.maxRSS = ru
-		}
-	}
+	err := g.procMeter.run(g.tb, cmd)
 	if err != nil {
 		return out.String(), fmt.Errorf("git %s: %v: %s", strings.Join(args, " "), err, errb.String())
 	}

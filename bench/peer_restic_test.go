@@ -17,8 +17,9 @@ import (
 type resticPeer struct {
 	tb   testing.TB
 	repo string
-	// maxRSS is the largest resident size, in KiB, of any restic process.
-	maxRSS int64
+	// procMeter counts every restic process run: CPU time and the largest
+	// resident size (maxRSS, KiB).
+	procMeter
 	// count of snapshots per project path
 	count map[string]int
 }
@@ -38,12 +39,7 @@ func (r *resticPeer) run(args ...string) ([]byte, error) {
 	cmd.Env = []string{"RESTIC_PASSWORD=bench", "HOME=" + r.repo, "PATH=" + os.Getenv("PATH")}
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	if cmd.ProcessState != nil {
-		if ru, ok := rusage(cmd.ProcessState); ok && ru > r.maxRSS {
-			r.maxRSS = ru
-		}
-	}
+	err := r.procMeter.run(r.tb, cmd)
 	if err != nil {
 		return nil, fmt.Errorf("restic %v: %v: %s", args, err, errb.String())
 	}

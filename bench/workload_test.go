@@ -15,15 +15,6 @@ import (
 	"time"
 )
 
-// rusage returns the peak resident size of a finished process, in KiB.
-func rusage(ps *os.ProcessState) (int64, bool) {
-	ru, ok := ps.SysUsage().(*syscall.Rusage)
-	if !ok {
-		return 0, false
-	}
-	return ru.Maxrss, true
-}
-
 // duBytes returns the allocated (as du -sk counts) and apparent sizes of
 // every file under dir.
 func duBytes(dir string) (allocated, apparent int64) {

@@ -4,10 +4,22 @@ import (
 	"context"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 )
 
+// memoryLimit is the soft limit of the command's heap (GOMEMLIMIT, when
+// set, wins). A first snapshot of a tree of 100,000 files keeps about 40
+// MiB live, and Go's default pacing lets the heap grow to twice what is
+// live before it collects, which took such a snapshot to 136-201 MiB of
+// RSS; near the limit it collects sooner instead (104 MiB, for the same
+// CPU time). Smaller commands never come near it.
+const memoryLimit = 96 << 20
+
 func main() {
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(memoryLimit)
+	}
 	ctx, cancel := context.WithCancelCause(context.Background())
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
