@@ -39,6 +39,9 @@ type collectResult struct {
 // store lock. The sweep's pack deletions follow the commit.
 func (ss *session) collect(ctx context.Context, req collectRequest) (collectResult, error) {
 	var res collectResult
+	if err := ss.s.refuseRemoteDelete(); err != nil {
+		return res, err
+	}
 	if ss.lock == nil || !ss.s.exists() {
 		// No store, or none when the session began (so it holds no lock,
 		// and one made since may hold packs a writer has not committed).

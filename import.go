@@ -47,6 +47,9 @@ type ImportResult struct {
 // stored as snapshots store it, so it deduplicates with everything else.
 // Retention rules do not apply to imported snapshots.
 func (s *Store) Import(ctx context.Context, p ImportProject) (ImportResult, error) {
+	if s.remote != nil {
+		return ImportResult{}, s.remote.refuse("import (migrate)")
+	}
 	res := ImportResult{IDs: []cas.ID{}}
 	workdir, err := knownWorkdir(p.Workdir)
 	if err != nil {

@@ -28,13 +28,14 @@ var layers = map[string][]string{
 	"cmd/casckpt":        {"casckpt", "migrate", "integrations/..."},
 	"migrate":            {"casckpt", "manifest", "cas"}, // casckpt only through migrate.Importer
 	"integrations/mcp":   {"casckpt"},
-	"casckpt":            {"index", "gc", "manifest", "cas", "cas/packstore/...", "internal/..."},
+	"casckpt":            {"index", "gc", "manifest", "cas", "cas/packstore/...", "cas/s3store", "internal/..."},
 	"internal/restorer":  {"manifest", "cas"},
 	"internal/textdiff":  {}, // udiff only
 	"internal/undo":      {"internal/restorer", "internal/textdiff", "manifest", "cas"},
 	"internal/scan":      {"manifest", "cas", "internal/statcache"},
 	"internal/statcache": {"cas"},
 	"internal/testtree":  {}, // the standard library only
+	"internal/remote":    {"cas"},
 	"gc":                 {"manifest", "cas"},
 	"index":              {"cas", "internal/statcache", bboltPath + "/..."},
 	"manifest":           {"cas"},

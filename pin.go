@@ -63,7 +63,10 @@ func (s *Store) Unpin(ctx context.Context, dir string, ref Ref) (cas.ID, error) 
 func (s *Store) setPinned(ctx context.Context, dir string, ref Ref, pinned bool) (cas.ID, error) {
 	ids, err := s.updateProject(ctx, dir, []Ref{ref}, func(tx *index.Tx, sn record) error {
 		sn.Pinned = pinned
-		return tx.PutSnapshot(sn)
+		if err := tx.PutSnapshot(sn); err != nil {
+			return err
+		}
+		return s.markPinned(ctx, sn.ID, pinned)
 	})
 	if err != nil {
 		return cas.ID{}, err
@@ -81,6 +84,9 @@ func (s *Store) Forget(ctx context.Context, dir string, refs ...Ref) ([]cas.ID, 
 		if err := tx.DeleteSnapshot(sn); err != nil {
 			return err
 		}
-		return tx.AddPendingDrops(1) // its objects wait for a collection
+		if err := tx.AddPendingDrops(1); err != nil { // its objects wait for a collection
+			return err
+		}
+		return s.markDropped(ctx, tx, sn.ID)
 	})
 }

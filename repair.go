@@ -48,6 +48,9 @@ type RepairResult struct {
 // beside the new one. Run Verify afterwards: a snapshot whose data was in
 // an unreadable part of a pack is reported damaged.
 func (s *Store) Repair(ctx context.Context) (RepairResult, error) {
+	if s.remote != nil {
+		return s.repairCache(ctx)
+	}
 	var res RepairResult
 	if _, err := os.Stat(s.packsDir()); errors.Is(err, os.ErrNotExist) {
 		return res, nil // nothing stored: nothing to repair

@@ -123,8 +123,8 @@ func (s *Store) Snapshot(ctx context.Context, dir string, opts SnapshotOptions) 
 	if err != nil && errors.Is(statErr, fs.ErrNotExist) {
 		s.removeIfUnused() // a refused first snapshot leaves no store behind
 	}
-	if err != nil || !res.Created {
-		return res, err
+	if err != nil || !res.Created || s.remote != nil {
+		return res, err // a store in a bucket collects nothing yet: see errRemoteDelete
 	}
 	if res.collectDue {
 		s.collectDue(ctx)
@@ -299,7 +299,7 @@ func (ss *session) commitSnapshot(ctx context.Context, p *pendingSnapshot) (Snap
 			return err
 		}
 		res.collectDue = len(res.Dropped) > 0 && tx.PendingDrops() >= autoCollectAfter
-		return nil
+		return ss.publish(ctx, tx, p, &res) // last: a store in a bucket's commit point
 	})
 	if errors.Is(err, errSameAsNewest) {
 		p.abort() // nothing to record: the other process recorded this tree
@@ -367,7 +367,10 @@ func (ss *session) touch(ctx context.Context, p *pendingSnapshot, res *SnapshotR
 		if err != nil || len(snaps) == 0 {
 			return err // the project was forgotten meanwhile: no turn
 		}
-		return ss.commitTurn(ctx, tx, p, snaps[0].ID, res)
+		if err := ss.commitTurn(ctx, tx, p, snaps[0].ID, res); err != nil {
+			return err
+		}
+		return ss.publish(ctx, tx, p, res)
 	})
 	if err != nil {
 		p.abort()

@@ -40,7 +40,8 @@ type ProjectStatus struct {
 // StatusResult describes the store.
 type StatusResult struct {
 	Store string
-	// SizeBytes counts every file under the store directory.
+	// SizeBytes counts every file under the store directory; for a store
+	// in a bucket, the packs its cache knows of.
 	SizeBytes int64
 	Projects  []ProjectStatus
 }
@@ -48,8 +49,14 @@ type StatusResult struct {
 // Status describes the store and its projects. A store that does not exist
 // reads as empty.
 func (s *Store) Status(ctx context.Context) (StatusResult, error) {
-	res := StatusResult{Store: s.dir, Projects: []ProjectStatus{}}
+	res := StatusResult{Store: s.Location(), Projects: []ProjectStatus{}}
 	err := s.read(ctx, func(v view) error {
+		if s.remote != nil {
+			var err error
+			if res.SizeBytes, err = v.tx.PackBytes(); err != nil {
+				return err
+			}
+		}
 		return v.tx.EachProject(func(p index.ProjectSnapshots) error {
 			res.Projects = append(res.Projects, ProjectStatus{
 				Workdir: p.Workdir, Snapshots: len(p.Snapshots), Created: p.Created,
@@ -58,7 +65,7 @@ func (s *Store) Status(ctx context.Context) (StatusResult, error) {
 			return nil
 		})
 	})
-	if err != nil {
+	if err != nil || s.remote != nil {
 		return res, err
 	}
 	res.SizeBytes, err = DirSize(s.dir)
@@ -104,6 +111,9 @@ func sumFiles(dir string, store bool) (int64, error) {
 
 // Clear deletes the whole store once no other process is using it.
 func (s *Store) Clear(ctx context.Context) error {
+	if s.remote != nil {
+		return s.remote.refuse("clear")
+	}
 	if _, err := os.Stat(s.dir); errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"net/http"
 	"os"
 	"path/filepath"
 	"time"
@@ -29,6 +30,13 @@ type Options struct {
 	// HomeDir is the user's home directory, which Snapshot refuses to
 	// capture whole (default os.UserHomeDir).
 	HomeDir string
+	// For OpenURL of an s3:// store: Getenv reads the server's variables
+	// (default os.Getenv), CacheDir holds the caches of the index (default
+	// the casckpt directory of os.UserCacheDir), and S3Transport carries
+	// the requests (default minio-go's).
+	Getenv      func(string) string
+	CacheDir    string
+	S3Transport http.RoundTripper
 }
 
 func (o Options) withDefaults() Options {
@@ -58,6 +66,9 @@ type Store struct {
 	// in tests ones that fail on demand.
 	packs     cas.PackStore
 	projectFS func(*os.Root) restorer.FS
+	// remote is the bucket of a store opened from an s3:// URL (see
+	// OpenURL); nil for a store in a directory.
+	remote *bucketStore
 }
 
 // record is a snapshot record as the index keeps it; hosts see Snapshot.
@@ -154,7 +165,10 @@ type session struct {
 // another process's).
 // A lock whose file clear deleted while this process waited is retried on
 // the store as it is now (made again with create, else read as empty).
+// A store in a bucket always has its cache made, and a shared session
+// brings it up to date with the bucket first (see bucketStore.sync).
 func (s *Store) begin(ctx context.Context, exclusive, create bool) (*session, error) {
+	create = create || s.remote != nil
 	deadline := time.Now().Add(s.opts.LockTimeout)
 	for {
 		if create {
@@ -170,6 +184,12 @@ func (s *Store) begin(ctx context.Context, exclusive, create bool) (*session, er
 		}
 		if err != nil {
 			return nil, err
+		}
+		if s.remote != nil && !exclusive {
+			if err := s.remote.sync(ctx, s, false); err != nil {
+				lock.unlock()
+				return nil, err
+			}
 		}
 		return &session{s: s, lock: lock}, nil
 	}

@@ -144,7 +144,11 @@ func (o objectIndex) AddPack(name [16]byte, size int64) (cas.PackInfo, error) {
 		return cas.PackInfo{}, errors.New("index: pack numbers exhausted")
 	}
 	info := cas.PackInfo{Number: uint32(seq), Name: name, Size: size}
-	return info, packs.Put(packKey(info.Number), encodePackInfo(info))
+	if err := packs.Put(packKey(info.Number), encodePackInfo(info)); err != nil {
+		return cas.PackInfo{}, err
+	}
+	o.t.added = append(o.t.added, info)
+	return info, nil
 }
 
 func (o objectIndex) PutObject(l cas.Location, replace bool) error {

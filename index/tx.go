@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/casckpt/casckpt/cas"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -17,6 +18,8 @@ import (
 type Tx struct {
 	mu sync.Mutex // serialises bbolt access: a Tx is not goroutine-safe
 	tx *bolt.Tx   // nil: no database yet
+	// added are the packs AddPack recorded in this transaction.
+	added []cas.PackInfo
 }
 
 // bucket returns a top-level bucket, or nil.

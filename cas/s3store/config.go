@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -27,6 +28,9 @@ type Config struct {
 	// Transport carries the requests; nil means minio-go's default. Tests
 	// count or alter requests through it.
 	Transport http.RoundTripper
+	// Probed skips the probe of conditional writes: the caller knows
+	// that a former New probed this server (casckpt's cache records it).
+	Probed bool
 	// MaxRetries is how often minio-go tries a failed request in all;
 	// 0 means its default (10), 1 no retry.
 	MaxRetries int
@@ -38,7 +42,9 @@ const awsEndpoint = "s3.amazonaws.com"
 // ParseURL returns the Config of a store URL "s3://BUCKET[/PREFIX]", with
 // the server and credentials read through getenv (os.Getenv) from
 // AWS_ENDPOINT_URL (default https://s3.amazonaws.com), AWS_ACCESS_KEY_ID,
-// AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN and AWS_REGION.
+// AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN and AWS_REGION, and the tries
+// per request from AWS_MAX_ATTEMPTS (as the AWS SDKs read it; default
+// minio-go's 10).
 func ParseURL(storeURL string, getenv func(string) string) (Config, error) {
 	rest, ok := strings.CutPrefix(storeURL, "s3://")
 	if !ok {
@@ -65,6 +71,13 @@ func ParseURL(storeURL string, getenv func(string) string) (Config, error) {
 	}
 	if c.AccessKey == "" || c.SecretKey == "" {
 		return Config{}, errors.New("s3 store: AWS_ACCESS_KEY_ID or AWS_SECRET_ACCESS_KEY is not set: set both to the bucket's credentials")
+	}
+	if v := getenv("AWS_MAX_ATTEMPTS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 100 {
+			return Config{}, fmt.Errorf("s3 store: AWS_MAX_ATTEMPTS %q is not a number of tries from 1 to 100", v)
+		}
+		c.MaxRetries = n
 	}
 	var err error
 	c.Endpoint, c.Secure, err = parseEndpoint(getenv("AWS_ENDPOINT_URL"))

@@ -52,6 +52,9 @@ func TestParseURLEnvironment(t *testing.T) {
 		{map[string]string{"AWS_ACCESS_KEY_ID": "k", "AWS_SECRET_ACCESS_KEY": "s", "AWS_ENDPOINT_URL": "localhost:9000"}, "", false, "AWS_ENDPOINT_URL"},
 		{map[string]string{"AWS_ACCESS_KEY_ID": "k", "AWS_SECRET_ACCESS_KEY": "s", "AWS_ENDPOINT_URL": "ftp://h"}, "", false, "AWS_ENDPOINT_URL"},
 		{map[string]string{"AWS_ACCESS_KEY_ID": "k", "AWS_SECRET_ACCESS_KEY": "s", "AWS_ENDPOINT_URL": "http://h/path"}, "", false, "AWS_ENDPOINT_URL"},
+		{map[string]string{"AWS_ACCESS_KEY_ID": "k", "AWS_SECRET_ACCESS_KEY": "s", "AWS_MAX_ATTEMPTS": "0"}, "", false, "AWS_MAX_ATTEMPTS"},
+		{map[string]string{"AWS_ACCESS_KEY_ID": "k", "AWS_SECRET_ACCESS_KEY": "s", "AWS_MAX_ATTEMPTS": "x"}, "", false, "AWS_MAX_ATTEMPTS"},
+		{map[string]string{"AWS_ACCESS_KEY_ID": "k", "AWS_SECRET_ACCESS_KEY": "s", "AWS_MAX_ATTEMPTS": "2"}, "s3.amazonaws.com", true, ""},
 	} {
 		c, err := s3store.ParseURL("s3://b/p", func(k string) string { return tc.env[k] })
 		if tc.err != "" {

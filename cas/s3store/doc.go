@@ -17,11 +17,14 @@
 // Requests per call (what the store makes; minio-go's retries of a failed
 // request come on top): Create 0; a writer's Close 1 PUT (plus 1 HEAD when
 // the server answers 412, to tell a retried PUT of its own bytes from
-// another writer's pack); Open 1 HEAD; ReadAt 1 ranged GET (0 past the
-// end); Stat 1 HEAD; List 1 per 1000 objects; Remove 1 HEAD + 1 DELETE;
+// another writer's pack); Open 1 HEAD; ReadAt at most 1 ranged GET, of
+// the 1 MiB blocks that hold its range and are not in the store's 64 MiB
+// block cache (0 past the end); Stat 1 HEAD; List 1 per 1000 objects; Remove 1 HEAD + 1 DELETE;
 // SetAside 1 server-side COPY + 1 DELETE; Sync 0; RemoveIncomplete 1
 // listing, plus a listing of parts and an abort per stale upload; New 3
-// (the probe: 2 PUTs and 1 DELETE).
+// (the probe: 2 PUTs and 1 DELETE), 0 with Config.Probed. Beside the packs
+// (objects.go): PutNew 1 PUT (+1 HEAD on a 412); Get 1 GET; Delete 1
+// DELETE; ListAfter 1 per 1000 keys; ReadTail 1 ranged GET.
 //
 // Caveats:
 //   - A writer keeps its pack in memory until Close, which sends it in one

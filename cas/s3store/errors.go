@@ -37,7 +37,11 @@ func (s *Store) wrap(op, what string, err error) error {
 	case resp.StatusCode == http.StatusForbidden:
 		return fmt.Errorf("s3 store: %s %s: %s refused access (%s): check AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and the bucket's policy", op, what, s.endpoint, resp.Code)
 	case resp.StatusCode != 0:
-		return fmt.Errorf("s3 store: %s %s: %s answered %d %s (%s): try again later", op, what, s.endpoint, resp.StatusCode, resp.Code, resp.Message)
+		said := resp.Code
+		if resp.Message != "" && resp.Message != resp.Code {
+			said += ": " + resp.Message
+		}
+		return fmt.Errorf("s3 store: %s %s: %s answered %d (%s): try again later", op, what, s.endpoint, resp.StatusCode, said)
 	}
 	return fmt.Errorf("s3 store: %s %s: %v", op, what, err)
 }

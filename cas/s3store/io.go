@@ -13,8 +13,10 @@ import (
 
 // writer keeps a pack in memory and puts it on Close.
 type writer struct {
-	s         *Store
-	ctx       context.Context // Create's: bounds the PUT
+	s *Store
+	// ctx is Create's without its cancellation: cas.Writer closes a pack
+	// after the scan that filled it, whose context is done by then.
+	ctx       context.Context
 	name, key string
 	buf       bytes.Buffer
 	ended     bool
@@ -67,8 +69,8 @@ func (r *reader) Close() error {
 	return nil
 }
 
-// ReadAt reads p from off with one ranged GET; a read past the end makes
-// none.
+// ReadAt reads p from off: from the cached blocks that hold it, with one
+// ranged GET of those not cached (none past the end).
 func (r *reader) ReadAt(p []byte, off int64) (int, error) {
 	switch {
 	case r.closed.Load():
@@ -81,30 +83,73 @@ func (r *reader) ReadAt(p []byte, off int64) (int, error) {
 		return 0, nil
 	}
 	n := min(int64(len(p)), r.size-off)
-	opts := minio.GetObjectOptions{}
-	if err := opts.SetRange(off, off+n-1); err != nil {
-		return 0, fmt.Errorf("s3 store: read %s: %v", r.name, err)
+	first, last := off/blockSize, (off+n-1)/blockSize
+	blocks := make([][]byte, last-first+1)
+	lo, hi := int64(-1), int64(-1) // the blocks to fetch
+	for i := range blocks {
+		b, ok := r.s.blocks.get(blockKey{r.key, r.etag, first + int64(i)})
+		if !ok {
+			if lo < 0 {
+				lo = first + int64(i)
+			}
+			hi = first + int64(i)
+		}
+		blocks[i] = b
 	}
-	if r.etag != "" {
-		if err := opts.SetMatchETag(r.etag); err != nil {
-			return 0, fmt.Errorf("s3 store: read %s: %v", r.name, err)
+	if lo >= 0 {
+		fetched, err := r.fetch(lo, hi)
+		if err != nil {
+			return 0, err
+		}
+		for i, b := range fetched {
+			blocks[lo-first+int64(i)] = b
 		}
 	}
-	body, _, _, err := r.s.core.GetObject(context.Background(), r.s.bucket, r.key, opts)
-	if isPreconditionFailed(err) {
-		return 0, fmt.Errorf("s3 store: read %s: the pack changed since it was opened (removed and written again): open it again", r.name)
-	} else if err != nil {
-		return 0, r.s.wrap("read", r.name, err)
-	}
-	defer body.Close()
-	k, err := io.ReadFull(body, p[:n])
-	if err != nil {
-		return k, r.s.wrap("read", r.name, err)
+	k := 0
+	for i, b := range blocks {
+		start := int64(0)
+		if i == 0 {
+			start = off - first*blockSize
+		}
+		k += copy(p[k:n], b[start:])
 	}
 	if n < int64(len(p)) {
 		return k, io.EOF
 	}
 	return k, nil
+}
+
+// fetch reads blocks lo to hi with one ranged GET bound to the ETag seen
+// at Open, and caches them.
+func (r *reader) fetch(lo, hi int64) ([][]byte, error) {
+	start, end := lo*blockSize, min((hi+1)*blockSize, r.size)
+	opts := minio.GetObjectOptions{}
+	if err := opts.SetRange(start, end-1); err != nil {
+		return nil, fmt.Errorf("s3 store: read %s: %v", r.name, err)
+	}
+	if r.etag != "" {
+		if err := opts.SetMatchETag(r.etag); err != nil {
+			return nil, fmt.Errorf("s3 store: read %s: %v", r.name, err)
+		}
+	}
+	body, _, _, err := r.s.core.GetObject(context.Background(), r.s.bucket, r.key, opts)
+	if isPreconditionFailed(err) {
+		return nil, fmt.Errorf("s3 store: read %s: the pack changed since it was opened (removed and written again): open it again", r.name)
+	} else if err != nil {
+		return nil, r.s.wrap("read", r.name, err)
+	}
+	defer body.Close()
+	buf := make([]byte, end-start)
+	if _, err := io.ReadFull(body, buf); err != nil {
+		return nil, r.s.wrap("read", r.name, err)
+	}
+	var blocks [][]byte
+	for n := lo; n <= hi; n++ {
+		b := buf[(n-lo)*blockSize : min((n-lo+1)*blockSize, int64(len(buf)))]
+		r.s.blocks.put(blockKey{r.key, r.etag, n}, b)
+		blocks = append(blocks, b)
+	}
+	return blocks, nil
 }
 
 // errEnded: Write or Close after the writer closed or aborted.

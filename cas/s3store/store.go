@@ -34,6 +34,7 @@ type Store struct {
 	prefix   string // "" or ending in "/"
 	endpoint string // for messages
 	staleAge time.Duration
+	blocks   *blockCache // of pack reads
 }
 
 var _ cas.PackStore = (*Store)(nil)
@@ -41,7 +42,7 @@ var _ cas.PackStore = (*Store)(nil)
 // New opens the store c names and probes its server: it puts one probe
 // object twice with If-None-Match: * and refuses a server that lets the
 // second put through, since casckpt relies on conditional writes to keep
-// many writers safe. New creates neither the bucket nor anything else that
+// many writers safe (unless c.Probed says a former New did). New creates neither the bucket nor anything else that
 // outlives it.
 func New(ctx context.Context, c Config) (*Store, error) {
 	if c.Bucket == "" || c.Endpoint == "" {
@@ -63,9 +64,13 @@ func New(ctx context.Context, c Config) (*Store, error) {
 		bucket:   c.Bucket,
 		endpoint: c.Endpoint,
 		staleAge: defaultStaleAge,
+		blocks:   newBlockCache(),
 	}
 	if c.Prefix != "" {
 		s.prefix = strings.Trim(c.Prefix, "/") + "/"
+	}
+	if c.Probed {
+		return s, nil
 	}
 	if err := s.probe(ctx); err != nil {
 		return nil, err
@@ -136,7 +141,7 @@ func (s *Store) Create(ctx context.Context, name string) (cas.PackWriter, error)
 	if err != nil {
 		return nil, err
 	}
-	return &writer{s: s, ctx: ctx, name: name, key: key}, nil
+	return &writer{s: s, ctx: context.WithoutCancel(ctx), name: name, key: key}, nil
 }
 
 // Sync does nothing: a request that returned is durable.

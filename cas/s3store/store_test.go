@@ -347,6 +347,8 @@ func TestRequestCounts(t *testing.T) {
 	check("Open", "HEAD")
 	r.ReadAt(make([]byte, 4096), 5000)
 	check("ReadAt", "GET")
+	r.ReadAt(make([]byte, 4096), 50_000)
+	check("ReadAt (cached)", "")
 	r.ReadAt(make([]byte, 10), int64(len(data)))
 	check("ReadAt (past end)", "")
 	r.Close()

@@ -49,6 +49,7 @@ type globals struct {
 	// interrupted says what an interrupted command left behind, for the
 	// message; "" says nothing.
 	interrupted string
+	ctx         context.Context // the run's: bounds the open of an s3:// store
 }
 
 // signalError is the cause of a context cancelled by a signal.
@@ -68,7 +69,7 @@ func usagef(format string, args ...any) error { return usageError{fmt.Errorf(for
 // the exit status. It writes only to the given streams and reads only the
 // given environment.
 func run(ctx context.Context, args []string, std stdio, env func(string) string) int {
-	g := &globals{io: std, env: env, now: time.Now}
+	g := &globals{io: std, env: env, now: time.Now, ctx: ctx}
 	root := newRootCommand(g)
 	root.SetArgs(args)
 	root.SetIn(std.in)
@@ -151,7 +152,7 @@ BLAKE3-addressed and zstd-compressed, in a store shared by all projects.`,
 		return cmd.Help()
 	}
 	root.Flags().BoolVar(&showVersion, "version", false, "print the version (as the version command does)")
-	root.PersistentFlags().StringVar(&g.storeDir, "store", "", "store directory (default $CASCKPT_HOME, $XDG_DATA_HOME/casckpt, ~/.local/share/casckpt)")
+	root.PersistentFlags().StringVar(&g.storeDir, "store", "", "store directory or s3://BUCKET[/PREFIX] (default $CASCKPT_HOME, $XDG_DATA_HOME/casckpt, ~/.local/share/casckpt)")
 	root.PersistentFlags().BoolVar(&g.json, "json", false, "print one JSON document on stdout")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	root.CompletionOptions.DisableDefaultCmd = true
@@ -190,7 +191,25 @@ func (g *globals) open() (*casckpt.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	return casckpt.Open(dir, casckpt.Options{Now: g.now, HomeDir: g.env("HOME")})
+	return g.openAt(dir, casckpt.Options{Now: g.now, HomeDir: g.env("HOME")})
+}
+
+// openAt opens the store at location, a directory or an s3:// URL whose
+// index is cached under $XDG_CACHE_HOME/casckpt (else ~/.cache/casckpt).
+func (g *globals) openAt(location string, opts casckpt.Options) (*casckpt.Store, error) {
+	if !casckpt.IsRemote(location) {
+		return casckpt.Open(location, opts)
+	}
+	opts.Getenv = g.env
+	switch {
+	case g.env("XDG_CACHE_HOME") != "":
+		opts.CacheDir = filepath.Join(g.env("XDG_CACHE_HOME"), "casckpt")
+	case g.env("HOME") != "":
+		opts.CacheDir = filepath.Join(g.env("HOME"), ".cache", "casckpt")
+	default:
+		return nil, errors.New("no cache directory for the s3:// store: set XDG_CACHE_HOME or HOME")
+	}
+	return casckpt.OpenURL(g.ctx, location, opts)
 }
 
 // emit prints v as the command's JSON document, or calls human otherwise.

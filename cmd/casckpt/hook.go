@@ -149,7 +149,7 @@ func (g *globals) hookEvent(ctx context.Context, ev hookEvent) error {
 	if err != nil {
 		return err
 	}
-	store, err := casckpt.Open(dir, casckpt.Options{Now: g.now, HomeDir: g.env("HOME"), LockTimeout: hookLockTimeout})
+	store, err := g.openAt(dir, casckpt.Options{Now: g.now, HomeDir: g.env("HOME"), LockTimeout: hookLockTimeout})
 	if err != nil {
 		return err
 	}
@@ -286,6 +286,9 @@ func (h hookRun) snapshot(project, turn string, end bool, reason string) error {
 func (g *globals) hookLog(event string, err error) {
 	line := fmt.Sprintf("%s %s %s\n", g.now().UTC().Format(time.RFC3339), event, strings.ReplaceAll(err.Error(), "\n", " "))
 	dir, derr := g.storePath()
+	if derr == nil && casckpt.IsRemote(dir) {
+		derr = errors.New("a store in a bucket keeps no hook log") // the line goes to stderr
+	}
 	if derr == nil {
 		derr = os.MkdirAll(dir, 0o700)
 	}

@@ -453,6 +453,7 @@ func binary(t *testing.T) string {
 type binEnv struct {
 	t         *testing.T
 	bin, home string
+	extra     []string // more environment, after (over) the defaults
 }
 
 func newBinEnv(t *testing.T) *binEnv {
@@ -472,7 +473,7 @@ func (b *binEnv) command(args ...string) *exec.Cmd {
 func (b *binEnv) commandContext(ctx context.Context, args ...string) *exec.Cmd {
 	c := exec.CommandContext(ctx, b.bin, args...)
 	// No git on PATH: the product never needs it.
-	c.Env = []string{"HOME=" + b.home, "CASCKPT_HOME=" + b.store(), "PATH=/nonexistent"}
+	c.Env = append([]string{"HOME=" + b.home, "CASCKPT_HOME=" + b.store(), "PATH=/nonexistent"}, b.extra...)
 	return c
 }
 

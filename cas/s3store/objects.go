@@ -1,0 +1,129 @@
+package s3store
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/minio/minio-go/v7"
+)
+
+// The small objects of a store beside its packs (commits, markers) are
+// reached through the methods below, by keys relative to the prefix. They
+// never reach packs/ or damaged/, which only the cas.PackStore methods
+// touch.
+
+// objectKey returns the full key of relative key rel, or an error if rel
+// is not a key these methods may touch.
+func (s *Store) objectKey(op, rel string) (string, error) {
+	if rel == "" || strings.HasPrefix(rel, "/") || strings.HasPrefix(rel, packsDir) || strings.HasPrefix(rel, damagedDir) ||
+		slices.Contains(strings.Split(rel, "/"), "..") {
+		return "", fmt.Errorf("s3 store: %s %q: not a key outside packs/", op, rel)
+	}
+	return s.prefix + rel, nil
+}
+
+// PutNew stores data under key rel with one conditional PUT. It fails with
+// an error matching fs.ErrExist when an object of that key is stored
+// (unless it holds data: a PUT of its own that minio-go retried).
+func (s *Store) PutNew(ctx context.Context, rel string, data []byte) error {
+	key, err := s.objectKey("put", rel)
+	if err != nil {
+		return err
+	}
+	err = s.put(ctx, key, data)
+	if err == nil || (isPreconditionFailed(err) && s.holds(ctx, key, data)) {
+		return nil
+	}
+	return s.wrap("put", rel, err)
+}
+
+// Get returns the object under key rel (one GET). A missing one is an
+// error matching fs.ErrNotExist.
+func (s *Store) Get(ctx context.Context, rel string) ([]byte, error) {
+	key, err := s.objectKey("get", rel)
+	if err != nil {
+		return nil, err
+	}
+	body, _, _, err := s.core.GetObject(ctx, s.bucket, key, minio.GetObjectOptions{})
+	if err != nil {
+		return nil, s.wrap("get", rel, err)
+	}
+	defer body.Close()
+	b, err := io.ReadAll(body)
+	if err != nil {
+		return nil, s.wrap("get", rel, err)
+	}
+	return b, nil
+}
+
+// Delete removes the object under key rel; a missing one is no error
+// (one DELETE).
+func (s *Store) Delete(ctx context.Context, rel string) error {
+	key, err := s.objectKey("delete", rel)
+	if err != nil {
+		return err
+	}
+	if err := s.client.RemoveObject(ctx, s.bucket, key, minio.RemoveObjectOptions{}); err != nil {
+		return s.wrap("delete", rel, err)
+	}
+	return nil
+}
+
+// ListAfter calls fn, in key order, with the key (relative to the prefix)
+// of every object under folder dir (ending in "/") that sorts after
+// startAfter (a relative key; "" lists all): one request per 1000 keys.
+func (s *Store) ListAfter(ctx context.Context, dir, startAfter string, fn func(rel string) error) error {
+	full, err := s.objectKey("list", dir)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(ctx) // stops minio-go's lister when fn fails
+	defer cancel()
+	opts := minio.ListObjectsOptions{Prefix: full, Recursive: true}
+	if startAfter != "" {
+		opts.StartAfter = s.prefix + startAfter
+	}
+	for obj := range s.client.ListObjects(ctx, s.bucket, opts) {
+		if obj.Err != nil {
+			return s.wrap("list", dir, obj.Err)
+		}
+		if err := fn(strings.TrimPrefix(obj.Key, s.prefix)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ReadTail returns the last n bytes of pack name (all of it when it is
+// shorter), whose size is size, with one ranged GET.
+func (s *Store) ReadTail(ctx context.Context, name string, size, n int64) ([]byte, error) {
+	key, err := s.packKey("read", name)
+	if err != nil {
+		return nil, err
+	}
+	n = min(n, size)
+	if n <= 0 {
+		return nil, fmt.Errorf("s3 store: read %s: empty range", name)
+	}
+	opts := minio.GetObjectOptions{}
+	if err := opts.SetRange(size-n, size-1); err != nil {
+		return nil, fmt.Errorf("s3 store: read %s: %v", name, err)
+	}
+	body, info, _, err := s.core.GetObject(ctx, s.bucket, key, opts)
+	if err != nil {
+		return nil, s.wrap("read", name, err)
+	}
+	defer body.Close()
+	var buf bytes.Buffer
+	if _, err := io.Copy(&buf, io.LimitReader(body, n+1)); err != nil {
+		return nil, s.wrap("read", name, err)
+	}
+	if int64(buf.Len()) != n {
+		return nil, fmt.Errorf("s3 store: read %s: got %d bytes of %d (object of %d bytes): the pack is not the size its commit says", name, buf.Len(), n, info.Size)
+	}
+	return buf.Bytes(), nil
+}

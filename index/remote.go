@@ -1,0 +1,74 @@
+package index
+
+import (
+	"encoding/binary"
+	"time"
+
+	"github.com/casckpt/casckpt/cas"
+)
+
+// bucketRemote holds what the cache of a store in a bucket knows of the
+// bucket: keys "k/<commit or dropped key>" of the objects already applied, "x/<snapshot ID>" of the snapshots a dropped marker
+// names, and "w" the watermark (see package internal/remote) and "p" the
+// probe's mark.
+var bucketRemote = []byte("remote")
+
+var (
+	keyWatermark = []byte("w")
+	keyProbed    = []byte("p")
+)
+
+// Remote is what the cache of a store in a bucket keeps of the bucket.
+type Remote struct{ t *Tx }
+
+// Remote returns the accessors of the cache's knowledge of the bucket.
+func (t *Tx) Remote() Remote { return Remote{t} }
+
+func (r Remote) put(key, value []byte) error {
+	b, err := r.t.tx.CreateBucketIfNotExists(bucketRemote)
+	if err != nil {
+		return err
+	}
+	return b.Put(key, value)
+}
+
+// Watermark is the newest key time the cache applied (zero: none).
+func (r Remote) Watermark() time.Time {
+	v := r.t.get(bucketRemote, keyWatermark)
+	if len(v) != 8 {
+		return time.Time{}
+	}
+	return time.Unix(0, int64(binary.BigEndian.Uint64(v)))
+}
+
+// SetWatermark records the newest key time applied.
+func (r Remote) SetWatermark(at time.Time) error {
+	return r.put(keyWatermark, binary.BigEndian.AppendUint64(nil, uint64(at.UnixNano())))
+}
+
+// Probed reports whether the server's conditional writes were checked.
+func (r Remote) Probed() bool { return r.t.get(bucketRemote, keyProbed) != nil }
+
+// SetProbed records that the server's conditional writes were checked.
+func (r Remote) SetProbed() error { return r.put(keyProbed, []byte{1}) }
+
+// Applied reports whether the object under key (a commit or dropped key)
+// was applied to the cache.
+func (r Remote) Applied(key string) bool {
+	return r.t.get(bucketRemote, append([]byte("k/"), key...)) != nil
+}
+
+// SetApplied records that the object under key was applied.
+func (r Remote) SetApplied(key string) error { return r.put(append([]byte("k/"), key...), []byte{}) }
+
+// Dropped reports whether a dropped marker names snapshot id.
+func (r Remote) Dropped(id cas.ID) bool {
+	return r.t.get(bucketRemote, append([]byte("x/"), id[:]...)) != nil
+}
+
+// SetDropped records that a dropped marker names snapshot id.
+func (r Remote) SetDropped(id cas.ID) error { return r.put(append([]byte("x/"), id[:]...), []byte{}) }
+
+// AddedPacks are the packs recorded in this transaction (by
+// cas.IndexWriter.AddPack), in order.
+func (t *Tx) AddedPacks() []cas.PackInfo { return t.added }

@@ -1,0 +1,235 @@
+package casckpt
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/casckpt/casckpt/cas"
+	"github.com/casckpt/casckpt/cas/s3store"
+	"github.com/casckpt/casckpt/index"
+	"github.com/casckpt/casckpt/internal/remote"
+)
+
+// IsRemote reports whether location names a store in a bucket
+// ("s3://BUCKET[/PREFIX]") rather than a directory.
+func IsRemote(location string) bool { return strings.HasPrefix(location, "s3://") }
+
+// OpenURL returns the store at location: a directory, as Open does, or a
+// bucket of an S3-compatible server, "s3://BUCKET[/PREFIX]" (see
+// docs/remote.md). The server and its credentials come from
+// AWS_ENDPOINT_URL, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and
+// AWS_REGION, read through opts.Getenv. A store in a bucket keeps its
+// index in a cache directory under opts.CacheDir, which may be deleted at
+// any time: the bucket is the truth. The first use of a cache probes the
+// server's conditional writes, and refuses a server that ignores them.
+func OpenURL(ctx context.Context, location string, opts Options) (*Store, error) {
+	if !IsRemote(location) {
+		return Open(location, opts)
+	}
+	getenv := opts.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	cfg, err := s3store.ParseURL(location, getenv)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Transport = opts.S3Transport
+	cacheRoot := opts.CacheDir
+	if cacheRoot == "" {
+		if cacheRoot, err = os.UserCacheDir(); err != nil {
+			return nil, fmt.Errorf("store %s: no cache directory (%v): set XDG_CACHE_HOME or HOME", location, err)
+		}
+		cacheRoot = filepath.Join(cacheRoot, "casckpt")
+	}
+	sum := sha256.Sum256([]byte(cfg.Endpoint + "\x00" + cfg.Bucket + "\x00" + cfg.Prefix))
+	s, err := Open(filepath.Join(cacheRoot, cfg.Bucket+"-"+hex.EncodeToString(sum[:8])), opts)
+	if err != nil {
+		return nil, err
+	}
+	_ = s.db.View(func(tx *index.Tx) error {
+		cfg.Probed = tx.Remote().Probed()
+		return nil
+	})
+	bucket, err := s3store.New(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	s.packs = keepPacks{bucket}
+	s.remote = &bucketStore{url: location, bucket: bucket}
+	return s, nil
+}
+
+// bucketStore is the bucket behind a store opened from an s3:// URL.
+type bucketStore struct {
+	url    string
+	bucket *s3store.Store
+
+	mu     sync.Mutex
+	synced time.Time // when the cache was last brought up to date
+}
+
+// keepPacks is the pack store of a bucket as the store uses it in this
+// step: it never deletes a pack (see errRemoteDelete).
+type keepPacks struct{ *s3store.Store }
+
+// Remove refuses: see errRemoteDelete.
+func (keepPacks) Remove(context.Context, string) error { return errRemoteDelete }
+
+// SetAside refuses: see errRemoteDelete.
+func (keepPacks) SetAside(context.Context, string) error { return errRemoteDelete }
+
+// RemoveIncomplete does nothing: the bucket's writers leave nothing
+// behind.
+func (keepPacks) RemoveIncomplete(context.Context) (int64, error) { return 0, nil }
+
+// errRemoteDelete refuses every deletion of packs in a bucket, which is
+// safe with many writers only with the two-phase gc still to come.
+var errRemoteDelete = fmt.Errorf("%w: gc, prune and the size cap are not supported yet on an s3:// store (deleting packs safely with many writers needs the two-phase gc of issue 14); nothing was deleted", ErrRefused)
+
+// refuseRemoteDelete returns errRemoteDelete for a store in a bucket.
+func (s *Store) refuseRemoteDelete() error {
+	if s.remote != nil {
+		return errRemoteDelete
+	}
+	return nil
+}
+
+// Location is where the store is: its directory, or its s3:// URL.
+func (s *Store) Location() string {
+	if s.remote != nil {
+		return s.remote.url
+	}
+	return s.dir
+}
+
+// publish puts the commit object of pending snapshot p in the bucket, last
+// in the transaction tx that commits it: its snapshot record (when it
+// makes one), the turn record it changed, and the packs tx recorded (each
+// was found stored by Writer.Commit); then a dropped marker per snapshot
+// the keep rule dropped. A store in a directory publishes nothing.
+func (ss *session) publish(ctx context.Context, tx *index.Tx, p *pendingSnapshot, res *SnapshotResult) error {
+	r := ss.s.remote
+	if r == nil {
+		return nil
+	}
+	var c remote.Commit
+	if p.rec != nil {
+		c.Records = append(c.Records, remote.Record{Kind: remote.RecordSnapshot, BackupID: p.rec.BackupID, Data: index.EncodeBackup(*p.rec, "")})
+	}
+	if res.TurnStarted || res.TurnEnded {
+		tr, ok, err := tx.Turn(p.workdir, p.opts.Turn)
+		if err != nil {
+			return err
+		}
+		if ok {
+			c.Records = append(c.Records, remote.Record{Kind: remote.RecordTurn, BackupID: tr.BackupID, Data: index.EncodeTurnBackup(tr)})
+		}
+	}
+	for _, pi := range tx.AddedPacks() {
+		c.Packs = append(c.Packs, remote.Pack{Name: pi.Name, Size: pi.Size})
+	}
+	if len(c.Records) > 0 {
+		key := remote.CommitKey(time.Now(), c.Records[0].BackupID) // the wall clock, not opts.Now: keys order the listing
+		if err := r.bucket.PutNew(ctx, key, remote.EncodeCommit(c)); err != nil {
+			return fmt.Errorf("publish the snapshot's commit: %w", err)
+		}
+		if err := tx.Remote().SetApplied(key); err != nil {
+			return err
+		}
+	}
+	for _, id := range res.Dropped {
+		if err := ss.s.markDropped(ctx, tx, id); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// markDropped puts the dropped marker of snapshot id, which tx deletes,
+// in the bucket (nothing for a store in a directory).
+func (s *Store) markDropped(ctx context.Context, tx *index.Tx, id cas.ID) error {
+	if s.remote == nil {
+		return nil
+	}
+	key := remote.DroppedKey(time.Now(), id)
+	if err := s.remote.bucket.PutNew(ctx, key, nil); err != nil {
+		return fmt.Errorf("record the drop of %s in the bucket: %w", id.Short(), err)
+	}
+	if err := tx.Remote().SetApplied(key); err != nil {
+		return err
+	}
+	return tx.Remote().SetDropped(id)
+}
+
+// markPinned puts (pinned) or deletes the pin marker of snapshot id in
+// the bucket (nothing for a store in a directory).
+func (s *Store) markPinned(ctx context.Context, id cas.ID, pinned bool) error {
+	if s.remote == nil {
+		return nil
+	}
+	key := remote.PinKey(id)
+	var err error
+	if pinned {
+		if err = s.remote.bucket.PutNew(ctx, key, nil); errors.Is(err, fs.ErrExist) {
+			err = nil // pinned already, by this machine or another
+		}
+	} else {
+		err = s.remote.bucket.Delete(ctx, key)
+	}
+	if err != nil {
+		return fmt.Errorf("record the pin of %s in the bucket: %w", id.Short(), err)
+	}
+	return nil
+}
+
+// refuse is the error of an operation that a store in a bucket does not
+// support yet.
+func (r *bucketStore) refuse(op string) error {
+	return fmt.Errorf("%w: %s is not supported yet on an s3:// store (%s); the local cache may be deleted instead", ErrRefused, op, r.url)
+}
+
+// repairCache rebuilds the cache of a store in a bucket: a new, empty
+// index brought up to date from the bucket, as a deleted cache is. The old
+// index is kept beside it.
+func (s *Store) repairCache(ctx context.Context) (RepairResult, error) {
+	var res RepairResult
+	ss, err := s.begin(ctx, true, true)
+	if err != nil {
+		return res, err
+	}
+	defer ss.end()
+	if res.OldDatabase, err = s.db.Rebuild(s.opts.Now(), func(*index.Tx) error { return nil }); err != nil {
+		return res, err
+	}
+	if err := s.remote.sync(ctx, s, true); err != nil {
+		return res, err
+	}
+	err = s.db.View(func(tx *index.Tx) error {
+		packs, err := tx.Objects().Packs()
+		res.PacksRead = len(packs)
+		if err != nil {
+			return err
+		}
+		if err := tx.Objects().ForEachObject(func(cas.Location) error { res.ObjectsIndexed++; return nil }); err != nil {
+			return err
+		}
+		return tx.EachProject(func(ps index.ProjectSnapshots) error {
+			res.Projects++
+			res.Snapshots += len(ps.Snapshots)
+			turns, err := tx.Turns(ps.Workdir)
+			res.Turns += len(turns)
+			return err
+		})
+	})
+	return res, err
+}

@@ -1,0 +1,198 @@
+package casckpt
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"slices"
+	"sync"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/casckpt/casckpt/cas"
+	"github.com/casckpt/casckpt/index"
+	"github.com/casckpt/casckpt/internal/remote"
+)
+
+// Sync's tuning.
+const (
+	// skewMargin is how far before the watermark a sync lists again, for
+	// writers whose clocks run behind this machine's.
+	skewMargin = 15 * time.Minute
+	// syncEvery: a store in a bucket is brought up to date at most this
+	// often (each command of the CLI, a process, syncs once).
+	syncEvery = time.Second
+	// syncParallel bounds the GETs of one sync in flight.
+	syncParallel = 8
+)
+
+// fetched is what a sync read of the bucket: the commits and dropped
+// markers that the cache has not applied, the pins, and the tables of the
+// packs the new commits name.
+type fetched struct {
+	commits []fetchedCommit
+	dropped []string // keys
+	pins    map[cas.ID]bool
+	tables  map[[16]byte]cas.SalvagedPack
+	newest  time.Time // the newest key time listed
+}
+
+type fetchedCommit struct {
+	key string
+	c   remote.Commit
+	ok  bool // decoded
+}
+
+// sync brings the cache up to date with the bucket (at most every
+// syncEvery; force: now). The caller holds the store lock.
+func (r *bucketStore) sync(ctx context.Context, s *Store, force bool) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !force && !r.synced.IsZero() && time.Since(r.synced) < syncEvery {
+		return nil
+	}
+	var mark time.Time
+	var probed bool
+	if err := s.db.View(func(tx *index.Tx) error {
+		mark, probed = tx.Remote().Watermark(), tx.Remote().Probed()
+		return nil
+	}); err != nil {
+		return err
+	}
+	f, err := r.fetch(ctx, s, mark)
+	if err != nil {
+		return err
+	}
+	// The watermark moves with the newest key listed even when the cache
+	// had applied it (its own commit): the next listing starts there.
+	if len(f.commits) > 0 || len(f.dropped) > 0 || !probed || f.newest.After(mark) || pinsDiffer(s, f.pins) {
+		if err := s.db.Update(func(tx *index.Tx) error { return applyFetched(tx, f, mark) }); err != nil {
+			return err
+		}
+		s.opts.Logger.Debug("cache brought up to date with the bucket", "store", r.url, "commits", len(f.commits), "dropped", len(f.dropped), "watermark", f.newest)
+	}
+	r.synced = time.Now()
+	return nil
+}
+
+// fetch lists the bucket after watermark mark (less skewMargin) and reads
+// what the cache lacks.
+func (r *bucketStore) fetch(ctx context.Context, s *Store, mark time.Time) (*fetched, error) {
+	f := &fetched{pins: map[cas.ID]bool{}, tables: map[[16]byte]cas.SalvagedPack{}}
+	from := time.Time{}
+	if !mark.IsZero() {
+		from = mark.Add(-skewMargin)
+	}
+	var commitKeys []string
+	list := func(dir string, keys *[]string) error {
+		return r.bucket.ListAfter(ctx, dir, remote.StartAfter(dir, from), func(key string) error {
+			if at, _, ok := remote.ParseTimed(dir, key); ok {
+				*keys = append(*keys, key)
+				if at.After(f.newest) {
+					f.newest = at
+				}
+			}
+			return nil
+		})
+	}
+	if err := list(remote.CommitsDir, &commitKeys); err != nil {
+		return nil, err
+	}
+	if err := list(remote.DroppedDir, &f.dropped); err != nil {
+		return nil, err
+	}
+	if err := r.bucket.ListAfter(ctx, remote.PinsDir, "", func(key string) error {
+		if id, ok := remote.ParsePin(key); ok {
+			f.pins[id] = true
+		}
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	known := map[[16]byte]bool{}
+	if err := s.db.View(func(tx *index.Tx) error {
+		commitKeys = slices.DeleteFunc(commitKeys, tx.Remote().Applied)
+		f.dropped = slices.DeleteFunc(f.dropped, tx.Remote().Applied)
+		packs, err := tx.Objects().Packs()
+		for _, p := range packs {
+			known[p.Name] = true
+		}
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	if err := r.readCommits(ctx, f, commitKeys); err != nil {
+		return nil, err
+	}
+	return f, r.readTables(ctx, f, known)
+}
+
+// readCommits GETs the commits under keys, in parallel.
+func (r *bucketStore) readCommits(ctx context.Context, f *fetched, keys []string) error {
+	f.commits = make([]fetchedCommit, len(keys))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(syncParallel)
+	for i, key := range keys {
+		g.Go(func() error {
+			b, err := r.bucket.Get(gctx, key)
+			if errors.Is(err, fs.ErrNotExist) {
+				f.commits[i] = fetchedCommit{key: key} // gone since the listing: skipped
+				return nil
+			} else if err != nil {
+				return err
+			}
+			c, err := remote.DecodeCommit(b)
+			f.commits[i] = fetchedCommit{key: key, c: c, ok: err == nil} // a bad one is skipped
+			return nil
+		})
+	}
+	return g.Wait()
+}
+
+// readTables reads the table of every pack the new commits name that the
+// cache does not know, with ranged reads of each pack's end. A pack that
+// is gone is left out: verify reports the snapshots that needed it.
+func (r *bucketStore) readTables(ctx context.Context, f *fetched, known map[[16]byte]bool) error {
+	var mu sync.Mutex
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(syncParallel)
+	for _, fc := range f.commits {
+		for _, p := range fc.c.Packs {
+			if known[p.Name] {
+				continue
+			}
+			known[p.Name] = true
+			g.Go(func() error {
+				name := cas.PackInfo{Name: p.Name}.FileName()
+				entries, err := cas.ReadTableFromTail(p.Size, func(n int64) ([]byte, error) {
+					return r.bucket.ReadTail(gctx, name, p.Size, n)
+				})
+				if errors.Is(err, fs.ErrNotExist) || errors.Is(err, cas.ErrBadPack) {
+					return nil
+				} else if err != nil {
+					return err
+				}
+				mu.Lock()
+				f.tables[p.Name] = cas.SalvagedPack{Name: p.Name, Size: p.Size, Entries: entries}
+				mu.Unlock()
+				return nil
+			})
+		}
+	}
+	return g.Wait()
+}
+
+// pinsDiffer reports whether the cache's pins are not the bucket's.
+func pinsDiffer(s *Store, pins map[cas.ID]bool) bool {
+	differ := false
+	_ = s.db.View(func(tx *index.Tx) error {
+		return tx.EachProject(func(ps index.ProjectSnapshots) error {
+			for _, sn := range ps.Snapshots {
+				differ = differ || sn.Pinned != pins[sn.ID]
+			}
+			return nil
+		})
+	})
+	return differ
+}
