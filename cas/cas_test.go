@@ -301,3 +301,47 @@ func TestWriteFailuresAtEveryStep(t *testing.T) {
 		})
 	}
 }
+
+// TestStoreBoundsOpenPacks: reading objects from many more packs than
+// maxOpenPacks, from several goroutines at once, keeps at most that many
+// readers open (plus those in use), every read returns its bytes, and
+// Close closes every reader.
+func TestStoreBoundsOpenPacks(t *testing.T) {
+	db, dir := testDB(t)
+	var ids []ID
+	var objects [][]byte
+	for i := range 3 * maxOpenPacks {
+		o := []byte(strings.Repeat("object ", 10) + string(rune('a'+i%26)) + strings.Repeat("x", i))
+		objects = append(objects, o)
+		ids = append(ids, putAll(t, db, dir, [][]byte{o})...) // a pack each
+	}
+	s := NewStore(dir, db)
+	errs := make(chan error, 4)
+	for g := range 4 {
+		go func() {
+			for i := range ids {
+				k := (i*7 + g*13) % len(ids)
+				got, err := s.Get(context.Background(), ids[k])
+				if err == nil && !bytes.Equal(got, objects[k]) {
+					err = errors.New("wrong bytes")
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range 4 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if dir.peak > maxOpenPacks+4 {
+		t.Fatalf("%d pack readers were open at once, over the %d bound and 4 in use", dir.peak, maxOpenPacks)
+	}
+	if err := s.Close(); err != nil || dir.open != 0 {
+		t.Fatalf("after Close: %d readers open, %v", dir.open, err)
+	}
+}

@@ -20,6 +20,8 @@ type memPacks struct {
 	packs      map[string][]byte
 	incomplete map[*memWriter]bool
 	fail       func(op, name string) error
+	// open counts the readers opened and not closed, peak the most at once.
+	open, peak int
 }
 
 var _ PackStore = (*memPacks)(nil)
@@ -69,7 +71,9 @@ func (m *memPacks) Open(ctx context.Context, name string) (PackReader, error) {
 	if !ok {
 		return nil, notExist("open", name)
 	}
-	return memReader{bytes.NewReader(b)}, nil
+	m.open++
+	m.peak = max(m.peak, m.open)
+	return &memReader{Reader: bytes.NewReader(b), m: m}, nil
 }
 
 func (m *memPacks) Stat(ctx context.Context, name string) (StoredPack, error) {
@@ -208,6 +212,19 @@ func (w *memWriter) Abort() error {
 	return nil
 }
 
-type memReader struct{ *bytes.Reader }
+type memReader struct {
+	*bytes.Reader
+	m      *memPacks
+	closed bool
+}
 
-func (r memReader) Close() error { return nil }
+func (r *memReader) Close() error {
+	r.m.mu.Lock()
+	defer r.m.mu.Unlock()
+	if r.closed {
+		return errors.New("close after close")
+	}
+	r.closed = true
+	r.m.open--
+	return nil
+}

@@ -1,11 +1,11 @@
 package cas
 
 import (
+	"container/list"
 	"context"
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io/fs"
 	"sync"
 )
 
@@ -51,10 +51,12 @@ func (p PackInfo) FileName() string { return hex.EncodeToString(p.Name[:]) + Pac
 type Store struct {
 	packs PackStore
 	index Index
-	mu    sync.Mutex // guards infos and readers
-	// infos caches pack records by number.
+	mu    sync.Mutex // guards infos, readers and lru
+	// infos caches pack records by number; readers the open packs, at most
+	// maxOpenPacks of them not in use, least recently used at lru's back.
 	infos   map[uint32]PackInfo
-	readers map[uint32]PackReader
+	readers map[uint32]*openPack
+	lru     *list.List
 }
 
 var _ Getter = (*Store)(nil)
@@ -62,7 +64,7 @@ var _ Getter = (*Store)(nil)
 // NewStore returns a Store reading the packs in packs through the object
 // index idx; a nil idx is an empty index.
 func NewStore(packs PackStore, idx Index) *Store {
-	return &Store{packs: packs, index: idx, infos: map[uint32]PackInfo{}, readers: map[uint32]PackReader{}}
+	return &Store{packs: packs, index: idx, infos: map[uint32]PackInfo{}, readers: map[uint32]*openPack{}, lru: list.New()}
 }
 
 // Locate returns where the index says object id lives.
@@ -91,49 +93,10 @@ func (s *Store) Get(ctx context.Context, id ID) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	r, err := s.packReader(ctx, loc.Pack)
+	o, err := s.acquire(ctx, loc.Pack)
 	if err != nil {
 		return nil, err
 	}
-	return readObject(r, loc.PackEntry)
-}
-
-// packReader returns the cached reader of pack n, opening it on first use.
-func (s *Store) packReader(ctx context.Context, n uint32) (PackReader, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if r, ok := s.readers[n]; ok {
-		return r, nil
-	}
-	p, ok := s.infos[n]
-	if !ok {
-		var err error
-		if p, err = s.index.Pack(n); err != nil {
-			return nil, err
-		}
-		s.infos[n] = p
-	}
-	r, err := s.packs.Open(ctx, p.FileName())
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("%w: pack %s is missing", ErrCorrupt, p.FileName())
-	}
-	if err != nil {
-		return nil, err
-	}
-	s.readers[n] = r
-	return r, nil
-}
-
-// Close closes the pack readers the Store opened.
-func (s *Store) Close() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var first error
-	for n, r := range s.readers {
-		if err := r.Close(); err != nil && first == nil {
-			first = err
-		}
-		delete(s.readers, n)
-	}
-	return first
+	defer s.release(o)
+	return readObject(o.r, loc.PackEntry)
 }

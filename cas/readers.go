@@ -1,0 +1,99 @@
+package cas
+
+import (
+	"container/list"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+)
+
+// maxOpenPacks bounds the pack readers a Store keeps open. A store of many
+// small packs (one per snapshot until a collection merges them) would
+// otherwise run a mark or a verify out of file descriptors.
+const maxOpenPacks = 128
+
+// openPack is a cached pack reader and how many reads are using it.
+type openPack struct {
+	r       PackReader
+	users   int
+	lru     *list.Element // in Store.lru; nil once evicted
+	evicted bool
+}
+
+// acquire returns the reader of pack n, opened on first use, for the
+// caller to read through and then release. s.mu must not be held.
+func (s *Store) acquire(ctx context.Context, n uint32) (*openPack, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if o, ok := s.readers[n]; ok {
+		o.users++
+		s.lru.MoveToFront(o.lru)
+		return o, nil
+	}
+	p, ok := s.infos[n]
+	if !ok {
+		var err error
+		if p, err = s.index.Pack(n); err != nil {
+			return nil, err
+		}
+		s.infos[n] = p
+	}
+	r, err := s.packs.Open(ctx, p.FileName())
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%w: pack %s is missing", ErrCorrupt, p.FileName())
+	}
+	if err != nil {
+		return nil, err
+	}
+	o := &openPack{r: r, users: 1, lru: s.lru.PushFront(n)}
+	s.readers[n] = o
+	s.evictLocked()
+	return o, nil
+}
+
+// release ends a read through o.
+func (s *Store) release(o *openPack) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	o.users--
+	if o.evicted && o.users == 0 {
+		_ = o.r.Close()
+	}
+}
+
+// evictLocked closes the least recently used readers beyond maxOpenPacks;
+// one still in use is closed by its last release.
+func (s *Store) evictLocked() {
+	for len(s.readers) > maxOpenPacks {
+		e := s.lru.Back()
+		n := e.Value.(uint32)
+		o := s.readers[n]
+		s.lru.Remove(e)
+		delete(s.readers, n)
+		o.evicted = true
+		if o.users == 0 {
+			_ = o.r.Close()
+		}
+	}
+}
+
+// Close closes the pack readers the Store opened; a read still running
+// closes its own when it ends.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var first error
+	for n, o := range s.readers {
+		delete(s.readers, n)
+		s.lru.Remove(o.lru)
+		o.evicted = true
+		if o.users > 0 {
+			continue
+		}
+		if err := o.r.Close(); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
