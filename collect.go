@@ -106,7 +106,10 @@ func (ss *session) planCollection(ctx context.Context, tx *index.Tx, objects *ca
 	}
 	graph, err := gc.Mark(ctx, objects, roots)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%w; run casckpt verify and forget the damaged snapshots", err)
+		if errors.Is(err, cas.ErrCorrupt) || errors.Is(err, cas.ErrNotFound) {
+			err = fmt.Errorf("%w; run casckpt verify and forget the damaged snapshots", err)
+		}
+		return nil, nil, err // a failing disk or a canceled call: nothing is damaged
 	}
 	plan := gc.PlanRetention(projects, req.policy, ss.s.opts.Now())
 	res.fits = true
