@@ -10,8 +10,13 @@ type GCResult struct {
 
 // GC deletes every stored object no snapshot reaches and returns the space:
 // dead packs are deleted, mostly dead ones rewritten. It waits for running
-// snapshots and restores to finish and holds them off while it runs.
+// snapshots and restores to finish and holds them off while it runs. On a
+// store in a bucket it works in two phases a grace period apart (see
+// remoteGC): a first run deletes nothing.
 func (s *Store) GC(ctx context.Context) (GCResult, error) {
+	if s.remote != nil {
+		return s.remoteGC(ctx)
+	}
 	ss, err := s.begin(ctx, true, false)
 	if err != nil {
 		return GCResult{}, err

@@ -44,6 +44,9 @@ func OpenURL(ctx context.Context, location string, opts Options) (*Store, error)
 		return nil, err
 	}
 	cfg.Transport = opts.S3Transport
+	if opts.GCGrace, err = gcGrace(opts.GCGrace, getenv); err != nil {
+		return nil, err
+	}
 	cacheRoot := opts.CacheDir
 	if cacheRoot == "" {
 		if cacheRoot, err = os.UserCacheDir(); err != nil {
@@ -65,7 +68,7 @@ func OpenURL(ctx context.Context, location string, opts Options) (*Store, error)
 		return nil, err
 	}
 	s.packs = keepPacks{bucket}
-	s.remote = &bucketStore{url: location, bucket: bucket}
+	s.remote = &bucketStore{url: location, bucket: bucket, grace: opts.GCGrace}
 	return s, nil
 }
 
@@ -73,9 +76,13 @@ func OpenURL(ctx context.Context, location string, opts Options) (*Store, error)
 type bucketStore struct {
 	url    string
 	bucket *s3store.Store
+	grace  time.Duration // see Options.GCGrace
 
 	mu     sync.Mutex
 	synced time.Time // when the cache was last brought up to date
+	// gcKeys are the pending and deleted lists of gc that the last sync
+	// listed: a commit made long after it checks that no new one appeared.
+	gcKeys map[string]bool
 }
 
 // keepPacks is the pack store of a bucket as the store uses it in this
@@ -139,6 +146,9 @@ func (ss *session) publish(ctx context.Context, tx *index.Tx, p *pendingSnapshot
 		c.Packs = append(c.Packs, remote.Pack{Name: pi.Name, Size: pi.Size})
 	}
 	if len(c.Records) > 0 {
+		if err := ss.recheck(ctx); err != nil {
+			return err
+		}
 		key := remote.CommitKey(time.Now(), c.Records[0].BackupID) // the wall clock, not opts.Now: keys order the listing
 		if err := r.bucket.PutNew(ctx, key, remote.EncodeCommit(c)); err != nil {
 			return fmt.Errorf("publish the snapshot's commit: %w", err)
@@ -232,4 +242,110 @@ func (s *Store) repairCache(ctx context.Context) (RepairResult, error) {
 		})
 	})
 	return res, err
+}
+
+// defaultGCGrace is the default of Options.GCGrace.
+const defaultGCGrace = time.Hour
+
+// gcGrace returns the grace period of gc: set, else CASCKPT_GC_GRACE,
+// else the default.
+func gcGrace(set time.Duration, getenv func(string) string) (time.Duration, error) {
+	if set > 0 {
+		return set, nil
+	}
+	v := getenv("CASCKPT_GC_GRACE")
+	if v == "" {
+		return defaultGCGrace, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("CASCKPT_GC_GRACE=%q is not a positive Go duration (like 1h or 30s)", v)
+	}
+	return d, nil
+}
+
+// dedupeAgainst is what a snapshot's writer deduplicates against: the
+// objects of the cache, less those located in doomed packs (named by a
+// gc's pending list, or deleted), which it stores again.
+func dedupeAgainst(tx *index.Tx, objects *cas.Store) cas.Existing {
+	doomed, err := doomedNumbers(tx)
+	if err != nil || len(doomed) == 0 {
+		return objects // an error shows at the commit's own reads
+	}
+	return undoomed{objects, doomed}
+}
+
+// undoomed hides the objects of doomed packs from a writer.
+type undoomed struct {
+	objects *cas.Store
+	doomed  map[uint32]bool // pack numbers
+}
+
+// Has reports whether id is stored in a pack no gc is deleting.
+func (u undoomed) Has(id cas.ID) (bool, error) {
+	has, err := u.objects.Has(id)
+	if err != nil || !has {
+		return has, err
+	}
+	l, err := u.objects.Locate(id)
+	if err != nil {
+		return false, err
+	}
+	return !u.doomed[l.Pack], nil
+}
+
+// relocates says whether a writer's commit in tx points objects already
+// indexed at its own packs: when the cache has doomed packs, whose
+// objects the writer stored again.
+func relocates(tx *index.Tx) bool { return len(tx.Remote().DoomedPacks()) > 0 }
+
+// gcSeen is what a sync saw of gc: when it listed, and the pending and
+// deleted lists it found.
+type gcSeen struct {
+	at   time.Time
+	keys map[string]bool
+}
+
+// seen returns what the last sync saw of gc.
+func (r *bucketStore) seen() gcSeen {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return gcSeen{at: r.synced, keys: r.gcKeys}
+}
+
+// errGCMeanwhile is the error of a commit that a gc's first phase may
+// have overtaken.
+var errGCMeanwhile = errors.New("a gc listed packs for deletion while this snapshot ran for over half the gc grace period, and the snapshot may reuse them; nothing was committed: run it again")
+
+// recheck makes sure, before a commit is published, that the packs the
+// commit needs are safe from gc. The writer avoided every pack in the
+// pending lists its session's sync saw; a gc deletes a pack only once its
+// pending list is older than the grace period, and its re-mark then sees
+// every commit published before. So a commit published within half the
+// grace period of that sync is safe; a later one lists gc's pack lists again
+// lists (one request) and fails cleanly if a new pending or deleted list
+// appeared meanwhile. The monotonic clock measures the wait, so a
+// process stopped and resumed counts the time it was stopped.
+func (ss *session) recheck(ctx context.Context) error {
+	r := ss.s.remote
+	if ss.seen.at.IsZero() {
+		return fmt.Errorf("publish the snapshot's commit: the session did not sync with the bucket; run it again")
+	}
+	if time.Since(ss.seen.at) < r.grace/2 {
+		return nil
+	}
+	fresh := false
+	err := r.bucket.ListAfter(ctx, remote.PackListsDir, "", func(key string) error {
+		if isPackList(key) && !ss.seen.keys[key] {
+			fresh = true
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("publish the snapshot's commit: check gc's lists: %w", err)
+	}
+	if fresh {
+		return errGCMeanwhile
+	}
+	return nil
 }

@@ -1,6 +1,7 @@
 package casckpt
 
 import (
+	"errors"
 	"time"
 
 	"github.com/casckpt/casckpt/cas"
@@ -20,28 +21,43 @@ func applyFetched(tx *index.Tx, f *fetched, mark time.Time) error {
 	for _, p := range packs { // another process on this cache added it meanwhile
 		delete(f.tables, p.Name)
 	}
+	doomed := tx.Remote().DoomedPacks()
+	for _, l := range f.gcLists {
+		for _, name := range l.packs {
+			doomed[name] = true
+		}
+	}
 	for _, fc := range f.commits {
 		for _, p := range fc.c.Packs {
 			if sp, ok := f.tables[p.Name]; ok {
-				if _, err := cas.AddPack(tx.Objects(), sp); err != nil {
+				if err := addPackOver(tx, sp, doomed); err != nil {
 					return err
 				}
 				delete(f.tables, p.Name)
 			}
 		}
 	}
+	if err := applyGCLists(tx, f.gcLists); err != nil {
+		return err
+	}
 	a := applier{tx: tx, pins: f.pins}
 	if err := a.load(); err != nil {
 		return err
 	}
 	for _, fc := range f.commits {
+		whole := fc.ok
 		if fc.ok {
-			if err := a.commit(fc.c); err != nil {
+			if whole, err = a.commit(fc.c); err != nil {
 				return err
 			}
 		}
 		if err := tx.Remote().SetApplied(fc.key); err != nil {
 			return err
+		}
+		if !whole && !fc.gone {
+			if err := tx.Remote().SetUnread(fc.key); err != nil { // gc refuses until a repair
+				return err
+			}
 		}
 	}
 	for _, key := range f.dropped {
@@ -84,30 +100,34 @@ func (a *applier) load() error {
 }
 
 // commit adds the records of commit c that the cache lacks: a snapshot
-// not dropped, a turn record that says more than the cache's.
-func (a *applier) commit(c remote.Commit) error {
+// not dropped, a turn record that says more than the cache's. whole is
+// false when a record could not be read.
+func (a *applier) commit(c remote.Commit) (whole bool, _ error) {
+	whole = true
 	for _, r := range c.Records {
 		switch r.Kind {
 		case remote.RecordSnapshot:
 			sn, origin, err := index.DecodeBackup(r.Data)
 			if err != nil {
-				continue // not a record this version reads
+				whole = false // not a record this version reads
+				continue
 			}
 			if err := a.snapshot(sn, r.BackupID, origin); err != nil {
-				return err
+				return false, err
 			}
 		case remote.RecordTurn:
 			tr, err := index.DecodeTurnBackup(r.Data)
 			if err != nil {
+				whole = false
 				continue
 			}
 			tr.BackupID = r.BackupID
 			if err := a.turn(tr); err != nil {
-				return err
+				return false, err
 			}
 		}
 	}
-	return nil
+	return whole, nil
 }
 
 func (a *applier) snapshot(sn record, backup cas.ID, origin string) error {
@@ -179,6 +199,136 @@ func (a *applier) applyPins() error {
 			if err := a.tx.PutSnapshot(sn); err != nil {
 				return err
 			}
+		}
+	}
+	return nil
+}
+
+// addPackOver records pack sp in the cache. An object it holds that the
+// cache locates in a doomed pack (see index.Remote.SetDoomed) is located
+// in sp instead: a writer wrote it again because a gc is deleting the
+// other copy.
+func addPackOver(tx *index.Tx, sp cas.SalvagedPack, doomed map[[16]byte]bool) error {
+	objects := tx.Objects()
+	numbers := map[uint32]bool{}
+	if len(doomed) > 0 {
+		packs, err := objects.Packs()
+		if err != nil {
+			return err
+		}
+		for _, p := range packs {
+			if doomed[p.Name] {
+				numbers[p.Number] = true
+			}
+		}
+	}
+	info, err := objects.AddPack(sp.Name, sp.Size)
+	if err != nil {
+		return err
+	}
+	for _, e := range sp.Entries {
+		replace := false
+		if len(numbers) > 0 {
+			l, err := objects.Locate(e.ID)
+			if err != nil && !errors.Is(err, cas.ErrNotFound) {
+				return err
+			}
+			replace = err == nil && numbers[l.Pack]
+		}
+		if err := objects.PutObject(cas.Location{Pack: info.Number, PackEntry: e}, replace); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// applyGCLists records the packs of new pending and deleted lists of gc
+// as doomed, forgets the deleted ones with the objects the cache locates
+// in them, and drops the stat cache's entries that name an object in a
+// doomed pack, so that the next snapshot stores those objects again.
+func applyGCLists(tx *index.Tx, lists []gcList) error {
+	if len(lists) == 0 {
+		return nil
+	}
+	deleted := map[[16]byte]bool{}
+	for _, l := range lists {
+		for _, name := range l.packs {
+			if err := tx.Remote().SetDoomed(name); err != nil {
+				return err
+			}
+			if l.deleted {
+				deleted[name] = true
+			}
+		}
+		if err := tx.Remote().SetApplied(l.key); err != nil {
+			return err
+		}
+	}
+	if err := forgetPacks(tx, deleted); err != nil {
+		return err
+	}
+	objects := tx.Objects()
+	doomed, err := doomedNumbers(tx)
+	if err != nil {
+		return err
+	}
+	_, err = tx.DropStatEntries(func(id cas.ID) bool {
+		l, err := objects.Locate(id)
+		return err == nil && doomed[l.Pack]
+	})
+	return err
+}
+
+// doomedNumbers returns the numbers of the cache's doomed packs.
+func doomedNumbers(tx *index.Tx) (map[uint32]bool, error) {
+	doomed := tx.Remote().DoomedPacks()
+	packs, err := tx.Objects().Packs()
+	out := map[uint32]bool{}
+	for _, p := range packs {
+		if doomed[p.Name] {
+			out[p.Number] = true
+		}
+	}
+	return out, err
+}
+
+// forgetPacks removes from the cache the packs named in gone, which a gc
+// deleted, and the objects it locates in them.
+func forgetPacks(tx *index.Tx, gone map[[16]byte]bool) error {
+	if len(gone) == 0 {
+		return nil
+	}
+	objects := tx.Objects()
+	packs, err := objects.Packs()
+	if err != nil {
+		return err
+	}
+	numbers := map[uint32]bool{}
+	for _, p := range packs {
+		if gone[p.Name] {
+			numbers[p.Number] = true
+		}
+	}
+	if len(numbers) == 0 {
+		return nil
+	}
+	var ids []cas.ID
+	if err := objects.ForEachObject(func(l cas.Location) error {
+		if numbers[l.Pack] {
+			ids = append(ids, l.ID)
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	for _, id := range ids {
+		if err := objects.DeleteObject(id); err != nil {
+			return err
+		}
+	}
+	for n := range numbers {
+		if err := objects.DeletePack(n); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -3,8 +3,10 @@ package casckpt
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -35,18 +37,35 @@ type fetched struct {
 	dropped []string // keys
 	pins    map[cas.ID]bool
 	tables  map[[16]byte]cas.SalvagedPack
-	newest  time.Time // the newest key time listed
+	newest  time.Time       // the newest key time listed
+	gcKeys  map[string]bool // every pending and deleted list of gc
+	gcLists []gcList        // those the cache has not applied
+}
+
+// gcList is a pending or deleted list of gc (see internal/remote).
+type gcList struct {
+	key     string
+	deleted bool
+	packs   [][16]byte
 }
 
 type fetchedCommit struct {
-	key string
-	c   remote.Commit
-	ok  bool // decoded
+	key  string
+	c    remote.Commit
+	ok   bool // decoded
+	gone bool // deleted since the listing
 }
 
 // sync brings the cache up to date with the bucket (at most every
 // syncEvery; force: now). The caller holds the store lock.
 func (r *bucketStore) sync(ctx context.Context, s *Store, force bool) error {
+	return r.syncFrom(ctx, s, force, false)
+}
+
+// syncFrom is sync; with full, it lists every commit and dropped marker
+// in the bucket, not only those after the watermark (as gc does before it
+// marks).
+func (r *bucketStore) syncFrom(ctx context.Context, s *Store, force, full bool) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if !force && !r.synced.IsZero() && time.Since(r.synced) < syncEvery {
@@ -60,26 +79,30 @@ func (r *bucketStore) sync(ctx context.Context, s *Store, force bool) error {
 	}); err != nil {
 		return err
 	}
-	f, err := r.fetch(ctx, s, mark)
+	from := mark
+	if full {
+		from = time.Time{}
+	}
+	f, err := r.fetch(ctx, s, from)
 	if err != nil {
 		return err
 	}
 	// The watermark moves with the newest key listed even when the cache
 	// had applied it (its own commit): the next listing starts there.
-	if len(f.commits) > 0 || len(f.dropped) > 0 || !probed || f.newest.After(mark) || pinsDiffer(s, f.pins) {
+	if len(f.commits) > 0 || len(f.dropped) > 0 || len(f.gcLists) > 0 || !probed || f.newest.After(mark) || pinsDiffer(s, f.pins) {
 		if err := s.db.Update(func(tx *index.Tx) error { return applyFetched(tx, f, mark) }); err != nil {
 			return err
 		}
 		s.opts.Logger.Debug("cache brought up to date with the bucket", "store", r.url, "commits", len(f.commits), "dropped", len(f.dropped), "watermark", f.newest)
 	}
-	r.synced = time.Now()
+	r.synced, r.gcKeys = time.Now(), f.gcKeys
 	return nil
 }
 
 // fetch lists the bucket after watermark mark (less skewMargin) and reads
 // what the cache lacks.
 func (r *bucketStore) fetch(ctx context.Context, s *Store, mark time.Time) (*fetched, error) {
-	f := &fetched{pins: map[cas.ID]bool{}, tables: map[[16]byte]cas.SalvagedPack{}}
+	f := &fetched{pins: map[cas.ID]bool{}, tables: map[[16]byte]cas.SalvagedPack{}, gcKeys: map[string]bool{}}
 	from := time.Time{}
 	if !mark.IsZero() {
 		from = mark.Add(-skewMargin)
@@ -87,7 +110,9 @@ func (r *bucketStore) fetch(ctx context.Context, s *Store, mark time.Time) (*fet
 	var commitKeys []string
 	list := func(dir string, keys *[]string) error {
 		return r.bucket.ListAfter(ctx, dir, remote.StartAfter(dir, from), func(key string) error {
-			if at, _, ok := remote.ParseTimed(dir, key); ok {
+			if isPackList(key) { // sorted after the dropped markers: always listed
+				f.gcKeys[key] = true
+			} else if at, _, ok := remote.ParseTimed(dir, key); ok {
 				*keys = append(*keys, key)
 				if at.After(f.newest) {
 					f.newest = at
@@ -111,9 +136,15 @@ func (r *bucketStore) fetch(ctx context.Context, s *Store, mark time.Time) (*fet
 		return nil, err
 	}
 	known := map[[16]byte]bool{}
+	var gcKeys []string
 	if err := s.db.View(func(tx *index.Tx) error {
 		commitKeys = slices.DeleteFunc(commitKeys, tx.Remote().Applied)
 		f.dropped = slices.DeleteFunc(f.dropped, tx.Remote().Applied)
+		for key := range f.gcKeys {
+			if !tx.Remote().Applied(key) {
+				gcKeys = append(gcKeys, key)
+			}
+		}
 		packs, err := tx.Objects().Packs()
 		for _, p := range packs {
 			known[p.Name] = true
@@ -123,6 +154,9 @@ func (r *bucketStore) fetch(ctx context.Context, s *Store, mark time.Time) (*fet
 		return nil, err
 	}
 	if err := r.readCommits(ctx, f, commitKeys); err != nil {
+		return nil, err
+	}
+	if err := r.readGCLists(ctx, f, gcKeys); err != nil {
 		return nil, err
 	}
 	return f, r.readTables(ctx, f, known)
@@ -137,7 +171,7 @@ func (r *bucketStore) readCommits(ctx context.Context, f *fetched, keys []string
 		g.Go(func() error {
 			b, err := r.bucket.Get(gctx, key)
 			if errors.Is(err, fs.ErrNotExist) {
-				f.commits[i] = fetchedCommit{key: key} // gone since the listing: skipped
+				f.commits[i] = fetchedCommit{key: key, gone: true} // skipped
 				return nil
 			} else if err != nil {
 				return err
@@ -148,6 +182,27 @@ func (r *bucketStore) readCommits(ctx context.Context, f *fetched, keys []string
 		})
 	}
 	return g.Wait()
+}
+
+// readGCLists GETs the pending and deleted lists under keys. One that is
+// gone since the listing is skipped; one that does not decode is an
+// error, since the packs it names would be reused.
+func (r *bucketStore) readGCLists(ctx context.Context, f *fetched, keys []string) error {
+	slices.Sort(keys)
+	for _, key := range keys {
+		b, err := r.bucket.Get(ctx, key)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		} else if err != nil {
+			return err
+		}
+		packs, err := remote.DecodePackList(b)
+		if err != nil {
+			return fmt.Errorf("gc list %s in %s: %w: delete it, and run casckpt gc again", key, r.url, err)
+		}
+		f.gcLists = append(f.gcLists, gcList{key: key, deleted: strings.HasPrefix(key, remote.DeletedDir), packs: packs})
+	}
+	return nil
 }
 
 // readTables reads the table of every pack the new commits name that the
@@ -195,4 +250,9 @@ func pinsDiffer(s *Store, pins map[cas.ID]bool) bool {
 		})
 	})
 	return differ
+}
+
+// isPackList reports whether key is a pending or deleted list of gc.
+func isPackList(key string) bool {
+	return remote.IsGCKey(remote.PendingDir, key) || remote.IsGCKey(remote.DeletedDir, key)
 }

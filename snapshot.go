@@ -208,7 +208,7 @@ func (ss *session) scanSnapshot(ctx context.Context, v view, workdir string, opt
 		p.newest = &snaps[0]
 	}
 	p.parent, _ = dirIdentity(filepath.Dir(workdir))
-	p.w = cas.NewWriter(ss.s.packs, v.objects)
+	p.w = cas.NewWriter(ss.s.packs, dedupeAgainst(v.tx, v.objects))
 	var put cas.Putter = p.w
 	if wrap != nil {
 		put = wrap(p.w)
@@ -384,7 +384,7 @@ func (ss *session) touch(ctx context.Context, p *pendingSnapshot, res *SnapshotR
 // project's record, made at created, if it is new: the first steps of
 // every commit that adds snapshots (a snapshot's, an import's).
 func commitObjects(ctx context.Context, tx *index.Tx, w *cas.Writer, workdir string, created, touched time.Time, parent index.DirID) error {
-	if _, err := w.Commit(ctx, tx.Objects(), false); err != nil {
+	if _, err := w.Commit(ctx, tx.Objects(), relocates(tx)); err != nil {
 		return err
 	}
 	p, ok, err := tx.Project(workdir)

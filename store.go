@@ -37,6 +37,12 @@ type Options struct {
 	Getenv      func(string) string
 	CacheDir    string
 	S3Transport http.RoundTripper
+	// GCGrace is, on an s3:// store, how long by the server's clock a pack
+	// that gc found unneeded stays listed as pending before a later gc
+	// may delete it (default: $CASCKPT_GC_GRACE read through Getenv, a Go
+	// duration, else 1 hour). Every snapshot must finish well within half
+	// of it, or it re-checks before it commits.
+	GCGrace time.Duration
 }
 
 func (o Options) withDefaults() Options {
@@ -157,6 +163,9 @@ func (s *Store) removeIfUnused() {
 type session struct {
 	s    *Store
 	lock *storeLock
+	// seen is, on a store in a bucket, what the sync at the session's
+	// start saw of gc (see session.recheck).
+	seen gcSeen
 }
 
 // begin takes the store lock. With create it makes the store's directories
@@ -185,13 +194,15 @@ func (s *Store) begin(ctx context.Context, exclusive, create bool) (*session, er
 		if err != nil {
 			return nil, err
 		}
+		var seen gcSeen
 		if s.remote != nil && !exclusive {
 			if err := s.remote.sync(ctx, s, false); err != nil {
 				lock.unlock()
 				return nil, err
 			}
+			seen = s.remote.seen()
 		}
-		return &session{s: s, lock: lock}, nil
+		return &session{s: s, lock: lock, seen: seen}, nil
 	}
 }
 

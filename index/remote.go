@@ -1,6 +1,7 @@
 package index
 
 import (
+	"bytes"
 	"encoding/binary"
 	"time"
 
@@ -72,3 +73,50 @@ func (r Remote) SetDropped(id cas.ID) error { return r.put(append([]byte("x/"), 
 // AddedPacks are the packs recorded in this transaction (by
 // cas.IndexWriter.AddPack), in order.
 func (t *Tx) AddedPacks() []cas.PackInfo { return t.added }
+
+// prefixDoomed keys "g/<pack name>": the packs that a gc's pending list
+// names or that a gc deleted. Writers treat their objects as absent.
+var prefixDoomed = []byte("g/")
+
+// SetDoomed records that a gc's pending list names pack name, or that a
+// gc deleted it.
+func (r Remote) SetDoomed(name [16]byte) error {
+	return r.put(append(bytes.Clone(prefixDoomed), name[:]...), []byte{})
+}
+
+// DoomedPacks returns the names of the packs SetDoomed recorded.
+func (r Remote) DoomedPacks() map[[16]byte]bool {
+	out := map[[16]byte]bool{}
+	b := r.t.bucket(bucketRemote)
+	if b == nil {
+		return out
+	}
+	c := b.Cursor()
+	for k, _ := c.Seek(prefixDoomed); bytes.HasPrefix(k, prefixDoomed); k, _ = c.Next() {
+		if len(k) == len(prefixDoomed)+16 {
+			out[[16]byte(k[len(prefixDoomed):])] = true
+		}
+	}
+	return out
+}
+
+// prefixUnread keys "u/<commit key>": commits the cache could not read
+// whole (damaged, or written by a newer casckpt).
+var prefixUnread = []byte("u/")
+
+// SetUnread records that the commit under key could not be read whole.
+func (r Remote) SetUnread(key string) error {
+	return r.put(append(bytes.Clone(prefixUnread), key...), []byte{})
+}
+
+// FirstUnread returns the key of a commit SetUnread recorded, or "".
+func (r Remote) FirstUnread() string {
+	b := r.t.bucket(bucketRemote)
+	if b == nil {
+		return ""
+	}
+	if k, _ := b.Cursor().Seek(prefixUnread); bytes.HasPrefix(k, prefixUnread) {
+		return string(k[len(prefixUnread):])
+	}
+	return ""
+}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/minio/minio-go/v7"
 )
@@ -126,4 +127,82 @@ func (s *Store) ReadTail(ctx context.Context, name string, size, n int64) ([]byt
 		return nil, fmt.Errorf("s3 store: read %s: got %d bytes of %d (object of %d bytes): the pack is not the size its commit says", name, buf.Len(), n, info.Size)
 	}
 	return buf.Bytes(), nil
+}
+
+// ObjectInfo is what a listing or a HEAD tells of an object beside the
+// packs: its key (relative to the prefix), its ETag, and when the server
+// stored it, by the server's clock.
+type ObjectInfo struct {
+	Key          string
+	ETag         string
+	LastModified time.Time
+}
+
+// ListInfo is ListAfter with each object's ETag and Last-Modified.
+func (s *Store) ListInfo(ctx context.Context, dir, startAfter string, fn func(ObjectInfo) error) error {
+	full, err := s.objectKey("list", dir)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	opts := minio.ListObjectsOptions{Prefix: full, Recursive: true}
+	if startAfter != "" {
+		opts.StartAfter = s.prefix + startAfter
+	}
+	for obj := range s.client.ListObjects(ctx, s.bucket, opts) {
+		if obj.Err != nil {
+			return s.wrap("list", dir, obj.Err)
+		}
+		if err := fn(ObjectInfo{Key: strings.TrimPrefix(obj.Key, s.prefix), ETag: obj.ETag, LastModified: obj.LastModified}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Head returns the ETag and Last-Modified of the object under key rel (one
+// HEAD); a missing one is an error matching fs.ErrNotExist.
+func (s *Store) Head(ctx context.Context, rel string) (ObjectInfo, error) {
+	key, err := s.objectKey("head", rel)
+	if err != nil {
+		return ObjectInfo{}, err
+	}
+	info, err := s.client.StatObject(ctx, s.bucket, key, minio.StatObjectOptions{})
+	if err != nil {
+		return ObjectInfo{}, s.wrap("head", rel, err)
+	}
+	return ObjectInfo{Key: rel, ETag: info.ETag, LastModified: info.LastModified}, nil
+}
+
+// PutIfMatch replaces the object under key rel with data only if its ETag
+// is still etag (one PUT with If-Match): the renewal of a lease. A server
+// that refuses, because another writer replaced or deleted the object
+// first, makes it fail with an error matching fs.ErrExist (a changed
+// object) or fs.ErrNotExist (a deleted one).
+func (s *Store) PutIfMatch(ctx context.Context, rel, etag string, data []byte) error {
+	key, err := s.objectKey("put", rel)
+	if err != nil {
+		return err
+	}
+	opts := minio.PutObjectOptions{ContentType: "application/octet-stream", DisableMultipart: true, SendContentMd5: true}
+	opts.SetMatchETag(etag)
+	_, err = s.client.PutObject(ctx, s.bucket, key, bytes.NewReader(data), int64(len(data)), opts)
+	if err != nil {
+		return s.wrap("put", rel, err)
+	}
+	return nil
+}
+
+// RemovePack deletes pack name with one DELETE; a missing one is no error.
+// Only the two-phase gc of a store in a bucket calls it.
+func (s *Store) RemovePack(ctx context.Context, name string) error {
+	key, err := s.packKey("remove", name)
+	if err != nil {
+		return err
+	}
+	if err := s.client.RemoveObject(ctx, s.bucket, key, minio.RemoveObjectOptions{}); err != nil {
+		return s.wrap("remove", name, err)
+	}
+	return nil
 }

@@ -1,0 +1,93 @@
+package remote
+
+import (
+	"crypto/rand"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"strings"
+	"time"
+)
+
+// The objects of the two-phase gc:
+//   - LeaseKey: the lease of the gc at work, renewed with conditional
+//     writes; one older than its TTL by the server's clock may be taken.
+//   - PendingDir<time>-<random>: a pack list, the candidates of a gc's
+//     first phase (packs no live snapshot needed). Writers treat the
+//     objects of these packs as absent; a later gc deletes those still
+//     unneeded once the list is older than the grace period.
+//   - DeletedDir<time>-<random>: a pack list of packs a gc deleted,
+//     written before it deletes them, so every cache forgets them.
+//
+// The lists live under PackListsDir inside DroppedDir, whose keys sort
+// after every dropped marker's: the sync's listing of dropped markers
+// after its watermark lists them all too, in the same requests.
+const (
+	LeaseKey     = "gc/lease"
+	PackListsDir = DroppedDir + "packs/"
+	PendingDir   = PackListsDir + "pending/"
+	DeletedDir   = PackListsDir + "deleted/"
+)
+
+// GCKey is a new key of folder dir (PendingDir or DeletedDir) at t, with
+// a random part so two gcs never pick one key.
+func GCKey(dir string, t time.Time) string {
+	var r [8]byte
+	rand.Read(r[:]) // never fails (crypto/rand)
+	return dir + keyTime(t) + "-" + hex.EncodeToString(r[:])
+}
+
+// IsGCKey reports whether key is a key GCKey makes in folder dir.
+func IsGCKey(dir, key string) bool {
+	rest, ok := strings.CutPrefix(key, dir)
+	ts, r, ok2 := strings.Cut(rest, "-")
+	return ok && ok2 && len(ts) == timeDigits && strings.Trim(ts, "0123456789") == "" &&
+		len(r) == 16 && strings.Trim(r, "0123456789abcdef") == ""
+}
+
+const (
+	packListMagic = "CKPACKS1"
+	maxPackList   = 64 << 20
+)
+
+// ErrBadPackList is the error of a pack list that does not decode.
+var ErrBadPackList = errors.New("bad pack list")
+
+// EncodePackList returns the bytes of a pack list: the magic, a count,
+// the 16-byte names, a CRC-32C.
+func EncodePackList(names [][16]byte) []byte {
+	b := []byte(packListMagic)
+	b = binary.AppendUvarint(b, uint64(len(names)))
+	for _, n := range names {
+		b = append(b, n[:]...)
+	}
+	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, castagnoli))
+}
+
+// DecodePackList parses a pack list made by EncodePackList.
+func DecodePackList(b []byte) ([][16]byte, error) {
+	if len(b) > maxPackList || len(b) < len(packListMagic)+1+4 || string(b[:len(packListMagic)]) != packListMagic {
+		return nil, fmt.Errorf("%w: no header", ErrBadPackList)
+	}
+	body := b[:len(b)-4]
+	if crc32.Checksum(body, castagnoli) != binary.LittleEndian.Uint32(b[len(b)-4:]) {
+		return nil, fmt.Errorf("%w: checksum mismatch", ErrBadPackList)
+	}
+	r := reader{b: body[len(packListMagic):]}
+	n := r.count(16)
+	names := make([][16]byte, 0, n)
+	for ; n > 0 && r.err == nil; n-- {
+		var name [16]byte
+		copy(name[:], r.bytes(16))
+		names = append(names, name)
+	}
+	if r.err == nil && len(r.b) != 0 {
+		r.err = errors.New("trailing bytes")
+	}
+	if r.err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrBadPackList, r.err)
+	}
+	return names, nil
+}

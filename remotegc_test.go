@@ -1,0 +1,179 @@
+package casckpt_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/casckpt/casckpt"
+	"github.com/casckpt/casckpt/internal/s3test"
+)
+
+// testGrace is the gc grace period of the tests on a bucket.
+const testGrace = 2 * time.Second
+
+// countingTransport counts the requests a store makes, by method, and logs
+// every DELETE of a pack.
+type countingTransport struct {
+	mu      sync.Mutex
+	counts  map[string]int
+	deletes []string // keys
+}
+
+func (c *countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	c.mu.Lock()
+	if c.counts == nil {
+		c.counts = map[string]int{}
+	}
+	c.counts[r.Method]++
+	if r.Method == http.MethodDelete && strings.HasSuffix(r.URL.Path, ".pack") {
+		c.deletes = append(c.deletes, r.URL.Path)
+	}
+	c.mu.Unlock()
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+func (c *countingTransport) take() (map[string]int, []string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	counts, deletes := c.counts, c.deletes
+	c.counts, c.deletes = nil, nil
+	return counts, deletes
+}
+
+// openGC opens the store at url on srv as a machine of its own with the
+// test's grace period and requests through tr (nil: the default).
+func openGC(t *testing.T, srv *s3test.Server, url string, tr http.RoundTripper) *casckpt.Store {
+	t.Helper()
+	s, err := casckpt.OpenURL(context.Background(), url, casckpt.Options{Getenv: srv.Getenv, CacheDir: t.TempDir(), S3Transport: tr, GCGrace: testGrace})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { checkVerifies(t, s) })
+	return s
+}
+
+// packKeys lists the packs of the store at url, behind its back.
+func packKeys(t *testing.T, srv *s3test.Server, url string) []string {
+	prefix := strings.TrimPrefix(url, "s3://"+srv.Bucket+"/") + "/"
+	return keysUnder(t, srv, prefix+"packs/")
+}
+
+// writeFiles fills dir with n files of content made from seed, big enough
+// to be stored whole and not compress to nothing.
+func writeFiles(t *testing.T, dir, seed string, n int) map[string][]byte {
+	t.Helper()
+	files := map[string][]byte{}
+	for i := range n {
+		var b bytes.Buffer
+		for j := 0; b.Len() < 20000; j++ {
+			fmt.Fprintf(&b, "%s %d %d %x\n", seed, i, j, (j*7919+i)*2654435761)
+		}
+		name := fmt.Sprintf("f%d.txt", i)
+		if err := os.WriteFile(filepath.Join(dir, name), b.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		files[name] = b.Bytes()
+	}
+	return files
+}
+
+// restoresExactly restores snapshot id of project dir with s into dir and
+// checks that dir holds exactly files.
+func restoresExactly(t *testing.T, s *casckpt.Store, dir string, id casckpt.ID, files map[string][]byte) {
+	t.Helper()
+	if _, err := s.Restore(context.Background(), dir, casckpt.Ref(id.String()), casckpt.RestoreOptions{}); err != nil {
+		t.Fatalf("restore %s: %v", id.Short(), err)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil || len(entries) != len(files) {
+		t.Fatalf("restore %s: %d entries (%v), want %d", id.Short(), len(entries), err, len(files))
+	}
+	for name, want := range files {
+		if got, err := os.ReadFile(filepath.Join(dir, name)); err != nil || !bytes.Equal(got, want) {
+			t.Fatalf("restore %s: %s differs (%v)", id.Short(), name, err)
+		}
+	}
+}
+
+// TestS3GCTwoPhases: gc on a bucket deletes nothing in its first run; a
+// snapshot taken meanwhile of objects in a pending pack stores them again;
+// past the grace period a second run deletes exactly the packs of the
+// forgotten snapshot, and every snapshot left restores from a new cache.
+func TestS3GCTwoPhases(t *testing.T) {
+	srv := s3test.Start(t)
+	url := s3URL(srv)
+	ctx := context.Background()
+	tr := &countingTransport{}
+	a := openGC(t, srv, url, tr)
+	dir := t.TempDir()
+	var ids []casckpt.ID
+	var trees []map[string][]byte
+	for i := range 3 {
+		os.RemoveAll(dir)
+		os.MkdirAll(dir, 0o755)
+		trees = append(trees, writeFiles(t, dir, fmt.Sprint("v", i), 3))
+		res, err := a.Snapshot(ctx, dir, casckpt.SnapshotOptions{})
+		if err != nil || !res.Created {
+			t.Fatalf("snapshot %d: %+v %v", i, res, err)
+		}
+		ids = append(ids, res.ID)
+	}
+	before := packKeys(t, srv, url)
+	if _, err := a.Forget(ctx, dir, casckpt.Ref(ids[0].String())); err != nil {
+		t.Fatal(err)
+	}
+	tr.take()
+	res, err := a.GC(ctx)
+	counts, deletes := tr.take()
+	t.Logf("gc, first phase: %+v, requests %v", res, counts)
+	if err != nil || res.ObjectsDeleted != 0 || len(deletes) != 0 || !slices.Equal(packKeys(t, srv, url), before) {
+		t.Fatalf("first gc: %+v %v, deleted %v", res, err, deletes)
+	}
+
+	// Another machine snapshots the forgotten tree: its objects sit in a
+	// pending pack, so it stores them again.
+	b := openGC(t, srv, url, nil)
+	dirB := t.TempDir()
+	for name, data := range trees[0] {
+		os.WriteFile(filepath.Join(dirB, name), data, 0o644)
+	}
+	resB, err := b.Snapshot(ctx, dirB, casckpt.SnapshotOptions{})
+	if err != nil || !resB.Created || resB.Stored.Objects < 3 {
+		t.Fatalf("snapshot of the forgotten tree: %+v %v (it must store its files again)", resB, err)
+	}
+
+	time.Sleep(testGrace + time.Second) // the server's clock must pass the grace period
+	res, err = a.GC(ctx)
+	counts, deletes = tr.take()
+	t.Logf("gc, second phase: %+v, requests %v, deleted %v", res, counts, deletes)
+	if err != nil || len(deletes) == 0 || res.ObjectsDeleted == 0 {
+		t.Fatalf("second gc: %+v %v, deleted %v", res, err, deletes)
+	}
+	after := packKeys(t, srv, url)
+	for _, key := range after {
+		if slices.ContainsFunc(deletes, func(d string) bool { return strings.HasSuffix(d, key) }) {
+			t.Fatalf("pack %s deleted and still listed", key)
+		}
+	}
+	if len(after) != len(before)+1-len(deletes) {
+		t.Fatalf("%d packs before, %d deleted, %d after: want exactly B's new pack added", len(before), len(deletes), len(after))
+	}
+
+	fresh := openGC(t, srv, url, nil)
+	for i := 1; i < 3; i++ {
+		restoresExactly(t, fresh, dir, ids[i], trees[i])
+	}
+	restoresExactly(t, fresh, dirB, resB.ID, trees[0])
+	if _, err := fresh.Restore(ctx, dir, casckpt.Ref(ids[0].String()), casckpt.RestoreOptions{}); err == nil {
+		t.Fatal("the forgotten snapshot restores")
+	}
+}
