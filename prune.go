@@ -52,8 +52,8 @@ type Drop struct {
 // Prune drops orphan and stale projects, applies the size cap and collects
 // the garbage, so the space is returned before it returns.
 func (s *Store) Prune(ctx context.Context, opts PruneOptions) (PruneResult, error) {
-	if err := s.refuseRemoteDelete(); err != nil {
-		return PruneResult{Drops: []Drop{}}, err
+	if s.remote != nil {
+		return s.remotePrune(ctx, opts)
 	}
 	if opts.MinInterval > 0 {
 		last, err := s.lastPrune(ctx)

@@ -85,8 +85,9 @@ type bucketStore struct {
 	gcKeys map[string]bool
 }
 
-// keepPacks is the pack store of a bucket as the store uses it in this
-// step: it never deletes a pack (see errRemoteDelete).
+// keepPacks is the pack store of a bucket as the store uses it: it never
+// deletes a pack (see errRemoteDelete); only the two-phase gc does
+// (remoteGC), through the bucket itself.
 type keepPacks struct{ *s3store.Store }
 
 // Remove refuses: see errRemoteDelete.
@@ -99,9 +100,10 @@ func (keepPacks) SetAside(context.Context, string) error { return errRemoteDelet
 // behind.
 func (keepPacks) RemoveIncomplete(context.Context) (int64, error) { return 0, nil }
 
-// errRemoteDelete refuses every deletion of packs in a bucket, which is
-// safe with many writers only with the two-phase gc still to come.
-var errRemoteDelete = fmt.Errorf("%w: gc, prune and the size cap are not supported yet on an s3:// store (deleting packs safely with many writers needs the two-phase gc of issue 14); nothing was deleted", ErrRefused)
+// errRemoteDelete refuses every deletion of packs in a bucket outside the
+// two-phase gc: the local collection (the size cap, a snapshot's due
+// collection, repacking) would delete packs other writers may be reusing.
+var errRemoteDelete = fmt.Errorf("%w: the size cap is not supported yet on an s3:// store (packs in a bucket are deleted only by gc's two phases); nothing was deleted", ErrRefused)
 
 // refuseRemoteDelete returns errRemoteDelete for a store in a bucket.
 func (s *Store) refuseRemoteDelete() error {
