@@ -308,3 +308,71 @@ func fleetFiles(t *testing.T, dir, seed string, version, n int) map[string][]byt
 	}
 	return files
 }
+
+// TestS3SlowWriterRechecks: a snapshot that runs over half the grace
+// period lists gc's pack lists again before it commits: with none new it
+// commits; when a gc listed packs meanwhile (here, the very packs its
+// files sit in) it fails cleanly and commits nothing, and run again it
+// stores its files anew and survives gc's second phase.
+func TestS3SlowWriterRechecks(t *testing.T) {
+	srv := s3test.Start(t)
+	url := s3URL(srv)
+	ctx := context.Background()
+	a := openGC(t, srv, url, nil)
+	dir := t.TempDir()
+	old := writeFiles(t, dir, "old", 3)
+	first, err := a.Snapshot(ctx, dir, casckpt.SnapshotOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	newer := writeFiles(t, dir, "new", 3)
+	second, err := a.Snapshot(ctx, dir, casckpt.SnapshotOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Forget(ctx, dir, casckpt.Ref(first.ID.String())); err != nil {
+		t.Fatal(err)
+	}
+
+	w := openGC(t, srv, url, nil)
+	slowDir := t.TempDir()
+	writeFiles(t, slowDir, "slow", 2)
+	var once sync.Once
+	pause := func(int64, int64) { once.Do(func() { time.Sleep(testGrace/2 + 300*time.Millisecond) }) }
+	if res, err := w.Snapshot(ctx, slowDir, casckpt.SnapshotOptions{Progress: pause}); err != nil || !res.Created {
+		t.Fatalf("a slow snapshot with no gc meanwhile: %+v %v", res, err)
+	}
+
+	collector := openGC(t, srv, url, nil)
+	dirW := t.TempDir()
+	for name, data := range old {
+		os.WriteFile(filepath.Join(dirW, name), data, 0o644)
+	}
+	once = sync.Once{}
+	pause = func(int64, int64) {
+		once.Do(func() {
+			if _, err := collector.GC(ctx); err != nil { // lists the forgotten snapshot's pack
+				t.Error(err)
+			}
+			time.Sleep(testGrace/2 + 300*time.Millisecond)
+		})
+	}
+	_, err = w.Snapshot(ctx, dirW, casckpt.SnapshotOptions{Progress: pause})
+	if err == nil || !strings.Contains(err.Error(), "gc listed packs") || strings.Contains(err.Error(), "\n") {
+		t.Fatalf("a snapshot overtaken by gc's first phase: %v", err)
+	}
+	if list, err := openGC(t, srv, url, nil).List(ctx, dirW, 0); err != nil || len(list) != 0 {
+		t.Fatalf("the refused snapshot is listed: %+v %v", list, err)
+	}
+	again, err := w.Snapshot(ctx, dirW, casckpt.SnapshotOptions{})
+	if err != nil || again.Stored.Objects < 3 {
+		t.Fatalf("run again: %+v %v (it must store its files anew)", again, err)
+	}
+	time.Sleep(testGrace + time.Second)
+	if res, err := collector.GC(ctx); err != nil || res.ObjectsDeleted == 0 {
+		t.Fatalf("gc's second phase: %+v %v", res, err)
+	}
+	fresh := openGC(t, srv, url, nil)
+	restoresExactly(t, fresh, dirW, again.ID, old)
+	restoresExactly(t, fresh, dir, second.ID, newer)
+}
