@@ -155,6 +155,15 @@ func (ss *session) publish(ctx context.Context, tx *index.Tx, p *pendingSnapshot
 		if err := r.bucket.PutNew(ctx, key, remote.EncodeCommit(c)); err != nil {
 			return fmt.Errorf("publish the snapshot's commit: %w", err)
 		}
+		if err := ss.recheck(ctx); errors.Is(err, errGCMeanwhile) && p.rec != nil {
+			// Stopped between the check and the PUT: take the commit back.
+			if derr := r.bucket.PutNew(ctx, remote.DroppedKey(time.Now(), p.rec.ID), nil); derr != nil {
+				return fmt.Errorf("%w; and the drop of the commit failed (%v): run casckpt verify", err, derr)
+			}
+			return err
+		} else if err != nil {
+			return err
+		}
 		if err := tx.Remote().SetApplied(key); err != nil {
 			return err
 		}
@@ -319,15 +328,18 @@ func (r *bucketStore) seen() gcSeen {
 // have overtaken.
 var errGCMeanwhile = errors.New("a gc listed packs for deletion while this snapshot ran for over half the gc grace period, and the snapshot may reuse them; nothing was committed: run it again")
 
-// recheck makes sure, before a commit is published, that the packs the
+// recheck makes sure, around the PUT of a commit, that the packs the
 // commit needs are safe from gc. The writer avoided every pack in the
 // pending lists its session's sync saw; a gc deletes a pack only once its
 // pending list is older than the grace period, and its re-mark then sees
 // every commit published before. So a commit published within half the
-// grace period of that sync is safe; a later one lists gc's pack lists again
-// lists (one request) and fails cleanly if a new pending or deleted list
-// appeared meanwhile. The monotonic clock measures the wait, so a
-// process stopped and resumed counts the time it was stopped.
+// grace period of the listing that saw the lists is safe. Past that, it
+// lists the pack lists again (one request) and fails cleanly if a new
+// pending or deleted list appeared since; else that listing is the new
+// mark. The monotonic clock measures the wait, so a process stopped and
+// resumed counts the time it was stopped. publish checks before its PUT
+// and after it: a process stopped between the check and the PUT drops the
+// commit it just made.
 func (ss *session) recheck(ctx context.Context) error {
 	r := ss.s.remote
 	if ss.seen.at.IsZero() {
@@ -336,10 +348,11 @@ func (ss *session) recheck(ctx context.Context) error {
 	if time.Since(ss.seen.at) < r.grace/2 {
 		return nil
 	}
-	fresh := false
+	fresh, started, keys := false, time.Now(), map[string]bool{}
 	err := r.bucket.ListAfter(ctx, remote.PackListsDir, "", func(key string) error {
-		if isPackList(key) && !ss.seen.keys[key] {
-			fresh = true
+		if isPackList(key) {
+			fresh = fresh || !ss.seen.keys[key]
+			keys[key] = true
 		}
 		return nil
 	})
@@ -349,5 +362,6 @@ func (ss *session) recheck(ctx context.Context) error {
 	if fresh {
 		return errGCMeanwhile
 	}
+	ss.seen = gcSeen{at: started, keys: keys}
 	return nil
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/casckpt/casckpt"
 	"github.com/casckpt/casckpt/internal/s3test"
+	"github.com/minio/minio-go/v7"
 )
 
 // testGrace is the gc grace period of the tests on a bucket.
@@ -375,4 +376,35 @@ func TestS3SlowWriterRechecks(t *testing.T) {
 	fresh := openGC(t, srv, url, nil)
 	restoresExactly(t, fresh, dirW, again.ID, old)
 	restoresExactly(t, fresh, dir, second.ID, newer)
+}
+
+// TestS3GCLeaseHeld: gc refuses, deleting nothing, while another gc's
+// lease is fresh, and runs once it is released.
+func TestS3GCLeaseHeld(t *testing.T) {
+	srv := s3test.Start(t)
+	url := s3URL(srv)
+	ctx := context.Background()
+	s := openGC(t, srv, url, nil)
+	dir := t.TempDir()
+	writeFiles(t, dir, "a", 2)
+	if _, err := s.Snapshot(ctx, dir, casckpt.SnapshotOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	key := strings.TrimPrefix(url, "s3://"+srv.Bucket+"/") + "/gc/lease"
+	c := srv.Client(t)
+	if _, err := c.PutObject(ctx, srv.Bucket, key, strings.NewReader("another gc\n"), -1, minio.PutObjectOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.GC(ctx); !errors.Is(err, casckpt.ErrRefused) || !strings.Contains(err.Error(), "another gc holds") {
+		t.Fatalf("gc under another's lease: %v", err)
+	}
+	if err := c.RemoveObject(ctx, srv.Bucket, key, minio.RemoveObjectOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.GC(ctx); err != nil {
+		t.Fatalf("gc once the lease is gone: %v", err)
+	}
+	if keys := keysUnder(t, srv, key); len(keys) != 0 {
+		t.Fatalf("gc left its lease behind: %v", keys)
+	}
 }

@@ -83,6 +83,7 @@ func (r *bucketStore) syncFrom(ctx context.Context, s *Store, force, full bool) 
 	if full {
 		from = time.Time{}
 	}
+	started := time.Now() // before the listing: what it saw of gc is as old as this
 	f, err := r.fetch(ctx, s, from)
 	if err != nil {
 		return err
@@ -95,7 +96,7 @@ func (r *bucketStore) syncFrom(ctx context.Context, s *Store, force, full bool) 
 		}
 		s.opts.Logger.Debug("cache brought up to date with the bucket", "store", r.url, "commits", len(f.commits), "dropped", len(f.dropped), "watermark", f.newest)
 	}
-	r.synced, r.gcKeys = time.Now(), f.gcKeys
+	r.synced, r.gcKeys = started, f.gcKeys
 	return nil
 }
 
