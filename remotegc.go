@@ -69,16 +69,15 @@ func (s *Store) remoteGC(ctx context.Context) (GCResult, error) {
 // bucketMark is what gc found live in the bucket.
 type bucketMark struct {
 	live      func(cas.ID) bool   // an object a kept snapshot or record needs
-	livePacks map[[16]byte]bool   // packs the cache locates a live object in
-	liveAt    map[cas.ID][16]byte // where the cache locates each live object
-	stored    map[[16]byte]int64  // the packs in the bucket
+	livePacks map[[16]byte]bool  // packs the cache locates a live object in
+	stored    map[[16]byte]int64 // the packs in the bucket
 }
 
 // markBucket marks from every snapshot of the (fully synced) cache and
 // lists the packs in the bucket. It refuses when the cache could not read
 // a commit whole, or lacks an object a snapshot needs.
 func (s *Store) markBucket(ctx context.Context) (*bucketMark, error) {
-	m := &bucketMark{livePacks: map[[16]byte]bool{}, liveAt: map[cas.ID][16]byte{}, stored: map[[16]byte]int64{}}
+	m := &bucketMark{livePacks: map[[16]byte]bool{}, stored: map[[16]byte]int64{}}
 	err := s.db.View(func(tx *index.Tx) error {
 		if key := tx.Remote().FirstUnread(); key != "" {
 			return fmt.Errorf("gc: commit %s in %s could not be read whole (damaged, or written by a newer casckpt), so its packs cannot be told apart from garbage; nothing was deleted: upgrade casckpt, or delete that commit", key, s.remote.url)
@@ -137,18 +136,16 @@ func (m *bucketMark) locateLive(tx *index.Tx) error {
 	return tx.Objects().ForEachObject(func(l cas.Location) error {
 		if m.live(l.ID) {
 			m.livePacks[names[l.Pack]] = true
-			m.liveAt[l.ID] = names[l.Pack]
 		}
 		return nil
 	})
 }
 
-// unneeded returns, of the packs named, those stored in the bucket that
-// no live object needs, as their tables say (one or two ranged GETs each),
-// with the count of objects in them: a live object in one must be located
-// by the cache in another pack, stored and kept (a writer stored it again
-// there, and every cache locates it there: see addPackOver). A pack whose
-// table cannot be read is kept.
+// unneeded returns, of the packs named, those stored in the bucket whose
+// tables (one or two ranged GETs each) hold no live object, with the count
+// of objects in them. A pack holding a live object is kept even when the
+// object has another copy: some cache may locate it in this pack only. A
+// pack whose table cannot be read is kept.
 func (r *bucketStore) unneeded(ctx context.Context, m *bucketMark, names [][16]byte) (map[[16]byte]int, error) {
 	out := map[[16]byte]int{}
 	for _, name := range names {
@@ -167,11 +164,7 @@ func (r *bucketStore) unneeded(ctx context.Context, m *bucketMark, names [][16]b
 		}
 		dead := true
 		for _, e := range entries {
-			if m.live(e.ID) {
-				at, ok := m.liveAt[e.ID]
-				_, stored := m.stored[at]
-				dead = dead && ok && at != name && stored
-			}
+			dead = dead && !m.live(e.ID)
 		}
 		if dead {
 			out[name] = len(entries)
