@@ -68,7 +68,7 @@ func (s *Store) remoteGC(ctx context.Context) (GCResult, error) {
 
 // bucketMark is what gc found live in the bucket.
 type bucketMark struct {
-	live      func(cas.ID) bool   // an object a kept snapshot or record needs
+	live      func(cas.ID) bool  // an object a kept snapshot or record needs
 	livePacks map[[16]byte]bool  // packs the cache locates a live object in
 	stored    map[[16]byte]int64 // the packs in the bucket
 }
