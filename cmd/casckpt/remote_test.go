@@ -28,6 +28,8 @@ type requestCounter struct {
 	n  map[string]int
 	// commitsFrom is the start-after of the last listing of commits/.
 	commitsFrom string
+	// deletes are the paths of the packs deleted, in order.
+	deletes []string
 }
 
 func (c *requestCounter) take() map[string]int {
@@ -57,6 +59,9 @@ func s3Env(t *testing.T, b *binEnv, srv *s3test.Server) *requestCounter {
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		c.mu.Lock()
 		c.n[r.Method]++
+		if r.Method == http.MethodDelete && strings.HasSuffix(r.URL.Path, ".pack") {
+			c.deletes = append(c.deletes, r.URL.Path)
+		}
 		if q := r.URL.Query(); q.Get("list-type") == "2" && strings.HasSuffix(q.Get("prefix"), "/commits/") {
 			c.commitsFrom = q.Get("start-after")
 		}
