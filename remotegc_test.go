@@ -430,3 +430,34 @@ func TestS3GCLeaseHeld(t *testing.T) {
 		t.Fatalf("gc left its lease behind: %v", keys)
 	}
 }
+
+// TestS3GCRefusesIncompleteListing: a listing of commits that lacks one the
+// cache read (here deleted behind its back) makes gc refuse and delete
+// nothing.
+func TestS3GCRefusesIncompleteListing(t *testing.T) {
+	srv := s3test.Start(t)
+	url := s3URL(srv)
+	ctx := context.Background()
+	s, err := casckpt.OpenURL(ctx, url, casckpt.Options{Getenv: srv.Getenv, CacheDir: t.TempDir(), GCGrace: testGrace})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	writeFiles(t, dir, "a", 2)
+	if _, err := s.Snapshot(ctx, dir, casckpt.SnapshotOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	prefix := strings.TrimPrefix(url, "s3://"+srv.Bucket+"/") + "/"
+	commits := keysUnder(t, srv, prefix+"commits/")
+	if err := srv.Client(t).RemoveObject(ctx, srv.Bucket, commits[0], minio.RemoveObjectOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	packs := packKeys(t, srv, url)
+	_, err = s.GC(ctx)
+	if err == nil || !strings.Contains(err.Error(), "looks incomplete") || strings.Contains(err.Error(), "\n") {
+		t.Fatalf("gc after a commit vanished: %v", err)
+	}
+	if got := packKeys(t, srv, url); !slices.Equal(got, packs) || len(keysUnder(t, srv, prefix+"dropped/packs/")) != 0 {
+		t.Fatalf("gc wrote or deleted after refusing: packs %v, were %v", got, packs)
+	}
+}

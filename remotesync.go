@@ -40,6 +40,7 @@ type fetched struct {
 	newest  time.Time       // the newest key time listed
 	gcKeys  map[string]bool // every pending and deleted list of gc
 	gcLists []gcList        // those the cache has not applied
+	listed  map[string]bool // with full: every commit key listed
 }
 
 // gcList is a pending or deleted list of gc (see internal/remote).
@@ -88,6 +89,11 @@ func (r *bucketStore) syncFrom(ctx context.Context, s *Store, force, full bool) 
 	if err != nil {
 		return err
 	}
+	if full {
+		if err := r.checkComplete(s, f.listed); err != nil {
+			return err
+		}
+	}
 	// The watermark moves with the newest key listed even when the cache
 	// had applied it (its own commit): the next listing starts there.
 	if len(f.commits) > 0 || len(f.dropped) > 0 || len(f.gcLists) > 0 || !probed || f.newest.After(mark) || pinsDiffer(s, f.pins) {
@@ -124,6 +130,12 @@ func (r *bucketStore) fetch(ctx context.Context, s *Store, mark time.Time) (*fet
 	}
 	if err := list(remote.CommitsDir, &commitKeys); err != nil {
 		return nil, err
+	}
+	if from.IsZero() {
+		f.listed = make(map[string]bool, len(commitKeys))
+		for _, k := range commitKeys {
+			f.listed[k] = true
+		}
 	}
 	if err := list(remote.DroppedDir, &f.dropped); err != nil {
 		return nil, err
@@ -256,4 +268,17 @@ func pinsDiffer(s *Store, pins map[cas.ID]bool) bool {
 // isPackList reports whether key is a pending or deleted list of gc.
 func isPackList(key string) bool {
 	return remote.IsGCKey(remote.PendingDir, key) || remote.IsGCKey(remote.DeletedDir, key)
+}
+
+// checkComplete refuses a full listing of commits that lacks a commit the
+// cache applied: commits are never deleted, so the listing was cut short.
+func (r *bucketStore) checkComplete(s *Store, listed map[string]bool) error {
+	return s.db.View(func(tx *index.Tx) error {
+		return tx.Remote().EachApplied(remote.CommitsDir, func(key string) error {
+			if !listed[key] {
+				return fmt.Errorf("the listing of %s lacks commit %s, which this cache read before: it looks incomplete, so nothing is deleted: try again later (or run casckpt repair if that commit was deleted on purpose)", r.url, key)
+			}
+			return nil
+		})
+	})
 }

@@ -120,3 +120,20 @@ func (r Remote) FirstUnread() string {
 	}
 	return ""
 }
+
+// EachApplied calls fn with every applied key that starts with prefix, in
+// key order.
+func (r Remote) EachApplied(prefix string, fn func(key string) error) error {
+	b := r.t.bucket(bucketRemote)
+	if b == nil {
+		return nil
+	}
+	p := append([]byte("k/"), prefix...)
+	c := b.Cursor()
+	for k, _ := c.Seek(p); bytes.HasPrefix(k, p); k, _ = c.Next() {
+		if err := fn(string(k[2:])); err != nil {
+			return err
+		}
+	}
+	return nil
+}
