@@ -269,10 +269,10 @@ type lease struct {
 	now  time.Time
 }
 
-// leaseTTL is how long by the server's clock a lease not renewed lasts.
-func (r *bucketStore) leaseTTL() time.Duration {
-	return min(max(r.grace, 30*time.Second), 10*time.Minute)
-}
+// leaseTTL is how long by the server's clock a lease not renewed lasts:
+// the grace period, at most 10 minutes. A gc that runs longer may see its
+// lease taken over; the two-phase rule keeps two gcs at once safe.
+func (r *bucketStore) leaseTTL() time.Duration { return min(r.grace, 10*time.Minute) }
 
 // takeLease creates gc/lease (If-None-Match), or takes over one older
 // than the lease TTL by the server's clock (If-Match on its ETag).

@@ -461,3 +461,90 @@ func TestS3GCRefusesIncompleteListing(t *testing.T) {
 		t.Fatalf("gc wrote or deleted after refusing: packs %v, were %v", got, packs)
 	}
 }
+
+// cutTransport passes the first n requests to the server and fails every
+// later one as a cut network would.
+type cutTransport struct {
+	mu sync.Mutex
+	n  int
+}
+
+func (c *cutTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	c.mu.Lock()
+	c.n--
+	cut := c.n < 0
+	c.mu.Unlock()
+	if cut {
+		return nil, fmt.Errorf("connection cut by the test")
+	}
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// TestS3GCInterrupted: gc's second phase cut off after 1, 2, 4, ...
+// requests fails with one line; the next runs complete, and every live
+// snapshot restores from a new cache.
+func TestS3GCInterrupted(t *testing.T) {
+	srv := s3test.Start(t)
+	url := s3URL(srv)
+	ctx := context.Background()
+	a := openGC(t, srv, url, nil)
+	dir := t.TempDir()
+	var ids []casckpt.ID
+	var trees []map[string][]byte
+	for i := range 4 {
+		os.RemoveAll(dir)
+		os.MkdirAll(dir, 0o755)
+		trees = append(trees, writeFiles(t, dir, fmt.Sprint("v", i), 2))
+		res, err := a.Snapshot(ctx, dir, casckpt.SnapshotOptions{Keep: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, res.ID)
+	}
+	cache := t.TempDir()
+	getenv := func(k string) string {
+		if k == "AWS_MAX_ATTEMPTS" {
+			return "1"
+		}
+		return srv.Getenv(k)
+	}
+	gcWith := func(tr http.RoundTripper) error {
+		s, err := casckpt.OpenURL(ctx, url, casckpt.Options{Getenv: getenv, CacheDir: cache, S3Transport: tr, GCGrace: testGrace})
+		if err != nil {
+			return err
+		}
+		_, err = s.GC(ctx)
+		return err
+	}
+	if err := gcWith(nil); err != nil { // the first phase
+		t.Fatal(err)
+	}
+	time.Sleep(testGrace + time.Second)
+	failed := 0
+	for n := 1; n <= 64; n *= 2 {
+		err := gcWith(&cutTransport{n: n})
+		if err != nil {
+			failed++
+			if strings.Contains(err.Error(), "\n") {
+				t.Fatalf("gc cut after %d requests: %q", n, err)
+			}
+		}
+	}
+	if failed == 0 {
+		t.Fatal("no cut landed in a gc")
+	}
+	for range 3 { // a cut gc may leave its lease (stale after the grace period) and lists
+		if err := gcWith(nil); err != nil && !errors.Is(err, casckpt.ErrRefused) {
+			t.Fatal(err)
+		}
+		time.Sleep(testGrace + time.Second)
+	}
+	if keys := packKeys(t, srv, url); len(keys) != 2 {
+		t.Errorf("packs left: %v, want the 2 of the kept snapshots", keys)
+	}
+	fresh := openGC(t, srv, url, nil)
+	verifyClean(t, fresh)
+	for i := 2; i < 4; i++ {
+		restoresExactly(t, fresh, dir, ids[i], trees[i])
+	}
+}
