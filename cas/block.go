@@ -12,7 +12,12 @@ import (
 // one zstd frame. See the format at the top of pack.go.
 const (
 	memberMagic      = 0xB8
-	memberHeaderSize = 38
+	memberHeaderSize = 14
+	// memberIDSize is how much of its ID a member header holds: enough to
+	// tell a damaged member (its hash does not start so) from a sound one
+	// when no table names it, without storing twice the 32 bytes that no
+	// compressor shrinks (the table holds the whole ID).
+	memberIDSize = 8
 	// MaxBlockSize bounds the plain size of a block that any reader
 	// accepts, so a damaged header cannot make it allocate more.
 	MaxBlockSize = 16 << 20
@@ -59,19 +64,19 @@ func parseBlockHeader(b []byte) (PackEntry, error) {
 func appendMemberHeader(b []byte, kind Kind, id ID, rawLen int) []byte {
 	b = append(b, memberMagic, byte(kind))
 	b = binary.LittleEndian.AppendUint32(b, uint32(rawLen))
-	return append(b, id[:]...)
+	return append(b, id[:memberIDSize]...)
 }
 
 // parseMember decodes the member at offset off of a block's plain bytes:
-// an entry with its ID, kind, plain length and Member offset, and its
-// bytes (not yet checked against the ID).
+// an entry with its kind, plain length, Member offset and the start of its
+// ID (the rest zero), and its bytes (not yet checked).
 func parseMember(block []byte, off int) (PackEntry, []byte, error) {
 	if off < 0 || off > len(block)-memberHeaderSize || block[off] != memberMagic {
 		return PackEntry{}, nil, fmt.Errorf("%w: bad member header at %d", ErrBadPack, off)
 	}
 	h := block[off : off+memberHeaderSize]
 	e := PackEntry{Kind: Kind(h[1]), RawLen: binary.LittleEndian.Uint32(h[2:]), Member: uint32(off)}
-	copy(e.ID[:], h[6:])
+	copy(e.ID[:memberIDSize], h[6:])
 	start := off + memberHeaderSize
 	if !e.Kind.Valid() || uint64(e.RawLen) > uint64(len(block)-start) {
 		return PackEntry{}, nil, fmt.Errorf("%w: member at %d has kind %d and %d bytes", ErrBadPack, off, e.Kind, e.RawLen)
@@ -83,7 +88,7 @@ func parseMember(block []byte, off int) (PackEntry, []byte, error) {
 // checked against its entry and its ID.
 func memberData(block []byte, e PackEntry) ([]byte, error) {
 	h, data, err := parseMember(block, int(e.Member))
-	if err != nil || h.ID != e.ID || h.Kind != e.Kind || h.RawLen != e.RawLen {
+	if err != nil || [memberIDSize]byte(h.ID[:]) != [memberIDSize]byte(e.ID[:]) || h.Kind != e.Kind || h.RawLen != e.RawLen {
 		return nil, fmt.Errorf("%w: object %s member header does not match the index", ErrCorrupt, e.ID.Short())
 	}
 	if Sum(e.Kind, data) != e.ID {
@@ -113,19 +118,25 @@ func readBlock(r io.ReaderAt, e PackEntry) ([]byte, error) {
 	return plain, nil
 }
 
-// walkMembers calls fn with each member of a block's plain bytes and its
-// bytes, front to back, until a member header cannot be parsed; it returns
-// fn's first error. The bytes are not checked against the IDs.
+// walkMembers calls fn with each sound member of a block's plain bytes
+// (its entry, ID set, and its bytes), front to back, until a member header
+// cannot be parsed; it returns fn's first error. A member is sound when the
+// hash of its bytes starts as its header says.
 func walkMembers(block []byte, fn func(e PackEntry, data []byte) error) error {
 	for off := 0; off < len(block); {
 		e, data, err := parseMember(block, off)
 		if err != nil {
 			return nil
 		}
+		off += memberHeaderSize + len(data)
+		id := Sum(e.Kind, data)
+		if [memberIDSize]byte(id[:]) != [memberIDSize]byte(e.ID[:]) {
+			continue
+		}
+		e.ID = id
 		if err := fn(e, data); err != nil {
 			return err
 		}
-		off += memberHeaderSize + len(data)
 	}
 	return nil
 }

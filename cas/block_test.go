@@ -421,14 +421,19 @@ func FuzzReadBlock(f *testing.F) {
 		}
 		walkMembers(block, func(m PackEntry, data []byte) error {
 			m.Codec, m.StoredLen, m.BlockLen = h.Codec, h.StoredLen, h.BlockLen
-			if !m.Valid() {
-				t.Fatalf("a parsed member is not valid: %+v", m)
+			if !m.Valid() || Sum(m.Kind, data) != m.ID {
+				t.Fatalf("a member walked is not valid or not sound: %+v", m)
 			}
-			if got, err := memberData(block, m); err == nil && Sum(m.Kind, got) != m.ID {
-				t.Fatal("memberData returned bytes that do not match the ID")
+			if got, err := memberData(block, m); err != nil || !bytes.Equal(got, data) {
+				t.Fatalf("memberData of a sound member: %v", err)
 			}
 			return nil
 		})
+		e.Kind = KindChunk
+		e.ID = Sum(e.Kind, block) // any ID: memberData must not return bytes of another
+		if got, err := memberData(block, e); err == nil && Sum(e.Kind, got) != e.ID {
+			t.Fatal("memberData returned bytes that do not match the ID")
+		}
 		if m, data, err := parseMember(block, int(member)); err == nil && len(data) != int(m.RawLen) {
 			t.Fatal("parseMember returned bytes of another length")
 		}

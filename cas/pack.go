@@ -17,7 +17,7 @@ import (
 //	         stored bytes: the block's plain bytes, one zstd frame  storedLen
 //	         (or as they are), which are its members one after the
 //	         other, each a member header
-//	           0xB8 kind rawLen:u32 id:32                          38 bytes
+//	           0xB8 kind rawLen:u32 id[:8]                         14 bytes
 //	         and the object's rawLen plain bytes
 //	...      more objects and blocks, in any order
 //	table    per object: id:32 kind codec offset:u32 rawLen:u32
@@ -31,7 +31,8 @@ import (
 // has offset, codec and storedLen those of its block's header, blockLen the
 // block's plain length and member the offset of its member header in the
 // plain bytes. Every object and member carries its own header, so a pack
-// whose table is damaged can still be read front to back.
+// whose table is damaged can still be read front to back: a member's ID is
+// the hash of its bytes, which must start with the 8 bytes of its header.
 //
 // Version 1 packs (written before blocks) have the header "CKPACK" 0x01
 // 0x00, objects only, 46-byte table entries without blockLen and member and

@@ -175,9 +175,6 @@ func salvageRecord(b []byte, off int, keep func(PackEntry, []byte) error) (int, 
 		return off, nil
 	}
 	err = walkMembers(plain, func(e PackEntry, data []byte) error {
-		if Sum(e.Kind, data) != e.ID {
-			return nil
-		}
 		e.Codec, e.Offset, e.StoredLen, e.BlockLen = h.Codec, uint32(off), h.StoredLen, h.BlockLen
 		return keep(e, data)
 	})
