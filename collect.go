@@ -123,7 +123,7 @@ func (ss *session) planCollection(ctx context.Context, tx *index.Tx, objects *ca
 			if err != nil {
 				return 0
 			}
-			return int64(l.StoredLen) + objectOverhead
+			return l.PackBytes()
 		}
 		plan, res.projected, res.fits = gc.PlanCap(plan, gc.CapInput{
 			Projects: projects, Graph: graph, Size: size, Fixed: dbSize,
@@ -175,10 +175,6 @@ func (ss *session) dropAndSweep(ctx context.Context, tx *index.Tx, objects *cas.
 	}
 	return cas.PrepareSweep(ctx, tx.Objects(), ss.s.packs, live, opts)
 }
-
-// objectOverhead is what a pack spends on an object besides its bytes: the
-// object header and its table entry.
-const objectOverhead = 44 + 46
 
 // autoCollectAfter is how many dropped snapshots make a snapshot collect the
 // garbage on its way out, so a store under keep-N does not keep growing.

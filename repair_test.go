@@ -357,13 +357,15 @@ func TestRepairThenSnapshotHealsADamagedChunk(t *testing.T) {
 	ctx := context.Background()
 	s := openStore(t)
 	dir := t.TempDir()
-	big := bytes.Repeat([]byte("the only copy of this content "), 2000)
-	testtree.Write(t, dir, testtree.Tree{"big.txt": {Data: string(big)}, "a.txt": {Data: "one"}})
+	randomFile(t, filepath.Join(dir, "big.txt"), 60_000)
+	big, _ := os.ReadFile(filepath.Join(dir, "big.txt"))
+	testtree.Write(t, dir, testtree.Tree{"a.txt": {Data: "one"}})
 	first := mustSnapshot(t, s, dir, casckpt.SnapshotOptions{})
-	// Damage big.txt's chunk: it is the largest object of the only pack.
+	// Damage big.txt's content: it is almost all of the only pack, and,
+	// random, stored as it is, so the middle byte is one of its own.
 	packs, _ := filepath.Glob(filepath.Join(s.Dir(), "packs", "*.pack"))
 	b, _ := os.ReadFile(packs[0])
-	b[100] ^= 0xff // inside the first object, the big chunk
+	b[len(b)/2] ^= 0xff
 	os.WriteFile(packs[0], b, 0o600)
 	v, err := s.Verify(ctx)
 	if err != nil || len(v.Damaged) != 1 {

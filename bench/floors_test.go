@@ -83,23 +83,31 @@ func floorBLAKE3(c captured) {
 	}
 }
 
-// newFloorEncoder is cas's zstd encoder (cas/codec.go: SpeedDefault, a
-// 1 MiB window, no checksum) limited to one stream.
+// newFloorEncoder is cas's zstd encoder of blocks (cas/codec.go:
+// SpeedBetterCompression, a block-sized window, no checksum) limited to one
+// stream. Every chunk (at most 256 KiB) is a member of a block; only trees
+// larger than that are compressed alone.
 func newFloorEncoder(b *testing.B) *zstd.Encoder {
-	enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedDefault), zstd.WithEncoderCRC(false),
-		zstd.WithEncoderConcurrency(1), zstd.WithWindowSize(1<<20), zstd.WithZeroFrames(true))
+	enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedBetterCompression), zstd.WithEncoderCRC(false),
+		zstd.WithEncoderConcurrency(1), zstd.WithWindowSize(cas.BlockTargetSize), zstd.WithZeroFrames(true))
 	if err != nil {
 		b.Fatal(err)
 	}
 	return enc
 }
 
-// floorZstd compresses every captured file, one frame each, one stream.
+// floorZstd compresses the captured bytes as cas stores them, on one core:
+// together, in blocks of cas.BlockTargetSize.
 func floorZstd(enc *zstd.Encoder, c captured) {
-	var dst []byte
+	var dst, block []byte
 	for _, d := range c.data {
-		dst = enc.EncodeAll(d, dst[:0])
+		block = append(block, d...)
+		for len(block) >= cas.BlockTargetSize {
+			dst = enc.EncodeAll(block[:cas.BlockTargetSize], dst[:0])
+			block = append(block[:0], block[cas.BlockTargetSize:]...)
+		}
 	}
+	enc.EncodeAll(block, dst[:0])
 }
 
 // floorPeer is the name under which a floor is recorded in samples; it

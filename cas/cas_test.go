@@ -133,7 +133,8 @@ func TestPutGetRoundTripAndDedup(t *testing.T) {
 
 func TestGetDetectsCorruption(t *testing.T) {
 	db, dir := testDB(t)
-	ids := putAll(t, db, dir, [][]byte{bytes.Repeat([]byte("abc"), 1000), []byte("second object, intact")})
+	// The first is stored alone, the second in a block after it.
+	ids := putAll(t, db, dir, [][]byte{bytes.Repeat([]byte("abc"), 100_000), []byte("second object, intact")})
 	packs, _ := dir.names()
 	b := dir.bytes(packs[0])
 	b[packHeaderSize+objectHeaderSize+5] ^= 0xff // inside the first object's data
@@ -209,6 +210,11 @@ func TestCommitRefusesAVanishedPack(t *testing.T) {
 
 func FuzzDecodeTrailer(f *testing.F) {
 	f.Add(encodeTrailer([]PackEntry{{ID: Sum(KindChunk, []byte("a")), Kind: KindChunk, Offset: packHeaderSize, RawLen: 1, StoredLen: 1}}), int64(200))
+	f.Add(encodeTrailer([]PackEntry{
+		{ID: Sum(KindChunk, []byte("a")), Kind: KindChunk, Offset: packHeaderSize, RawLen: 1, StoredLen: 1},
+		{ID: Sum(KindChunk, []byte("b")), Kind: KindChunk, Codec: CodecZstd, Offset: 53, RawLen: 1, StoredLen: 20, BlockLen: 78},
+		{ID: Sum(KindTree, []byte("c")), Kind: KindTree, Codec: CodecZstd, Offset: 53, RawLen: 1, StoredLen: 20, BlockLen: 78, Member: 39},
+	}), int64(400))
 	f.Add(encodeTrailer(nil), int64(24))
 	f.Fuzz(func(t *testing.T, tail []byte, size int64) {
 		entries, err := DecodeTrailer(tail, size)
@@ -216,8 +222,8 @@ func FuzzDecodeTrailer(f *testing.F) {
 			return
 		}
 		for _, e := range entries {
-			if e.end() > uint64(size) {
-				t.Fatalf("entry beyond the pack: %+v", e)
+			if e.end() > uint64(size) || !e.Valid() {
+				t.Fatalf("entry invalid or beyond the pack: %+v", e)
 			}
 		}
 	})

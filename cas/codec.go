@@ -22,45 +22,78 @@ const (
 // 256 KiB; trees of huge directories are the large objects.
 const MaxObjectSize = 64 << 20
 
-// encoderWindows are the window sizes of the zstd encoders, smallest
-// first. An object is compressed by the smallest window that holds it
-// whole, which compresses it exactly as well as a larger one would, while
-// the encoder's buffers (allocated on first use, per concurrent encode)
-// stay small: a short-lived process that stores a few small files then
-// faults in a fraction of the memory.
-var encoderWindows = [...]int{64 << 10, 256 << 10, 1 << 20}
+// An encoder is a zstd encoder made on first use.
+type encoder struct {
+	once sync.Once
+	enc  *zstd.Encoder
+	opts []zstd.EOption
+}
+
+// smallBlock is the plain size under which a block is compressed by
+// fastEncoder. Such blocks are those of small snapshots (a turn's few
+// files), where the better level's first use (its 4 MiB of tables) would
+// cost more time than the turn, and few bytes are at stake: a sweep merges
+// small packs into blocks of the better level.
+const smallBlock = 256 << 10
 
 var (
-	encoders    [len(encoderWindows)]encoderOnce
+	objectEncoder = &encoder{opts: []zstd.EOption{
+		zstd.WithEncoderLevel(zstd.SpeedDefault),
+		zstd.WithEncoderConcurrency(runtime.GOMAXPROCS(0)),
+		zstd.WithWindowSize(1 << 20)}}
+	// blockEncoder compresses full blocks: SpeedBetterCompression makes the
+	// W3 project's blocks 7% smaller than SpeedDefault, for about 25% more
+	// compression CPU. Blocks are compressed one at a time (a writer seals
+	// one every BlockTargetSize bytes), so one encoder, low on buffers:
+	// its tables alone take 4 MiB.
+	blockEncoder = &encoder{opts: []zstd.EOption{
+		zstd.WithEncoderLevel(zstd.SpeedBetterCompression),
+		zstd.WithEncoderConcurrency(1),
+		zstd.WithLowerEncoderMem(true),
+		zstd.WithWindowSize(BlockTargetSize)}}
+	fastEncoder = &encoder{opts: []zstd.EOption{
+		zstd.WithEncoderLevel(zstd.SpeedFastest),
+		zstd.WithEncoderConcurrency(1),
+		zstd.WithLowerEncoderMem(true),
+		zstd.WithWindowSize(smallBlock)}}
 	decoderOnce sync.Once
 	decoder     *zstd.Decoder
 )
 
-type encoderOnce struct {
-	once sync.Once
-	enc  *zstd.Encoder
-}
-
-// zstdEncoder returns the encoder for an object of n bytes.
-func zstdEncoder(n int) *zstd.Encoder {
-	i := 0
-	for i < len(encoderWindows)-1 && n > encoderWindows[i] {
-		i++
-	}
-	e := &encoders[i]
+func (e *encoder) get() *zstd.Encoder {
 	e.once.Do(func() {
 		var err error
-		e.enc, err = zstd.NewWriter(nil,
-			zstd.WithEncoderLevel(zstd.SpeedDefault),
-			zstd.WithEncoderCRC(false),
-			zstd.WithEncoderConcurrency(runtime.GOMAXPROCS(0)),
-			zstd.WithWindowSize(encoderWindows[i]),
-			zstd.WithZeroFrames(true))
+		e.enc, err = zstd.NewWriter(nil, append([]zstd.EOption{zstd.WithEncoderCRC(false), zstd.WithZeroFrames(true)}, e.opts...)...)
 		if err != nil {
 			panic(err) // only fails on invalid options
 		}
 	})
 	return e.enc
+}
+
+// blockBuffers recycles buffers of a block's size (plain bytes, compressed
+// bytes, the round trip check's output), which would otherwise be garbage
+// every few MiB of a snapshot, and grow the heap by as much.
+var blockBuffers sync.Pool
+
+// blockBufferSize is the most plain bytes a Writer's block holds: it is
+// sealed once past BlockTargetSize, by one member at most.
+const blockBufferSize = BlockTargetSize + memberHeaderSize + MaxMemberSize
+
+// getBlockBuffer returns an empty buffer of blockBufferSize capacity.
+func getBlockBuffer() []byte {
+	if p, ok := blockBuffers.Get().(*[]byte); ok {
+		return (*p)[:0]
+	}
+	return make([]byte, 0, blockBufferSize)
+}
+
+// putBlockBuffer gives b, no longer used, back for reuse if it is one of
+// getBlockBuffer's.
+func putBlockBuffer(b []byte) {
+	if cap(b) == blockBufferSize {
+		blockBuffers.Put(&b)
+	}
 }
 
 func zstdDecoder() *zstd.Decoder {
@@ -77,20 +110,39 @@ func zstdDecoder() *zstd.Decoder {
 	return decoder
 }
 
-// compress returns the stored form of data: zstd when that is smaller and
-// decodes back to data, else the plain bytes. The round trip check follows
-// restic: a compressor bug must never reach the disk.
+// compress returns the stored form of an object stored alone: zstd when
+// that is smaller and decodes back to data, else the plain bytes. The
+// round trip check follows restic: a compressor bug must never reach the
+// disk.
 func compress(data []byte) (Codec, []byte, error) {
+	return objectEncoder.compress(data, make([]byte, 0, len(data)/2))
+}
+
+// compressBlock is compress for a block's plain bytes. Compressed bytes
+// are in a buffer of getBlockBuffer's: once written, give them back with
+// putBlockBuffer.
+func compressBlock(plain []byte) (Codec, []byte, error) {
+	if len(plain) < smallBlock {
+		return fastEncoder.compress(plain, getBlockBuffer())
+	}
+	return blockEncoder.compress(plain, getBlockBuffer())
+}
+
+// compress compresses data into dst.
+func (e *encoder) compress(data, dst []byte) (Codec, []byte, error) {
 	if len(data) < 64 {
 		return CodecRaw, data, nil
 	}
-	packed := zstdEncoder(len(data)).EncodeAll(data, make([]byte, 0, len(data)/2))
+	packed := e.get().EncodeAll(data, dst)
 	if len(packed) >= len(data) {
+		putBlockBuffer(packed)
 		return CodecRaw, data, nil
 	}
-	back, err := zstdDecoder().DecodeAll(packed, make([]byte, 0, len(data)))
-	if err != nil || !bytes.Equal(back, data) {
-		return 0, nil, fmt.Errorf("zstd round trip of a %d-byte object failed: %v", len(data), err)
+	back, err := zstdDecoder().DecodeAll(packed, getBlockBuffer())
+	same := err == nil && bytes.Equal(back, data)
+	putBlockBuffer(back)
+	if !same {
+		return 0, nil, fmt.Errorf("zstd round trip of %d bytes failed: %v", len(data), err)
 	}
 	return CodecZstd, packed, nil
 }

@@ -5,11 +5,17 @@
 //   - An object is a byte string of a Kind (a file chunk or a tree). Its ID is
 //     the BLAKE3 keyed hash of its plain bytes, keyed per kind, so a chunk can
 //     never be read as a tree nor the other way round.
-//   - A pack is an immutable byte string holding many objects, each
-//     zstd-compressed (or raw when zstd does not help), with a per-object
-//     header and a trailing table, so the object index can be rebuilt from the
-//     packs alone. Packs are named by 128 random bits; their number within the
-//     index is what object locations refer to.
+//   - A pack is an immutable byte string holding many objects, with a
+//     per-object header and a trailing table, so the object index can be
+//     rebuilt from the packs alone. Small objects (up to MaxMemberSize) are
+//     members of blocks: a block's members are zstd-compressed together,
+//     as one frame, which shrinks small source files far more than
+//     compressing each alone; larger objects are compressed alone. Either
+//     is stored raw when zstd does not help. Every object stays verifiable
+//     on its own (Get decodes its block and checks the member's hash) and
+//     collectable on its own (a sweep copies the live members of a block
+//     into a new one). Packs are named by 128 random bits; their number
+//     within the index is what object locations refer to.
 //   - A pack store (PackStore) is where pack bytes live: written once,
 //     read by ranges, listed, deleted. Package cas/packstore holds the
 //     local directory of today; cas/packtest is the suite every one passes.

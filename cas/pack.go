@@ -8,51 +8,119 @@ import (
 	"io"
 )
 
-// The pack file format, version 1 (all integers little-endian):
+// The pack file format, version 2 (all integers little-endian):
 //
-//	header   "CKPACK" 0x01 0x00                                   8 bytes
+//	header   "CKPACK" 0x02 0x00                                   8 bytes
 //	object   0xB7 kind codec 0x00 rawLen:u32 storedLen:u32 id:32  44 bytes
 //	         stored bytes                                          storedLen
-//	...      more objects
-//	table    per object: id:32 kind codec offset:u32 rawLen:u32 storedLen:u32
-//	footer   count:u32 crc32c(table, count):u32 "CKPKEND" 0x01    16 bytes
+//	block    0xB9 codec 0x00 0x00 storedLen:u32 rawLen:u32         12 bytes
+//	         stored bytes: the block's plain bytes, one zstd frame  storedLen
+//	         (or as they are), which are its members one after the
+//	         other, each a member header
+//	           0xB8 kind rawLen:u32 id[:8]                         14 bytes
+//	         and the object's rawLen plain bytes
+//	...      more objects and blocks, in any order
+//	table    per object: id:32 kind codec offset:u32 rawLen:u32
+//	         storedLen:u32 blockLen:u32 member:u32                54 bytes
+//	footer   count:u32 crc32c(table, count):u32 "CKPKEND" 0x02    16 bytes
 //
-// offset is that of the object's 44-byte header. Every object carries its own
-// header, so a pack whose table is damaged can still be read front to back.
+// Small objects are members of blocks, compressed together, which shrinks
+// small source files far more than compressing each alone; large ones are
+// objects of their own. A table entry of an object of its own has offset
+// that of its 44-byte header and blockLen and member zero; that of a member
+// has offset, codec and storedLen those of its block's header, blockLen the
+// block's plain length and member the offset of its member header in the
+// plain bytes. Every object and member carries its own header, so a pack
+// whose table is damaged can still be read front to back: a member's ID is
+// the hash of its bytes, which must start with the 8 bytes of its header.
+//
+// Version 1 packs (written before blocks) have the header "CKPACK" 0x01
+// 0x00, objects only, 46-byte table entries without blockLen and member and
+// the footer magic "CKPKEND" 0x01; they are read as they are.
 const (
-	packMagic        = "CKPACK\x01\x00"
-	packFooterMagic  = "CKPKEND\x01"
-	objectMagic      = 0xB7
-	packHeaderSize   = 8
-	objectHeaderSize = 44
-	tableEntrySize   = 46
-	packFooterSize   = 16
+	packMagic          = "CKPACK\x02\x00"
+	packMagicV1        = "CKPACK\x01\x00"
+	packFooterMagic    = "CKPKEND\x02"
+	packFooterMagicV1  = "CKPKEND\x01"
+	objectMagic        = 0xB7
+	blockMagic         = 0xB9
+	packHeaderSize     = 8
+	objectHeaderSize   = 44
+	blockHeaderSize    = 12
+	tableEntrySize     = 54
+	tableEntrySizeV1   = 46
+	packFooterSize     = 16
+	packVersionOffset  = 6 // of the version byte in the header and footer magic
+	footerMagicOffset  = 8
+	footerVersionIndex = footerMagicOffset + 7
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
-// PackEntry describes one object inside a pack.
+// PackEntry describes one object inside a pack: an object stored alone, or
+// a member of a block (BlockLen > 0).
 type PackEntry struct {
-	ID        ID
-	Kind      Kind
-	Codec     Codec
-	Offset    uint32 // of the object header
-	RawLen    uint32
+	ID     ID
+	Kind   Kind
+	Codec  Codec  // of the object, or of its block
+	Offset uint32 // of the object's header, or of its block's header
+	RawLen uint32 // the object's plain size
+	// StoredLen is the size of the object's stored bytes, or of its
+	// block's.
 	StoredLen uint32
+	// BlockLen is the plain size of the object's block; 0 for an object
+	// stored alone.
+	BlockLen uint32
+	// Member is the offset of the object's member header in its block's
+	// plain bytes.
+	Member uint32
 }
+
+// InBlock reports whether the object is a member of a block.
+func (e PackEntry) InBlock() bool { return e.BlockLen > 0 }
 
 // Valid checks what every decoder must: a known kind and codec, a size
-// within MaxObjectSize, and stored bytes no more than the plain ones (the
-// writer stores raw whenever zstd does not shrink an object), so a damaged
-// entry can never make a reader allocate more than MaxObjectSize.
+// within MaxObjectSize (a block's within MaxBlockSize, its member inside
+// it), and stored bytes no more than the plain ones (the writer stores raw
+// whenever zstd does not shrink an object or block), so a damaged entry can
+// never make a reader allocate more than those limits.
 func (e PackEntry) Valid() bool {
-	return e.Kind.Valid() && e.Codec <= CodecZstd && e.RawLen <= MaxObjectSize && e.StoredLen <= e.RawLen &&
-		(e.Codec != CodecRaw || e.StoredLen == e.RawLen)
+	plain := e.RawLen
+	if e.InBlock() {
+		plain = e.BlockLen
+		if plain > MaxBlockSize || uint64(e.Member)+memberHeaderSize+uint64(e.RawLen) > uint64(plain) {
+			return false
+		}
+	}
+	return e.Kind.Valid() && e.Codec <= CodecZstd && e.RawLen <= MaxObjectSize && e.StoredLen <= plain &&
+		(e.Codec != CodecRaw || e.StoredLen == plain)
 }
 
-// end is the offset just past the entry's stored bytes.
+// headerSize is the size of the header at Offset: the object's or its
+// block's.
+func (e PackEntry) headerSize() uint64 {
+	if e.InBlock() {
+		return blockHeaderSize
+	}
+	return objectHeaderSize
+}
+
+// end is the offset just past the entry's stored bytes (its block's, for
+// a member).
 func (e PackEntry) end() uint64 {
-	return uint64(e.Offset) + objectHeaderSize + uint64(e.StoredLen)
+	return uint64(e.Offset) + e.headerSize() + uint64(e.StoredLen)
+}
+
+// PackBytes is the share of its pack the object accounts for: its header,
+// stored bytes and table entry, or, for a member, its member header's and
+// plain bytes' share of its block's stored bytes, and its table entry. It
+// is what deleting the object frees once its pack is rewritten.
+func (e PackEntry) PackBytes() int64 {
+	if !e.InBlock() {
+		return objectHeaderSize + int64(e.StoredLen) + tableEntrySize
+	}
+	block := blockHeaderSize + uint64(e.StoredLen)
+	return int64((memberHeaderSize+uint64(e.RawLen))*block/uint64(e.BlockLen)) + tableEntrySize
 }
 
 func appendObjectHeader(b []byte, e PackEntry) []byte {
@@ -89,26 +157,41 @@ func encodeTrailer(entries []PackEntry) []byte {
 		b = binary.LittleEndian.AppendUint32(b, e.Offset)
 		b = binary.LittleEndian.AppendUint32(b, e.RawLen)
 		b = binary.LittleEndian.AppendUint32(b, e.StoredLen)
+		b = binary.LittleEndian.AppendUint32(b, e.BlockLen)
+		b = binary.LittleEndian.AppendUint32(b, e.Member)
 	}
 	b = binary.LittleEndian.AppendUint32(b, uint32(len(entries)))
 	b = binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, castagnoli))
 	return append(b, packFooterMagic...)
 }
 
+// footerEntrySize returns the table entry size the footer's magic names.
+func footerEntrySize(footer []byte) (int, error) {
+	switch string(footer[footerMagicOffset:]) {
+	case packFooterMagic:
+		return tableEntrySize, nil
+	case packFooterMagicV1:
+		return tableEntrySizeV1, nil
+	}
+	return 0, fmt.Errorf("%w: no footer", ErrBadPack)
+}
+
 // DecodeTrailer parses the table at the end of a pack of packSize bytes
 // whose last bytes are tail (the whole trailer, or more of the file before
-// it). It checks the checksum and that every entry lies inside the pack, in
-// order and without overlap.
+// it), of either version. It checks the checksum and that every entry lies
+// inside the pack, in order and without overlap (the members of one block
+// share its place, in order inside it).
 func DecodeTrailer(tail []byte, packSize int64) ([]PackEntry, error) {
 	if len(tail) < packFooterSize || int64(len(tail)) > packSize {
 		return nil, fmt.Errorf("%w: too short for a footer", ErrBadPack)
 	}
 	footer := tail[len(tail)-packFooterSize:]
-	if string(footer[8:]) != packFooterMagic {
-		return nil, fmt.Errorf("%w: no footer", ErrBadPack)
+	size, err := footerEntrySize(footer)
+	if err != nil {
+		return nil, err
 	}
 	count := binary.LittleEndian.Uint32(footer)
-	tableLen := uint64(count) * tableEntrySize
+	tableLen := uint64(count) * uint64(size)
 	if tableLen > uint64(len(tail)-packFooterSize) {
 		return nil, fmt.Errorf("%w: table of %d entries does not fit", ErrBadPack, count)
 	}
@@ -120,23 +203,45 @@ func DecodeTrailer(tail []byte, packSize int64) ([]PackEntry, error) {
 	dataEnd := uint64(packSize) - tableLen - packFooterSize
 	entries := make([]PackEntry, count)
 	next := uint64(packHeaderSize)
+	var prev PackEntry
 	for i := range entries {
-		b := table[i*tableEntrySize:]
-		e := PackEntry{Kind: Kind(b[32]), Codec: Codec(b[33])}
-		copy(e.ID[:], b[:32])
-		e.Offset = binary.LittleEndian.Uint32(b[34:])
-		e.RawLen = binary.LittleEndian.Uint32(b[38:])
-		e.StoredLen = binary.LittleEndian.Uint32(b[42:])
-		if !e.Valid() || uint64(e.Offset) < next || e.end() > dataEnd {
+		e := decodeTableEntry(table[i*size:], size)
+		if !e.Valid() || !inPlace(e, prev, i > 0, next) || e.end() > dataEnd {
 			return nil, fmt.Errorf("%w: table entry %d out of place", ErrBadPack, i)
 		}
-		next = e.end()
+		next, prev = e.end(), e
 		entries[i] = e
 	}
 	return entries, nil
 }
 
-// ReadPackTable reads and checks the table of the pack in r of the given size.
+// decodeTableEntry decodes one table entry of the given size.
+func decodeTableEntry(b []byte, size int) PackEntry {
+	e := PackEntry{Kind: Kind(b[32]), Codec: Codec(b[33])}
+	copy(e.ID[:], b[:32])
+	e.Offset = binary.LittleEndian.Uint32(b[34:])
+	e.RawLen = binary.LittleEndian.Uint32(b[38:])
+	e.StoredLen = binary.LittleEndian.Uint32(b[42:])
+	if size == tableEntrySize {
+		e.BlockLen = binary.LittleEndian.Uint32(b[46:])
+		e.Member = binary.LittleEndian.Uint32(b[50:])
+	}
+	return e
+}
+
+// inPlace reports whether entry e may follow entry prev (when there is one)
+// whose stored bytes end at next: after them, or in the same block after
+// prev's member.
+func inPlace(e, prev PackEntry, hasPrev bool, next uint64) bool {
+	if hasPrev && e.InBlock() && prev.InBlock() && e.Offset == prev.Offset {
+		return e.Codec == prev.Codec && e.StoredLen == prev.StoredLen && e.BlockLen == prev.BlockLen &&
+			uint64(e.Member) >= uint64(prev.Member)+memberHeaderSize+uint64(prev.RawLen)
+	}
+	return uint64(e.Offset) >= next
+}
+
+// ReadPackTable reads and checks the table of the pack in r of the given
+// size, of either version.
 func ReadPackTable(r io.ReaderAt, size int64) ([]PackEntry, error) {
 	if size < packHeaderSize+packFooterSize {
 		return nil, fmt.Errorf("%w: %d bytes is too short", ErrBadPack, size)
@@ -145,15 +250,19 @@ func ReadPackTable(r io.ReaderAt, size int64) ([]PackEntry, error) {
 	if _, err := r.ReadAt(head[:], 0); err != nil {
 		return nil, err
 	}
-	if string(head[:]) != packMagic {
+	if !isPackHeader(head[:]) {
 		return nil, fmt.Errorf("%w: no pack header", ErrBadPack)
 	}
 	var footer [packFooterSize]byte
 	if _, err := r.ReadAt(footer[:], size-packFooterSize); err != nil {
 		return nil, err
 	}
+	entrySize, err := footerEntrySize(footer[:])
+	if err != nil || footer[footerVersionIndex] != head[packVersionOffset] {
+		return nil, fmt.Errorf("%w: the footer does not match the header", ErrBadPack)
+	}
 	count := int64(binary.LittleEndian.Uint32(footer[:]))
-	tailLen := count*tableEntrySize + packFooterSize
+	tailLen := count*int64(entrySize) + packFooterSize
 	if tailLen > size-packHeaderSize {
 		return nil, fmt.Errorf("%w: table of %d entries does not fit", ErrBadPack, count)
 	}
@@ -164,7 +273,14 @@ func ReadPackTable(r io.ReaderAt, size int64) ([]PackEntry, error) {
 	return DecodeTrailer(tail, size)
 }
 
-// readObject reads, checks and decodes the object e from the pack in r.
+// isPackHeader reports whether b starts with a pack header of either
+// version.
+func isPackHeader(b []byte) bool {
+	return len(b) >= packHeaderSize && (string(b[:packHeaderSize]) == packMagic || string(b[:packHeaderSize]) == packMagicV1)
+}
+
+// readObject reads, checks and decodes the object e, stored alone, from
+// the pack in r.
 func readObject(r io.ReaderAt, e PackEntry) ([]byte, error) {
 	buf := make([]byte, objectHeaderSize+int(e.StoredLen))
 	if _, err := r.ReadAt(buf, int64(e.Offset)); err != nil {

@@ -36,8 +36,9 @@ func PackName(file string) ([16]byte, bool) {
 // Salvage reads pack name of packs whole and returns every object in it
 // whose bytes match its ID, calling fn (when not nil) with each object's
 // entry and plain bytes. It reads the pack's table when that is intact;
-// otherwise it walks the objects front to back by their headers, skipping
-// damaged bytes until the next object that checks out. Either way every
+// otherwise it walks the objects and blocks front to back by their headers
+// (and the members of each block by theirs), skipping damaged bytes until
+// the next object or block that checks out. Either way every
 // object is read and checked, so only sound objects are returned. A pack
 // with nothing readable is an error wrapping ErrBadPack.
 func Salvage(ctx context.Context, packs PackStore, name string, fn func(e PackEntry, data []byte) error) (SalvagedPack, error) {
@@ -71,59 +72,113 @@ func readPack(ctx context.Context, packs PackStore, name string) ([]byte, error)
 // salvageBytes is Salvage of a pack held in memory.
 func salvageBytes(b []byte, fn func(e PackEntry, data []byte) error) (SalvagedPack, error) {
 	sp := SalvagedPack{Size: int64(len(b))}
-	r := bytes.NewReader(b)
-	check := func(e PackEntry) (bool, error) {
-		data, err := readObject(r, e)
-		if err != nil {
-			return false, nil
-		}
+	keep := func(e PackEntry, data []byte) error {
 		if fn != nil {
 			if err := fn(e, data); err != nil {
-				return false, err
+				return err
 			}
 		}
 		sp.Entries = append(sp.Entries, e)
-		return true, nil
+		return nil
 	}
+	r := bytes.NewReader(b)
 	if table, err := ReadPackTable(r, sp.Size); err == nil {
-		for _, e := range table {
-			good, err := check(e)
-			if err != nil {
-				return sp, err
-			}
-			sp.Damaged = sp.Damaged || !good
-		}
-		return sp, nil
+		good, err := salvageTable(r, table, keep)
+		sp.Damaged = !good
+		return sp, err
 	}
 	sp.Damaged = true
 	off := 0
-	if len(b) >= packHeaderSize && string(b[:packHeaderSize]) == packMagic {
+	if isPackHeader(b) {
 		off = packHeaderSize
 	}
-	for off+objectHeaderSize <= len(b) {
-		e, err := parseObjectHeader(b[off:])
-		if err == nil && e.end()+uint64(off) <= uint64(len(b)) {
-			e.Offset = uint32(off)
-			good, err := check(e)
-			if err != nil {
-				return sp, err
-			}
-			if good {
-				off = int(e.end())
-				continue
-			}
+	for off < len(b) {
+		next, err := salvageRecord(b, off, keep)
+		if err != nil {
+			return sp, err
 		}
-		// Damaged here: look for the next object header.
-		next := bytes.IndexByte(b[off+1:], objectMagic)
-		if next < 0 {
-			break
+		if next > off {
+			off = next
+			continue
 		}
-		off += 1 + next
+		// Damaged here: look for the next object or block header.
+		off++
+		for off < len(b) && b[off] != objectMagic && b[off] != blockMagic {
+			off++
+		}
 	}
 	if len(sp.Entries) == 0 && len(b) > 0 {
 		return sp, fmt.Errorf("%w: no object could be read", ErrBadPack)
 	}
 	return sp, nil
+}
+
+// salvageTable reads every object the table lists, decoding each block
+// once, and passes the sound ones to keep. good is false when any is not.
+func salvageTable(r io.ReaderAt, table []PackEntry, keep func(PackEntry, []byte) error) (good bool, _ error) {
+	good = true
+	var (
+		block    []byte
+		blockErr error
+		blockAt  = int64(-1)
+	)
+	for _, e := range table {
+		var data []byte
+		var err error
+		switch {
+		case !e.InBlock():
+			data, err = readObject(r, e)
+		case int64(e.Offset) != blockAt:
+			blockAt = int64(e.Offset)
+			block, blockErr = readBlock(r, e)
+			fallthrough
+		default:
+			err = blockErr
+			if err == nil {
+				data, err = memberData(block, e)
+			}
+		}
+		if err != nil {
+			good = false
+			continue
+		}
+		if err := keep(e, data); err != nil {
+			return false, err
+		}
+	}
+	return good, nil
+}
+
+// salvageRecord reads the object or block whose header is at off and
+// passes its sound objects to keep. It returns the offset past the record,
+// or off when no record could be read there.
+func salvageRecord(b []byte, off int, keep func(PackEntry, []byte) error) (int, error) {
+	if b[off] == objectMagic {
+		e, err := parseObjectHeader(b[off:])
+		if err != nil || uint64(off)+e.end() > uint64(len(b)) {
+			return off, nil
+		}
+		e.Offset = uint32(off)
+		data, err := readObject(bytes.NewReader(b), e)
+		if err != nil {
+			return off, nil
+		}
+		return int(e.end()), keep(e, data)
+	}
+	h, err := parseBlockHeader(b[off:])
+	if err != nil || uint64(off)+blockHeaderSize+uint64(h.StoredLen) > uint64(len(b)) {
+		return off, nil
+	}
+	end := off + blockHeaderSize + int(h.StoredLen)
+	plain, err := decompress(h.Codec, b[off+blockHeaderSize:end], h.BlockLen)
+	if err != nil {
+		return off, nil
+	}
+	err = walkMembers(plain, func(e PackEntry, data []byte) error {
+		e.Codec, e.Offset, e.StoredLen, e.BlockLen = h.Codec, uint32(off), h.StoredLen, h.BlockLen
+		return keep(e, data)
+	})
+	return end, err
 }
 
 // AddPack records a salvaged pack and its objects in the object index of

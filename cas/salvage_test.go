@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"slices"
 	"testing"
 )
 
@@ -37,42 +38,57 @@ func onePack(t *testing.T, objects [][]byte) (*memPacks, string, []ID) {
 	return dir, packs[0], ids
 }
 
-func salvageObjects(n int) [][]byte {
+// salvageObjects returns n small objects (members of blocks) and, when
+// large is set, two objects stored alone.
+func salvageObjects(n int, large bool) [][]byte {
 	var out [][]byte
 	for i := range n {
 		out = append(out, bytes.Repeat([]byte(fmt.Sprintf("object %d ", i)), 50+i*10))
 	}
+	if large {
+		for i := range 2 {
+			out = append(out, bytes.Repeat([]byte(fmt.Sprintf("large object %d ", i)), MaxMemberSize/10))
+		}
+	}
 	return out
 }
 
+// salvaged runs Salvage on pack path and checks every object it returns
+// against its ID.
+func salvaged(t *testing.T, dir *memPacks, path string) (SalvagedPack, map[ID][]byte) {
+	t.Helper()
+	seen := map[ID][]byte{}
+	sp, err := Salvage(context.Background(), dir, path, func(e PackEntry, data []byte) error {
+		seen[e.ID] = data
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range sp.Entries {
+		if Sum(e.Kind, seen[e.ID]) != e.ID {
+			t.Fatalf("salvaged %s does not match its ID", e.ID.Short())
+		}
+	}
+	return sp, seen
+}
+
+// TestSalvage: onePack's pack holds two objects stored alone, then a
+// block of chunks and one of records.
 func TestSalvage(t *testing.T) {
-	objects := salvageObjects(9)
+	objects := salvageObjects(9, true)
 	dir, path, ids := onePack(t, objects)
 	pristine := dir.bytes(path)
 	table, err := ReadPackTable(bytes.NewReader(pristine), int64(len(pristine)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := func() (SalvagedPack, map[ID][]byte) {
-		t.Helper()
-		seen := map[ID][]byte{}
-		sp, err := Salvage(context.Background(), dir, path, func(e PackEntry, data []byte) error {
-			seen[e.ID] = data
-			return nil
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, e := range sp.Entries {
-			if Sum(e.Kind, seen[e.ID]) != e.ID {
-				t.Fatalf("salvaged %s does not match its ID", e.ID.Short())
-			}
-		}
-		return sp, seen
+	if table[0].InBlock() || table[1].InBlock() || !table[2].InBlock() || table[2].Offset == table[len(table)-1].Offset {
+		t.Fatalf("want two objects stored alone, then two blocks: %+v", table)
 	}
 	write := func(b []byte) { dir.set(path, b) }
 
-	sp, seen := got()
+	sp, seen := salvaged(t, dir, path)
 	if sp.Damaged || len(sp.Entries) != len(objects) || sp.Size != int64(len(pristine)) {
 		t.Fatalf("intact pack: damaged %v, %d entries", sp.Damaged, len(sp.Entries))
 	}
@@ -82,37 +98,46 @@ func TestSalvage(t *testing.T) {
 		}
 	}
 
-	// A damaged table: every object is found by walking the headers.
+	// A destroyed table: every object and member is found, with its bytes,
+	// by walking the headers, at the place the table gave.
 	b := bytes.Clone(pristine)
-	b[len(b)-packFooterSize-3] ^= 0xff
+	clear(b[table[len(table)-1].end():])
 	write(b)
-	if sp, _ := got(); !sp.Damaged || len(sp.Entries) != len(objects) {
-		t.Fatalf("damaged table: damaged %v, %d of %d objects", sp.Damaged, len(sp.Entries), len(objects))
+	sp, seen = salvaged(t, dir, path)
+	if !sp.Damaged || !slices.Equal(sortedEntries(sp.Entries), sortedEntries(table)) {
+		t.Fatalf("destroyed table: damaged %v, %d of %d objects, or not where the table said", sp.Damaged, len(sp.Entries), len(objects))
+	}
+	for i, id := range ids {
+		if !bytes.Equal(seen[id], objects[i]) {
+			t.Fatalf("object %d salvaged wrong without the table", i)
+		}
 	}
 
-	// A damaged object and a damaged table: all the others are found.
-	b[table[4].Offset+objectHeaderSize+2] ^= 0xff
+	// A damaged object stored alone and a damaged table: all the others.
+	b[table[0].Offset+objectHeaderSize+2] ^= 0xff
 	write(b)
-	if sp, seen := got(); len(sp.Entries) != len(objects)-1 || seen[ids[4]] != nil {
-		t.Fatalf("damaged object 4: %d objects salvaged", len(sp.Entries))
+	if sp, seen := salvaged(t, dir, path); len(sp.Entries) != len(objects)-1 || seen[ids[9]] != nil {
+		t.Fatalf("damaged object 9: %d objects salvaged", len(sp.Entries))
 	}
 
-	// A damaged object under an intact table.
+	// A damaged block under an intact table: the other block's members and
+	// the objects stored alone are found.
 	b = bytes.Clone(pristine)
-	b[table[2].Offset+10] ^= 0xff
+	b[table[2].Offset+blockHeaderSize+5] ^= 0xff
 	write(b)
-	if sp, _ := got(); !sp.Damaged || len(sp.Entries) != len(objects)-1 {
-		t.Fatalf("damaged object under a good table: %d objects", len(sp.Entries))
+	if sp, seen := salvaged(t, dir, path); !sp.Damaged || seen[ids[2]] == nil || seen[ids[9]] == nil || seen[ids[10]] == nil {
+		t.Fatalf("damaged chunk block under a good table: %d objects", len(sp.Entries))
 	}
 
-	// Cut short: the objects before the cut.
-	write(pristine[:table[6].Offset+5])
-	if sp, _ := got(); len(sp.Entries) != 6 {
-		t.Fatalf("cut pack: %d objects, want 6", len(sp.Entries))
+	// Cut short inside the block of records: the objects before it.
+	last := table[len(table)-1]
+	write(pristine[:last.Offset+5])
+	if sp, _ := salvaged(t, dir, path); len(sp.Entries) != len(objects)-3 {
+		t.Fatalf("cut pack: %d objects, want %d", len(sp.Entries), len(objects)-3)
 	}
 
 	// Garbage: an error, nothing salvaged.
-	write(bytes.Repeat([]byte{0xB7, 1, 2}, 100))
+	write(bytes.Repeat([]byte{0xB7, 1, 2, 0xB9}, 100))
 	if sp, err := Salvage(context.Background(), dir, path, nil); !errors.Is(err, ErrBadPack) || len(sp.Entries) != 0 {
 		t.Fatalf("garbage: %d objects, %v", len(sp.Entries), err)
 	}
@@ -124,8 +149,13 @@ func TestSalvage(t *testing.T) {
 	}
 }
 
+// sortedEntries returns entries ordered by ID.
+func sortedEntries(entries []PackEntry) []PackEntry {
+	return slices.SortedFunc(slices.Values(entries), func(a, b PackEntry) int { return bytes.Compare(a.ID[:], b.ID[:]) })
+}
+
 func TestAddPackRebuildsTheIndex(t *testing.T) {
-	objects := salvageObjects(5)
+	objects := salvageObjects(5, true)
 	dir, path, ids := onePack(t, objects)
 	sp, err := Salvage(context.Background(), dir, path, nil)
 	if err != nil {
@@ -157,7 +187,15 @@ func FuzzSalvage(f *testing.F) {
 	e := PackEntry{ID: Sum(KindChunk, data), Kind: KindChunk, Codec: codec, Offset: packHeaderSize, RawLen: uint32(len(data)), StoredLen: uint32(len(stored))}
 	pack := append([]byte(packMagic), appendObjectHeader(nil, e)...)
 	pack = append(pack, stored...)
-	f.Add(append(pack, encodeTrailer([]PackEntry{e})...))
+	f.Add(append(bytes.Clone(pack), encodeTrailer([]PackEntry{e})...))
+	f.Add(bytes.Clone(pack))
+	plain := appendMemberHeader(nil, KindTree, Sum(KindTree, data), len(data))
+	plain = append(plain, data...)
+	bcodec, bstored, _ := compressBlock(plain)
+	m := PackEntry{ID: Sum(KindTree, data), Kind: KindTree, Codec: bcodec, Offset: uint32(len(pack)), RawLen: uint32(len(data)), StoredLen: uint32(len(bstored)), BlockLen: uint32(len(plain))}
+	pack = append(pack, appendBlockHeader(nil, bcodec, m.StoredLen, m.BlockLen)...)
+	pack = append(pack, bstored...)
+	f.Add(append(bytes.Clone(pack), encodeTrailer([]PackEntry{e, m})...))
 	f.Add(pack)
 	f.Fuzz(func(t *testing.T, b []byte) {
 		seen := map[ID]bool{}
@@ -169,7 +207,7 @@ func FuzzSalvage(f *testing.F) {
 			return nil
 		})
 		for _, e := range sp.Entries {
-			if !seen[e.ID] || e.end() > uint64(len(b)) {
+			if !seen[e.ID] || e.end() > uint64(len(b)) || !e.Valid() {
 				t.Fatalf("entry %+v was not checked or lies outside the pack", e)
 			}
 		}

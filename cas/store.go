@@ -1,11 +1,13 @@
 package cas
 
 import (
+	"bytes"
 	"container/list"
 	"context"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 )
 
@@ -57,6 +59,7 @@ type Store struct {
 	infos   map[uint32]PackInfo
 	readers map[uint32]*openPack
 	lru     *list.List
+	blocks  blockCache
 }
 
 var _ Getter = (*Store)(nil)
@@ -98,5 +101,78 @@ func (s *Store) Get(ctx context.Context, id ID) ([]byte, error) {
 		return nil, err
 	}
 	defer s.release(o)
-	return readObject(o.r, loc.PackEntry)
+	if !loc.InBlock() {
+		return readObject(o.r, loc.PackEntry)
+	}
+	block, err := s.blocks.get(blockKey{loc.Pack, loc.Offset}, func() ([]byte, error) { return readBlock(o.r, loc.PackEntry) })
+	if err != nil {
+		return nil, err
+	}
+	data, err := memberData(block, loc.PackEntry)
+	if err != nil {
+		return nil, err
+	}
+	return bytes.Clone(data), nil
+}
+
+// blockCacheSize is how many decoded blocks a Store keeps, so that reading
+// the members of a block one after the other (a restore, a verify)
+// decodes it once.
+const blockCacheSize = 4
+
+// blockKey names a block: its pack's number and its offset in the pack.
+type blockKey struct{ pack, offset uint32 }
+
+// blockCache holds the plain bytes of the blocks read last. It is safe for
+// concurrent use; a block being decoded is waited for, not decoded twice.
+type blockCache struct {
+	mu      sync.Mutex
+	entries map[blockKey]*cachedBlock
+	order   []blockKey // least recently used first
+}
+
+type cachedBlock struct {
+	ready chan struct{} // closed once plain or err is set
+	plain []byte
+	err   error
+}
+
+// get returns the plain bytes of block key, decoding them with load unless
+// they are cached or being decoded. The bytes must not be changed.
+func (c *blockCache) get(key blockKey, load func() ([]byte, error)) ([]byte, error) {
+	c.mu.Lock()
+	if b, ok := c.entries[key]; ok {
+		c.touchLocked(key)
+		c.mu.Unlock()
+		<-b.ready
+		return b.plain, b.err
+	}
+	if c.entries == nil {
+		c.entries = map[blockKey]*cachedBlock{}
+	}
+	b := &cachedBlock{ready: make(chan struct{})}
+	c.entries[key] = b
+	c.order = append(c.order, key)
+	for len(c.order) > blockCacheSize {
+		delete(c.entries, c.order[0])
+		c.order = c.order[1:]
+	}
+	c.mu.Unlock()
+	b.plain, b.err = load()
+	close(b.ready)
+	if b.err != nil { // not kept: a later read tries again
+		c.mu.Lock()
+		if c.entries[key] == b {
+			delete(c.entries, key)
+			c.order = slices.DeleteFunc(c.order, func(k blockKey) bool { return k == key })
+		}
+		c.mu.Unlock()
+	}
+	return b.plain, b.err
+}
+
+// touchLocked makes key the most recently used.
+func (c *blockCache) touchLocked(key blockKey) {
+	i := slices.Index(c.order, key)
+	c.order = append(slices.Delete(c.order, i, i+1), key)
 }

@@ -1,10 +1,12 @@
 package cas
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io/fs"
+	"slices"
 )
 
 // SweepOptions tune Sweep. The zero value means the defaults.
@@ -73,7 +75,7 @@ func PrepareSweep(ctx context.Context, idx IndexWriter, packs PackStore, live fu
 	var dead []ID
 	err = idx.ForEachObject(func(l Location) error {
 		u := usage[l.Pack]
-		size := int64(objectHeaderSize + tableEntrySize + l.StoredLen)
+		size := l.PackBytes()
 		if !live(l.ID) {
 			dead = append(dead, l.ID)
 			if u != nil {
@@ -181,29 +183,60 @@ func (sw *Sweep) Abort() {
 }
 
 // copyLive copies the live objects of one pack to the sweep's writer,
-// verifying each.
+// verifying each: members, and objects small enough to be, into new
+// blocks (decoding each old block once), larger objects as they are
+// stored.
 func (sw *Sweep) copyLive(ctx context.Context, u *packUsage) error {
 	r, err := sw.packs.Open(ctx, u.info.FileName())
 	if err != nil {
 		return fmt.Errorf("repack %s: %w", u.info.FileName(), err)
 	}
 	defer r.Close()
+	slices.SortFunc(u.live, func(a, b Location) int {
+		return cmp.Or(cmp.Compare(a.Offset, b.Offset), cmp.Compare(a.Member, b.Member))
+	})
+	var (
+		block   []byte
+		blockAt = int64(-1)
+	)
 	for _, l := range u.live {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if _, err := readObject(r, l.PackEntry); err != nil {
+		var data []byte
+		if l.InBlock() {
+			if int64(l.Offset) != blockAt {
+				if block, err = readBlock(r, l.PackEntry); err != nil {
+					return fmt.Errorf("repack: %w; run verify and forget the damaged snapshots", err)
+				}
+				blockAt = int64(l.Offset)
+			}
+			data, err = memberData(block, l.PackEntry)
+		} else {
+			data, err = readObject(r, l.PackEntry)
+		}
+		if err != nil {
 			return fmt.Errorf("repack: %w; run verify and forget the damaged snapshots", err)
 		}
-		stored := make([]byte, l.StoredLen)
-		if _, err := r.ReadAt(stored, int64(l.Offset)+objectHeaderSize); err != nil {
-			return err
+		if len(data) <= MaxMemberSize {
+			err = sw.writer.putMember(ctx, l.Kind, l.ID, data)
+		} else {
+			err = sw.copyStored(ctx, r, l.PackEntry)
 		}
-		if err := sw.writer.putStored(ctx, l.PackEntry, stored); err != nil {
+		if err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// copyStored copies object e, stored alone, as it is stored.
+func (sw *Sweep) copyStored(ctx context.Context, r PackReader, e PackEntry) error {
+	stored := make([]byte, e.StoredLen)
+	if _, err := r.ReadAt(stored, int64(e.Offset)+objectHeaderSize); err != nil {
+		return err
+	}
+	return sw.writer.putStored(ctx, e, stored)
 }
 
 // Finish deletes, after the transaction committed, the packs the index no

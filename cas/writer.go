@@ -31,8 +31,11 @@ type WriteStats struct {
 	StoredBytes int64 // their size in packs
 }
 
-// Writer appends new objects to fresh packs. Put is safe for concurrent
-// use; Flush, Commit and Abort are not, and are called once the Puts are done.
+// Writer appends new objects to fresh packs: objects of up to MaxMemberSize
+// as members of blocks (one open block for chunks, one for trees and
+// records, so that reading trees decodes few blocks), larger ones alone.
+// Put is safe for concurrent use; Flush, Commit and Abort are not, and are
+// called once the Puts are done.
 type Writer struct {
 	packs    PackStore
 	existing Existing
@@ -40,6 +43,7 @@ type Writer struct {
 	mu        sync.Mutex
 	pending   map[ID]struct{}
 	cur       *packBuilder
+	open      [2]*openBlock // by blockClass
 	finished  []*packBuilder
 	committed bool
 	stats     WriteStats
@@ -60,6 +64,21 @@ type packBuilder struct {
 	buf     *bufio.Writer
 	size    int64
 	entries []PackEntry
+}
+
+// openBlock is a block being filled: its plain bytes and its members'
+// entries (ID, kind, plain length and Member set).
+type openBlock struct {
+	plain   []byte
+	members []PackEntry
+}
+
+// blockClass is the open block an object of kind joins.
+func blockClass(kind Kind) int {
+	if kind == KindChunk {
+		return 0
+	}
+	return 1
 }
 
 // Put stores data unless it is stored already or pending in this Writer.
@@ -83,6 +102,9 @@ func (w *Writer) Put(ctx context.Context, kind Kind, data []byte) (ID, error) {
 			return id, err
 		}
 	}
+	if len(data) <= MaxMemberSize {
+		return id, w.putMember(ctx, kind, id, data)
+	}
 	codec, stored, err := compress(data)
 	if err != nil {
 		return ID{}, err
@@ -100,6 +122,68 @@ func (w *Writer) Put(ctx context.Context, kind Kind, data []byte) (ID, error) {
 	return id, nil
 }
 
+// putMember adds object id to the open block of its class; the call that
+// fills the block compresses it, outside the lock, and writes it.
+func (w *Writer) putMember(ctx context.Context, kind Kind, id ID, data []byte) error {
+	w.mu.Lock()
+	if _, dup := w.pending[id]; dup {
+		w.mu.Unlock()
+		return nil
+	}
+	if err := w.usableLocked(); err != nil {
+		w.mu.Unlock()
+		return err
+	}
+	c := blockClass(kind)
+	b := w.open[c]
+	if b == nil {
+		b = &openBlock{plain: getBlockBuffer()}
+		w.open[c] = b
+	}
+	b.members = append(b.members, PackEntry{ID: id, Kind: kind, RawLen: uint32(len(data)), Member: uint32(len(b.plain))})
+	b.plain = appendMemberHeader(b.plain, kind, id, len(data))
+	b.plain = append(b.plain, data...)
+	w.pending[id] = struct{}{}
+	w.stats.Objects++
+	w.stats.RawBytes += int64(len(data))
+	full := len(b.plain) >= BlockTargetSize
+	if full {
+		w.open[c] = nil
+	}
+	w.mu.Unlock()
+	if !full {
+		return nil
+	}
+	codec, stored, err := compressBlock(b.plain)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err != nil && w.err == nil {
+		w.err = err
+	}
+	return w.appendBlockLocked(ctx, b, codec, stored)
+}
+
+// appendBlockLocked writes block b, stored by codec as stored, and its
+// members' entries, and gives the block's buffers back.
+func (w *Writer) appendBlockLocked(ctx context.Context, b *openBlock, codec Codec, stored []byte) error {
+	defer func() {
+		if codec == CodecZstd {
+			putBlockBuffer(stored)
+		}
+		putBlockBuffer(b.plain)
+	}()
+	hdr := appendBlockHeader(make([]byte, 0, blockHeaderSize), codec, uint32(len(stored)), uint32(len(b.plain)))
+	off, err := w.writeRecordLocked(ctx, hdr, stored)
+	if err != nil {
+		return err
+	}
+	for _, e := range b.members {
+		e.Codec, e.Offset, e.StoredLen, e.BlockLen = codec, off, uint32(len(stored)), uint32(len(b.plain))
+		w.cur.entries = append(w.cur.entries, e)
+	}
+	return w.endRecordLocked()
+}
+
 // putStored appends an already compressed object (for repacking).
 func (w *Writer) putStored(ctx context.Context, e PackEntry, stored []byte) error {
 	w.mu.Lock()
@@ -110,37 +194,81 @@ func (w *Writer) putStored(ctx context.Context, e PackEntry, stored []byte) erro
 	return w.appendLocked(ctx, e, stored)
 }
 
-func (w *Writer) appendLocked(ctx context.Context, e PackEntry, stored []byte) error {
+// usableLocked returns why the Writer takes no more objects, if it does not.
+func (w *Writer) usableLocked() error {
 	if w.err != nil {
 		return w.err
 	}
 	if w.committed {
 		return errors.New("cas: Put after Commit")
 	}
+	return nil
+}
+
+// writeRecordLocked appends a header and stored bytes to the current pack,
+// starting one if needed, and returns the header's offset.
+func (w *Writer) writeRecordLocked(ctx context.Context, hdr, stored []byte) (uint32, error) {
+	if err := w.usableLocked(); err != nil {
+		return 0, err
+	}
 	if w.cur == nil {
 		if w.err = w.startPack(ctx); w.err != nil {
-			return w.err
+			return 0, w.err
 		}
 	}
 	p := w.cur
-	e.Offset = uint32(p.size)
-	hdr := appendObjectHeader(make([]byte, 0, objectHeaderSize), e)
+	off := uint32(p.size)
 	if _, err := p.buf.Write(hdr); err != nil {
 		w.err = fmt.Errorf("write pack: %w", err)
-		return w.err
+		return 0, w.err
 	}
 	if _, err := p.buf.Write(stored); err != nil {
 		w.err = fmt.Errorf("write pack: %w", err)
-		return w.err
+		return 0, w.err
 	}
-	p.size += objectHeaderSize + int64(len(stored))
-	p.entries = append(p.entries, e)
-	w.pending[e.ID] = struct{}{}
-	w.stats.StoredBytes += objectHeaderSize + int64(len(stored))
-	if p.size >= PackTargetSize {
+	n := int64(len(hdr) + len(stored))
+	p.size += n
+	w.stats.StoredBytes += n
+	return off, nil
+}
+
+// endRecordLocked closes the current pack once it is full.
+func (w *Writer) endRecordLocked() error {
+	if w.cur.size >= PackTargetSize {
 		w.err = w.finishPack()
 	}
 	return w.err
+}
+
+func (w *Writer) appendLocked(ctx context.Context, e PackEntry, stored []byte) error {
+	off, err := w.writeRecordLocked(ctx, appendObjectHeader(make([]byte, 0, objectHeaderSize), e), stored)
+	if err != nil {
+		return err
+	}
+	e.Offset = off
+	w.cur.entries = append(w.cur.entries, e)
+	w.pending[e.ID] = struct{}{}
+	return w.endRecordLocked()
+}
+
+// sealLocked compresses and writes the open blocks.
+func (w *Writer) sealLocked(ctx context.Context) error {
+	for c, b := range w.open {
+		if b == nil {
+			continue
+		}
+		w.open[c] = nil
+		codec, stored, err := compressBlock(b.plain)
+		if err != nil {
+			putBlockBuffer(b.plain)
+			w.err = err
+			return err
+		}
+		if err := w.appendBlockLocked(ctx, b, codec, stored); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (w *Writer) startPack(ctx context.Context) error {
@@ -195,6 +323,9 @@ func (w *Writer) Flush(ctx context.Context) error {
 	if w.err != nil {
 		return w.err
 	}
+	if err := w.sealLocked(ctx); err != nil {
+		return err
+	}
 	if w.cur != nil {
 		if w.err = w.finishPack(); w.err != nil {
 			return w.err
@@ -225,7 +356,7 @@ func (w *Writer) Stats() WriteStats {
 func (w *Writer) Commit(ctx context.Context, idx IndexWriter, replace bool) ([]PackInfo, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.cur != nil || w.err != nil {
+	if w.cur != nil || w.open != [2]*openBlock{} || w.err != nil {
 		return nil, errors.New("cas: Commit before a successful Flush")
 	}
 	// A reference to a pack that is gone (the store was cleared, or a
@@ -264,6 +395,7 @@ func (w *Writer) Abort() {
 		w.cur.w.Abort()
 		w.cur = nil
 	}
+	w.open = [2]*openBlock{}
 	for _, p := range w.finished {
 		w.packs.Remove(context.Background(), PackInfo{Name: p.name}.FileName())
 	}

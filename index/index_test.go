@@ -229,8 +229,40 @@ func FuzzDecodeProject(f *testing.F) {
 	})
 }
 
+// TestLocationsOfBothLayouts: an object stored alone keeps the v1 layout
+// (what indexes written before blocks hold), a member of a block the v2
+// one, and both come back as they went in.
+func TestLocationsOfBothLayouts(t *testing.T) {
+	db := testDB(t)
+	alone := cas.Location{Pack: 1, PackEntry: cas.PackEntry{ID: cas.ID{1}, Kind: cas.KindChunk, Codec: cas.CodecZstd, Offset: 8, RawLen: 300_000, StoredLen: 1000}}
+	member := cas.Location{Pack: 1, PackEntry: cas.PackEntry{ID: cas.ID{2}, Kind: cas.KindTree, Codec: cas.CodecZstd, Offset: 1052, RawLen: 10, StoredLen: 50, BlockLen: 200, Member: 76}}
+	if len(encodeLocation(alone)) != locationSize || len(encodeLocation(member)) != locationSizeV2 {
+		t.Fatal("a location is not encoded in the layout of its kind")
+	}
+	err := db.Update(func(tx *Tx) error {
+		for _, l := range []cas.Location{alone, member} {
+			if err := tx.Objects().PutObject(l, false); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.View(func(tx *Tx) error {
+		for _, want := range []cas.Location{alone, member} {
+			if got, err := tx.Objects().Locate(want.ID); err != nil || got != want {
+				t.Fatalf("located %+v, %v; want %+v", got, err, want)
+			}
+		}
+		return nil
+	})
+}
+
 func FuzzDecodeLocation(f *testing.F) {
 	f.Add(encodeLocation(cas.Location{Pack: 3, PackEntry: cas.PackEntry{Kind: cas.KindTree, Codec: cas.CodecZstd, Offset: 8, RawLen: 10, StoredLen: 5}}))
+	f.Add(encodeLocation(cas.Location{Pack: 4, PackEntry: cas.PackEntry{Kind: cas.KindChunk, Codec: cas.CodecZstd, Offset: 8, RawLen: 10, StoredLen: 50, BlockLen: 200, Member: 76}}))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		l, err := decodeLocation(cas.ID{}, b)
 		if err == nil && !bytes.Equal(encodeLocation(l), b) {

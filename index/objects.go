@@ -24,28 +24,63 @@ type objectIndex struct{ t *Tx }
 
 var _ cas.IndexWriter = objectIndex{}
 
-const locationSize = 18
+// An object's location is encoded in one of two layouts (big-endian):
+//
+//	v1, an object stored alone (18 bytes):
+//	  pack:u32 offset:u32 rawLen:u32 storedLen:u32 kind codec
+//	v2, a member of a block (27 bytes):
+//	  0x02 pack:u32 offset:u32 rawLen:u32 storedLen:u32 blockLen:u32
+//	  member:u32 kind codec
+//
+// told apart by their length. Objects stored alone keep the shorter v1,
+// which every index written before blocks holds.
+const (
+	locationSize   = 18
+	locationSizeV2 = 27
+	locationV2     = 0x02
+)
 
 func encodeLocation(l cas.Location) []byte {
-	b := make([]byte, 0, locationSize)
-	b = binary.BigEndian.AppendUint32(b, l.Pack)
-	b = binary.BigEndian.AppendUint32(b, l.Offset)
-	b = binary.BigEndian.AppendUint32(b, l.RawLen)
-	b = binary.BigEndian.AppendUint32(b, l.StoredLen)
+	if !l.InBlock() {
+		b := make([]byte, 0, locationSize)
+		b = binary.BigEndian.AppendUint32(b, l.Pack)
+		b = binary.BigEndian.AppendUint32(b, l.Offset)
+		b = binary.BigEndian.AppendUint32(b, l.RawLen)
+		b = binary.BigEndian.AppendUint32(b, l.StoredLen)
+		return append(b, byte(l.Kind), byte(l.Codec))
+	}
+	b := append(make([]byte, 0, locationSizeV2), locationV2)
+	for _, v := range []uint32{l.Pack, l.Offset, l.RawLen, l.StoredLen, l.BlockLen, l.Member} {
+		b = binary.BigEndian.AppendUint32(b, v)
+	}
 	return append(b, byte(l.Kind), byte(l.Codec))
 }
 
-// decodeLocation decodes the index entry of object id.
+// decodeLocation decodes the index entry of object id, of either layout.
 func decodeLocation(id cas.ID, b []byte) (cas.Location, error) {
-	if len(b) != locationSize {
+	var l cas.Location
+	switch {
+	case len(b) == locationSize:
+		l.Pack = binary.BigEndian.Uint32(b)
+		l.Offset = binary.BigEndian.Uint32(b[4:])
+		l.RawLen = binary.BigEndian.Uint32(b[8:])
+		l.StoredLen = binary.BigEndian.Uint32(b[12:])
+		l.Kind, l.Codec = cas.Kind(b[16]), cas.Codec(b[17])
+	case len(b) == locationSizeV2 && b[0] == locationV2:
+		l.Pack = binary.BigEndian.Uint32(b[1:])
+		l.Offset = binary.BigEndian.Uint32(b[5:])
+		l.RawLen = binary.BigEndian.Uint32(b[9:])
+		l.StoredLen = binary.BigEndian.Uint32(b[13:])
+		l.BlockLen = binary.BigEndian.Uint32(b[17:])
+		l.Member = binary.BigEndian.Uint32(b[21:])
+		l.Kind, l.Codec = cas.Kind(b[25]), cas.Codec(b[26])
+		if !l.InBlock() {
+			return cas.Location{}, fmt.Errorf("%w: index entry of %s is a member of no block", cas.ErrCorrupt, id.Short())
+		}
+	default:
 		return cas.Location{}, fmt.Errorf("%w: index entry of %s is %d bytes", cas.ErrCorrupt, id.Short(), len(b))
 	}
-	l := cas.Location{Pack: binary.BigEndian.Uint32(b)}
 	l.ID = id
-	l.Offset = binary.BigEndian.Uint32(b[4:])
-	l.RawLen = binary.BigEndian.Uint32(b[8:])
-	l.StoredLen = binary.BigEndian.Uint32(b[12:])
-	l.Kind, l.Codec = cas.Kind(b[16]), cas.Codec(b[17])
 	if !l.Valid() {
 		return cas.Location{}, fmt.Errorf("%w: index entry of %s is malformed", cas.ErrCorrupt, id.Short())
 	}

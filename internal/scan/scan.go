@@ -582,8 +582,13 @@ func readSmall(dirfd int, name string) ([]byte, error) {
 
 // hashAll reads and stores the files the cache could not vouch for.
 func (s *scanner) hashAll() error {
-	// Large files first, so the tail of the work is small files.
-	slices.SortFunc(s.toHash, func(a, b hashJob) int { return int(b.n.size>>10) - int(a.n.size>>10) })
+	// Files of 256 KiB and more first, largest first, so the tail of the
+	// work is small files; the others by path, so that the files of a
+	// directory, which compress well together, meet in the store's blocks
+	// (by size, the W3 project's first pack is 3.5% larger).
+	slices.SortFunc(s.toHash, func(a, b hashJob) int {
+		return cmp.Or(cmp.Compare(b.n.size>>18, a.n.size>>18), strings.Compare(a.rel, b.rel))
+	})
 	g, ctx := errgroup.WithContext(s.ctx)
 	g.SetLimit(s.opts.Workers)
 	for _, job := range s.toHash {
