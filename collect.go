@@ -192,6 +192,12 @@ func (s *Store) collectDue(ctx context.Context) {
 	}
 	ss := &session{s: s, lock: lock}
 	defer ss.end()
+	if s.remote != nil {
+		if _, err := ss.remoteCollect(ctx); err != nil {
+			s.opts.Logger.Debug("automatic gc of the bucket postponed", "err", err)
+		}
+		return
+	}
 	if _, err := ss.collect(ctx, collectRequest{}); err != nil {
 		s.opts.Logger.Debug("automatic garbage collection postponed", "err", err)
 	}

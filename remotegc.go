@@ -25,12 +25,19 @@ import (
 // a new one of the packs no snapshot needs. Writers never reuse a pack in
 // a pending list, so a pack deleted is one no commit can name.
 func (s *Store) remoteGC(ctx context.Context) (GCResult, error) {
-	var res GCResult
 	ss, err := s.begin(ctx, true, false)
 	if err != nil {
-		return res, err
+		return GCResult{}, err
 	}
 	defer ss.end()
+	return ss.remoteCollect(ctx)
+}
+
+// remoteCollect is remoteGC under the exclusive lock of the cache ss
+// holds; a snapshot calls it when enough snapshots were dropped.
+func (ss *session) remoteCollect(ctx context.Context) (GCResult, error) {
+	var res GCResult
+	s := ss.s
 	r := s.remote
 	l, err := r.takeLease(ctx)
 	if err != nil {
@@ -63,7 +70,10 @@ func (s *Store) remoteGC(ctx context.Context) (GCResult, error) {
 			return res, err
 		}
 	}
-	return res, r.syncFrom(ctx, s, true, false) // the cache learns its own lists
+	if err := r.syncFrom(ctx, s, true, false); err != nil { // the cache learns its own lists
+		return res, err
+	}
+	return res, ss.update(func(tx *index.Tx) error { return tx.ClearPendingDrops() })
 }
 
 // bucketMark is what gc found live in the bucket.

@@ -548,3 +548,39 @@ func TestS3GCInterrupted(t *testing.T) {
 		restoresExactly(t, fresh, dir, ids[i], trees[i])
 	}
 }
+
+// TestS3SnapshotCollectsWhenDue: on a bucket, a snapshot whose keep rule
+// has dropped enough snapshots runs gc on its way out: the first time it
+// lists the garbage, a later time, past the grace period, deletes it.
+func TestS3SnapshotCollectsWhenDue(t *testing.T) {
+	srv := s3test.Start(t)
+	url := s3URL(srv)
+	ctx := context.Background()
+	s := openGC(t, srv, url, nil)
+	dir := t.TempDir()
+	prefix := strings.TrimPrefix(url, "s3://"+srv.Bucket+"/") + "/"
+	var last casckpt.SnapshotResult
+	var files map[string][]byte
+	take := func(from, to int) {
+		for i := from; i < to; i++ {
+			files = writeFiles(t, dir, fmt.Sprint("v", i), 1)
+			res, err := s.Snapshot(ctx, dir, casckpt.SnapshotOptions{Keep: 1})
+			if err != nil || !res.Created {
+				t.Fatalf("snapshot %d: %+v %v", i, res, err)
+			}
+			last = res
+		}
+	}
+	take(0, 9) // 8 drops
+	if n := len(keysUnder(t, srv, prefix+"dropped/packs/pending/")); n != 1 {
+		t.Fatalf("%d pending lists after 8 drops, want 1: the snapshot ran gc's first phase", n)
+	}
+	packs := len(packKeys(t, srv, url))
+	time.Sleep(testGrace + time.Second)
+	take(9, 17) // 8 more drops
+	if n := len(packKeys(t, srv, url)); n >= packs+8 {
+		t.Fatalf("%d packs, were %d before 8 more snapshots: the due gc deleted none", n, packs)
+	}
+	fresh := openGC(t, srv, url, nil)
+	restoresExactly(t, fresh, dir, last.ID, files)
+}

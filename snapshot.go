@@ -123,14 +123,14 @@ func (s *Store) Snapshot(ctx context.Context, dir string, opts SnapshotOptions) 
 	if err != nil && errors.Is(statErr, fs.ErrNotExist) {
 		s.removeIfUnused() // a refused first snapshot leaves no store behind
 	}
-	if err != nil || !res.Created || s.remote != nil {
-		return res, err // a store in a bucket collects nothing yet: see errRemoteDelete
+	if err != nil || !res.Created {
+		return res, err
 	}
 	if res.collectDue {
 		s.collectDue(ctx)
 	}
-	if opts.MaxStoreSize < 0 {
-		return res, nil
+	if opts.MaxStoreSize < 0 || s.remote != nil {
+		return res, nil // a store in a bucket has no size cap yet: see errRemoteDelete
 	}
 	capped, err := s.enforceCap(ctx, opts.MaxStoreSize, res)
 	if err != nil {
