@@ -40,6 +40,15 @@ func (c *requestCounter) take() map[string]int {
 	return n
 }
 
+// listedFrom is the start-after of the last listing of commits/, read
+// under the lock: a request of a process that just ended may still be in
+// the proxy.
+func (c *requestCounter) listedFrom() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.commitsFrom
+}
+
 func total(n map[string]int) int {
 	t := 0
 	for _, v := range n {
@@ -198,11 +207,11 @@ func TestAcceptanceMatrix(t *testing.T) {
 				if a.remote != nil {
 					n := a.remote.take()
 					requests[step.name] = total(n)
-					t.Logf("%-20s requests %v, commits listed after %q", step.name, n, a.remote.commitsFrom)
+					t.Logf("%-20s requests %v, commits listed after %q", step.name, n, a.remote.listedFrom())
 					// Past the first commands, a listing starts at the
 					// watermark, not at the first commit.
-					if step.name == "verify" && !strings.Contains(a.remote.commitsFrom, "/commits/") {
-						t.Errorf("verify listed the commits from %q", a.remote.commitsFrom)
+					if step.name == "verify" && !strings.Contains(a.remote.listedFrom(), "/commits/") {
+						t.Errorf("verify listed the commits from %q", a.remote.listedFrom())
 					}
 				}
 			}
@@ -278,8 +287,8 @@ func TestS3CacheDeletedIsRebuilt(t *testing.T) {
 		}
 		// The listing starts near the newest commit (the cache's own), not
 		// at the first: its length does not grow with the store.
-		if !strings.Contains(counter.commitsFrom, "/commits/") {
-			t.Fatalf("after %s, commits are listed from %q, not from the watermark", rebuild, counter.commitsFrom)
+		if !strings.Contains(counter.listedFrom(), "/commits/") {
+			t.Fatalf("after %s, commits are listed from %q, not from the watermark", rebuild, counter.listedFrom())
 		}
 	}
 	st := jsonOf[map[string]any](t, b.ok("status", "--json").out)
