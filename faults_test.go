@@ -321,11 +321,7 @@ func setTree(t *testing.T, dir string, tree testtree.Tree) {
 
 func (fx *faultFixture) export(t *testing.T, id cas.ID) testtree.Tree {
 	t.Helper()
-	var buf bytes.Buffer
-	if err := fx.s.Export(context.Background(), fx.dir, Ref(id.String()), &buf); err != nil {
-		t.Fatalf("export %s: %v", id.Short(), err)
-	}
-	return testtree.ReadTar(t, &buf)
+	return exportTree(t, fx.s, fx.dir, id)
 }
 
 // checkIntact fails unless verify is clean, every snapshot recorded before

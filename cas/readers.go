@@ -15,10 +15,9 @@ const maxOpenPacks = 128
 
 // openPack is a cached pack reader and how many reads are using it.
 type openPack struct {
-	r       PackReader
-	users   int
-	lru     *list.Element // in Store.lru; nil once evicted
-	evicted bool
+	r     PackReader
+	users int
+	lru   *list.Element // in Store.lru; nil once evicted
 }
 
 // acquire returns the reader of pack n, opened on first use, for the
@@ -57,7 +56,7 @@ func (s *Store) release(o *openPack) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	o.users--
-	if o.evicted && o.users == 0 {
+	if o.lru == nil && o.users == 0 {
 		_ = o.r.Close()
 	}
 }
@@ -71,7 +70,7 @@ func (s *Store) evictLocked() {
 		o := s.readers[n]
 		s.lru.Remove(e)
 		delete(s.readers, n)
-		o.evicted = true
+		o.lru = nil
 		if o.users == 0 {
 			_ = o.r.Close()
 		}
@@ -87,7 +86,7 @@ func (s *Store) Close() error {
 	for n, o := range s.readers {
 		delete(s.readers, n)
 		s.lru.Remove(o.lru)
-		o.evicted = true
+		o.lru = nil
 		if o.users > 0 {
 			continue
 		}

@@ -68,8 +68,14 @@ func (s *Store) Delete(ctx context.Context, rel string) error {
 	if err != nil {
 		return err
 	}
+	return s.remove(ctx, "delete", rel, key)
+}
+
+// remove deletes key with one DELETE; a missing one is no error. op and
+// what name it in an error.
+func (s *Store) remove(ctx context.Context, op, what, key string) error {
 	if err := s.client.RemoveObject(ctx, s.bucket, key, minio.RemoveObjectOptions{}); err != nil {
-		return s.wrap("delete", rel, err)
+		return s.wrap(op, what, err)
 	}
 	return nil
 }
@@ -201,8 +207,5 @@ func (s *Store) RemovePack(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	if err := s.client.RemoveObject(ctx, s.bucket, key, minio.RemoveObjectOptions{}); err != nil {
-		return s.wrap("remove", name, err)
-	}
-	return nil
+	return s.remove(ctx, "remove", name, key)
 }
