@@ -22,6 +22,9 @@ type collectRequest struct {
 	current string // spared the cap's second phase
 	dryRun  bool
 	markRun bool // record the time for prune --auto
+	// skipIdle: when nothing is to drop, nothing was dropped since the
+	// last collection and the store is under the cap, do no mark (prune)
+	skipIdle bool
 }
 
 // collectResult says what a collection dropped and freed.
@@ -32,6 +35,7 @@ type collectResult struct {
 	bytesFreed     int64
 	projected      int64
 	fits           bool
+	idle           bool // skipIdle found nothing to do
 }
 
 // collect applies retention and the size cap, then sweeps, in one write
@@ -53,9 +57,20 @@ func (ss *session) collect(ctx context.Context, req collectRequest) (collectResu
 		run = ss.s.db.DryRun
 	}
 	err := run(func(tx *index.Tx) error {
+		projects, records, err := loadProjects(tx)
+		if err != nil {
+			return err
+		}
+		res.projects = len(projects)
+		if req.skipIdle {
+			if res.idle, err = ss.idle(tx, projects, req); err != nil || res.idle {
+				res.fits = true
+				return err
+			}
+		}
 		objects := cas.NewStore(ss.s.packs, tx.Objects())
 		defer objects.Close()
-		graph, records, err := ss.planCollection(ctx, tx, objects, req, &res)
+		graph, err := ss.planCollection(ctx, objects, projects, req, &res)
 		if err != nil || req.dryRun {
 			return err
 		}
@@ -72,7 +87,7 @@ func (ss *session) collect(ctx context.Context, req collectRequest) (collectResu
 		}
 		return nil
 	})
-	if req.dryRun {
+	if req.dryRun || res.idle {
 		return res, err
 	}
 	if err != nil {
@@ -92,12 +107,7 @@ func (ss *session) collect(ctx context.Context, req collectRequest) (collectResu
 // planCollection marks every object the store's snapshots reach and
 // decides, into res, what retention and the size cap drop. The graph it
 // returns has the dropped snapshots released.
-func (ss *session) planCollection(ctx context.Context, tx *index.Tx, objects *cas.Store, req collectRequest, res *collectResult) (*gc.Graph, map[cas.ID]record, error) {
-	projects, records, err := loadProjects(tx)
-	if err != nil {
-		return nil, nil, err
-	}
-	res.projects = len(projects)
+func (ss *session) planCollection(ctx context.Context, objects *cas.Store, projects []gc.Project, req collectRequest, res *collectResult) (*gc.Graph, error) {
 	var roots []cas.ID
 	for _, p := range projects {
 		for _, s := range p.Snapshots {
@@ -109,14 +119,14 @@ func (ss *session) planCollection(ctx context.Context, tx *index.Tx, objects *ca
 		if errors.Is(err, cas.ErrCorrupt) || errors.Is(err, cas.ErrNotFound) {
 			err = fmt.Errorf("%w; run casckpt verify and forget the damaged snapshots", err)
 		}
-		return nil, nil, err // a failing disk or a canceled call: nothing is damaged
+		return nil, err // a failing disk or a canceled call: nothing is damaged
 	}
 	plan := gc.PlanRetention(projects, req.policy, ss.s.opts.Now())
 	res.fits = true
 	if req.cap > 0 {
 		dbSize, err := fileSize(ss.s.dbPath())
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		size := func(id cas.ID) int64 {
 			l, err := objects.Locate(id)
@@ -135,7 +145,7 @@ func (ss *session) planCollection(ctx context.Context, tx *index.Tx, objects *ca
 		}
 	}
 	res.plan = plan
-	return graph, records, nil
+	return graph, nil
 }
 
 // dropAndSweep deletes what plan drops and prepares the sweep of every
@@ -167,13 +177,17 @@ func (ss *session) dropAndSweep(ctx context.Context, tx *index.Tx, objects *cas.
 		return nil, err
 	}
 	live := func(id cas.ID) bool { return graph.Live(id) || backups[id] }
-	if err := checkLiveIndexed(graph, objects); err != nil {
-		return nil, err
-	}
 	if err := updateTombstones(ctx, tx, objects, ss.s.packs); err != nil {
 		return nil, err
 	}
-	return cas.PrepareSweep(ctx, tx.Objects(), ss.s.packs, live, opts)
+	opts.Required, opts.RequiredCount = graph.Live, graph.Objects()
+	sweep, err := cas.PrepareSweep(ctx, tx.Objects(), ss.s.packs, live, opts)
+	if errors.Is(err, cas.ErrLiveNotIndexed) {
+		if detail := checkLiveIndexed(graph, objects); detail != nil {
+			err = detail
+		}
+	}
+	return sweep, err
 }
 
 // autoCollectAfter is how many dropped snapshots make a snapshot collect the
@@ -220,9 +234,11 @@ func loadProjects(tx *index.Tx) ([]gc.Project, map[cas.ID]record, error) {
 }
 
 // checkLiveIndexed refuses a sweep when the index lacks an object that a
-// kept snapshot needs. The index then is damaged (a lost key would make
-// the sweep take the object for garbage and delete its pack) or the
-// object is lost: either way nothing may be deleted before a repair.
+// kept snapshot needs, naming how many and one of them (a local sweep
+// learns that it does from cas.ErrLiveNotIndexed, in its one pass over
+// the index). The index then is damaged (a lost key would make the sweep
+// take the object for garbage and delete its pack) or the object is
+// lost: either way nothing may be deleted before a repair.
 func checkLiveIndexed(graph *gc.Graph, objects *cas.Store) error {
 	missing, example := 0, cas.ID{}
 	err := graph.EachLive(func(id cas.ID) error {

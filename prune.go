@@ -70,15 +70,16 @@ func (s *Store) Prune(ctx context.Context, opts PruneOptions) (PruneResult, erro
 	}
 	defer ss.end()
 	req := collectRequest{
-		policy:  gc.Policy{StaleAfter: opts.StaleAfter, DropOrphans: !opts.KeepOrphans},
-		cap:     opts.MaxSize,
-		dryRun:  opts.DryRun,
-		markRun: true,
-	}
-	if projects, idle, err := ss.pruneIdle(req); err != nil || idle {
-		return PruneResult{Scanned: projects, CapMet: true, Drops: []Drop{}}, err
+		policy:   gc.Policy{StaleAfter: opts.StaleAfter, DropOrphans: !opts.KeepOrphans},
+		cap:      opts.MaxSize,
+		dryRun:   opts.DryRun,
+		markRun:  true,
+		skipIdle: true,
 	}
 	res, err := ss.collectToCap(ctx, req)
+	if res.idle {
+		return PruneResult{Scanned: res.projects, CapMet: true, Drops: []Drop{}}, err
+	}
 	out := PruneResult{Scanned: res.projects, SnapshotsDropped: len(res.plan.Drops), BytesFreed: res.bytesFreed, CapMet: res.fits, Drops: []Drop{}}
 	why := map[string]gc.Why{} // the rule that emptied each forgotten project
 	for _, d := range res.plan.Drops {
@@ -98,40 +99,27 @@ func (s *Store) Prune(ctx context.Context, opts PruneOptions) (PruneResult, erro
 	return out, err
 }
 
-// pruneIdle reports, from the records alone, that a prune of req has
-// nothing to do, and then records that it ran (unless it is a dry run): no
+// idle reports, from the records alone, that a collection of req has
+// nothing to do, and then records that it ran when it marks runs: no
 // project is orphan or stale, no snapshot was dropped since the last
 // collection (so there is no garbage to collect) and the store is under
 // the cap as the disk counts it. Marking every snapshot's objects, which
 // costs as much as the store is large, is then not needed.
-func (ss *session) pruneIdle(req collectRequest) (projects int, idle bool, err error) {
-	if ss.lock == nil || !ss.s.exists() {
-		return 0, true, nil // no store: nothing to prune (see collect)
+func (ss *session) idle(tx *index.Tx, projects []gc.Project, req collectRequest) (bool, error) {
+	plan := gc.PlanRetention(projects, req.policy, ss.s.opts.Now())
+	if len(plan.Drops) > 0 || len(plan.Forget) > 0 || tx.PendingDrops() > 0 {
+		return false, nil
 	}
-	run := ss.update
-	if req.dryRun {
-		run = ss.s.db.DryRun
+	if req.cap > 0 {
+		used, err := diskUsage(ss.s.dir)
+		if err != nil || used > req.cap {
+			return false, err
+		}
 	}
-	err = run(func(tx *index.Tx) error {
-		all, _, err := loadProjects(tx)
-		if err != nil {
-			return err
-		}
-		projects = len(all)
-		plan := gc.PlanRetention(all, req.policy, ss.s.opts.Now())
-		if len(plan.Drops) > 0 || len(plan.Forget) > 0 || tx.PendingDrops() > 0 {
-			return nil
-		}
-		if req.cap > 0 {
-			used, err := diskUsage(ss.s.dir)
-			if err != nil || used > req.cap {
-				return err
-			}
-		}
-		idle = true
-		return tx.SetLastPrune(ss.s.opts.Now())
-	})
-	return projects, idle, err
+	if req.markRun {
+		return true, tx.SetLastPrune(ss.s.opts.Now())
+	}
+	return true, nil
 }
 
 func (s *Store) lastPrune(ctx context.Context) (time.Time, error) {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -438,4 +439,42 @@ func FuzzReadBlock(f *testing.F) {
 			t.Fatal("parseMember returned bytes of another length")
 		}
 	})
+}
+
+// TestSweepRefusesWhenRequiredObjectsAreNotIndexed: a sweep told that N
+// objects are required refuses, before it changes the index or a pack,
+// when fewer of them are indexed (an index that lost a key would take the
+// object for garbage); with the count right it sweeps.
+func TestSweepRefusesWhenRequiredObjectsAreNotIndexed(t *testing.T) {
+	db, dir := testDB(t)
+	var objects [][]byte
+	for i := range 6 {
+		objects = append(objects, textObject(i, 500))
+	}
+	ids := putAll(t, db, dir, objects)
+	required := map[ID]bool{ids[0]: true, ids[1]: true, Sum(KindChunk, []byte("never stored")): true}
+	live := func(id ID) bool { return required[id] }
+	beforeObjects, beforePacks := len(db.objects), len(dir.packs)
+	_, err := PrepareSweep(context.Background(), db, dir, live, SweepOptions{
+		RepackThreshold: -1, Required: live, RequiredCount: len(required),
+	})
+	if !errors.Is(err, ErrLiveNotIndexed) || !strings.Contains(err.Error(), "1 of 3 are missing") {
+		t.Fatalf("sweep with a required object missing: %v", err)
+	}
+	if len(db.objects) != beforeObjects || len(dir.packs) != beforePacks {
+		t.Fatalf("a refused sweep changed the index or the packs: %d -> %d objects, %d -> %d packs", beforeObjects, len(db.objects), beforePacks, len(dir.packs))
+	}
+	delete(required, Sum(KindChunk, []byte("never stored")))
+	sw := sweep(t, db, dir, live, SweepOptions{RepackThreshold: -1, Required: live, RequiredCount: len(required)})
+	if sw.ObjectsDeleted != 4 {
+		t.Fatalf("%d objects deleted, want the 4 not required", sw.ObjectsDeleted)
+	}
+	s := NewStore(dir, db)
+	defer s.Close()
+	for i, id := range ids {
+		got, err := s.Get(context.Background(), id)
+		if required[id] != (err == nil) || (err == nil && !bytes.Equal(got, objects[i])) {
+			t.Fatalf("object %d (required %v) after the sweep: %v", i, required[id], err)
+		}
+	}
 }

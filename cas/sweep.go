@@ -21,6 +21,12 @@ type SweepOptions struct {
 	// four of them (default 1 MiB), so per-turn snapshots do not leave
 	// thousands of tiny files.
 	SmallPack int64
+	// Required, when set, names the objects the index must hold (what kept
+	// snapshots reach), and RequiredCount how many distinct ones there
+	// are: PrepareSweep refuses with ErrLiveNotIndexed, before it changes
+	// anything, when fewer are indexed.
+	Required      func(ID) bool
+	RequiredCount int
 }
 
 func (o SweepOptions) withDefaults() SweepOptions {
@@ -51,8 +57,14 @@ type packUsage struct {
 	info      PackInfo
 	liveBytes int64
 	deadBytes int64
-	live      []Location
+	liveCount int
+	live      []Location // filled only for the packs it rewrites
 }
+
+// ErrLiveNotIndexed is returned by PrepareSweep, before it changes
+// anything, when the index lacks objects that SweepOptions.Required names:
+// the index is damaged or the objects are lost, and nothing may be deleted.
+var ErrLiveNotIndexed = errors.New("the index lacks objects that kept snapshots need")
 
 // PrepareSweep removes from the object index of write transaction idx every
 // object for which live returns false, and rewrites packs that are mostly
@@ -67,32 +79,15 @@ func PrepareSweep(ctx context.Context, idx IndexWriter, packs PackStore, live fu
 	if err != nil {
 		return nil, err
 	}
-	usage := map[uint32]*packUsage{}
+	usage := make(map[uint32]*packUsage, len(indexed))
 	for _, p := range indexed {
 		usage[p.Number] = &packUsage{info: p}
 	}
-	sw := &Sweep{packs: packs}
-	var dead []ID
-	err = idx.ForEachObject(func(l Location) error {
-		u := usage[l.Pack]
-		size := l.PackBytes()
-		if !live(l.ID) {
-			dead = append(dead, l.ID)
-			if u != nil {
-				u.deadBytes += size
-			}
-			return nil
-		}
-		if u == nil {
-			return fmt.Errorf("%w: object %s is in pack %d, which the index lacks", ErrCorrupt, l.ID.Short(), l.Pack)
-		}
-		u.liveBytes += size
-		u.live = append(u.live, l)
-		return nil
-	})
+	dead, err := tally(idx, usage, live, opts)
 	if err != nil {
 		return nil, err
 	}
+	sw := &Sweep{packs: packs}
 	for _, id := range dead {
 		if err := idx.DeleteObject(id); err != nil {
 			return nil, err
@@ -106,7 +101,7 @@ func PrepareSweep(ctx context.Context, idx IndexWriter, packs PackStore, live fu
 		u := usage[p.Number]
 		total := u.liveBytes + u.deadBytes
 		switch {
-		case len(u.live) == 0:
+		case u.liveCount == 0:
 			if err := sw.dropPack(idx, p); err != nil {
 				return nil, err
 			}
@@ -120,6 +115,9 @@ func PrepareSweep(ctx context.Context, idx IndexWriter, packs PackStore, live fu
 		repack = append(repack, small...)
 	}
 	if len(repack) > 0 {
+		if err := gatherLive(idx, repack, live); err != nil {
+			return nil, err
+		}
 		if err := sw.repack(ctx, idx, repack); err != nil {
 			return nil, err
 		}
@@ -134,6 +132,61 @@ func PrepareSweep(ctx context.Context, idx IndexWriter, packs PackStore, live fu
 		sw.keep[p.FileName()] = true
 	}
 	return sw, nil
+}
+
+// tally counts every indexed object's bytes as live or dead in its pack's
+// usage and returns the dead objects' IDs. It refuses with
+// ErrLiveNotIndexed when fewer objects than opts.RequiredCount are
+// indexed and required: the one pass over the index that the sweep makes
+// anyway checks that nothing a kept snapshot needs is missing from it.
+func tally(idx IndexWriter, usage map[uint32]*packUsage, live func(ID) bool, opts SweepOptions) ([]ID, error) {
+	var dead []ID
+	required := 0
+	err := idx.ForEachObject(func(l Location) error {
+		u := usage[l.Pack]
+		size := l.PackBytes()
+		if opts.Required != nil && opts.Required(l.ID) {
+			required++
+		}
+		if !live(l.ID) {
+			dead = append(dead, l.ID)
+			if u != nil {
+				u.deadBytes += size
+			}
+			return nil
+		}
+		if u == nil {
+			return fmt.Errorf("%w: object %s is in pack %d, which the index lacks", ErrCorrupt, l.ID.Short(), l.Pack)
+		}
+		u.liveBytes += size
+		u.liveCount++
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if required < opts.RequiredCount {
+		return nil, fmt.Errorf("%w: %d of %d are missing", ErrLiveNotIndexed, opts.RequiredCount-required, opts.RequiredCount)
+	}
+	return dead, nil
+}
+
+// gatherLive fills the live locations of the packs about to be rewritten
+// (a second pass over the index, made only when something is rewritten:
+// keeping every pack's live locations from the first would cost a large
+// store more than the pass).
+func gatherLive(idx IndexWriter, packs []*packUsage, live func(ID) bool) error {
+	byNumber := make(map[uint32]*packUsage, len(packs))
+	for _, u := range packs {
+		u.live = make([]Location, 0, u.liveCount)
+		byNumber[u.info.Number] = u
+	}
+	return idx.ForEachObject(func(l Location) error {
+		if u := byNumber[l.Pack]; u != nil && live(l.ID) {
+			u.live = append(u.live, l)
+		}
+		return nil
+	})
 }
 
 func (sw *Sweep) dropPack(idx IndexWriter, p PackInfo) error {
