@@ -478,3 +478,38 @@ func TestSweepRefusesWhenRequiredObjectsAreNotIndexed(t *testing.T) {
 		}
 	}
 }
+
+// TestSweepWritesSmallerBlocks: a sweep merges packs of many projects, so
+// its blocks are at most mergedBlockTarget (plus the member that crossed
+// it), a quarter of a snapshot's: reading one object decodes less of
+// other projects' ones. Every live object still reads back.
+func TestSweepWritesSmallerBlocks(t *testing.T) {
+	db, dir := testDB(t)
+	var objects [][]byte
+	for i := range 300 {
+		objects = append(objects, textObject(i, 8000))
+	}
+	ids := putAll(t, db, dir, objects)
+	largest := func() uint32 {
+		var n uint32
+		for _, e := range packTables(t, dir) {
+			n = max(n, e.BlockLen)
+		}
+		return n
+	}
+	if n := largest(); n < BlockTargetSize {
+		t.Fatalf("a writer's largest block holds %d bytes, want %d or more", n, BlockTargetSize)
+	}
+	live := func(id ID) bool { return id != ids[0] }
+	sweep(t, db, dir, live, SweepOptions{RepackThreshold: -1})
+	if n := largest(); n > mergedBlockTarget+8000+memberHeaderSize {
+		t.Fatalf("a sweep's largest block holds %d bytes, want at most %d and one member", n, mergedBlockTarget)
+	}
+	s := NewStore(dir, db)
+	defer s.Close()
+	for i, id := range ids[1:] {
+		if got, err := s.Get(context.Background(), id); err != nil || !bytes.Equal(got, objects[i+1]) {
+			t.Fatalf("object %d after the sweep: %v", i+1, err)
+		}
+	}
+}

@@ -37,8 +37,9 @@ type WriteStats struct {
 // Put is safe for concurrent use; Flush, Commit and Abort are not, and are
 // called once the Puts are done.
 type Writer struct {
-	packs    PackStore
-	existing Existing
+	packs       PackStore
+	existing    Existing
+	blockTarget int // the plain size at which a block is sealed
 
 	mu        sync.Mutex
 	pending   map[ID]struct{}
@@ -55,7 +56,7 @@ var _ Putter = (*Writer)(nil)
 // NewWriter returns a Writer that stores into packs every object that
 // existing does not hold. existing may be nil (store all).
 func NewWriter(packs PackStore, existing Existing) *Writer {
-	return &Writer{packs: packs, existing: existing, pending: map[ID]struct{}{}}
+	return &Writer{packs: packs, existing: existing, blockTarget: BlockTargetSize, pending: map[ID]struct{}{}}
 }
 
 type packBuilder struct {
@@ -146,7 +147,7 @@ func (w *Writer) putMember(ctx context.Context, kind Kind, id ID, data []byte) e
 	w.pending[id] = struct{}{}
 	w.stats.Objects++
 	w.stats.RawBytes += int64(len(data))
-	full := len(b.plain) >= BlockTargetSize
+	full := len(b.plain) >= w.blockTarget
 	if full {
 		w.open[c] = nil
 	}
