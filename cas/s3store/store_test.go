@@ -52,7 +52,7 @@ func TestConformance(t *testing.T) {
 	packtest.Run(t, func(t *testing.T) cas.PackStore { return open(t, config(srv)) })
 }
 
-// put stores data as pack name.
+// put stores data as pack name, and waits until it is uploaded.
 func put(t testing.TB, s cas.PackStore, name string, data []byte) {
 	t.Helper()
 	w, err := s.Create(context.Background(), name)
@@ -62,9 +62,18 @@ func put(t testing.TB, s cas.PackStore, name string, data []byte) {
 	if _, err := w.Write(data); err != nil {
 		t.Fatal(err)
 	}
-	if err := w.Close(); err != nil {
+	if err := closeSync(s, w); err != nil {
 		t.Fatalf("close %s: %v", name, err)
 	}
+}
+
+// closeSync closes w and waits for its upload: it returns the error of
+// Close, else of the store's Sync.
+func closeSync(s cas.PackStore, w cas.PackWriter) error {
+	if err := w.Close(); err != nil {
+		return err
+	}
+	return s.Sync(context.Background())
 }
 
 // object reads key of srv's bucket behind the store's back.
@@ -101,10 +110,10 @@ func TestConditionalPut(t *testing.T) {
 	}
 	w1.Write(first)
 	w2.Write(second)
-	if err := w1.Close(); err != nil {
+	if err := closeSync(s, w1); err != nil {
 		t.Fatalf("first close: %v", err)
 	}
-	err = w2.Close()
+	err = closeSync(s, w2)
 	if !errors.Is(err, fs.ErrExist) {
 		t.Fatalf("second close: %v, want an error matching fs.ErrExist", err)
 	}
@@ -120,14 +129,15 @@ func TestConditionalPut(t *testing.T) {
 	}
 }
 
-// tryPut stores data as pack name and returns the error of Close.
+// tryPut stores data as pack name and returns the error of Close or of
+// the Sync after it.
 func tryPut(s cas.PackStore, name string, data []byte) error {
 	w, err := s.Create(context.Background(), name)
 	if err != nil {
 		return err
 	}
 	w.Write(data)
-	return w.Close()
+	return closeSync(s, w)
 }
 
 // TestProbe: New leaves no probe object behind on a server that honours
@@ -232,7 +242,7 @@ func TestServerStopped(t *testing.T) {
 	t.Log(err)
 	_, err = r.ReadAt(make([]byte, 10), 0)
 	down("read", err)
-	down("close of a writer", w.Close())
+	down("close of a writer", closeSync(s, w))
 	down("list", s.List(ctx, func(cas.StoredPack) error { return nil }))
 	down("remove", s.Remove(ctx, name))
 	_, err = s3store.New(ctx, c)
@@ -332,14 +342,14 @@ func TestRequestCounts(t *testing.T) {
 	check("Create", "")
 	w.Write(data)
 	check("Write", "")
-	if err := w.Close(); err != nil {
+	if err := closeSync(s, w); err != nil {
 		t.Fatal(err)
 	}
-	check("Close", "PUT")
+	check("Close+Sync", "PUT")
 	if err := tryPut(s, name, data[:10]); !errors.Is(err, fs.ErrExist) {
 		t.Fatal(err)
 	}
-	check("Close (refused)", "PUT HEAD")
+	check("Close+Sync (refused)", "PUT HEAD")
 	r, err := s.Open(ctx, name)
 	if err != nil {
 		t.Fatal(err)
@@ -488,7 +498,7 @@ func TestServerKilledMidPut(t *testing.T) {
 	}
 	w.Write(data)
 	closed := make(chan error, 1)
-	go func() { closed <- w.Close() }()
+	go func() { closed <- closeSync(s, w) }()
 	<-st.half
 	srv.Stop()
 	close(st.resume)
