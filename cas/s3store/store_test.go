@@ -14,6 +14,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/casckpt/casckpt/cas"
@@ -381,7 +382,8 @@ func TestRequestCounts(t *testing.T) {
 // TestCloseRetried: a PUT that landed but whose answer was lost (here: a
 // proxy answers 503 after the server stored the pack) is retried by
 // minio-go; the retry's 412 is the writer's own pack, and Close succeeds.
-// Another writer's bytes under the name are still refused.
+// Another writer's bytes under the name are still refused. The progress
+// reports count the pack's bytes once.
 func TestCloseRetried(t *testing.T) {
 	srv := s3test.Start(t)
 	target, _ := url.Parse(srv.URL())
@@ -406,11 +408,16 @@ func TestCloseRetried(t *testing.T) {
 	defer ts.Close()
 	c := config(srv)
 	c.Endpoint = strings.TrimPrefix(ts.URL, "http://")
+	var reported atomic.Int64
+	c.Progress = func(n int64) { reported.Add(n) }
 	s := open(t, c)
 	name, data := packtest.NewName(), []byte("a pack whose first answer is lost")
 	put(t, s, name, data)
 	if lost != 1 {
 		t.Fatalf("the proxy lost %d answers, want 1", lost)
+	}
+	if got := reported.Load(); got != int64(len(data)) {
+		t.Fatalf("progress reported %d bytes of a pack of %d sent twice, want each byte once", got, len(data))
 	}
 	if got := object(t, srv, c.Prefix+"/packs/"+name); !bytes.Equal(got, data) {
 		t.Fatalf("the bucket holds %q", got)
