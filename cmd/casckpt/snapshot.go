@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"sync"
-	"time"
 
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
@@ -104,7 +103,7 @@ func runSnapshot(cmd *cobra.Command, g *globals, dir string, o snapshotOptions) 
 	var bar *progressbar.ProgressBar
 	if g.stderrTerminal() {
 		bar = progressbar.NewOptions64(-1, progressbar.OptionSetWriter(g.io.err), progressbar.OptionSetDescription("hashing"),
-			progressbar.OptionShowBytes(true), progressbar.OptionShowCount(), progressbar.OptionClearOnFinish(),
+			progressbar.OptionShowBytes(true), progressbar.OptionUseIECUnits(true), progressbar.OptionShowCount(), progressbar.OptionClearOnFinish(),
 			progressbar.OptionThrottle(100e6))
 		g.uploaded = (&uploadNote{bar: bar}).add
 	}
@@ -164,24 +163,17 @@ func runSnapshot(cmd *cobra.Command, g *globals, dir string, o snapshotOptions) 
 
 // uploadNote shows, in the description of the hashing bar, the bytes of
 // packs an s3:// store has sent (the uploads run beside the hashing, and
-// after it until the last pack is in the bucket).
+// after it until the last pack is in the bucket). The bar redraws at most
+// every 100 ms, whoever calls.
 type uploadNote struct {
-	bar   *progressbar.ProgressBar
-	mu    sync.Mutex
-	sent  int64
-	shown time.Time
+	bar  *progressbar.ProgressBar
+	mu   sync.Mutex
+	sent int64
 }
-
-// uploadNoteEvery is how often the note is redrawn at most, as the bar is.
-const uploadNoteEvery = 100 * time.Millisecond
 
 func (u *uploadNote) add(bytes int64) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	u.sent += bytes
-	if time.Since(u.shown) < uploadNoteEvery {
-		return
-	}
-	u.shown = time.Now()
 	u.bar.Describe("hashing, " + humanBytes(u.sent) + " uploaded")
 }
