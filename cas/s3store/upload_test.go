@@ -34,6 +34,7 @@ type gate struct {
 	inFlight int
 	max      int
 	full     chan struct{} // closed when hold PUTs were in flight
+	opened   bool          // full is closed
 }
 
 func (g *gate) RoundTrip(r *http.Request) (*http.Response, error) {
@@ -43,7 +44,8 @@ func (g *gate) RoundTrip(r *http.Request) (*http.Response, error) {
 	g.mu.Lock()
 	g.inFlight++
 	g.max = max(g.max, g.inFlight)
-	if g.inFlight == g.hold {
+	if g.inFlight == g.hold && !g.opened {
+		g.opened = true
 		close(g.full)
 	}
 	g.mu.Unlock()
