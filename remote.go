@@ -43,7 +43,7 @@ func OpenURL(ctx context.Context, location string, opts Options) (*Store, error)
 	if err != nil {
 		return nil, err
 	}
-	cfg.Transport = opts.S3Transport
+	cfg.Transport, cfg.Progress = opts.S3Transport, opts.UploadProgress
 	if opts.GCGrace, err = gcGrace(opts.GCGrace, getenv); err != nil {
 		return nil, err
 	}

@@ -37,6 +37,10 @@ type Options struct {
 	Getenv      func(string) string
 	CacheDir    string
 	S3Transport http.RoundTripper
+	// UploadProgress, if set, is called on an s3:// store with the number
+	// of bytes of packs sent to the bucket since its former call, from
+	// the goroutines that send them (a few packs go at once).
+	UploadProgress func(bytes int64)
 	// GCGrace is, on an s3:// store, how long by the server's clock a pack
 	// that gc found unneeded stays listed as pending before a later gc
 	// may delete it (default: $CASCKPT_GC_GRACE read through Getenv, a Go

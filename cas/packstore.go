@@ -21,17 +21,21 @@ import (
 // never does it (its names are 128 random bits).
 type PackStore interface {
 	// Create starts a new pack under name. Its bytes become visible (to
-	// Open, Stat, List) only when the writer's Close returns nil, and then
-	// all at once; until then nothing is stored under name. Create, or the
-	// writer's Close, fails with an error matching fs.ErrExist when a pack
-	// of that name is stored or being created. The caller must end the
-	// writer with Close or Abort.
+	// this store's Open, Stat, List) only when the writer's Close returns
+	// nil, and then all at once; until then nothing is stored under name.
+	// Create, the writer's Close, or the Sync after it (see PackWriter.Close)
+	// fails with an error matching fs.ErrExist when a pack of that name is
+	// stored or being created. The caller must end the writer with Close
+	// or Abort.
 	Create(ctx context.Context, name string) (PackWriter, error)
 	// Sync makes durable every pack whose writer's Close returned nil, and
 	// every Remove and SetAside that returned nil, before Sync was called:
 	// once it returns nil they survive a crash of the machine. Until then a
 	// crash may undo them (a closed pack may vanish, a removed one come
-	// back). A store whose Close is durable by itself makes Sync a no-op.
+	// back). A store that completes packs in the background waits for them
+	// here, and returns the first failure of one that no Close or Sync has
+	// returned yet (such a pack is not stored). A store whose Close is
+	// durable by itself makes Sync a no-op.
 	Sync(ctx context.Context) error
 	// Open opens pack name for reading ranges. The caller closes the
 	// reader; it may keep it open for as long as it likes (cas.Store caches
@@ -68,9 +72,13 @@ type PackWriter interface {
 	// completed: call Abort.
 	io.Writer
 	// Close completes the pack: on nil its bytes are visible under its
-	// name (durable after the store's Sync). On an error nothing is stored
-	// under the name and the writer's resources are released; Abort is
-	// then a no-op.
+	// name to this store's methods (durable after the store's Sync). On an
+	// error nothing is stored under the name and the writer's resources
+	// are released; Abort is then a no-op. A store may complete the pack
+	// in the background (cas/s3store uploads a few at once): its methods
+	// that read the name wait for it, a failure is returned by the next
+	// Sync (or the next Close, of any writer, which then stores nothing),
+	// and other processes see the pack only after Sync returned nil.
 	Close() error
 	// Abort drops the pack: nothing is stored under its name. It is a
 	// no-op after Close or a former Abort. Its error says only that the

@@ -40,6 +40,7 @@ func Run(t *testing.T, newStore func(t *testing.T) cas.PackStore) {
 		{"RemoveIncomplete", testRemoveIncomplete},
 		{"Canceled", testCanceled},
 		{"Concurrent", testConcurrent},
+		{"SyncAfterManyCloses", testSyncAfterManyCloses},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, newStore(t)) })
@@ -248,8 +249,9 @@ func testAbort(t *testing.T, s cas.PackStore) {
 	}
 }
 
-// createFails writes data as pack name and returns the error of Create or
-// of Close; a Write error fails the test.
+// createFails writes data as pack name and returns the error of Create,
+// of Close, or of the Sync after it (a store that completes packs in the
+// background reports their failures there); a Write error fails the test.
 func createFails(t *testing.T, s cas.PackStore, name string, data []byte) error {
 	t.Helper()
 	w, err := s.Create(context.Background(), name)
@@ -260,7 +262,15 @@ func createFails(t *testing.T, s cas.PackStore, name string, data []byte) error 
 		w.Abort()
 		t.Fatalf("write: %v", err)
 	}
-	return w.Close()
+	return closeSync(s, w)
+}
+
+// closeSync closes w, then syncs s: it returns the first error.
+func closeSync(s cas.PackStore, w cas.PackWriter) error {
+	if err := w.Close(); err != nil {
+		return err
+	}
+	return s.Sync(context.Background())
 }
 
 func testDuplicateName(t *testing.T, s cas.PackStore) {
@@ -301,7 +311,7 @@ func testDuplicateWriters(t *testing.T, s cas.PackStore) {
 		t.Fatalf("first close: %v", err)
 	}
 	if w2 != nil {
-		if err := w2.Close(); !errors.Is(err, fs.ErrExist) {
+		if err := closeSync(s, w2); !errors.Is(err, fs.ErrExist) {
 			t.Fatalf("second close: %v, want an error matching fs.ErrExist", err)
 		}
 	}
@@ -583,6 +593,40 @@ func testConcurrent(t *testing.T, s cas.PackStore) {
 	for _, p := range got {
 		if want, ok := stored[p.Name]; ok && p.Size != int64(len(want)) {
 			t.Fatalf("%s listed with %d bytes, want %d", p.Name, p.Size, len(want))
+		}
+	}
+}
+
+// testSyncAfterManyCloses: packs closed one after the other, without a
+// read between them (a store may send them in the background), are all
+// stored once Sync returns nil.
+func testSyncAfterManyCloses(t *testing.T, s cas.PackStore) {
+	ctx := context.Background()
+	want := map[string][]byte{}
+	for i := range 12 {
+		name, data := NewName(), randomBytes(20_000+i)
+		w, err := s.Create(ctx, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.Write(data); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Close(); err != nil {
+			t.Fatalf("close %s: %v", name, err)
+		}
+		want[name] = data
+	}
+	if err := s.Sync(ctx); err != nil {
+		t.Fatalf("sync: %v", err)
+	}
+	got := listed(t, s)
+	if len(got) != len(want) {
+		t.Fatalf("%d packs listed after sync, want %d", len(got), len(want))
+	}
+	for _, p := range got {
+		if data, ok := want[p.Name]; !ok || p.Size != int64(len(data)) || !bytes.Equal(get(t, s, p.Name), data) {
+			t.Fatalf("%s listed with %d bytes: not one of the packs closed, or its bytes differ", p.Name, p.Size)
 		}
 	}
 }

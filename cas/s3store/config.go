@@ -31,6 +31,10 @@ type Config struct {
 	// Probed skips the probe of conditional writes: the caller knows
 	// that a former New probed this server (casckpt's cache records it).
 	Probed bool
+	// Progress, if set, is called with the number of bytes of packs sent
+	// since its former call, from the goroutines that send them; a pack's
+	// calls add up to its size, whatever minio-go retries.
+	Progress func(bytes int64)
 	// MaxRetries is how often minio-go tries a failed request in all;
 	// 0 means its default (10), 1 no retry.
 	MaxRetries int

@@ -1,6 +1,7 @@
 package s3store_test
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 
@@ -26,7 +27,7 @@ func TestParseURL(t *testing.T) {
 	} {
 		c, err := s3store.ParseURL(tc.url, getenv)
 		want := s3store.Config{Endpoint: "127.0.0.1:7070", AccessKey: "key", SecretKey: "secret", Region: "eu-west-3", Bucket: tc.bucket, Prefix: tc.prefix}
-		if err != nil || c != want {
+		if err != nil || !reflect.DeepEqual(c, want) {
 			t.Errorf("parse %q: %+v %v, want %+v", tc.url, c, err, want)
 		}
 	}

@@ -15,9 +15,9 @@
 //     not refused (a server that ignores conditional writes).
 //
 // Requests per call (what the store makes; minio-go's retries of a failed
-// request come on top): Create 0; a writer's Close 1 PUT (plus 1 HEAD when
-// the server answers 412, to tell a retried PUT of its own bytes from
-// another writer's pack); Open 1 HEAD; ReadAt at most 1 ranged GET, of
+// request come on top): Create 0; a writer's Close 0, and the upload it
+// starts 1 PUT (plus 1 HEAD when the server answers 412, to tell a retried
+// PUT of its own bytes from another writer's pack); Open 1 HEAD; ReadAt at most 1 ranged GET, of
 // the 1 MiB blocks that hold its range and are not in the store's 64 MiB
 // block cache (0 past the end); Stat 1 HEAD; List 1 per 1000 objects; Remove 1 HEAD + 1 DELETE;
 // SetAside 1 server-side COPY + 1 DELETE; Sync 0; RemoveIncomplete 1
@@ -27,13 +27,21 @@
 // DELETE; ListAfter 1 per 1000 keys; ReadTail 1 ranged GET.
 //
 // Caveats:
-//   - A writer keeps its pack in memory until Close, which sends it in one
-//     PUT (a pack is at most a few MiB; cas.PackTargetSize). A writer that
+//   - A writer keeps its pack in memory (in 1 MiB pieces; a pack is about
+//     cas.PackTargetSize, 8 MiB) until Close, which hands it to the store's
+//     uploads: up to 4 packs are sent at once, each in one PUT, and a Close
+//     that finds 4 in flight waits for one to end. Sync waits for them all
+//     and returns the first failure (a failure also fails the next Close,
+//     so that a writer stops at once). Open, Stat, Remove and SetAside of a
+//     pack being sent wait for its upload, List for every upload, so the
+//     store's callers see a pack once its Close returned nil. A writer that
 //     dies leaves nothing in the bucket.
+//   - Config.Progress reports the bytes of packs sent, as minio-go reads
+//     them, each byte once.
 //   - Nothing under packs/ is ever overwritten. A pack set aside twice under
 //     one name (removed, made again, damaged again) replaces the first
 //     damaged copy: cas never reuses a name.
-//   - Sync is a no-op: a PUT, COPY or DELETE that returned is durable.
+//   - Sync sends nothing: a PUT, COPY or DELETE that returned is durable.
 //   - Reads are bound to the object's ETag at Open: a pack removed and
 //     written again under its name fails the reads of readers opened
 //     before, instead of mixing bytes of the two.

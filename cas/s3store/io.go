@@ -1,7 +1,6 @@
 package s3store
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -11,14 +10,15 @@ import (
 	"github.com/minio/minio-go/v7"
 )
 
-// writer keeps a pack in memory and puts it on Close.
+// writer keeps a pack in memory and hands it to the store's uploads on
+// Close.
 type writer struct {
 	s *Store
 	// ctx is Create's without its cancellation: cas.Writer closes a pack
 	// after the scan that filled it, whose context is done by then.
 	ctx       context.Context
 	name, key string
-	buf       bytes.Buffer
+	buf       *segments
 	ended     bool
 }
 
@@ -29,27 +29,22 @@ func (w *writer) Write(b []byte) (int, error) {
 	return w.buf.Write(b)
 }
 
-// Close puts the pack with one conditional PUT. On a 412 it asks whether
-// the object stored is this very pack (a PUT that minio-go retried after
-// its first try had landed) and takes it as done if so.
+// Close starts the pack's upload (see Store.startUpload), waiting while
+// maxUploads are in flight; Sync returns its failure.
 func (w *writer) Close() error {
 	if w.ended {
 		return errEnded
 	}
 	w.ended = true
-	data := w.buf.Bytes()
-	w.buf = bytes.Buffer{}
-	err := w.s.put(w.ctx, w.key, data)
-	if err == nil || (isPreconditionFailed(err) && w.s.holds(w.ctx, w.key, data)) {
-		return nil
-	}
-	return w.s.wrap("close", w.name, err)
+	data := w.buf
+	w.buf = nil
+	return w.s.startUpload(w.ctx, w.name, w.key, data)
 }
 
 // Abort drops the bytes in memory: nothing was sent.
 func (w *writer) Abort() error {
 	w.ended = true
-	w.buf = bytes.Buffer{}
+	w.buf = nil
 	return nil
 }
 

@@ -35,6 +35,8 @@ type Store struct {
 	endpoint string // for messages
 	staleAge time.Duration
 	blocks   *blockCache // of pack reads
+	uploads  *uploads    // of packs closed
+	progress func(int64) // Config.Progress
 }
 
 var _ cas.PackStore = (*Store)(nil)
@@ -65,6 +67,8 @@ func New(ctx context.Context, c Config) (*Store, error) {
 		endpoint: c.Endpoint,
 		staleAge: defaultStaleAge,
 		blocks:   newBlockCache(),
+		uploads:  newUploads(),
+		progress: c.Progress,
 	}
 	if c.Prefix != "" {
 		s.prefix = strings.Trim(c.Prefix, "/") + "/"
@@ -131,8 +135,9 @@ func (s *Store) packKey(op, name string) (string, error) {
 	return s.prefix + packsDir + name, nil
 }
 
-// Create starts pack name, kept in memory until the writer's Close puts
-// it. It makes no request: a pack stored under name makes Close fail.
+// Create starts pack name, kept in memory until the writer's Close hands
+// it to the uploads. It makes no request: a pack stored under name makes
+// Close or Sync fail.
 func (s *Store) Create(ctx context.Context, name string) (cas.PackWriter, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -141,19 +146,21 @@ func (s *Store) Create(ctx context.Context, name string) (cas.PackWriter, error)
 	if err != nil {
 		return nil, err
 	}
-	return &writer{s: s, ctx: context.WithoutCancel(ctx), name: name, key: key}, nil
+	return &writer{s: s, ctx: context.WithoutCancel(ctx), name: name, key: key, buf: &segments{}}, nil
 }
 
-// Sync does nothing: a request that returned is durable.
-func (s *Store) Sync(ctx context.Context) error { return ctx.Err() }
-
-// Open returns a reader of pack name, whose size a HEAD tells.
+// Open returns a reader of pack name, whose size a HEAD tells (once its
+// upload, if one is in flight, has ended; Stat, Remove and SetAside wait
+// too, and List for every upload).
 func (s *Store) Open(ctx context.Context, name string) (cas.PackReader, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	key, err := s.packKey("open", name)
 	if err != nil {
+		return nil, err
+	}
+	if err := s.waitUpload(ctx, name); err != nil {
 		return nil, err
 	}
 	info, err := s.client.StatObject(ctx, s.bucket, key, minio.StatObjectOptions{})
@@ -172,6 +179,9 @@ func (s *Store) Stat(ctx context.Context, name string) (cas.StoredPack, error) {
 	if err != nil {
 		return cas.StoredPack{}, err
 	}
+	if err := s.waitUpload(ctx, name); err != nil {
+		return cas.StoredPack{}, err
+	}
 	info, err := s.client.StatObject(ctx, s.bucket, key, minio.StatObjectOptions{})
 	if err != nil {
 		return cas.StoredPack{}, s.wrap("stat", name, err)
@@ -183,6 +193,9 @@ func (s *Store) Stat(ctx context.Context, name string) (cas.StoredPack, error) {
 // keys there are skipped.
 func (s *Store) List(ctx context.Context, fn func(cas.StoredPack) error) error {
 	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := s.waitUploads(ctx); err != nil {
 		return err
 	}
 	ctx, cancel := context.WithCancel(ctx) // stops minio-go's lister when fn fails
@@ -213,6 +226,9 @@ func (s *Store) Remove(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
+	if err := s.waitUpload(ctx, name); err != nil {
+		return err
+	}
 	if _, err := s.client.StatObject(ctx, s.bucket, key, minio.StatObjectOptions{}); err != nil {
 		return s.wrap("remove", name, err)
 	}
@@ -230,6 +246,9 @@ func (s *Store) SetAside(ctx context.Context, name string) error {
 	}
 	key, err := s.packKey("set aside", name)
 	if err != nil {
+		return err
+	}
+	if err := s.waitUpload(ctx, name); err != nil {
 		return err
 	}
 	dst := s.prefix + damagedDir + name

@@ -14,6 +14,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/casckpt/casckpt/cas"
@@ -52,7 +53,7 @@ func TestConformance(t *testing.T) {
 	packtest.Run(t, func(t *testing.T) cas.PackStore { return open(t, config(srv)) })
 }
 
-// put stores data as pack name.
+// put stores data as pack name, and waits until it is uploaded.
 func put(t testing.TB, s cas.PackStore, name string, data []byte) {
 	t.Helper()
 	w, err := s.Create(context.Background(), name)
@@ -62,9 +63,18 @@ func put(t testing.TB, s cas.PackStore, name string, data []byte) {
 	if _, err := w.Write(data); err != nil {
 		t.Fatal(err)
 	}
-	if err := w.Close(); err != nil {
+	if err := closeSync(s, w); err != nil {
 		t.Fatalf("close %s: %v", name, err)
 	}
+}
+
+// closeSync closes w and waits for its upload: it returns the error of
+// Close, else of the store's Sync.
+func closeSync(s cas.PackStore, w cas.PackWriter) error {
+	if err := w.Close(); err != nil {
+		return err
+	}
+	return s.Sync(context.Background())
 }
 
 // object reads key of srv's bucket behind the store's back.
@@ -101,10 +111,10 @@ func TestConditionalPut(t *testing.T) {
 	}
 	w1.Write(first)
 	w2.Write(second)
-	if err := w1.Close(); err != nil {
+	if err := closeSync(s, w1); err != nil {
 		t.Fatalf("first close: %v", err)
 	}
-	err = w2.Close()
+	err = closeSync(s, w2)
 	if !errors.Is(err, fs.ErrExist) {
 		t.Fatalf("second close: %v, want an error matching fs.ErrExist", err)
 	}
@@ -120,14 +130,15 @@ func TestConditionalPut(t *testing.T) {
 	}
 }
 
-// tryPut stores data as pack name and returns the error of Close.
+// tryPut stores data as pack name and returns the error of Close or of
+// the Sync after it.
 func tryPut(s cas.PackStore, name string, data []byte) error {
 	w, err := s.Create(context.Background(), name)
 	if err != nil {
 		return err
 	}
 	w.Write(data)
-	return w.Close()
+	return closeSync(s, w)
 }
 
 // TestProbe: New leaves no probe object behind on a server that honours
@@ -232,7 +243,7 @@ func TestServerStopped(t *testing.T) {
 	t.Log(err)
 	_, err = r.ReadAt(make([]byte, 10), 0)
 	down("read", err)
-	down("close of a writer", w.Close())
+	down("close of a writer", closeSync(s, w))
 	down("list", s.List(ctx, func(cas.StoredPack) error { return nil }))
 	down("remove", s.Remove(ctx, name))
 	_, err = s3store.New(ctx, c)
@@ -332,14 +343,14 @@ func TestRequestCounts(t *testing.T) {
 	check("Create", "")
 	w.Write(data)
 	check("Write", "")
-	if err := w.Close(); err != nil {
+	if err := closeSync(s, w); err != nil {
 		t.Fatal(err)
 	}
-	check("Close", "PUT")
+	check("Close+Sync", "PUT")
 	if err := tryPut(s, name, data[:10]); !errors.Is(err, fs.ErrExist) {
 		t.Fatal(err)
 	}
-	check("Close (refused)", "PUT HEAD")
+	check("Close+Sync (refused)", "PUT HEAD")
 	r, err := s.Open(ctx, name)
 	if err != nil {
 		t.Fatal(err)
@@ -371,7 +382,8 @@ func TestRequestCounts(t *testing.T) {
 // TestCloseRetried: a PUT that landed but whose answer was lost (here: a
 // proxy answers 503 after the server stored the pack) is retried by
 // minio-go; the retry's 412 is the writer's own pack, and Close succeeds.
-// Another writer's bytes under the name are still refused.
+// Another writer's bytes under the name are still refused. The progress
+// reports count the pack's bytes once.
 func TestCloseRetried(t *testing.T) {
 	srv := s3test.Start(t)
 	target, _ := url.Parse(srv.URL())
@@ -396,11 +408,16 @@ func TestCloseRetried(t *testing.T) {
 	defer ts.Close()
 	c := config(srv)
 	c.Endpoint = strings.TrimPrefix(ts.URL, "http://")
+	var reported atomic.Int64
+	c.Progress = func(n int64) { reported.Add(n) }
 	s := open(t, c)
 	name, data := packtest.NewName(), []byte("a pack whose first answer is lost")
 	put(t, s, name, data)
 	if lost != 1 {
 		t.Fatalf("the proxy lost %d answers, want 1", lost)
+	}
+	if got := reported.Load(); got != int64(len(data)) {
+		t.Fatalf("progress reported %d bytes of a pack of %d sent twice, want each byte once", got, len(data))
 	}
 	if got := object(t, srv, c.Prefix+"/packs/"+name); !bytes.Equal(got, data) {
 		t.Fatalf("the bucket holds %q", got)
@@ -488,7 +505,7 @@ func TestServerKilledMidPut(t *testing.T) {
 	}
 	w.Write(data)
 	closed := make(chan error, 1)
-	go func() { closed <- w.Close() }()
+	go func() { closed <- closeSync(s, w) }()
 	<-st.half
 	srv.Stop()
 	close(st.resume)

@@ -50,6 +50,9 @@ type globals struct {
 	// message; "" says nothing.
 	interrupted string
 	ctx         context.Context // the run's: bounds the open of an s3:// store
+	// uploaded, if set, receives the bytes of packs an s3:// store sends
+	// (casckpt.Options.UploadProgress of the store open opens).
+	uploaded func(bytes int64)
 }
 
 // signalError is the cause of a context cancelled by a signal.
@@ -191,7 +194,7 @@ func (g *globals) open() (*casckpt.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	return g.openAt(dir, casckpt.Options{Now: g.now, HomeDir: g.env("HOME")})
+	return g.openAt(dir, casckpt.Options{Now: g.now, HomeDir: g.env("HOME"), UploadProgress: g.uploaded})
 }
 
 // openAt opens the store at location, a directory or an s3:// URL whose

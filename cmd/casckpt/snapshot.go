@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"sync"
 
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
@@ -99,6 +100,13 @@ func runSnapshot(cmd *cobra.Command, g *globals, dir string, o snapshotOptions) 
 	if err != nil {
 		return err
 	}
+	var bar *progressbar.ProgressBar
+	if g.stderrTerminal() {
+		bar = progressbar.NewOptions64(-1, progressbar.OptionSetWriter(g.io.err), progressbar.OptionSetDescription("hashing"),
+			progressbar.OptionShowBytes(true), progressbar.OptionUseIECUnits(true), progressbar.OptionShowCount(), progressbar.OptionClearOnFinish(),
+			progressbar.OptionThrottle(100e6))
+		g.uploaded = (&uploadNote{bar: bar}).add
+	}
 	store, err := g.open()
 	if err != nil {
 		return err
@@ -110,11 +118,7 @@ func runSnapshot(cmd *cobra.Command, g *globals, dir string, o snapshotOptions) 
 	if o.maxSizeMB == 0 {
 		opts.MaxStoreSize = -1
 	}
-	var bar *progressbar.ProgressBar
-	if g.stderrTerminal() {
-		bar = progressbar.NewOptions64(-1, progressbar.OptionSetWriter(g.io.err), progressbar.OptionSetDescription("hashing"),
-			progressbar.OptionShowBytes(true), progressbar.OptionShowCount(), progressbar.OptionClearOnFinish(),
-			progressbar.OptionThrottle(100e6))
+	if bar != nil {
 		opts.Progress = func(_, bytes int64) { _ = bar.Set64(bytes) }
 	}
 	res, err := store.Snapshot(cmd.Context(), dir, opts)
@@ -155,4 +159,21 @@ func runSnapshot(cmd *cobra.Command, g *globals, dir string, o snapshotOptions) 
 		}
 		fmt.Fprintln(w)
 	})
+}
+
+// uploadNote shows, in the description of the hashing bar, the bytes of
+// packs an s3:// store has sent (the uploads run beside the hashing, and
+// after it until the last pack is in the bucket). The bar redraws at most
+// every 100 ms, whoever calls.
+type uploadNote struct {
+	bar  *progressbar.ProgressBar
+	mu   sync.Mutex
+	sent int64
+}
+
+func (u *uploadNote) add(bytes int64) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.sent += bytes
+	u.bar.Describe("hashing, " + humanBytes(u.sent) + " uploaded")
 }

@@ -1,0 +1,222 @@
+package s3store_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io/fs"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/casckpt/casckpt/cas"
+	"github.com/casckpt/casckpt/cas/packtest"
+	"github.com/casckpt/casckpt/cas/s3store"
+	"github.com/casckpt/casckpt/internal/s3test"
+	"github.com/minio/minio-go/v7"
+)
+
+// isPackPut reports whether r puts a pack.
+func isPackPut(r *http.Request) bool {
+	return r.Method == http.MethodPut && strings.Contains(r.URL.Path, "/packs/")
+}
+
+// gate counts the PUTs of packs in flight through it, and holds them until
+// hold of them are in flight at once (or a minute has passed, so that a
+// store that sends one at a time fails the test instead of hanging it).
+type gate struct {
+	base     http.RoundTripper
+	hold     int
+	mu       sync.Mutex
+	inFlight int
+	max      int
+	full     chan struct{} // closed when hold PUTs were in flight
+	opened   bool          // full is closed
+}
+
+func (g *gate) RoundTrip(r *http.Request) (*http.Response, error) {
+	if !isPackPut(r) {
+		return g.base.RoundTrip(r)
+	}
+	g.mu.Lock()
+	g.inFlight++
+	g.max = max(g.max, g.inFlight)
+	if g.inFlight == g.hold && !g.opened {
+		g.opened = true
+		close(g.full)
+	}
+	g.mu.Unlock()
+	select {
+	case <-g.full:
+	case <-time.After(time.Minute):
+	}
+	resp, err := g.base.RoundTrip(r)
+	g.mu.Lock()
+	g.inFlight--
+	g.mu.Unlock()
+	return resp, err
+}
+
+// TestParallelUploads: a writer that closes more packs than the store
+// sends at once has exactly that many PUTs in flight (no more: the
+// closes wait), every pack is stored once Sync returns, and the progress
+// reports add up to the packs' sizes.
+func TestParallelUploads(t *testing.T) {
+	srv := s3test.Start(t)
+	base, err := minio.DefaultTransport(false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := &gate{base: base, hold: s3store.MaxUploads, full: make(chan struct{})}
+	var reported atomic.Int64
+	c := config(srv)
+	c.Transport = g
+	c.Progress = func(n int64) { reported.Add(n) }
+	s := open(t, c)
+	ctx := context.Background()
+	packs := map[string][]byte{}
+	var total int64
+	for i := range s3store.MaxUploads + 3 {
+		name, data := packtest.NewName(), bytes.Repeat([]byte{byte(i)}, 300_000+i)
+		w, err := s.Create(ctx, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Write(data)
+		if err := w.Close(); err != nil {
+			t.Fatalf("close pack %d: %v", i, err)
+		}
+		packs[name] = data
+		total += int64(len(data))
+	}
+	if err := s.Sync(ctx); err != nil {
+		t.Fatalf("sync: %v", err)
+	}
+	if g.max != s3store.MaxUploads {
+		t.Errorf("%d PUTs of packs were in flight at most, want %d", g.max, s3store.MaxUploads)
+	}
+	if got := reported.Load(); got != total {
+		t.Errorf("progress reported %d bytes, want the packs' %d", got, total)
+	}
+	c.Transport, c.Probed, c.Progress = nil, true, nil
+	other := open(t, c) // another machine: what the bucket holds
+	for name, data := range packs {
+		if got := readPack(t, other, name); !bytes.Equal(got, data) {
+			t.Fatalf("%s reads %d bytes, want %d", name, len(got), len(data))
+		}
+	}
+}
+
+// readPack reads pack name of s whole.
+func readPack(t *testing.T, s cas.PackStore, name string) []byte {
+	t.Helper()
+	r, err := s.Open(context.Background(), name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	buf := make([]byte, r.Size())
+	if _, err := r.ReadAt(buf, 0); err != nil {
+		t.Fatalf("read %s: %v", name, err)
+	}
+	return buf
+}
+
+// failing fails the PUT of the packs it names, as an unreachable server
+// would.
+type failing struct {
+	base http.RoundTripper
+	mu   sync.Mutex
+	fail map[string]bool // pack names
+}
+
+func (f *failing) RoundTrip(r *http.Request) (*http.Response, error) {
+	f.mu.Lock()
+	fail := isPackPut(r) && f.fail[r.URL.Path[strings.LastIndex(r.URL.Path, "/")+1:]]
+	f.mu.Unlock()
+	if fail {
+		if r.Body != nil {
+			r.Body.Close()
+		}
+		return nil, errors.New("connection reset by the test")
+	}
+	return f.base.RoundTrip(r)
+}
+
+// TestUploadFails: a pack whose upload fails makes Sync fail with a
+// one-line error that names it and says what to do, and is not stored;
+// the other packs are; the failure is returned once, and a failure not
+// yet returned fails the next Close (the writer stops at once).
+func TestUploadFails(t *testing.T) {
+	srv := s3test.Start(t)
+	base, err := minio.DefaultTransport(false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := packtest.NewName()
+	f := &failing{base: base, fail: map[string]bool{bad: true}}
+	c := config(srv)
+	c.Transport, c.MaxRetries = f, 1
+	s := open(t, c)
+	ctx := context.Background()
+	good := []string{packtest.NewName(), packtest.NewName()}
+	for _, name := range []string{good[0], good[1], bad} { // the failure comes last: no Close returns it
+		w, err := s.Create(ctx, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Write([]byte("the bytes of " + name))
+		if err := w.Close(); err != nil {
+			t.Fatalf("close %s: %v", name, err)
+		}
+	}
+	err = s.Sync(ctx)
+	if err == nil || !strings.Contains(err.Error(), bad) || !strings.Contains(err.Error(), "check AWS_ENDPOINT_URL") || strings.Contains(err.Error(), "\n") {
+		t.Fatalf("sync after a failed upload: %v, want a one-line error naming %s", err, bad)
+	}
+	t.Log(err)
+	if err := s.Sync(ctx); err != nil {
+		t.Fatalf("a second sync: %v, want nil (the failure was returned)", err)
+	}
+	if _, err := s.Stat(ctx, bad); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("stat of the pack whose upload failed: %v, want fs.ErrNotExist", err)
+	}
+	for _, name := range good {
+		if _, err := s.Stat(ctx, name); err != nil {
+			t.Fatalf("stat of a pack uploaded: %v", err)
+		}
+	}
+
+	// A failure that no Sync returned fails the next Close, which sends
+	// nothing.
+	bad2, next := packtest.NewName(), packtest.NewName()
+	f.mu.Lock()
+	f.fail[bad2] = true
+	f.mu.Unlock()
+	put := func(name string) error {
+		w, err := s.Create(ctx, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Write([]byte("bytes"))
+		return w.Close()
+	}
+	if err := put(bad2); err != nil {
+		t.Fatalf("close %s: %v", bad2, err)
+	}
+	if _, err := s.Stat(ctx, bad2); !errors.Is(err, fs.ErrNotExist) { // waits for the upload
+		t.Fatalf("stat of the pack whose upload failed: %v", err)
+	}
+	if err := put(next); err == nil || !strings.Contains(err.Error(), bad2) {
+		t.Fatalf("close after a failed upload: %v, want its failure", err)
+	}
+	if err := s.Sync(ctx); err != nil {
+		t.Fatalf("sync after the close that returned the failure: %v", err)
+	}
+	if _, err := s.Stat(ctx, next); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("stat of the pack whose close failed: %v, want fs.ErrNotExist", err)
+	}
+}
