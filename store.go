@@ -183,6 +183,7 @@ type session struct {
 func (s *Store) begin(ctx context.Context, exclusive, create bool) (*session, error) {
 	create = create || s.remote != nil
 	deadline := time.Now().Add(s.opts.LockTimeout)
+	rebuilt := false
 	for {
 		if create {
 			if err := s.ensureDirs(); err != nil {
@@ -202,6 +203,13 @@ func (s *Store) begin(ctx context.Context, exclusive, create bool) (*session, er
 		if s.remote != nil && !exclusive {
 			if err := s.remote.sync(ctx, s, false); err != nil {
 				lock.unlock()
+				if s.cacheDamaged(err) && !rebuilt {
+					rebuilt = true
+					if err := s.rebuildDamagedCache(ctx, deadline); err != nil {
+						return nil, err
+					}
+					continue
+				}
 				return nil, err
 			}
 			seen = s.remote.seen()

@@ -148,11 +148,25 @@ func (d *DB) open(readOnly bool) (*bolt.DB, error) {
 	if err != nil {
 		return nil, d.openError(err)
 	}
-	if err := db.View(d.checkSchema); err != nil {
+	if err := db.View(d.checkOpened); err != nil {
 		db.Close()
 		return nil, err
 	}
 	return db, nil
+}
+
+// checkOpened checks a database just opened: whole (a file cut short
+// below the pages its meta page names would fail later, at any read) and
+// of a schema this casckpt reads.
+func (d *DB) checkOpened(tx *bolt.Tx) error {
+	st, err := os.Stat(d.path)
+	if err != nil {
+		return fmt.Errorf("open %s: %w", d.path, err)
+	}
+	if st.Size() < tx.Size() {
+		return fmt.Errorf("%w (%s is cut short: %d bytes where its pages reach %d); run casckpt repair, which rebuilds it from the packs", ErrDamaged, d.path, st.Size(), tx.Size())
+	}
+	return d.checkSchema(tx)
 }
 
 func (d *DB) openError(err error) error {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -122,6 +123,36 @@ func TestAPanicIsADamagedDatabase(t *testing.T) {
 	err := db.View(func(tx *Tx) error { panic("page 7: unreachable") })
 	if !errors.Is(err, ErrDamaged) || !strings.Contains(err.Error(), "repair") {
 		t.Fatalf("panic in a view: %v, want ErrDamaged naming repair", err)
+	}
+}
+
+// TestADatabaseCutShortIsDamaged: a database file cut below the pages its
+// meta page names (a copy cut short, a disk that lost its tail) is
+// reported damaged, naming repair, when it is opened, not by a crash at
+// some later read.
+func TestADatabaseCutShortIsDamaged(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "db")
+	err := Open(path, Options{Timeout: time.Second, Chunker: "c"}).Update(func(tx *Tx) error {
+		for i := range 500 {
+			if err := tx.PutProject(Project{Workdir: fmt.Sprintf("/projects/%04d", i)}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(path, st.Size()/3); err != nil {
+		t.Fatal(err)
+	}
+	err = Open(path, Options{Timeout: time.Second, Chunker: "c"}).View(func(*Tx) error { return nil })
+	if !errors.Is(err, ErrDamaged) || !strings.Contains(err.Error(), "cut short") || !strings.Contains(err.Error(), "repair") {
+		t.Fatalf("a database cut to a third: %v, want ErrDamaged, cut short, naming repair", err)
 	}
 }
 
