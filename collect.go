@@ -101,6 +101,13 @@ func (ss *session) collect(ctx context.Context, req collectRequest) (collectResu
 	if err != nil {
 		err = fmt.Errorf("gc: no snapshot is harmed, but unused packs could not be deleted (%w); the next gc deletes them", err)
 	}
+	// The records the collection deleted left free pages in the database;
+	// when they fill a third of it, it is copied without them.
+	if compacted, cerr := ss.s.db.Compact(); cerr != nil {
+		ss.s.opts.Logger.Debug("compaction of the database postponed", "err", cerr)
+	} else if compacted {
+		ss.s.opts.Logger.Debug("database compacted", "path", ss.s.dbPath())
+	}
 	return res, err
 }
 

@@ -239,21 +239,18 @@ func (d *DB) initTemp(fill func(*Tx) error) (string, error) {
 }
 
 // TempSuffix follows the database's name in the names of databases being
-// made; a killed creation or rebuild can leave one behind, which Rebuild
-// removes.
+// made; a killed creation, rebuild or compaction can leave one behind,
+// which Rebuild and Compact remove.
 const TempSuffix = ".tmp-"
 
 // Rebuild replaces the database with a new one that fill writes. The old
 // database, if any, is kept beside it under the returned name. At every
 // moment the path holds a whole database, the old or the new. Databases
-// that killed rebuilds left half made are removed first. The caller must
-// keep every other process out (the store's exclusive lock).
+// that killed rebuilds or compactions left half made are removed first.
+// The caller must keep every other process out (the store's exclusive
+// lock).
 func (d *DB) Rebuild(now time.Time, fill func(*Tx) error) (kept string, err error) {
-	if leftovers, err := filepath.Glob(d.path + TempSuffix + "*"); err == nil {
-		for _, f := range leftovers {
-			_ = os.Remove(f)
-		}
-	}
+	d.removeLeftovers()
 	err = guard(func() error {
 		temp, err := d.initTemp(fill)
 		if err != nil {
@@ -277,6 +274,16 @@ func (d *DB) Rebuild(now time.Time, fill func(*Tx) error) (kept string, err erro
 		return cas.SyncDir(filepath.Dir(d.path))
 	})
 	return kept, err
+}
+
+// removeLeftovers removes the databases that killed rebuilds and
+// compactions left half made beside the path.
+func (d *DB) removeLeftovers() {
+	if leftovers, err := filepath.Glob(d.path + TempSuffix + "*"); err == nil {
+		for _, f := range leftovers {
+			_ = os.Remove(f)
+		}
+	}
 }
 
 func (d *DB) checkSchema(tx *bolt.Tx) error {
