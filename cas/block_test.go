@@ -404,7 +404,7 @@ func FuzzReadBlock(f *testing.F) {
 	for _, compressed := range []bool{true, false} {
 		codec, stored := CodecRaw, plain
 		if compressed {
-			codec, stored, _ = compressBlock(plain)
+			codec, stored, _ = compressBlock(plain, true)
 		}
 		f.Add(append(appendBlockHeader(nil, codec, uint32(len(stored)), uint32(len(plain))), stored...), uint32(0))
 		f.Add(append(appendBlockHeader(nil, codec, uint32(len(stored)), uint32(len(plain))), stored...), uint32(48))

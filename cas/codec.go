@@ -121,8 +121,8 @@ func compress(data []byte) (Codec, []byte, error) {
 // compressBlock is compress for a block's plain bytes. Compressed bytes
 // are in a buffer of getBlockBuffer's: once written, give them back with
 // putBlockBuffer.
-func compressBlock(plain []byte) (Codec, []byte, error) {
-	if len(plain) < smallBlock {
+func compressBlock(plain []byte, small bool) (Codec, []byte, error) {
+	if small && len(plain) < smallBlock {
 		return fastEncoder.compress(plain, getBlockBuffer())
 	}
 	return blockEncoder.compress(plain, getBlockBuffer())

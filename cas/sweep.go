@@ -211,6 +211,7 @@ const mergedBlockTarget = 256 << 10
 func (sw *Sweep) repack(ctx context.Context, idx IndexWriter, packs []*packUsage) error {
 	sw.writer = NewWriter(sw.packs, nil)
 	sw.writer.blockTarget = mergedBlockTarget
+	sw.writer.fastSmall = false // no turn waits for a sweep
 	for _, u := range packs {
 		if err := sw.copyLive(ctx, u); err != nil {
 			sw.Abort()

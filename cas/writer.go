@@ -39,7 +39,8 @@ type WriteStats struct {
 type Writer struct {
 	packs       PackStore
 	existing    Existing
-	blockTarget int // the plain size at which a block is sealed
+	blockTarget int  // the plain size at which a block is sealed
+	fastSmall   bool // blocks under smallBlock take the fastest level
 
 	mu        sync.Mutex
 	pending   map[ID]struct{}
@@ -56,7 +57,7 @@ var _ Putter = (*Writer)(nil)
 // NewWriter returns a Writer that stores into packs every object that
 // existing does not hold. existing may be nil (store all).
 func NewWriter(packs PackStore, existing Existing) *Writer {
-	return &Writer{packs: packs, existing: existing, blockTarget: BlockTargetSize, pending: map[ID]struct{}{}}
+	return &Writer{packs: packs, existing: existing, blockTarget: BlockTargetSize, fastSmall: true, pending: map[ID]struct{}{}}
 }
 
 type packBuilder struct {
@@ -155,7 +156,7 @@ func (w *Writer) putMember(ctx context.Context, kind Kind, id ID, data []byte) e
 	if !full {
 		return nil
 	}
-	codec, stored, err := compressBlock(b.plain)
+	codec, stored, err := compressBlock(b.plain, w.fastSmall)
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if err != nil && w.err == nil {
@@ -259,7 +260,7 @@ func (w *Writer) sealLocked(ctx context.Context) error {
 			continue
 		}
 		w.open[c] = nil
-		codec, stored, err := compressBlock(b.plain)
+		codec, stored, err := compressBlock(b.plain, w.fastSmall)
 		if err != nil {
 			putBlockBuffer(b.plain)
 			w.err = err
