@@ -1,14 +1,11 @@
 package index
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"time"
 
 	"github.com/casckpt/casckpt/cas"
 	bolt "go.etcd.io/bbolt"
@@ -65,12 +62,7 @@ func (d *DB) Compact() (compacted bool, err error) {
 // compactTo copies src into a new database beside the path, synced, and
 // returns its name.
 func (d *DB) compactTo(src *bolt.DB) (string, error) {
-	var suffix [8]byte
-	if _, err := rand.Read(suffix[:]); err != nil {
-		return "", err
-	}
-	temp := d.path + TempSuffix + hex.EncodeToString(suffix[:])
-	dst, err := bolt.Open(temp, 0o600, boltOptions(false, time.Second))
+	dst, temp, err := d.openTemp()
 	if err != nil {
 		return "", err
 	}

@@ -197,18 +197,28 @@ func (d *DB) create() error {
 	return cas.SyncDir(filepath.Dir(d.path))
 }
 
-// initTemp makes a new, initialised database beside path under a temporary
-// name, runs fill (if not nil) in its first transaction, and returns its
-// name.
-func (d *DB) initTemp(fill func(*Tx) error) (string, error) {
+// openTemp opens a new, empty database beside path under a temporary
+// name (see TempSuffix) and returns it with its name.
+func (d *DB) openTemp() (*bolt.DB, string, error) {
 	var suffix [8]byte
 	if _, err := rand.Read(suffix[:]); err != nil {
-		return "", err
+		return nil, "", err
 	}
 	temp := d.path + TempSuffix + hex.EncodeToString(suffix[:])
 	db, err := bolt.Open(temp, 0o600, boltOptions(false, time.Second))
 	if err != nil {
-		return "", fmt.Errorf("create %s: %w", temp, err)
+		return nil, "", fmt.Errorf("create %s: %w", temp, err)
+	}
+	return db, temp, nil
+}
+
+// initTemp makes a new, initialised database beside path under a temporary
+// name, runs fill (if not nil) in its first transaction, and returns its
+// name.
+func (d *DB) initTemp(fill func(*Tx) error) (string, error) {
+	db, temp, err := d.openTemp()
+	if err != nil {
+		return "", err
 	}
 	err = db.Update(func(tx *bolt.Tx) error {
 		for _, name := range topBuckets {
