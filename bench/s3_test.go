@@ -39,6 +39,7 @@ type bucketBench struct {
 	n     map[string]int // requests by kind since the last take
 	by    map[string]int // requests by kind and key class since the last take
 	up    int64          // bytes of request bodies since the last take
+	down  int64          // bytes of response bodies since the last take
 	// busy is the time requests spent in the proxy since the last take,
 	// summed (parallel requests overlap), and busyPut that of the PUTs.
 	busy, busyPut time.Duration
@@ -61,9 +62,11 @@ func startBucket(b *testing.B) *bucketBench {
 		k.inflight++
 		k.mu.Unlock()
 		start := time.Now()
-		rp.ServeHTTP(w, r)
+		cw := &countingWriter{ResponseWriter: w}
+		rp.ServeHTTP(cw, r)
 		d := time.Since(start)
 		k.mu.Lock()
+		k.down += cw.n
 		k.busy += d
 		if r.Method == http.MethodPut {
 			k.busyPut += d
@@ -75,6 +78,21 @@ func startBucket(b *testing.B) *bucketBench {
 	k.proxy = ts.URL
 	return k
 }
+
+// countingWriter counts the bytes of a response body.
+type countingWriter struct {
+	http.ResponseWriter
+	n int64
+}
+
+func (w *countingWriter) Write(b []byte) (int, error) {
+	n, err := w.ResponseWriter.Write(b)
+	w.n += int64(n)
+	return n, err
+}
+
+// Unwrap lets the proxy's http.ResponseController flush the answer.
+func (w *countingWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // requestKind is r's column in the request table.
 func requestKind(r *http.Request) string {
@@ -114,15 +132,15 @@ func (k *bucketBench) take() requests {
 		time.Sleep(time.Millisecond)
 		k.mu.Lock()
 	}
-	r := requests{n: k.n, by: k.by, up: k.up, busy: k.busy, busyPut: k.busyPut}
-	k.n, k.by, k.up, k.busy, k.busyPut = map[string]int{}, map[string]int{}, 0, 0, 0
+	r := requests{n: k.n, by: k.by, up: k.up, down: k.down, busy: k.busy, busyPut: k.busyPut}
+	k.n, k.by, k.up, k.down, k.busy, k.busyPut = map[string]int{}, map[string]int{}, 0, 0, 0, 0
 	return r
 }
 
 // requests is what one step asked of the bucket.
 type requests struct {
 	n, by         map[string]int
-	up            int64
+	up, down      int64
 	busy, busyPut time.Duration
 }
 
@@ -194,7 +212,7 @@ func (rs *requestSamples) add(step, peer string, r requests) {
 
 // report reports the mean requests of each step by peer as metrics
 // (STEP-req/PEER) and prints them by kind (mean per step), with the
-// smallest, median and largest total, the MiB uploaded, the time the
+// smallest, median and largest total, the MiB up and down, the time the
 // requests took (summed: parallel ones overlap) and that of the PUTs,
 // then by kind and key class.
 func (rs *requestSamples) report(b *testing.B) {
@@ -203,16 +221,17 @@ func (rs *requestSamples) report(b *testing.B) {
 	for _, k := range requestKinds {
 		fmt.Fprintf(&t, " %7s", k)
 	}
-	fmt.Fprintf(&t, " %8s %14s %8s %8s %8s\n", "total", "min/med/max", "MiB up", "req ms", "PUT ms")
+	fmt.Fprintf(&t, " %8s %14s %8s %8s %8s %8s\n", "total", "min/med/max", "MiB up", "MiB down", "req ms", "PUT ms")
 	for _, step := range rs.steps {
 		for _, p := range rs.peers[step] {
 			rr := rs.reqs[step][p]
 			var totals []float64
-			var up float64
+			var up, down float64
 			var busy, busyPut time.Duration
 			for _, r := range rr {
 				totals = append(totals, float64(r.total()))
 				up += float64(r.up) / (1 << 20)
+				down += float64(r.down) / (1 << 20)
 				busy, busyPut = busy+r.busy, busyPut+r.busyPut
 			}
 			n := float64(len(rr))
@@ -230,8 +249,8 @@ func (rs *requestSamples) report(b *testing.B) {
 			}
 			mean /= n
 			b.ReportMetric(mean, step+"-req/"+p)
-			fmt.Fprintf(&t, " %8.4g %14s %8.3g %8.1f %8.1f\n", mean,
-				fmt.Sprintf("%g/%g/%g", slices.Min(totals), medianOf(totals), slices.Max(totals)), up/n, ms(busy)/n, ms(busyPut)/n)
+			fmt.Fprintf(&t, " %8.4g %14s %8.3g %8.3g %8.1f %8.1f\n", mean,
+				fmt.Sprintf("%g/%g/%g", slices.Min(totals), medianOf(totals), slices.Max(totals)), up/n, down/n, ms(busy)/n, ms(busyPut)/n)
 			if by := byClass(rr); by != "" {
 				fmt.Fprintf(&t, "%-33s %s\n", "", by)
 			}
@@ -310,15 +329,14 @@ func BenchmarkCmdS3W1W2(b *testing.B) {
 // interleaved turn by turn. Steps: W3-turn (median of the 40),
 // W3-turn-past-keep (median of turns 21-40); requests per turn for both.
 // The command with a local store (casckpt-local) takes its turns beside
-// them. Its rounds default to 2 (CASCKPT_BENCH_REPS sets them): restic's
-// forget --prune through the bucket takes seconds a turn.
+// them.
 func BenchmarkCmdS3W3(b *testing.B) {
 	skipShort(b)
 	casckptBinary(b)
 	names := peerNames(b, "casckpt-cmd", "casckpt-local", "restic")
 	k := startBucket(b)
 	s, rs := newSamples(), newRequestSamples()
-	for round := range envInt("CASCKPT_BENCH_REPS", 2) {
+	for round := range reps() {
 		var sides []*w3Side
 		for _, n := range rotate(names, round) {
 			p := s3Peer(b, k, n, fmt.Sprintf("%s-w3-%d", n, round))
