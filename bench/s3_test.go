@@ -44,6 +44,10 @@ type bucketBench struct {
 	// summed (parallel requests overlap), and busyPut that of the PUTs.
 	busy, busyPut time.Duration
 	inflight      int // requests the proxy has not finished
+	// serverPID is versitygw's process (0: not found); serverCPU its CPU
+	// time at the last take.
+	serverPID int
+	serverCPU time.Duration
 }
 
 // startBucket starts versitygw (skipping where it is not installed) and
@@ -76,7 +80,52 @@ func startBucket(b *testing.B) *bucketBench {
 	}))
 	b.Cleanup(ts.Close)
 	k.proxy = ts.URL
+	k.serverPID = childWith(k.srv.Endpoint)
+	k.serverCPU = procCPU(k.serverPID)
 	return k
+}
+
+// childWith returns the process ID of this process's child whose command
+// line holds arg, or 0.
+func childWith(arg string) int {
+	dirs, _ := filepath.Glob("/proc/[0-9]*")
+	for _, d := range dirs {
+		pid, _ := strconv.Atoi(filepath.Base(d))
+		cmdline, err := os.ReadFile(d + "/cmdline")
+		if err != nil || !strings.Contains(string(cmdline), arg) {
+			continue
+		}
+		if f := procStat(pid); len(f) > 1 && f[1] == strconv.Itoa(os.Getpid()) {
+			return pid
+		}
+	}
+	return 0
+}
+
+// procStat returns the fields of /proc/PID/stat after the command name
+// (state first, then the parent's ID, ...), or nil.
+func procStat(pid int) []string {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return nil
+	}
+	_, rest, ok := strings.Cut(string(b), ") ")
+	if !ok {
+		return nil
+	}
+	return strings.Fields(rest)
+}
+
+// procCPU returns the user+system time of process pid (Linux's clock
+// ticks of 10 ms), or 0.
+func procCPU(pid int) time.Duration {
+	f := procStat(pid)
+	if pid == 0 || len(f) < 13 {
+		return 0
+	}
+	user, _ := strconv.ParseInt(f[11], 10, 64)
+	sys, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(user+sys) * 10 * time.Millisecond
 }
 
 // countingWriter counts the bytes of a response body.
@@ -132,7 +181,9 @@ func (k *bucketBench) take() requests {
 		time.Sleep(time.Millisecond)
 		k.mu.Lock()
 	}
-	r := requests{n: k.n, by: k.by, up: k.up, down: k.down, busy: k.busy, busyPut: k.busyPut}
+	cpu := procCPU(k.serverPID)
+	r := requests{n: k.n, by: k.by, up: k.up, down: k.down, busy: k.busy, busyPut: k.busyPut, server: cpu - k.serverCPU}
+	k.serverCPU = cpu
 	k.n, k.by, k.up, k.down, k.busy, k.busyPut = map[string]int{}, map[string]int{}, 0, 0, 0, 0
 	return r
 }
@@ -142,6 +193,7 @@ type requests struct {
 	n, by         map[string]int
 	up, down      int64
 	busy, busyPut time.Duration
+	server        time.Duration // versitygw's CPU time
 }
 
 func (r requests) total() int {
@@ -213,22 +265,24 @@ func (rs *requestSamples) add(step, peer string, r requests) {
 // report reports the mean requests of each step by peer as metrics
 // (STEP-req/PEER) and prints them by kind (mean per step), with the
 // smallest, median and largest total, the MiB up and down, the time the
-// requests took (summed: parallel ones overlap) and that of the PUTs,
-// then by kind and key class.
+// requests took (summed: parallel ones overlap), that of the PUTs and
+// versitygw's CPU time (it shares the cores with the peers), then by
+// kind and key class.
 func (rs *requestSamples) report(b *testing.B) {
 	var t strings.Builder
 	fmt.Fprintf(&t, "--- requests %s (mean per step by kind; total min / median / max)\n%-20s %-12s", b.Name(), "step", "peer")
 	for _, k := range requestKinds {
 		fmt.Fprintf(&t, " %7s", k)
 	}
-	fmt.Fprintf(&t, " %8s %14s %8s %8s %8s %8s\n", "total", "min/med/max", "MiB up", "MiB down", "req ms", "PUT ms")
+	fmt.Fprintf(&t, " %8s %14s %8s %8s %8s %8s %8s\n", "total", "min/med/max", "MiB up", "MiB down", "req ms", "PUT ms", "gw CPU")
 	for _, step := range rs.steps {
 		for _, p := range rs.peers[step] {
 			rr := rs.reqs[step][p]
 			var totals []float64
 			var up, down float64
-			var busy, busyPut time.Duration
+			var busy, busyPut, server time.Duration
 			for _, r := range rr {
+				server += r.server
 				totals = append(totals, float64(r.total()))
 				up += float64(r.up) / (1 << 20)
 				down += float64(r.down) / (1 << 20)
@@ -249,8 +303,8 @@ func (rs *requestSamples) report(b *testing.B) {
 			}
 			mean /= n
 			b.ReportMetric(mean, step+"-req/"+p)
-			fmt.Fprintf(&t, " %8.4g %14s %8.3g %8.3g %8.1f %8.1f\n", mean,
-				fmt.Sprintf("%g/%g/%g", slices.Min(totals), medianOf(totals), slices.Max(totals)), up/n, down/n, ms(busy)/n, ms(busyPut)/n)
+			fmt.Fprintf(&t, " %8.4g %14s %8.3g %8.3g %8.1f %8.1f %8.0f\n", mean,
+				fmt.Sprintf("%g/%g/%g", slices.Min(totals), medianOf(totals), slices.Max(totals)), up/n, down/n, ms(busy)/n, ms(busyPut)/n, ms(server)/n)
 			if by := byClass(rr); by != "" {
 				fmt.Fprintf(&t, "%-33s %s\n", "", by)
 			}
