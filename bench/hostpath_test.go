@@ -241,8 +241,14 @@ func casckptLibPeer(b *testing.B, store string) *hostPeer {
 // runMetered runs the casckpt command with HOME at home, counts its
 // process in m and returns its standard output.
 func runMetered(b *testing.B, m *procMeter, home string, args ...string) []byte {
+	return runMeteredEnv(b, m, []string{"HOME=" + home}, args...)
+}
+
+// runMeteredEnv runs the casckpt command with environment env, counts
+// its process in m and returns its standard output.
+func runMeteredEnv(b *testing.B, m *procMeter, env []string, args ...string) []byte {
 	cmd := exec.Command(casckptBinary(b), args...)
-	cmd.Env = []string{"HOME=" + home}
+	cmd.Env = env
 	var errb strings.Builder
 	cmd.Stderr = &errb
 	var out bytes.Buffer

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"testing"
 )
 
@@ -22,6 +23,8 @@ type resticPeer struct {
 	procMeter
 	// count of snapshots per project path
 	count map[string]int
+	// flags come before every command; env is restic's environment.
+	flags, env []string
 }
 
 func newResticPeer(tb testing.TB, repo string) *resticPeer {
@@ -29,14 +32,21 @@ func newResticPeer(tb testing.TB, repo string) *resticPeer {
 	if _, err := exec.LookPath("restic"); err != nil {
 		tb.Skip("restic is not installed (Debian package restic): the restic peer cannot run")
 	}
-	r := &resticPeer{tb: tb, repo: repo, count: map[string]int{}}
+	return startRestic(tb, repo, []string{"--no-cache"}, []string{"RESTIC_PASSWORD=bench", "HOME=" + repo, "PATH=" + os.Getenv("PATH")})
+}
+
+// startRestic initialises repository repo (untimed) with flags before
+// every command and env as restic's environment.
+func startRestic(tb testing.TB, repo string, flags, env []string) *resticPeer {
+	tb.Helper()
+	r := &resticPeer{tb: tb, repo: repo, count: map[string]int{}, flags: flags, env: env}
 	r.must("init")
 	return r
 }
 
 func (r *resticPeer) run(args ...string) ([]byte, error) {
-	cmd := exec.Command("restic", append([]string{"--repo", r.repo, "--quiet", "--no-cache"}, args...)...)
-	cmd.Env = []string{"RESTIC_PASSWORD=bench", "HOME=" + r.repo, "PATH=" + os.Getenv("PATH")}
+	cmd := exec.Command("restic", slices.Concat([]string{"--repo", r.repo, "--quiet"}, r.flags, args)...)
+	cmd.Env = r.env
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := r.procMeter.run(r.tb, cmd)
