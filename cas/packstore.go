@@ -65,6 +65,16 @@ type PackStore interface {
 	RemoveIncomplete(ctx context.Context) (int64, error)
 }
 
+// SizedOpener is implemented by pack stores that open a pack whose size
+// the caller already knows (from the object index) faster than Open,
+// which must ask the store for it: a store in a bucket saves a HEAD
+// request per pack a process reads. The reader behaves as Open's, except
+// that a pack missing from the store fails its reads (fs.ErrNotExist), not
+// the opening.
+type SizedOpener interface {
+	OpenSized(ctx context.Context, name string, size int64) (PackReader, error)
+}
+
 // PackWriter is a pack being written: what PackStore.Create returns. It is
 // used by one goroutine at a time.
 type PackWriter interface {

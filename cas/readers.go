@@ -38,9 +38,15 @@ func (s *Store) acquire(ctx context.Context, n uint32) (*openPack, error) {
 		}
 		s.infos[n] = p
 	}
-	r, err := s.packs.Open(ctx, p.FileName())
+	var r PackReader
+	var err error
+	if so, ok := s.packs.(SizedOpener); ok && p.Size > 0 {
+		r, err = so.OpenSized(ctx, p.FileName(), p.Size)
+	} else {
+		r, err = s.packs.Open(ctx, p.FileName())
+	}
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("%w: pack %s is missing", ErrCorrupt, p.FileName())
+		return nil, missingPack(p)
 	}
 	if err != nil {
 		return nil, err
@@ -95,4 +101,10 @@ func (s *Store) Close() error {
 		}
 	}
 	return first
+}
+
+// missingPack is the error of a read from pack p, which the index names
+// and the pack store lacks.
+func missingPack(p PackInfo) error {
+	return fmt.Errorf("%w: pack %s is missing", ErrCorrupt, p.FileName())
 }

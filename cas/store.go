@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io/fs"
 	"slices"
 	"sync"
 )
@@ -102,17 +103,31 @@ func (s *Store) Get(ctx context.Context, id ID) ([]byte, error) {
 	}
 	defer s.release(o)
 	if !loc.InBlock() {
-		return readObject(o.r, loc.PackEntry)
+		data, err := readObject(o.r, loc.PackEntry)
+		return data, s.readError(err, loc.Pack)
 	}
 	block, err := s.blocks.get(blockKey{loc.Pack, loc.Offset}, func() ([]byte, error) { return readBlock(o.r, loc.PackEntry) })
 	if err != nil {
-		return nil, err
+		return nil, s.readError(err, loc.Pack)
 	}
 	data, err := memberData(block, loc.PackEntry)
 	if err != nil {
 		return nil, err
 	}
 	return bytes.Clone(data), nil
+}
+
+// readError is err of a read from pack n: a pack gone from the pack store
+// (a reader of SizedOpener learns it at its first read) is ErrCorrupt, as
+// when Open finds it missing.
+func (s *Store) readError(err error, n uint32) error {
+	if !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	s.mu.Lock()
+	p := s.infos[n]
+	s.mu.Unlock()
+	return missingPack(p)
 }
 
 // blockCacheSize is how many decoded blocks a Store keeps, so that reading

@@ -41,6 +41,7 @@ func Run(t *testing.T, newStore func(t *testing.T) cas.PackStore) {
 		{"Canceled", testCanceled},
 		{"Concurrent", testConcurrent},
 		{"SyncAfterManyCloses", testSyncAfterManyCloses},
+		{"OpenSized", testOpenSized},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, newStore(t)) })
@@ -628,5 +629,38 @@ func testSyncAfterManyCloses(t *testing.T, s cas.PackStore) {
 		if data, ok := want[p.Name]; !ok || p.Size != int64(len(data)) || !bytes.Equal(get(t, s, p.Name), data) {
 			t.Fatalf("%s listed with %d bytes: not one of the packs closed, or its bytes differ", p.Name, p.Size)
 		}
+	}
+}
+
+// testOpenSized: a store that is a cas.SizedOpener reads through
+// OpenSized what Open reads, and fails the reads (not the opening) of a
+// pack it lacks with fs.ErrNotExist. Other stores pass.
+func testOpenSized(t *testing.T, s cas.PackStore) {
+	so, ok := s.(cas.SizedOpener)
+	if !ok {
+		t.Skip("not a cas.SizedOpener")
+	}
+	ctx := context.Background()
+	name, data := NewName(), randomBytes(300_000)
+	put(t, s, name, data)
+	if err := s.Sync(ctx); err != nil {
+		t.Fatalf("sync: %v", err)
+	}
+	r, err := so.OpenSized(ctx, name, int64(len(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	buf := make([]byte, 70_000)
+	if n, err := r.ReadAt(buf, 200_000); n != len(buf) || err != nil || !bytes.Equal(buf, data[200_000:270_000]) {
+		t.Fatalf("read through OpenSized: %d bytes, %v", n, err)
+	}
+	gone, err := so.OpenSized(ctx, NewName(), 1000)
+	if err != nil {
+		t.Fatalf("OpenSized of a missing pack: %v, want the error at the first read", err)
+	}
+	defer gone.Close()
+	if _, err := gone.ReadAt(make([]byte, 10), 0); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("read of a missing pack: %v, want an error matching fs.ErrNotExist", err)
 	}
 }

@@ -39,7 +39,10 @@ type Store struct {
 	progress func(int64) // Config.Progress
 }
 
-var _ cas.PackStore = (*Store)(nil)
+var (
+	_ cas.PackStore   = (*Store)(nil)
+	_ cas.SizedOpener = (*Store)(nil)
+)
 
 // New opens the store c names and probes its server: it puts one probe
 // object twice with If-None-Match: * and refuses a server that lets the
@@ -168,6 +171,25 @@ func (s *Store) Open(ctx context.Context, name string) (cas.PackReader, error) {
 		return nil, s.wrap("open", name, err)
 	}
 	return &reader{s: s, name: name, key: key, etag: info.ETag, size: info.Size}, nil
+}
+
+// OpenSized is Open of a pack whose size the caller knows (cas.Store
+// reads it from its index): it makes no request. Its reads are not bound
+// to an ETag as Open's are: a pack is never overwritten (it is put once,
+// conditionally, under a random name), so none can change under them; one
+// deleted since fails them with fs.ErrNotExist.
+func (s *Store) OpenSized(ctx context.Context, name string, size int64) (cas.PackReader, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	key, err := s.packKey("open", name)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.waitUpload(ctx, name); err != nil {
+		return nil, err
+	}
+	return &reader{s: s, name: name, key: key, size: size}, nil
 }
 
 // Stat returns the size of pack name (a HEAD).
