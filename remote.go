@@ -101,9 +101,10 @@ func (keepPacks) SetAside(context.Context, string) error { return errRemoteDelet
 func (keepPacks) RemoveIncomplete(context.Context) (int64, error) { return 0, nil }
 
 // errRemoteDelete refuses every deletion of packs in a bucket outside the
-// two-phase gc: the local collection (the size cap, a snapshot's due
-// collection, repacking) would delete packs other writers may be reusing.
-var errRemoteDelete = fmt.Errorf("%w: the size cap is not supported yet on an s3:// store (packs in a bucket are deleted only by gc's two phases); nothing was deleted", ErrRefused)
+// two-phase gc: the local collection (its sweep, repacking) would delete
+// packs other writers may be reusing. The size cap of a bucket drops
+// snapshots with markers instead (remoteEnforceCap).
+var errRemoteDelete = fmt.Errorf("%w: packs in an s3:// store are deleted only by gc's two phases; nothing was deleted", ErrRefused)
 
 // refuseRemoteDelete returns errRemoteDelete for a store in a bucket.
 func (s *Store) refuseRemoteDelete() error {
