@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"sort"
 	"time"
 
@@ -48,7 +49,15 @@ func (ss *session) remoteCollect(ctx context.Context) (GCResult, error) {
 	if err != nil {
 		return res, err
 	}
-	if err := r.syncFrom(ctx, s, true, true); err != nil { // after the lease's time: see recheck
+	err = r.syncFrom(ctx, s, true, true) // after the lease's time: see recheck
+	if errors.Is(err, errBehindHorizon) {
+		var old string
+		if old, err = s.rebuildCache(ctx); err == nil {
+			os.Remove(old)
+			err = r.syncFrom(ctx, s, true, true)
+		}
+	}
+	if err != nil {
 		return res, fmt.Errorf("gc: %w; nothing was deleted", err)
 	}
 	m, err := s.markBucket(ctx)
@@ -69,6 +78,9 @@ func (ss *session) remoteCollect(ctx context.Context) (GCResult, error) {
 		if err := r.writePending(ctx, l, m); err != nil {
 			return res, err
 		}
+	}
+	if err := r.advanceHorizon(ctx, l); err != nil {
+		return res, err
 	}
 	if err := r.syncFrom(ctx, s, true, false); err != nil { // the cache learns its own lists
 		return res, err
@@ -361,4 +373,79 @@ func (l *lease) release(ctx context.Context) {
 	if info, err := l.r.bucket.Head(ctx, l.key); err == nil && info.ETag == l.etag {
 		_ = l.r.bucket.Delete(ctx, l.key)
 	}
+}
+
+// advanceHorizon removes the deleted lists older than the horizon by the
+// server's clock (docs/remote.md, "Horizon"): it merges them into the
+// next horizon generation, then deletes them, then the horizon
+// generations older than the horizon but the newest.
+func (r *bucketStore) advanceHorizon(ctx context.Context, l *lease) error {
+	var old []string
+	err := r.bucket.ListInfo(ctx, remote.DeletedDir, "", func(o s3store.ObjectInfo) error {
+		if remote.IsGCKey(remote.DeletedDir, o.Key) && l.now.Sub(o.LastModified) > r.horizon {
+			old = append(old, o.Key)
+		}
+		return nil
+	})
+	if err != nil || len(old) == 0 {
+		return gcErr(err)
+	}
+	var gens []s3store.ObjectInfo
+	var next uint64 = 1
+	err = r.bucket.ListInfo(ctx, remote.HorizonDir, "", func(o s3store.ObjectInfo) error {
+		if g, ok := remote.ParseHorizon(o.Key); ok {
+			gens = append(gens, o)
+			next = max(next, g+1)
+		}
+		return nil
+	})
+	if err != nil {
+		return gcErr(err)
+	}
+	merged := map[[16]byte]int{}
+	for _, key := range old {
+		b, err := r.bucket.Get(ctx, key)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // another gc removed it, after its horizon generation named its packs
+		} else if err != nil {
+			return gcErr(err)
+		}
+		names, err := remote.DecodePackList(b)
+		if err != nil {
+			return fmt.Errorf("gc: deleted list %s: %w; nothing more was deleted: delete that list", key, err)
+		}
+		for _, name := range names {
+			merged[name] = 0
+		}
+	}
+	if err := l.renew(ctx); err != nil {
+		return err
+	}
+	err = r.bucket.PutNew(ctx, remote.HorizonKey(next), remote.EncodePackList(sortedNames(merged)))
+	if errors.Is(err, fs.ErrExist) {
+		return nil // another gc wrote this generation: it removes its lists
+	} else if err != nil {
+		return gcErr(err)
+	}
+	for _, key := range old {
+		if err := r.bucket.Delete(ctx, key); err != nil {
+			return gcErr(err)
+		}
+	}
+	for _, o := range gens {
+		if l.now.Sub(o.LastModified) > r.horizon {
+			if err := r.bucket.Delete(ctx, o.Key); err != nil {
+				return gcErr(err)
+			}
+		}
+	}
+	return nil
+}
+
+// gcErr is err, if any, as an error of gc that stopped.
+func gcErr(err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("gc: %w; nothing more was deleted", err)
 }
