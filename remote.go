@@ -47,6 +47,10 @@ func OpenURL(ctx context.Context, location string, opts Options) (*Store, error)
 	if opts.GCGrace, err = gcGrace(opts.GCGrace, getenv); err != nil {
 		return nil, err
 	}
+	horizon, err := envDuration(getenv, "CASCKPT_GC_HORIZON", defaultGCHorizon)
+	if err != nil {
+		return nil, err
+	}
 	cacheRoot := opts.CacheDir
 	if cacheRoot == "" {
 		if cacheRoot, err = os.UserCacheDir(); err != nil {
@@ -68,7 +72,7 @@ func OpenURL(ctx context.Context, location string, opts Options) (*Store, error)
 		return nil, err
 	}
 	s.packs = keepPacks{bucket}
-	s.remote = &bucketStore{url: location, bucket: bucket, grace: opts.GCGrace}
+	s.remote = &bucketStore{url: location, bucket: bucket, grace: opts.GCGrace, horizon: horizon}
 	return s, nil
 }
 
@@ -77,6 +81,9 @@ type bucketStore struct {
 	url    string
 	bucket *s3store.Store
 	grace  time.Duration // see Options.GCGrace
+	// horizon is the age by the server's clock past which gc removes
+	// deleted lists (docs/remote.md, "Horizon").
+	horizon time.Duration
 
 	mu     sync.Mutex
 	synced time.Time // when the cache was last brought up to date
@@ -101,9 +108,10 @@ func (keepPacks) SetAside(context.Context, string) error { return errRemoteDelet
 func (keepPacks) RemoveIncomplete(context.Context) (int64, error) { return 0, nil }
 
 // errRemoteDelete refuses every deletion of packs in a bucket outside the
-// two-phase gc: the local collection (the size cap, a snapshot's due
-// collection, repacking) would delete packs other writers may be reusing.
-var errRemoteDelete = fmt.Errorf("%w: the size cap is not supported yet on an s3:// store (packs in a bucket are deleted only by gc's two phases); nothing was deleted", ErrRefused)
+// two-phase gc: the local collection (its sweep, repacking) would delete
+// packs other writers may be reusing. The size cap of a bucket drops
+// snapshots with markers instead (remoteEnforceCap).
+var errRemoteDelete = fmt.Errorf("%w: packs in an s3:// store are deleted only by gc's two phases; nothing was deleted", ErrRefused)
 
 // refuseRemoteDelete returns errRemoteDelete for a store in a bucket.
 func (s *Store) refuseRemoteDelete() error {
@@ -229,10 +237,7 @@ func (s *Store) repairCache(ctx context.Context) (RepairResult, error) {
 		return res, err
 	}
 	defer ss.end()
-	if res.OldDatabase, err = s.db.Rebuild(s.opts.Now(), func(*index.Tx) error { return nil }); err != nil {
-		return res, err
-	}
-	if err := s.remote.sync(ctx, s, true); err != nil {
+	if res.OldDatabase, err = s.rebuildCache(ctx); err != nil {
 		return res, err
 	}
 	err = s.db.View(func(tx *index.Tx) error {
@@ -255,6 +260,34 @@ func (s *Store) repairCache(ctx context.Context) (RepairResult, error) {
 	return res, err
 }
 
+// rebuildCache replaces the cache's index with an empty one brought up
+// to date from the bucket, and returns the name under which the old one
+// is kept. The caller holds the cache's exclusive lock.
+func (s *Store) rebuildCache(ctx context.Context) (string, error) {
+	old, err := s.db.Rebuild(s.opts.Now(), func(*index.Tx) error { return nil })
+	if err != nil {
+		return old, err
+	}
+	return old, s.remote.sync(ctx, s, true)
+}
+
+// syncBehindHorizon rebuilds a cache that a sync found behind the
+// bucket's gc horizon (errBehindHorizon), under the cache's exclusive
+// lock, which it takes: the caller holds none. The old index is not kept.
+func (s *Store) syncBehindHorizon(ctx context.Context) error {
+	s.opts.Logger.Debug("the cache is behind the bucket's gc horizon: rebuilding it", "store", s.remote.url)
+	ss, err := s.begin(ctx, true, true)
+	if err != nil {
+		return err
+	}
+	defer ss.end()
+	old, err := s.rebuildCache(ctx)
+	if old != "" {
+		os.Remove(old)
+	}
+	return err
+}
+
 // defaultGCGrace is the default of Options.GCGrace.
 const defaultGCGrace = time.Hour
 
@@ -264,13 +297,21 @@ func gcGrace(set time.Duration, getenv func(string) string) (time.Duration, erro
 	if set > 0 {
 		return set, nil
 	}
-	v := getenv("CASCKPT_GC_GRACE")
+	return envDuration(getenv, "CASCKPT_GC_GRACE", defaultGCGrace)
+}
+
+// defaultGCHorizon is the default of CASCKPT_GC_HORIZON.
+const defaultGCHorizon = 7 * 24 * time.Hour
+
+// envDuration returns the duration in variable name, else def.
+func envDuration(getenv func(string) string, name string, def time.Duration) (time.Duration, error) {
+	v := getenv(name)
 	if v == "" {
-		return defaultGCGrace, nil
+		return def, nil
 	}
 	d, err := time.ParseDuration(v)
 	if err != nil || d <= 0 {
-		return 0, fmt.Errorf("CASCKPT_GC_GRACE=%q is not a positive Go duration (like 1h or 30s)", v)
+		return 0, fmt.Errorf("%s=%q is not a positive Go duration (like 1h or 30s)", name, v)
 	}
 	return d, nil
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"sort"
 	"time"
 
@@ -48,7 +49,15 @@ func (ss *session) remoteCollect(ctx context.Context) (GCResult, error) {
 	if err != nil {
 		return res, err
 	}
-	if err := r.syncFrom(ctx, s, true, true); err != nil { // after the lease's time: see recheck
+	err = r.syncFrom(ctx, s, true, true) // after the lease's time: see recheck
+	if errors.Is(err, errBehindHorizon) {
+		var old string
+		if old, err = s.rebuildCache(ctx); err == nil {
+			os.Remove(old)
+			err = r.syncFrom(ctx, s, true, true)
+		}
+	}
+	if err != nil {
 		return res, fmt.Errorf("gc: %w; nothing was deleted", err)
 	}
 	m, err := s.markBucket(ctx)
@@ -69,6 +78,9 @@ func (ss *session) remoteCollect(ctx context.Context) (GCResult, error) {
 		if err := r.writePending(ctx, l, m); err != nil {
 			return res, err
 		}
+	}
+	if err := r.advanceHorizon(ctx, l); err != nil {
+		return res, err
 	}
 	if err := r.syncFrom(ctx, s, true, false); err != nil { // the cache learns its own lists
 		return res, err
@@ -270,14 +282,20 @@ func (r *bucketStore) listPending(ctx context.Context) ([]s3store.ObjectInfo, er
 	return out, nil
 }
 
-// lease is gc's hold of gc/lease: its bytes (a random holder ID), its
-// ETag, and the server's time when it was taken.
+// lease is gc's hold of gc/lease: its key, its bytes (a random holder
+// ID), its ETag, and the server's time when it was taken.
 type lease struct {
 	r    *bucketStore
+	key  string
 	data []byte
 	etag string
 	now  time.Time
 }
+
+// leaseKey names the lease every gc takes, remote.LeaseKey. A test gives
+// each gc a key of its own (export_test.go) to run two gcs at once, which
+// the two phases must keep safe without the lease.
+var leaseKey = func() string { return remote.LeaseKey }
 
 // leaseTTL is how long by the server's clock a lease not renewed lasts:
 // the grace period, at most 10 minutes. A gc that runs longer may see its
@@ -289,15 +307,15 @@ func (r *bucketStore) leaseTTL() time.Duration { return min(r.grace, 10*time.Min
 func (r *bucketStore) takeLease(ctx context.Context) (*lease, error) {
 	var id [16]byte
 	rand.Read(id[:]) // never fails (crypto/rand)
-	l := &lease{r: r, data: []byte("casckpt gc " + hex.EncodeToString(id[:]) + "\n")}
-	err := r.bucket.PutNew(ctx, remote.LeaseKey, l.data)
+	l := &lease{r: r, key: leaseKey(), data: []byte("casckpt gc " + hex.EncodeToString(id[:]) + "\n")}
+	err := r.bucket.PutNew(ctx, l.key, l.data)
 	if errors.Is(err, fs.ErrExist) {
 		err = r.takeStaleLease(ctx, l)
 	}
 	if err != nil {
 		return nil, err
 	}
-	info, err := r.bucket.Head(ctx, remote.LeaseKey)
+	info, err := r.bucket.Head(ctx, l.key)
 	if err != nil {
 		return nil, fmt.Errorf("gc: read the lease: %w; nothing was deleted", err)
 	}
@@ -307,7 +325,7 @@ func (r *bucketStore) takeLease(ctx context.Context) (*lease, error) {
 
 // takeStaleLease replaces a lease not renewed for the lease TTL.
 func (r *bucketStore) takeStaleLease(ctx context.Context, l *lease) error {
-	held, err := r.bucket.Head(ctx, remote.LeaseKey)
+	held, err := r.bucket.Head(ctx, l.key)
 	if err != nil {
 		return fmt.Errorf("gc: read the lease: %w; nothing was deleted", err)
 	}
@@ -316,9 +334,9 @@ func (r *bucketStore) takeStaleLease(ctx context.Context, l *lease) error {
 		return err
 	}
 	if age := now.Sub(held.LastModified); age < r.leaseTTL() {
-		return fmt.Errorf("%w: another gc holds %s%s (renewed %s ago by the server's clock); try again later", ErrRefused, r.url, "/"+remote.LeaseKey, age.Round(time.Second))
+		return fmt.Errorf("%w: another gc holds %s%s (renewed %s ago by the server's clock); try again later", ErrRefused, r.url, "/"+l.key, age.Round(time.Second))
 	}
-	if err := r.bucket.PutIfMatch(ctx, remote.LeaseKey, held.ETag, l.data); err != nil {
+	if err := r.bucket.PutIfMatch(ctx, l.key, held.ETag, l.data); err != nil {
 		return fmt.Errorf("gc: take over the stale lease: %w; another gc was faster: try again later", err)
 	}
 	return nil
@@ -344,7 +362,7 @@ func (r *bucketStore) serverNow(ctx context.Context) (time.Time, error) {
 // renew puts the lease again if it is still this gc's (If-Match): before
 // each deletion or pending list. A gc that lost its lease stops.
 func (l *lease) renew(ctx context.Context) error {
-	if err := l.r.bucket.PutIfMatch(ctx, remote.LeaseKey, l.etag, l.data); err != nil {
+	if err := l.r.bucket.PutIfMatch(ctx, l.key, l.etag, l.data); err != nil {
 		return fmt.Errorf("gc: renew the lease: %w; another gc took it over, so this one stops", err)
 	}
 	return nil
@@ -352,7 +370,82 @@ func (l *lease) renew(ctx context.Context) error {
 
 // release deletes the lease if it is still this gc's.
 func (l *lease) release(ctx context.Context) {
-	if info, err := l.r.bucket.Head(ctx, remote.LeaseKey); err == nil && info.ETag == l.etag {
-		_ = l.r.bucket.Delete(ctx, remote.LeaseKey)
+	if info, err := l.r.bucket.Head(ctx, l.key); err == nil && info.ETag == l.etag {
+		_ = l.r.bucket.Delete(ctx, l.key)
 	}
+}
+
+// advanceHorizon removes the deleted lists older than the horizon by the
+// server's clock (docs/remote.md, "Horizon"): it merges them into the
+// next horizon generation, then deletes them, then the horizon
+// generations older than the horizon but the newest.
+func (r *bucketStore) advanceHorizon(ctx context.Context, l *lease) error {
+	var old []string
+	err := r.bucket.ListInfo(ctx, remote.DeletedDir, "", func(o s3store.ObjectInfo) error {
+		if remote.IsGCKey(remote.DeletedDir, o.Key) && l.now.Sub(o.LastModified) > r.horizon {
+			old = append(old, o.Key)
+		}
+		return nil
+	})
+	if err != nil || len(old) == 0 {
+		return gcErr(err)
+	}
+	var gens []s3store.ObjectInfo
+	var next uint64 = 1
+	err = r.bucket.ListInfo(ctx, remote.HorizonDir, "", func(o s3store.ObjectInfo) error {
+		if g, ok := remote.ParseHorizon(o.Key); ok {
+			gens = append(gens, o)
+			next = max(next, g+1)
+		}
+		return nil
+	})
+	if err != nil {
+		return gcErr(err)
+	}
+	merged := map[[16]byte]int{}
+	for _, key := range old {
+		b, err := r.bucket.Get(ctx, key)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // another gc removed it, after its horizon generation named its packs
+		} else if err != nil {
+			return gcErr(err)
+		}
+		names, err := remote.DecodePackList(b)
+		if err != nil {
+			return fmt.Errorf("gc: deleted list %s: %w; nothing more was deleted: delete that list", key, err)
+		}
+		for _, name := range names {
+			merged[name] = 0
+		}
+	}
+	if err := l.renew(ctx); err != nil {
+		return err
+	}
+	err = r.bucket.PutNew(ctx, remote.HorizonKey(next), remote.EncodePackList(sortedNames(merged)))
+	if errors.Is(err, fs.ErrExist) {
+		return nil // another gc wrote this generation: it removes its lists
+	} else if err != nil {
+		return gcErr(err)
+	}
+	for _, key := range old {
+		if err := r.bucket.Delete(ctx, key); err != nil {
+			return gcErr(err)
+		}
+	}
+	for _, o := range gens {
+		if l.now.Sub(o.LastModified) > r.horizon {
+			if err := r.bucket.Delete(ctx, o.Key); err != nil {
+				return gcErr(err)
+			}
+		}
+	}
+	return nil
+}
+
+// gcErr is err, if any, as an error of gc that stopped.
+func gcErr(err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("gc: %w; nothing more was deleted", err)
 }

@@ -2,21 +2,19 @@ package casckpt
 
 import (
 	"context"
-	"fmt"
 
+	"github.com/casckpt/casckpt/cas"
 	"github.com/casckpt/casckpt/gc"
 	"github.com/casckpt/casckpt/index"
 )
 
 // remotePrune is prune on a store in a bucket: it drops the snapshots of
-// stale projects with dropped markers, then runs gc (remoteGC). It never
-// drops orphans, since a project's directory lives on the machine that
-// snapshots it, not on this one; a size cap is refused.
+// stale projects, then those the size cap drops (planRemoteCap), with
+// dropped markers, then runs gc (remoteGC). It never drops orphans, since
+// a project's directory lives on the machine that snapshots it, not on
+// this one.
 func (s *Store) remotePrune(ctx context.Context, opts PruneOptions) (PruneResult, error) {
 	out := PruneResult{CapMet: true, Drops: []Drop{}}
-	if opts.MaxSize > 0 {
-		return out, fmt.Errorf("%w: prune --max-size is not supported yet on an s3:// store (%s); nothing was dropped", ErrRefused, s.remote.url)
-	}
 	if opts.MinInterval > 0 {
 		last, err := s.lastPrune(ctx)
 		if err != nil {
@@ -42,23 +40,27 @@ func (s *Store) remotePrune(ctx context.Context, opts PruneOptions) (PruneResult
 		}
 		out.Scanned = len(projects)
 		plan := gc.PlanRetention(projects, gc.Policy{StaleAfter: opts.StaleAfter}, s.opts.Now())
-		for _, d := range plan.Drops {
-			out.Drops = append(out.Drops, Drop{Project: d.Project, ID: d.ID, Rule: string(d.Why)})
-			if opts.DryRun {
-				continue
-			}
-			if err := tx.DeleteSnapshot(records[d.ID]); err != nil {
-				return err
-			}
-			if err := s.markDropped(ctx, tx, d.ID); err != nil {
+		if opts.MaxSize > 0 {
+			if plan, _, out.CapMet, err = s.planRemoteCap(ctx, tx, projects, plan, opts.MaxSize, cas.ID{}, ""); err != nil {
 				return err
 			}
 		}
-		out.SnapshotsDropped, out.DeletedStale = len(plan.Drops), len(plan.Forget)
+		stale := map[string]bool{} // the projects the stale rule emptied
+		for _, d := range plan.Drops {
+			out.Drops = append(out.Drops, Drop{Project: d.Project, ID: d.ID, Rule: string(d.Why)})
+			stale[d.Project] = stale[d.Project] || d.Why == gc.WhyStale
+		}
 		for _, w := range plan.Forget {
-			if err := tx.DeleteProject(w); err != nil {
-				return err
+			if stale[w] {
+				out.DeletedStale++
 			}
+		}
+		out.SnapshotsDropped = len(plan.Drops)
+		if opts.DryRun {
+			return nil
+		}
+		if err := s.applyRemoteDrops(ctx, tx, plan, records); err != nil {
+			return err
 		}
 		return tx.SetLastPrune(s.opts.Now())
 	})

@@ -151,6 +151,18 @@ func (r *bucketStore) fetch(ctx context.Context, s *Store, mark time.Time) (*fet
 	known := map[[16]byte]bool{}
 	var gcKeys []string
 	if err := s.db.View(func(tx *index.Tx) error {
+		packs, err := tx.Objects().Packs()
+		if err != nil {
+			return err
+		}
+		for _, p := range packs {
+			known[p.Name] = true
+		}
+		if len(packs) > 0 { // a cache that knows no pack can reuse none
+			if err := r.checkHorizon(tx, f.gcKeys); err != nil {
+				return err
+			}
+		}
 		commitKeys = slices.DeleteFunc(commitKeys, tx.Remote().Applied)
 		f.dropped = slices.DeleteFunc(f.dropped, tx.Remote().Applied)
 		for key := range f.gcKeys {
@@ -158,18 +170,14 @@ func (r *bucketStore) fetch(ctx context.Context, s *Store, mark time.Time) (*fet
 				gcKeys = append(gcKeys, key)
 			}
 		}
-		packs, err := tx.Objects().Packs()
-		for _, p := range packs {
-			known[p.Name] = true
-		}
-		return err
+		return nil
 	}); err != nil {
 		return nil, err
 	}
 	if err := r.readCommits(ctx, f, commitKeys); err != nil {
 		return nil, err
 	}
-	if err := r.readGCLists(ctx, f, gcKeys); err != nil {
+	if err := r.readGCLists(ctx, f, gcKeys, len(known) > 0); err != nil {
 		return nil, err
 	}
 	return f, r.readTables(ctx, f, known)
@@ -197,14 +205,43 @@ func (r *bucketStore) readCommits(ctx context.Context, f *fetched, keys []string
 	return g.Wait()
 }
 
-// readGCLists GETs the pending and deleted lists under keys. One that is
-// gone since the listing is skipped; one that does not decode is an
-// error, since the packs it names would be reused.
-func (r *bucketStore) readGCLists(ctx context.Context, f *fetched, keys []string) error {
+// errBehindHorizon is the error of a sync of a cache that may have missed
+// a deleted list gc removed behind its horizon: the cache must be rebuilt
+// (docs/remote.md, "Horizon").
+var errBehindHorizon = errors.New("the cache is behind the bucket's gc horizon")
+
+// checkHorizon returns errBehindHorizon when the horizon generations
+// listed (among keys) skip one after the largest the cache applied.
+func (r *bucketStore) checkHorizon(tx *index.Tx, keys map[string]bool) error {
+	var applied uint64
+	if err := tx.Remote().EachApplied(remote.HorizonDir, func(key string) error {
+		if g, ok := remote.ParseHorizon(key); ok {
+			applied = max(applied, g)
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	for key := range keys {
+		if g, ok := remote.ParseHorizon(key); ok && g > applied+1 && !keys[remote.HorizonKey(g-1)] {
+			return errBehindHorizon
+		}
+	}
+	return nil
+}
+
+// readGCLists GETs the pending, deleted and horizon lists under keys. A
+// pending list gone since the listing is skipped, and so is a deleted one
+// when the cache knows no pack (holds false); otherwise a deleted list the cache
+// never applied was removed behind the horizon: errBehindHorizon. One that
+// does not decode is an error, since the packs it names would be reused.
+func (r *bucketStore) readGCLists(ctx context.Context, f *fetched, keys []string, holds bool) error {
 	slices.Sort(keys)
 	for _, key := range keys {
 		b, err := r.bucket.Get(ctx, key)
-		if errors.Is(err, fs.ErrNotExist) {
+		if errors.Is(err, fs.ErrNotExist) && holds && !strings.HasPrefix(key, remote.PendingDir) {
+			return errBehindHorizon
+		} else if errors.Is(err, fs.ErrNotExist) {
 			continue
 		} else if err != nil {
 			return err
@@ -213,7 +250,7 @@ func (r *bucketStore) readGCLists(ctx context.Context, f *fetched, keys []string
 		if err != nil {
 			return fmt.Errorf("gc list %s in %s: %w: delete it, and run casckpt gc again", key, r.url, err)
 		}
-		f.gcLists = append(f.gcLists, gcList{key: key, deleted: strings.HasPrefix(key, remote.DeletedDir), packs: packs})
+		f.gcLists = append(f.gcLists, gcList{key: key, deleted: !strings.HasPrefix(key, remote.PendingDir), packs: packs})
 	}
 	return nil
 }
@@ -265,9 +302,11 @@ func pinsDiffer(s *Store, pins map[cas.ID]bool) bool {
 	return differ
 }
 
-// isPackList reports whether key is a pending or deleted list of gc.
+// isPackList reports whether key is a pending, deleted or horizon list of
+// gc.
 func isPackList(key string) bool {
-	return remote.IsGCKey(remote.PendingDir, key) || remote.IsGCKey(remote.DeletedDir, key)
+	_, horizon := remote.ParseHorizon(key)
+	return horizon || remote.IsGCKey(remote.PendingDir, key) || remote.IsGCKey(remote.DeletedDir, key)
 }
 
 // checkComplete refuses a full listing of commits that lacks a commit the

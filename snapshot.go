@@ -129,10 +129,14 @@ func (s *Store) Snapshot(ctx context.Context, dir string, opts SnapshotOptions) 
 	if res.collectDue {
 		s.collectDue(ctx)
 	}
-	if opts.MaxStoreSize < 0 || s.remote != nil {
-		return res, nil // a store in a bucket has no size cap yet: see errRemoteDelete
+	if opts.MaxStoreSize < 0 {
+		return res, nil
 	}
-	capped, err := s.enforceCap(ctx, opts.MaxStoreSize, res)
+	enforce := s.enforceCap
+	if s.remote != nil {
+		enforce = s.remoteEnforceCap
+	}
+	capped, err := enforce(ctx, opts.MaxStoreSize, res)
 	if err != nil {
 		return res, fmt.Errorf("snapshot %s was taken, but freeing space for the size cap failed: %w", res.ID.Short(), err)
 	}

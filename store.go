@@ -201,7 +201,15 @@ func (s *Store) begin(ctx context.Context, exclusive, create bool) (*session, er
 		}
 		var seen gcSeen
 		if s.remote != nil && !exclusive {
-			if err := s.remote.sync(ctx, s, false); err != nil {
+			err := s.remote.sync(ctx, s, false)
+			if errors.Is(err, errBehindHorizon) {
+				lock.unlock()
+				if err := s.syncBehindHorizon(ctx); err != nil {
+					return nil, err
+				}
+				continue
+			}
+			if err != nil {
 				lock.unlock()
 				if s.cacheDamaged(err) && !rebuilt {
 					rebuilt = true

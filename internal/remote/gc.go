@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -20,6 +21,9 @@ import (
 //     unneeded once the list is older than the grace period.
 //   - DeletedDir<time>-<random>: a pack list of packs a gc deleted,
 //     written before it deletes them, so every cache forgets them.
+//   - HorizonDir<generation>: a pack list, the packs of the deleted lists
+//     a gc removed once they were older than the horizon; a cache that
+//     finds a generation missing since the last it applied is rebuilt.
 //
 // The lists live under PackListsDir inside DroppedDir, whose keys sort
 // after every dropped marker's: the sync's listing of dropped markers
@@ -29,7 +33,21 @@ const (
 	PackListsDir = DroppedDir + "packs/"
 	PendingDir   = PackListsDir + "pending/"
 	DeletedDir   = PackListsDir + "deleted/"
+	HorizonDir   = PackListsDir + "horizon/"
 )
+
+// HorizonKey is the key of horizon generation g.
+func HorizonKey(g uint64) string { return fmt.Sprintf("%s%0*d", HorizonDir, timeDigits, g) }
+
+// ParseHorizon returns the generation of a key HorizonKey makes.
+func ParseHorizon(key string) (uint64, bool) {
+	rest, ok := strings.CutPrefix(key, HorizonDir)
+	if !ok || len(rest) != timeDigits || strings.Trim(rest, "0123456789") != "" {
+		return 0, false
+	}
+	g, err := strconv.ParseUint(rest, 10, 64)
+	return g, err == nil
+}
 
 // GCKey is a new key of folder dir (PendingDir or DeletedDir) at t, with
 // a random part so two gcs never pick one key.

@@ -32,6 +32,22 @@ func TestGCKey(t *testing.T) {
 	}
 }
 
+func TestHorizonKey(t *testing.T) {
+	for _, g := range []uint64{0, 1, 12345, 1<<64 - 1} {
+		if got, ok := ParseHorizon(HorizonKey(g)); !ok || got != g {
+			t.Fatalf("generation %d read back as %d, %v", g, got, ok)
+		}
+	}
+	if HorizonKey(9) >= HorizonKey(10) {
+		t.Fatal("horizon keys do not sort by generation")
+	}
+	for _, bad := range []string{HorizonDir + "12", HorizonDir + "0000000000000000000x", DeletedDir + "00000000000000000001", HorizonDir + "99999999999999999999"} {
+		if _, ok := ParseHorizon(bad); ok {
+			t.Fatalf("%q read as a horizon key", bad)
+		}
+	}
+}
+
 func FuzzDecodePackList(f *testing.F) {
 	f.Add(EncodePackList([][16]byte{{1}, {2}}))
 	f.Add([]byte(packListMagic))

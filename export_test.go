@@ -1,0 +1,17 @@
+package casckpt
+
+import (
+	"fmt"
+	"sync/atomic"
+	"testing"
+)
+
+// SeparateGCLeases gives every gc the test runs a lease key of its own
+// (gc/lease-1, gc/lease-2, ...), so that gcs run at once as if the lease
+// did not exist; the lease is restored when the test ends.
+func SeparateGCLeases(t *testing.T) {
+	var n atomic.Int64
+	old := leaseKey
+	leaseKey = func() string { return fmt.Sprintf("%s-%d", old(), n.Add(1)) }
+	t.Cleanup(func() { leaseKey = old })
+}

@@ -1,0 +1,241 @@
+package casckpt_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/casckpt/casckpt"
+	"github.com/casckpt/casckpt/internal/s3test"
+	"github.com/minio/minio-go/v7"
+)
+
+// TestS3TwoGCsAtOnce: two gcs with caches of their own run in a loop at
+// once on one bucket, each as if it held the lease (each takes a lease key
+// of its own), while two machines snapshot overlapping projects under a
+// keep rule. Afterwards every snapshot that reported success and was not
+// dropped restores byte-exact from a new cache, the store verifies clean,
+// and the gcs did delete packs: the two phases alone keep two gcs safe.
+func TestS3TwoGCsAtOnce(t *testing.T) {
+	casckpt.SeparateGCLeases(t)
+	srv := s3test.Start(t)
+	url := s3URL(srv)
+	ctx := context.Background()
+	type taken struct {
+		dir   string
+		files map[string][]byte
+	}
+	var (
+		mu   sync.Mutex
+		kept = map[casckpt.ID]taken{}
+	)
+	trs := []*countingTransport{{}, {}}
+	collectors := []*casckpt.Store{openGC(t, srv, url, trs[0]), openGC(t, srv, url, trs[1])}
+	done := make(chan struct{})
+	var gcs sync.WaitGroup
+	gcErrs := make([]error, len(collectors))
+	for i, c := range collectors {
+		gcs.Add(1)
+		go func() {
+			defer gcs.Done()
+			for {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				if _, err := c.GC(ctx); err != nil {
+					gcErrs[i] = fmt.Errorf("gc %d: %w", i, err)
+					return
+				}
+				time.Sleep(100 * time.Millisecond)
+			}
+		}()
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, 2)
+	for m := range errs {
+		s := openGC(t, srv, url, nil)
+		dir := t.TempDir()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for round := range 8 {
+				files := fleetFiles(t, dir, "common", round/2, 3) // shared by both machines
+				for name, data := range fleetFiles(t, dir, fmt.Sprint("own", m), round, 2) {
+					files[name] = data
+				}
+				res, err := s.Snapshot(ctx, dir, casckpt.SnapshotOptions{Keep: 2})
+				mu.Lock()
+				switch {
+				case err != nil && strings.Contains(err.Error(), "gc listed packs for deletion"):
+				case err != nil:
+					errs[m] = err
+				case res.Created:
+					kept[res.ID] = taken{dir: dir, files: files}
+					for _, id := range res.Dropped {
+						delete(kept, id)
+					}
+				}
+				mu.Unlock()
+				if errs[m] != nil {
+					return
+				}
+				time.Sleep(testGrace / 4)
+			}
+		}()
+	}
+	wg.Wait()
+	close(done)
+	gcs.Wait()
+	for _, err := range append(errs, gcErrs...) {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range 2 { // the last pending lists, then past the grace their deletions, both gcs at once
+		time.Sleep(testGrace + time.Second)
+		for i, c := range collectors {
+			gcs.Add(1)
+			go func() {
+				defer gcs.Done()
+				_, gcErrs[i] = c.GC(ctx)
+			}()
+		}
+		gcs.Wait()
+		for _, err := range gcErrs {
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	var deleted []string
+	for i, tr := range trs {
+		counts, deletes := tr.take()
+		t.Logf("gc %d made %v requests and deleted %d packs", i, counts, len(deletes))
+		deleted = append(deleted, deletes...)
+	}
+	if len(deleted) == 0 {
+		t.Fatal("the gcs deleted no pack")
+	}
+	for _, key := range packKeys(t, srv, url) {
+		if slices.ContainsFunc(deleted, func(d string) bool { return strings.HasSuffix(d, key) }) {
+			t.Fatalf("pack %s deleted and still listed", key)
+		}
+	}
+	fresh := openGC(t, srv, url, nil)
+	verifyClean(t, fresh)
+	t.Logf("%d snapshots kept", len(kept))
+	for id, k := range kept {
+		os.RemoveAll(k.dir)
+		os.MkdirAll(k.dir, 0o755)
+		restoresExactly(t, fresh, k.dir, id, k.files)
+	}
+}
+
+// TestS3GCStaleLease: a lease left by a gc that died is refused while it
+// is younger than the lease TTL (the grace period) by the server's clock,
+// and taken over once older: that gc runs, and releases the lease.
+func TestS3GCStaleLease(t *testing.T) {
+	srv := s3test.Start(t)
+	url := s3URL(srv)
+	ctx := context.Background()
+	s := openGC(t, srv, url, nil)
+	dir := t.TempDir()
+	writeFiles(t, dir, "a", 2)
+	if _, err := s.Snapshot(ctx, dir, casckpt.SnapshotOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	key := strings.TrimPrefix(url, "s3://"+srv.Bucket+"/") + "/gc/lease"
+	if _, err := srv.Client(t).PutObject(ctx, srv.Bucket, key, strings.NewReader("casckpt gc of a dead sandbox\n"), -1, minio.PutObjectOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.GC(ctx); !errors.Is(err, casckpt.ErrRefused) || !strings.Contains(err.Error(), "another gc holds") {
+		t.Fatalf("gc under a young lease: %v", err)
+	}
+	time.Sleep(testGrace + time.Second)
+	if _, err := s.GC(ctx); err != nil {
+		t.Fatalf("gc under a lease older than its TTL: %v", err)
+	}
+	if keys := keysUnder(t, srv, key); len(keys) != 0 {
+		t.Fatalf("gc left the lease it took over: %v", keys)
+	}
+}
+
+// leaseThief replaces the lease behind gc's back (as a gc that took it
+// over would) just before gc's first renewal reaches the server.
+type leaseThief struct {
+	t       *testing.T
+	srv     *s3test.Server
+	key     string
+	once    sync.Once
+	renewed bool
+}
+
+func (l *leaseThief) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Method == http.MethodPut && strings.HasSuffix(r.URL.Path, "/"+l.key) && r.Header.Get("If-Match") != "" {
+		l.once.Do(func() {
+			l.renewed = true
+			if _, err := l.srv.Client(l.t).PutObject(context.Background(), l.srv.Bucket, l.key, strings.NewReader("casckpt gc that took over\n"), -1, minio.PutObjectOptions{}); err != nil {
+				l.t.Error(err)
+			}
+		})
+	}
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// TestS3GCLostLeaseStops: a gc whose renewal of its lease fails (another
+// gc took it over) stops before it writes a deleted list or deletes a
+// pack, and leaves the other gc's lease alone.
+func TestS3GCLostLeaseStops(t *testing.T) {
+	srv := s3test.Start(t)
+	url := s3URL(srv)
+	ctx := context.Background()
+	a := openGC(t, srv, url, nil)
+	dir := t.TempDir()
+	for i := range 2 {
+		writeFiles(t, dir, fmt.Sprint("v", i), 2)
+		if _, err := a.Snapshot(ctx, dir, casckpt.SnapshotOptions{Keep: 1}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := a.GC(ctx); err != nil { // the first phase lists the dropped snapshot's pack
+		t.Fatal(err)
+	}
+	prefix := strings.TrimPrefix(url, "s3://"+srv.Bucket+"/") + "/"
+	pending := keysUnder(t, srv, prefix+"dropped/packs/pending/")
+	if len(pending) != 1 {
+		t.Fatalf("pending lists %v, want 1", pending)
+	}
+	packs := packKeys(t, srv, url)
+	time.Sleep(testGrace + time.Second)
+	thief := &leaseThief{t: t, srv: srv, key: prefix + "gc/lease"}
+	_, err := openGC(t, srv, url, thief).GC(ctx)
+	if !thief.renewed || err == nil || !strings.Contains(err.Error(), "renew the lease") || strings.Contains(err.Error(), "\n") {
+		t.Fatalf("gc that lost its lease: %v (renewal seen: %v)", err, thief.renewed)
+	}
+	if got := packKeys(t, srv, url); !slices.Equal(got, packs) {
+		t.Fatalf("packs went from %v to %v", packs, got)
+	}
+	if keys := keysUnder(t, srv, prefix+"dropped/packs/deleted/"); len(keys) != 0 {
+		t.Fatalf("a deleted list was written: %v", keys)
+	}
+	if got := keysUnder(t, srv, prefix+"dropped/packs/pending/"); !slices.Equal(got, pending) {
+		t.Fatalf("pending lists went from %v to %v", pending, got)
+	}
+	obj, err := srv.Client(t).GetObject(ctx, srv.Bucket, prefix+"gc/lease", minio.GetObjectOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, err := io.ReadAll(obj); err != nil || string(b) != "casckpt gc that took over\n" {
+		t.Fatalf("the other gc's lease holds %q (%v)", b, err)
+	}
+}
