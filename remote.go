@@ -271,23 +271,6 @@ func (s *Store) rebuildCache(ctx context.Context) (string, error) {
 	return old, s.remote.sync(ctx, s, true)
 }
 
-// syncBehindHorizon rebuilds a cache that a sync found behind the
-// bucket's gc horizon (errBehindHorizon), under the cache's exclusive
-// lock, which it takes: the caller holds none. The old index is not kept.
-func (s *Store) syncBehindHorizon(ctx context.Context) error {
-	s.opts.Logger.Debug("the cache is behind the bucket's gc horizon: rebuilding it", "store", s.remote.url)
-	ss, err := s.begin(ctx, true, true)
-	if err != nil {
-		return err
-	}
-	defer ss.end()
-	old, err := s.rebuildCache(ctx)
-	if old != "" {
-		os.Remove(old)
-	}
-	return err
-}
-
 // defaultGCGrace is the default of Options.GCGrace.
 const defaultGCGrace = time.Hour
 

@@ -4,31 +4,28 @@ import (
 	"context"
 	"errors"
 	"os"
-	"time"
 
 	"github.com/casckpt/casckpt/index"
 )
 
-// rebuildDamagedCache replaces the damaged cache database of a store in a
-// bucket with one brought up to date from the bucket, as a deleted cache
-// is: the bucket is the truth, so nothing is lost and nobody has to run
-// repair. It takes the cache's exclusive lock (waiting until deadline) and
-// drops the damaged database rather than keeping it, as repair does.
-func (s *Store) rebuildDamagedCache(ctx context.Context, deadline time.Time) error {
-	lock, err := lockStore(ctx, s.lockPath(), true, deadline, s.opts.LockTimeout)
+// replaceCache rebuilds the cache of a store in a bucket from the bucket,
+// as a deleted cache is, when a sync found it unusable (why): damaged on
+// disk, or behind the bucket's gc horizon (errBehindHorizon). The bucket
+// is the truth, so nothing is lost and nobody has to run repair. It takes
+// the cache's exclusive lock (the caller holds none) and, unlike repair,
+// does not keep the old database.
+func (s *Store) replaceCache(ctx context.Context, why string) error {
+	s.opts.Logger.Debug(why+": rebuilding it from the bucket", "store", s.remote.url, "cache", s.dir)
+	ss, err := s.begin(ctx, true, true)
 	if err != nil {
 		return err
 	}
-	defer lock.unlock()
-	s.opts.Logger.Warn("the cache database is damaged: rebuilding it from the bucket", "cache", s.dir)
-	kept, err := s.db.Rebuild(s.opts.Now(), func(*index.Tx) error { return nil })
-	if err != nil {
-		return err
+	defer ss.end()
+	old, err := s.rebuildCache(ctx)
+	if old != "" {
+		os.Remove(old)
 	}
-	if kept != "" {
-		_ = os.Remove(kept)
-	}
-	return s.remote.sync(ctx, s, true)
+	return err
 }
 
 // cacheDamaged reports whether err says the cache database of a store in a

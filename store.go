@@ -201,24 +201,22 @@ func (s *Store) begin(ctx context.Context, exclusive, create bool) (*session, er
 		}
 		var seen gcSeen
 		if s.remote != nil && !exclusive {
-			err := s.remote.sync(ctx, s, false)
-			if errors.Is(err, errBehindHorizon) {
+			if err := s.remote.sync(ctx, s, false); err != nil {
 				lock.unlock()
-				if err := s.syncBehindHorizon(ctx); err != nil {
+				why := "the cache is behind the bucket's gc horizon"
+				if s.cacheDamaged(err) {
+					why = "the cache database is damaged"
+				} else if !errors.Is(err, errBehindHorizon) {
+					return nil, err
+				}
+				if rebuilt {
+					return nil, err // rebuilt once already: not the cache's fault
+				}
+				rebuilt = true
+				if err := s.replaceCache(ctx, why); err != nil {
 					return nil, err
 				}
 				continue
-			}
-			if err != nil {
-				lock.unlock()
-				if s.cacheDamaged(err) && !rebuilt {
-					rebuilt = true
-					if err := s.rebuildDamagedCache(ctx, deadline); err != nil {
-						return nil, err
-					}
-					continue
-				}
-				return nil, err
 			}
 			seen = s.remote.seen()
 		}
