@@ -222,7 +222,11 @@ func (r *bucketStore) deletePending(ctx context.Context, l *lease, m *bucketMark
 			return fmt.Errorf("gc: %w; nothing more was deleted", err)
 		}
 		for _, name := range gone {
-			if err := r.bucket.RemovePack(ctx, cas.PackInfo{Name: name}.FileName()); err != nil {
+			err := r.bucket.RemovePack(ctx, cas.PackInfo{Name: name}.FileName())
+			if errors.Is(err, fs.ErrNotExist) {
+				continue // another gc at work deleted it first
+			}
+			if err != nil {
 				return fmt.Errorf("gc: %w; the next gc deletes the rest", err)
 			}
 			res.ObjectsDeleted += dead[name]
@@ -230,7 +234,7 @@ func (r *bucketStore) deletePending(ctx context.Context, l *lease, m *bucketMark
 			delete(m.stored, name)
 		}
 	}
-	if err := r.bucket.Delete(ctx, key); err != nil {
+	if err := r.bucket.Delete(ctx, key); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("gc: %w", err)
 	}
 	return nil
