@@ -484,45 +484,10 @@ func (c *cutTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 // requests fails with one line; the next runs complete, and every live
 // snapshot restores from a new cache.
 func TestS3GCInterrupted(t *testing.T) {
-	srv := s3test.Start(t)
-	url := s3URL(srv)
-	ctx := context.Background()
-	a := openGC(t, srv, url, nil)
-	dir := t.TempDir()
-	var ids []casckpt.ID
-	var trees []map[string][]byte
-	for i := range 4 {
-		os.RemoveAll(dir)
-		os.MkdirAll(dir, 0o755)
-		trees = append(trees, writeFiles(t, dir, fmt.Sprint("v", i), 2))
-		res, err := a.Snapshot(ctx, dir, casckpt.SnapshotOptions{Keep: 2})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ids = append(ids, res.ID)
-	}
-	cache := t.TempDir()
-	getenv := func(k string) string {
-		if k == "AWS_MAX_ATTEMPTS" {
-			return "1"
-		}
-		return srv.Getenv(k)
-	}
-	gcWith := func(tr http.RoundTripper) error {
-		s, err := casckpt.OpenURL(ctx, url, casckpt.Options{Getenv: getenv, CacheDir: cache, S3Transport: tr, GCGrace: testGrace})
-		if err != nil {
-			return err
-		}
-		_, err = s.GC(ctx)
-		return err
-	}
-	if err := gcWith(nil); err != nil { // the first phase
-		t.Fatal(err)
-	}
-	time.Sleep(testGrace + time.Second)
+	fx := newInterruptedGC(t)
 	failed := 0
 	for n := 1; n <= 64; n *= 2 {
-		err := gcWith(&cutTransport{n: n})
+		err := fx.gcWith(&cutTransport{n: n})
 		if err != nil {
 			failed++
 			if strings.Contains(err.Error(), "\n") {
@@ -533,19 +498,77 @@ func TestS3GCInterrupted(t *testing.T) {
 	if failed == 0 {
 		t.Fatal("no cut landed in a gc")
 	}
-	for range 3 { // a cut gc may leave its lease (stale after the grace period) and lists
-		if err := gcWith(nil); err != nil && !errors.Is(err, casckpt.ErrRefused) {
+	fx.completes(t)
+}
+
+// interruptedGC is a bucket whose gc has run its first phase over two
+// dropped snapshots (of 4, keep 2) and waited out the grace period: the
+// next gc runs the second phase, which deletes.
+type interruptedGC struct {
+	srv   *s3test.Server
+	url   string
+	dir   string
+	ids   []casckpt.ID
+	trees []map[string][]byte
+	cache string
+}
+
+func newInterruptedGC(t *testing.T) *interruptedGC {
+	fx := &interruptedGC{srv: s3test.Start(t), dir: t.TempDir(), cache: t.TempDir()}
+	fx.url = s3URL(fx.srv)
+	a := openGC(t, fx.srv, fx.url, nil)
+	for i := range 4 {
+		os.RemoveAll(fx.dir)
+		os.MkdirAll(fx.dir, 0o755)
+		fx.trees = append(fx.trees, writeFiles(t, fx.dir, fmt.Sprint("v", i), 2))
+		res, err := a.Snapshot(context.Background(), fx.dir, casckpt.SnapshotOptions{Keep: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		fx.ids = append(fx.ids, res.ID)
+	}
+	if err := fx.gcWith(nil); err != nil { // the first phase
+		t.Fatal(err)
+	}
+	time.Sleep(testGrace + time.Second)
+	return fx
+}
+
+// gcWith runs a gc from the fixture's one cache, its requests through tr
+// (nil: straight), each tried once.
+func (fx *interruptedGC) gcWith(tr http.RoundTripper) error {
+	getenv := func(k string) string {
+		if k == "AWS_MAX_ATTEMPTS" {
+			return "1"
+		}
+		return fx.srv.Getenv(k)
+	}
+	ctx := context.Background()
+	s, err := casckpt.OpenURL(ctx, fx.url, casckpt.Options{Getenv: getenv, CacheDir: fx.cache, S3Transport: tr, GCGrace: testGrace})
+	if err != nil {
+		return err
+	}
+	_, err = s.GC(ctx)
+	return err
+}
+
+// completes checks that gcs after the interrupted ones finish the work:
+// the kept snapshots' 2 packs are all that is left, verify is clean and
+// both restore exactly from a new cache.
+func (fx *interruptedGC) completes(t *testing.T) {
+	for range 3 { // an interrupted gc may leave its lease (stale after the grace period) and lists
+		if err := fx.gcWith(nil); err != nil && !errors.Is(err, casckpt.ErrRefused) {
 			t.Fatal(err)
 		}
 		time.Sleep(testGrace + time.Second)
 	}
-	if keys := packKeys(t, srv, url); len(keys) != 2 {
+	if keys := packKeys(t, fx.srv, fx.url); len(keys) != 2 {
 		t.Errorf("packs left: %v, want the 2 of the kept snapshots", keys)
 	}
-	fresh := openGC(t, srv, url, nil)
+	fresh := openGC(t, fx.srv, fx.url, nil)
 	verifyClean(t, fresh)
 	for i := 2; i < 4; i++ {
-		restoresExactly(t, fresh, dir, ids[i], trees[i])
+		restoresExactly(t, fresh, fx.dir, fx.ids[i], fx.trees[i])
 	}
 }
 
