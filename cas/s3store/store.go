@@ -156,14 +156,8 @@ func (s *Store) Create(ctx context.Context, name string) (cas.PackWriter, error)
 // upload, if one is in flight, has ended; Stat, Remove and SetAside wait
 // too, and List for every upload).
 func (s *Store) Open(ctx context.Context, name string) (cas.PackReader, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	key, err := s.packKey("open", name)
+	key, err := s.openKey(ctx, name)
 	if err != nil {
-		return nil, err
-	}
-	if err := s.waitUpload(ctx, name); err != nil {
 		return nil, err
 	}
 	info, err := s.client.StatObject(ctx, s.bucket, key, minio.StatObjectOptions{})
@@ -179,17 +173,24 @@ func (s *Store) Open(ctx context.Context, name string) (cas.PackReader, error) {
 // conditionally, under a random name), so none can change under them; one
 // deleted since fails them with fs.ErrNotExist.
 func (s *Store) OpenSized(ctx context.Context, name string, size int64) (cas.PackReader, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	key, err := s.packKey("open", name)
+	key, err := s.openKey(ctx, name)
 	if err != nil {
 		return nil, err
 	}
-	if err := s.waitUpload(ctx, name); err != nil {
-		return nil, err
-	}
 	return &reader{s: s, name: name, key: key, size: size}, nil
+}
+
+// openKey returns the key of pack name for a reader, once an upload of it
+// under way has ended.
+func (s *Store) openKey(ctx context.Context, name string) (string, error) {
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+	key, err := s.packKey("open", name)
+	if err != nil {
+		return "", err
+	}
+	return key, s.waitUpload(ctx, name)
 }
 
 // Stat returns the size of pack name (a HEAD).
