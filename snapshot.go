@@ -31,8 +31,10 @@ type SnapshotOptions struct {
 	MaxFiles int
 	// MaxStoreSize is the store's size cap in bytes: when a new snapshot
 	// takes the store past it, older snapshots are dropped and collected in
-	// the same call until it fits (default DefaultMaxStoreSize; negative:
-	// no cap).
+	// the same call until it fits (default DefaultMaxStoreSize on a local
+	// store and none on a store in a bucket: a fleet shares one, and a
+	// default cap would have each machine drop the others' history; a cap
+	// set here applies to both; negative: no cap).
 	MaxStoreSize int64
 	// Progress, if set, is called as files are hashed, from any goroutine.
 	Progress func(filesHashed, bytesHashed int64)
@@ -111,6 +113,9 @@ func (s *Store) Snapshot(ctx context.Context, dir string, opts SnapshotOptions) 
 	}
 	if err := opts.check(); err != nil {
 		return SnapshotResult{}, err
+	}
+	if s.remote != nil && opts.MaxStoreSize == 0 {
+		opts.MaxStoreSize = -1 // no default cap on a bucket: see MaxStoreSize
 	}
 	opts = opts.withDefaults()
 	_, statErr := os.Stat(s.dir)

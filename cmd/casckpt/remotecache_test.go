@@ -105,9 +105,13 @@ func TestS3CacheDeletedMidSnapshot(t *testing.T) {
 			t.Log("the snapshot ended before its cache database appeared")
 		case <-time.After(time.Millisecond):
 			if dbs, _ := filepath.Glob(filepath.Join(cache, "*", "casckpt.db")); len(dbs) > 0 {
-				if err := os.RemoveAll(cache); err != nil {
+				// Moved away in one step (a RemoveAll races with the files
+				// the snapshot adds), and then removed.
+				gone := cache + ".gone"
+				if err := os.Rename(cache, gone); err != nil {
 					t.Fatal(err)
 				}
+				defer os.RemoveAll(gone)
 				err = <-done
 				waiting = false
 			}

@@ -47,7 +47,7 @@ func newSnapshotCommand(g *globals) *cobra.Command {
 	f.IntVar(&o.keep, "keep", casckpt.DefaultKeep, "keep at most N snapshots of the project (older unpinned ones are dropped)")
 	f.Int64Var(&o.maxFileMB, "max-file-size-mb", 10, "leave out files larger than N MiB")
 	f.IntVar(&o.maxFiles, "max-files", 50_000, "refuse a tree of more than N files")
-	f.Int64Var(&o.maxSizeMB, "max-size-mb", casckpt.DefaultMaxStoreSize>>20, "keep the store under N MiB by dropping old snapshots (0: no cap)")
+	f.Int64Var(&o.maxSizeMB, "max-size-mb", casckpt.DefaultMaxStoreSize>>20, "keep the store under N MiB by dropping old snapshots (0: no cap; default 500 on a local store, none on an s3:// one)")
 	f.StringVar(&o.session, "session", "", "label the snapshot with the agent's session `ID`")
 	f.StringVar(&o.turn, "turn", "", "label the snapshot with the agent's turn `ID`; the project's first snapshot of a turn starts it")
 	f.BoolVar(&o.endTurn, "end-turn", false, "end the turn of --turn on this snapshot")
@@ -115,7 +115,10 @@ func runSnapshot(cmd *cobra.Command, g *globals, dir string, o snapshotOptions) 
 		Reason: o.reason, Keep: o.keep, MaxFileSize: maxFileSize, MaxFiles: o.maxFiles,
 		MaxStoreSize: maxStoreSize, Session: o.session, Turn: o.turn, EndTurn: o.endTurn,
 	}
-	if o.maxSizeMB == 0 {
+	switch {
+	case !cmd.Flags().Changed("max-size-mb"):
+		opts.MaxStoreSize = 0 // the library's default: see SnapshotOptions.MaxStoreSize
+	case o.maxSizeMB == 0:
 		opts.MaxStoreSize = -1
 	}
 	if bar != nil {
