@@ -67,7 +67,10 @@ func (s *Store) RecordWrite(ctx context.Context, dir string, paths ...string) (i
 		for i := range writes {
 			writes[i].Time = now
 		}
-		return tx.RecordWrites(workdir, writes)
+		if err := tx.RecordWrites(workdir, writes); err != nil {
+			return err
+		}
+		return ss.publishWrites(ctx, tx, workdir, writes)
 	})
 	if errors.Is(err, errUnknownProject) {
 		return 0, nil

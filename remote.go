@@ -2,6 +2,7 @@ package casckpt
 
 import (
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -182,6 +183,27 @@ func (ss *session) publish(ctx context.Context, tx *index.Tx, p *pendingSnapshot
 		}
 	}
 	return nil
+}
+
+// publishWrites puts the writes that tx records in project workdir's
+// ledger in the bucket, as a commit of one record, last in tx: every
+// machine's cache, and a rebuilt one, applies them (nothing for a store
+// in a directory). The commit names no pack and no object.
+func (ss *session) publishWrites(ctx context.Context, tx *index.Tx, workdir string, writes []index.Write) error {
+	r := ss.s.remote
+	if r == nil {
+		return nil
+	}
+	var id cas.ID
+	if _, err := rand.Read(id[:]); err != nil {
+		return err
+	}
+	c := remote.Commit{Records: []remote.Record{{Kind: remote.RecordWrites, BackupID: id, Data: index.EncodeWrites(workdir, writes)}}}
+	key := remote.CommitKey(time.Now(), id)
+	if err := r.bucket.PutNew(ctx, key, remote.EncodeCommit(c)); err != nil {
+		return fmt.Errorf("publish the recorded writes: %w", err)
+	}
+	return tx.Remote().SetApplied(key)
 }
 
 // markDropped puts the dropped marker of snapshot id, which tx deletes,

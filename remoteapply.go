@@ -125,6 +125,15 @@ func (a *applier) commit(c remote.Commit) (whole bool, _ error) {
 			if err := a.turn(tr); err != nil {
 				return false, err
 			}
+		case remote.RecordWrites:
+			workdir, writes, err := index.DecodeWrites(r.Data)
+			if err != nil {
+				whole = false
+				continue
+			}
+			if err := a.tx.ApplyWrites(workdir, writes); err != nil {
+				return false, err
+			}
 		}
 	}
 	return whole, nil

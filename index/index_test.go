@@ -514,3 +514,52 @@ func TestReadRemainsSkipsUndecodableProjects(t *testing.T) {
 		t.Fatalf("remains of a database with one damaged project record: %v", rem.Projects)
 	}
 }
+
+// TestWritesShareAndApply: writes encoded for the bucket decode as they
+// were (paths, states, deletions, times), and applying them to a ledger
+// keeps, per path, the write recorded last.
+func TestWritesShareAndApply(t *testing.T) {
+	t0 := time.Unix(1_700_000_000, 0)
+	writes := []Write{
+		{Path: "a.txt", State: cas.Sum(cas.KindChunk, []byte("a")), Time: t0.Add(2 * time.Second)},
+		{Path: "gone.txt", Time: t0.Add(time.Second)}, // a deletion
+	}
+	workdir, got, err := DecodeWrites(EncodeWrites("/p", writes))
+	if err != nil || workdir != "/p" || len(got) != 2 || got[0].Path != "a.txt" || got[0].State != writes[0].State ||
+		!got[0].Time.Equal(writes[0].Time) || got[1].Path != "gone.txt" || !got[1].State.IsZero() {
+		t.Fatalf("round trip: %q %+v %v", workdir, got, err)
+	}
+	db := testDB(t)
+	newer := Write{Path: "a.txt", State: cas.Sum(cas.KindChunk, []byte("newer")), Time: t0.Add(time.Hour)}
+	err = db.Update(func(tx *Tx) error {
+		if err := tx.RecordWrites("/p", []Write{newer}); err != nil {
+			return err
+		}
+		return tx.ApplyWrites("/p", got)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.View(func(tx *Tx) error {
+		have, err := tx.Writes("/p")
+		if err != nil || len(have) != 2 || have["a.txt"].State != newer.State || !have["gone.txt"].State.IsZero() {
+			t.Fatalf("ledger after applying older writes: %+v %v; want the newer a.txt kept and gone.txt added", have, err)
+		}
+		return nil
+	})
+}
+
+func FuzzDecodeWrites(f *testing.F) {
+	f.Add(EncodeWrites("/p", []Write{{Path: "a", State: cas.Sum(cas.KindChunk, []byte("a")), Time: time.Unix(5, 0)}, {Path: "b"}}))
+	f.Add([]byte{writesBackupVersion})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		workdir, writes, err := DecodeWrites(b)
+		if err != nil {
+			return
+		}
+		w2, writes2, err := DecodeWrites(EncodeWrites(workdir, writes))
+		if err != nil || w2 != workdir || len(writes2) != len(writes) {
+			t.Fatalf("re-encoding %q %d writes: %q %d, %v", workdir, len(writes), w2, len(writes2), err)
+		}
+	})
+}

@@ -111,3 +111,77 @@ func (t *Tx) RecordWrites(workdir string, writes []Write) error {
 	}
 	return nil
 }
+
+// writesBackupVersion is the version of EncodeWrites' encoding.
+const writesBackupVersion = 1
+
+// EncodeWrites encodes writes recorded in project workdir's ledger (their
+// paths, states and times; not their numbers, which each ledger gives
+// anew), for a store in a bucket to share them: DecodeWrites reads them.
+func EncodeWrites(workdir string, writes []Write) []byte {
+	b := []byte{writesBackupVersion}
+	b = appendString(b, workdir)
+	b = binary.AppendUvarint(b, uint64(len(writes)))
+	for _, w := range writes {
+		b = appendString(b, w.Path)
+		b = appendTime(b, w.Time)
+		if w.State.IsZero() {
+			b = append(b, 0)
+		} else {
+			b = append(b, 1)
+			b = append(b, w.State[:]...)
+		}
+	}
+	return b
+}
+
+// DecodeWrites reads what EncodeWrites wrote.
+func DecodeWrites(b []byte) (workdir string, writes []Write, err error) {
+	r := reader{b: b}
+	if r.byte() != writesBackupVersion {
+		return "", nil, fmt.Errorf("%w: recorded writes: unknown version", ErrCorrupt)
+	}
+	workdir = r.string()
+	n := r.uvarint()
+	if n > uint64(len(r.b)) { // each write takes a byte at least
+		r.fail("bad count")
+	}
+	for i := uint64(0); i < n && r.err == nil; i++ {
+		w := Write{Path: r.string(), Time: r.time()}
+		switch r.byte() {
+		case 0:
+		case 1:
+			if w.State = r.id(); w.State.IsZero() {
+				r.fail("zero state")
+			}
+		default:
+			r.fail("bad state flag")
+		}
+		writes = append(writes, w)
+	}
+	if err := r.done(); err != nil {
+		return "", nil, fmt.Errorf("recorded writes: %w", err)
+	}
+	if workdir == "" {
+		return "", nil, fmt.Errorf("%w: recorded writes: no project", ErrCorrupt)
+	}
+	return workdir, writes, nil
+}
+
+// ApplyWrites adds to project workdir's ledger the writes another machine
+// recorded (DecodeWrites), oldest first, each unless the ledger holds a
+// write of its path recorded later.
+func (t *Tx) ApplyWrites(workdir string, writes []Write) error {
+	have, err := t.Writes(workdir)
+	if err != nil {
+		return err
+	}
+	var add []Write
+	for _, w := range slices.SortedStableFunc(slices.Values(writes), func(a, b Write) int { return a.Time.Compare(b.Time) }) {
+		if h, ok := have[w.Path]; ok && h.Time.After(w.Time) {
+			continue
+		}
+		add = append(add, w)
+	}
+	return t.RecordWrites(workdir, add)
+}

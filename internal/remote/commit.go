@@ -6,7 +6,8 @@
 // Vocabulary:
 //   - A commit is the object a writer puts, once, after the packs it names
 //     are stored: the records it adds (a snapshot record, turn records, as
-//     the index encodes their backups) and the packs it created.
+//     the index encodes their backups; or writes an agent recorded) and
+//     the packs it created.
 //   - A key's time is the writer's clock in UTC nanoseconds, as 20 decimal
 //     digits, so keys sort by time; the watermark is the newest time a
 //     cache has applied.
@@ -28,6 +29,10 @@ type RecordKind byte
 const (
 	RecordSnapshot RecordKind = 1 // index.EncodeBackup's bytes
 	RecordTurn     RecordKind = 2 // index.EncodeTurnBackup's bytes
+	// RecordWrites is index.EncodeWrites' bytes: writes an agent recorded
+	// (record-write); its BackupID is a random ID that names the commit,
+	// not an object.
+	RecordWrites RecordKind = 3
 )
 
 // Record is one record a commit adds: its encoding and the ID of its
@@ -99,7 +104,7 @@ func DecodeCommit(b []byte) (Commit, error) {
 		rec := Record{Kind: RecordKind(r.byte())}
 		copy(rec.BackupID[:], r.bytes(cas.IDSize))
 		rec.Data = r.bytes(r.count(1))
-		if r.err == nil && ((rec.Kind != RecordSnapshot && rec.Kind != RecordTurn) || rec.BackupID.IsZero() || len(rec.Data) == 0) {
+		if r.err == nil && ((rec.Kind != RecordSnapshot && rec.Kind != RecordTurn && rec.Kind != RecordWrites) || rec.BackupID.IsZero() || len(rec.Data) == 0) {
 			r.err = errors.New("bad record")
 		}
 		c.Records = append(c.Records, rec)
