@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 	"io"
+	"os"
+	"runtime/debug"
 	"sync"
 
 	"github.com/schollz/progressbar/v3"
@@ -121,8 +123,12 @@ func runSnapshot(cmd *cobra.Command, g *globals, dir string, o snapshotOptions) 
 	case o.maxSizeMB == 0:
 		opts.MaxStoreSize = -1
 	}
-	if bar != nil {
-		opts.Progress = func(_, bytes int64) { _ = bar.Set64(bytes) }
+	tighten := tightenGCPast(bigSnapshot)
+	opts.Progress = func(_, bytes int64) {
+		tighten(bytes)
+		if bar != nil {
+			_ = bar.Set64(bytes)
+		}
 	}
 	res, err := store.Snapshot(cmd.Context(), dir, opts)
 	if bar != nil {
@@ -179,4 +185,29 @@ func (u *uploadNote) add(bytes int64) {
 	defer u.mu.Unlock()
 	u.sent += bytes
 	u.bar.Describe("hashing, " + humanBytes(u.sent) + " uploaded")
+}
+
+// bigSnapshot is how many bytes a snapshot hashes before the command
+// halves the garbage collector's headroom (tightenGCPast).
+const bigSnapshot = 32 << 20
+
+// tightenGCPast returns a progress callback that, once a snapshot has
+// hashed more than limit bytes, sets GOGC to 50 (unless the environment
+// sets GOGC). A first snapshot of a large tree compresses with an encoder
+// per core (cas's blockEncoder), whose tables and buffers took W1 to 69.7
+// MiB of peak RSS; with GOGC 50 from 32 MiB hashed on it peaks at 58.9
+// MiB (60.0 at most in 4 runs; 63.7 from 64 MiB on). A turn's snapshot
+// never hashes that much and keeps the default, which costs it about 5 ms
+// less (a W3 turn: 57.6 against 62.2 ms). It is safe for concurrent use.
+func tightenGCPast(limit int64) func(bytes int64) {
+	var once sync.Once
+	return func(bytes int64) {
+		if bytes > limit {
+			once.Do(func() {
+				if os.Getenv("GOGC") == "" {
+					debug.SetGCPercent(50)
+				}
+			})
+		}
+	}
 }
