@@ -115,13 +115,7 @@ func (ss *session) collect(ctx context.Context, req collectRequest) (collectResu
 // decides, into res, what retention and the size cap drop. The graph it
 // returns has the dropped snapshots released.
 func (ss *session) planCollection(ctx context.Context, objects *cas.Store, projects []gc.Project, req collectRequest, res *collectResult) (*gc.Graph, error) {
-	var roots []cas.ID
-	for _, p := range projects {
-		for _, s := range p.Snapshots {
-			roots = append(roots, s.Root)
-		}
-	}
-	graph, err := gc.Mark(ctx, objects, roots)
+	graph, err := markProjects(ctx, objects, projects)
 	if err != nil {
 		if errors.Is(err, cas.ErrCorrupt) || errors.Is(err, cas.ErrNotFound) {
 			err = fmt.Errorf("%w; run casckpt verify and forget the damaged snapshots", err)
@@ -135,15 +129,8 @@ func (ss *session) planCollection(ctx context.Context, objects *cas.Store, proje
 		if err != nil {
 			return nil, err
 		}
-		size := func(id cas.ID) int64 {
-			l, err := objects.Locate(id)
-			if err != nil {
-				return 0
-			}
-			return l.PackBytes()
-		}
 		plan, res.projected, res.fits = gc.PlanCap(plan, gc.CapInput{
-			Projects: projects, Graph: graph, Size: size, Fixed: dbSize,
+			Projects: projects, Graph: graph, Size: storedSize(objects), Fixed: dbSize,
 			Cap: req.cap, Protect: req.protect, Current: req.current,
 		})
 	} else {
@@ -153,6 +140,29 @@ func (ss *session) planCollection(ctx context.Context, objects *cas.Store, proje
 	}
 	res.plan = plan
 	return graph, nil
+}
+
+// markProjects marks every object the snapshots of projects reach.
+func markProjects(ctx context.Context, objects *cas.Store, projects []gc.Project) (*gc.Graph, error) {
+	var roots []cas.ID
+	for _, p := range projects {
+		for _, s := range p.Snapshots {
+			roots = append(roots, s.Root)
+		}
+	}
+	return gc.Mark(ctx, objects, roots)
+}
+
+// storedSize returns the size of an object as stored in its pack, for the
+// size cap's plan (gc.CapInput.Size): 0 for one objects cannot locate.
+func storedSize(objects *cas.Store) func(cas.ID) int64 {
+	return func(id cas.ID) int64 {
+		l, err := objects.Locate(id)
+		if err != nil {
+			return 0
+		}
+		return l.PackBytes()
+	}
 }
 
 // dropAndSweep deletes what plan drops and prepares the sweep of every

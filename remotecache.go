@@ -21,6 +21,13 @@ func (s *Store) replaceCache(ctx context.Context, why string) error {
 		return err
 	}
 	defer ss.end()
+	return s.rebuildCacheDiscarding(ctx)
+}
+
+// rebuildCacheDiscarding is rebuildCache without keeping the old database
+// (a cache holds nothing the bucket lacks). The caller holds the cache's
+// exclusive lock.
+func (s *Store) rebuildCacheDiscarding(ctx context.Context) error {
 	old, err := s.rebuildCache(ctx)
 	if old != "" {
 		os.Remove(old)

@@ -76,25 +76,12 @@ func (s *Store) remoteUnderCap(ctx context.Context, limit int64) (bool, error) {
 func (s *Store) planRemoteCap(ctx context.Context, tx *index.Tx, projects []gc.Project, plan gc.Plan, limit int64, protect cas.ID, current string) (gc.Plan, int64, bool, error) {
 	objects := cas.NewStore(s.packs, tx.Objects())
 	defer objects.Close()
-	var roots []cas.ID
-	for _, p := range projects {
-		for _, sn := range p.Snapshots {
-			roots = append(roots, sn.Root)
-		}
-	}
-	graph, err := gc.Mark(ctx, objects, roots)
+	graph, err := markProjects(ctx, objects, projects)
 	if err != nil {
 		return plan, 0, false, fmt.Errorf("size cap: %w; nothing was dropped: run casckpt verify", err)
 	}
-	size := func(id cas.ID) int64 {
-		l, err := objects.Locate(id)
-		if err != nil {
-			return 0
-		}
-		return l.PackBytes()
-	}
 	out, projected, fits := gc.PlanCap(plan, gc.CapInput{
-		Projects: projects, Graph: graph, Size: size,
+		Projects: projects, Graph: graph, Size: storedSize(objects),
 		Cap: limit, Protect: protect, Current: current,
 	})
 	return out, projected, fits, nil

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"sort"
 	"time"
 
@@ -51,9 +50,7 @@ func (ss *session) remoteCollect(ctx context.Context) (GCResult, error) {
 	}
 	err = r.syncFrom(ctx, s, true, true) // after the lease's time: see recheck
 	if errors.Is(err, errBehindHorizon) {
-		var old string
-		if old, err = s.rebuildCache(ctx); err == nil {
-			os.Remove(old)
+		if err = s.rebuildCacheDiscarding(ctx); err == nil {
 			err = r.syncFrom(ctx, s, true, true)
 		}
 	}
@@ -222,11 +219,7 @@ func (r *bucketStore) deletePending(ctx context.Context, l *lease, m *bucketMark
 			return fmt.Errorf("gc: %w; nothing more was deleted", err)
 		}
 		for _, name := range gone {
-			err := r.bucket.RemovePack(ctx, cas.PackInfo{Name: name}.FileName())
-			if errors.Is(err, fs.ErrNotExist) {
-				continue // another gc at work deleted it first
-			}
-			if err != nil {
+			if err := r.bucket.RemovePack(ctx, cas.PackInfo{Name: name}.FileName()); err != nil {
 				return fmt.Errorf("gc: %w; the next gc deletes the rest", err)
 			}
 			res.ObjectsDeleted += dead[name]
@@ -234,7 +227,7 @@ func (r *bucketStore) deletePending(ctx context.Context, l *lease, m *bucketMark
 			delete(m.stored, name)
 		}
 	}
-	if err := r.bucket.Delete(ctx, key); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := r.bucket.Delete(ctx, key); err != nil {
 		return fmt.Errorf("gc: %w", err)
 	}
 	return nil

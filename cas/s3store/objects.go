@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/http"
 	"slices"
 	"strings"
 	"time"
@@ -71,13 +72,15 @@ func (s *Store) Delete(ctx context.Context, rel string) error {
 	return s.remove(ctx, "delete", rel, key)
 }
 
-// remove deletes key with one DELETE; a missing one is no error. op and
-// what name it in an error.
+// remove deletes key with one DELETE; a missing one is no error (AWS
+// answers 204, some servers, versitygw among them, 404: another gc or
+// machine deleted it first). op and what name it in an error.
 func (s *Store) remove(ctx context.Context, op, what, key string) error {
-	if err := s.client.RemoveObject(ctx, s.bucket, key, minio.RemoveObjectOptions{}); err != nil {
-		return s.wrap(op, what, err)
+	err := s.client.RemoveObject(ctx, s.bucket, key, minio.RemoveObjectOptions{})
+	if err == nil || errorResponse(err).StatusCode == http.StatusNotFound {
+		return nil
 	}
-	return nil
+	return s.wrap(op, what, err)
 }
 
 // ListAfter calls fn, in key order, with the key (relative to the prefix)
