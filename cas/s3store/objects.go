@@ -194,7 +194,7 @@ func (s *Store) PutIfMatch(ctx context.Context, rel, etag string, data []byte) e
 	if err != nil {
 		return err
 	}
-	opts := minio.PutObjectOptions{ContentType: "application/octet-stream", DisableMultipart: true, SendContentMd5: true}
+	opts := s.putOptions()
 	opts.SetMatchETag(etag)
 	_, err = s.client.PutObject(ctx, s.bucket, key, bytes.NewReader(data), int64(len(data)), opts)
 	if err != nil {

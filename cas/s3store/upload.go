@@ -79,11 +79,7 @@ func (s *Store) startUpload(ctx context.Context, name, key string, data *segment
 // whether the object stored is this very pack (a PUT that minio-go
 // retried after its first try had landed) and takes it as done if so.
 func (s *Store) putPack(ctx context.Context, name, key string, data *segments) error {
-	opts := minio.PutObjectOptions{
-		ContentType:      "application/octet-stream",
-		DisableMultipart: true,
-		SendContentMd5:   true,
-	}
+	opts := s.putOptions()
 	opts.SetMatchETagExcept("*")
 	if s.progress != nil {
 		opts.Progress = &progressHook{size: data.size, report: s.progress}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"io/fs"
 	"net/http"
 	"strings"
@@ -218,5 +219,52 @@ func TestUploadFails(t *testing.T) {
 	}
 	if _, err := s.Stat(ctx, next); !errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf("stat of the pack whose close failed: %v, want fs.ErrNotExist", err)
+	}
+}
+
+// damaging flips one byte in the middle of the body of every PUT of a
+// pack, as a faulty proxy or network card would.
+type damaging struct{ base http.RoundTripper }
+
+func (d damaging) RoundTrip(r *http.Request) (*http.Response, error) {
+	if isPackPut(r) && r.Body != nil {
+		body, err := io.ReadAll(r.Body)
+		r.Body.Close()
+		if err != nil {
+			return nil, err
+		}
+		body[len(body)/2] ^= 0x40
+		r.Body = io.NopCloser(bytes.NewReader(body))
+	}
+	return d.base.RoundTrip(r)
+}
+
+// TestDamagedBodyRefused: over http, where a PUT's body is signed chunk
+// by chunk and sent without a Content-MD5, a pack whose bytes are damaged
+// on the way to the server is refused by it, so Sync fails and no damaged
+// pack is stored.
+func TestDamagedBodyRefused(t *testing.T) {
+	srv := s3test.Start(t)
+	base, err := minio.DefaultTransport(false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := config(srv)
+	c.Transport, c.MaxRetries = damaging{base}, 1
+	s := open(t, c)
+	ctx := context.Background()
+	name := packtest.NewName()
+	w, err := s.Create(ctx, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Write(bytes.Repeat([]byte("the bytes of a pack "), 4096))
+	err = closeSync(s, w)
+	if err == nil {
+		t.Fatalf("sync of a pack damaged on the way: nil, want the server's refusal; stored: %q", readPack(t, s, name)[:40])
+	}
+	t.Log(err)
+	if _, err := s.Stat(ctx, name); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("stat of the damaged pack: %v, want fs.ErrNotExist", err)
 	}
 }
