@@ -6,9 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
-	"path"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -120,8 +118,9 @@ type node struct {
 type scanner struct {
 	ctx       context.Context
 	root      string
-	rootFd    int  // the root directory, opened once: every open is relative to it
-	openat2   bool // the kernel resolves paths beneath rootFd (openat2)
+	rootFd    int         // the root directory, opened by List and again by Store: every open is relative to it
+	rootStat  unix.Stat_t // the root as List opened it
+	openat2   bool        // the kernel resolves paths beneath rootFd (openat2)
 	put       cas.Putter
 	opts      Options
 	start     int64 // ns, real clock: for racily-clean decisions
@@ -157,21 +156,45 @@ type hashJob struct {
 	n   *node
 }
 
-// Scan walks root and stores what a snapshot captures through put.
+// Scan walks root and stores what a snapshot captures through put: List,
+// then the Listing's Store.
 func Scan(ctx context.Context, root string, put cas.Putter, opts Options) (Result, error) {
+	l, err := List(ctx, root, opts)
+	if err != nil {
+		return Result{}, err
+	}
+	return l.Store(put, opts.Cache, opts.Trees, opts.Progress)
+}
+
+// Listing is a tree as the walk saw it: every entry a snapshot captures,
+// stat'ed, none read yet. List needs no store, so a caller can list the
+// tree while it waits for the store (a bucket's listings).
+type Listing struct {
+	s   *scanner
+	top *node
+}
+
+// List walks root: it opens every directory beneath it and stats every
+// entry, applying the exclusions. Of opts it uses MaxFileSize, MaxFiles,
+// Skip and Workers; Store takes the rest.
+func List(ctx context.Context, root string, opts Options) (*Listing, error) {
+	opts.Cache, opts.Trees, opts.Progress = nil, nil, nil
 	opts = opts.withDefaults()
 	s := &scanner{
-		ctx: ctx, root: root, put: put, opts: opts,
+		ctx: ctx, root: root, opts: opts,
 		start:    now().UnixNano(),
 		sem:      make(chan struct{}, opts.Workers*4),
 		seenDirs: map[string]bool{},
 	}
 	fd, err := unix.Open(root, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return Result{}, fmt.Errorf("open %s: %w", root, err)
+		return nil, fmt.Errorf("open %s: %w", root, err)
 	}
 	defer unix.Close(fd)
 	s.rootFd = fd
+	if err := unix.Fstat(fd, &s.rootStat); err != nil {
+		return nil, fmt.Errorf("stat %s: %w", root, err)
+	}
 	if useOpenat2 {
 		if fd, err := unix.Openat2(s.rootFd, ".", &unix.OpenHow{Flags: unix.O_RDONLY | unix.O_CLOEXEC, Resolve: beneath}); err == nil {
 			unix.Close(fd)
@@ -182,33 +205,61 @@ func Scan(ctx context.Context, root string, put cas.Putter, opts Options) (Resul
 	var wg sync.WaitGroup
 	s.walkDir(top, "", nil, &wg)
 	wg.Wait()
+	s.rootFd = -1 // closed on return: Store opens the root again
 	if s.firstErr != nil {
-		return Result{}, s.firstErr
+		return nil, s.firstErr
 	}
 	if err := ctx.Err(); err != nil {
-		return Result{}, err
+		return nil, err
 	}
+	return &Listing{s: s, top: top}, nil
+}
+
+// Store reads the files of the listing that the stat cache (cache, whose
+// trees trees reads; nil for none) cannot vouch for, stores what the
+// snapshot needs through put, calling progress (if not nil) after each
+// file read, and builds the trees. A Listing is stored once.
+func (l *Listing) Store(put cas.Putter, cache map[string]statcache.Dir, trees Trees, progress func(filesHashed, bytesHashed int64)) (Result, error) {
+	s, ctx := l.s, l.s.ctx
+	s.put = put
+	s.opts.Cache, s.opts.Trees, s.opts.Progress = cache, trees, progress
+	s.opts = s.opts.withDefaults()
+	fd, err := unix.Open(s.root, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return Result{}, fmt.Errorf("open %s: %w", s.root, err)
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return Result{}, fmt.Errorf("stat %s: %w", s.root, err)
+	}
+	if st.Dev != s.rootStat.Dev || st.Ino != s.rootStat.Ino {
+		return Result{}, fmt.Errorf("%s was replaced by another directory during the snapshot: run it again", s.root)
+	}
+	s.rootFd = fd
+	s.matchAll(l.top, "")
 	if err := s.hashAll(); err != nil {
 		return Result{}, err
 	}
 	res := Result{CachePut: map[string]statcache.Dir{}}
-	id, cached, err := s.buildTree(top, "", &res)
+	id, cached, err := s.buildTree(l.top, "", &res)
 	if err == nil && cached {
 		err = s.checkCachedTree(id)
 	}
 	if errors.Is(err, errCacheDamaged) {
 		// The stat cache names a tree the store lacks: it is damaged.
 		// Scan again without it, reading every file.
+		opts := s.opts
 		opts.Cache = nil
-		return Scan(ctx, root, put, opts)
+		return Scan(ctx, s.root, put, opts)
 	}
 	if err != nil {
 		return Result{}, err
 	}
 	res.Root = id
 	res.Hashed = s.hashedN.Load()
-	res.MaxFileSize = opts.MaxFileSize
-	for d := range opts.Cache {
+	res.MaxFileSize = s.opts.MaxFileSize
+	for d := range s.opts.Cache {
 		if !s.seenDirs[d] {
 			res.CacheRemove = append(res.CacheRemove, d)
 		}
@@ -220,6 +271,22 @@ func Scan(ctx context.Context, root string, put cas.Putter, opts Options) (Resul
 	slices.Sort(res.Warnings)
 	res.Leftovers = s.leftovers
 	return res, nil
+}
+
+// matchAll attaches to directory n (at rel) and to each directory below it
+// its stat cache record, and decides which of their files the cache
+// vouches for (matchCache).
+func (s *scanner) matchAll(n *node, rel string) {
+	if dc, ok := s.opts.Cache[rel]; ok {
+		n.dc = &dc
+	}
+	s.seenDirs[rel] = true
+	s.matchCache(n, rel)
+	for _, c := range n.children {
+		if c.kind == manifest.KindDir {
+			s.matchAll(c, join(rel, c.name))
+		}
+	}
 }
 
 func (s *scanner) fail(err error) {
@@ -305,113 +372,109 @@ func (s *scanner) walkDir(n *node, rel string, ign *ignoreFile, wg *sync.WaitGro
 	if s.ctx.Err() != nil {
 		return
 	}
-	dir, fd, dirents, ok := s.listDir(n, rel)
+	fd, entries, ok := s.listDir(n, rel)
 	if !ok {
 		return
 	}
-	defer dir.Close()
-	dirPath := dir.Name()
-	ign = s.enterDir(n, rel, fd, dirents, ign)
+	dirPath := s.abs(rel)
+	ign = s.ignoreRules(rel, fd, entries, ign)
+	// The children live in one slice, allocated once; its capacity is the
+	// listing's length, so appending never moves the nodes already pointed
+	// to.
+	nodes := make([]node, 0, len(entries))
+	n.children = make([]*node, 0, len(entries))
 	var subdirs []*node
-	for _, dirent := range dirents {
-		name := dirent.Name()
-		childRel := path.Join(rel, name)
-		st, ok := s.included(fd, dirPath, childRel, dirent, ign)
+	for _, e := range entries {
+		st, ok := s.included(fd, dirPath, rel, e, ign)
 		if !ok {
 			continue
 		}
-		child := s.newNode(fd, childRel, name, &st)
-		if child == nil {
+		nodes = append(nodes, node{name: e.name})
+		child := &nodes[len(nodes)-1]
+		if !s.describe(child, fd, rel, &st) {
+			nodes = nodes[:len(nodes)-1]
 			continue
 		}
 		if child.kind == manifest.KindDir {
 			subdirs = append(subdirs, child)
 		} else if s.files.Add(1) > int64(s.opts.MaxFiles) {
 			s.fail(fmt.Errorf("%w: more than %d files under %s (raise --max-files or add a .gitignore)", ErrTooManyFiles, s.opts.MaxFiles, s.root))
+			unix.Close(fd)
 			return
 		}
 		n.children = append(n.children, child)
 	}
-	s.matchCache(n, rel)
-	dir.Close() // not held open while the subdirectories are walked
+	unix.Close(fd) // not held open while the subdirectories are walked
 	s.walkSubdirs(subdirs, rel, ign, wg)
 }
 
 // listDir opens directory n (at rel) beneath the root and lists it, sorted
 // by name. When it cannot, it fails the scan for the root, or warns and
 // marks n not captured for a subdirectory, and ok is false; otherwise the
-// caller closes dir, whose descriptor is fd.
-func (s *scanner) listDir(n *node, rel string) (dir *os.File, fd int, dirents []fs.DirEntry, ok bool) {
-	dirPath := s.abs(rel)
+// caller closes fd.
+func (s *scanner) listDir(n *node, rel string) (fd int, entries []dirEntry, ok bool) {
 	if testHook != nil {
 		testHook("opendir", rel)
 	}
 	fd, err := s.open(cmp.Or(rel, "."), unix.O_RDONLY|unix.O_DIRECTORY)
 	if err != nil {
 		if rel == "" {
-			s.fail(fmt.Errorf("open %s: %w", dirPath, err))
-			return nil, -1, nil, false
+			s.fail(fmt.Errorf("open %s: %w", s.root, err))
+			return -1, nil, false
 		}
 		s.warn("%s: cannot open directory: %v", rel, err)
 		n.kind = 0 // not captured; buildTree reports it excluded
-		return nil, -1, nil, false
+		return -1, nil, false
 	}
-	dir = os.NewFile(uintptr(fd), dirPath)
-	dirents, err = dir.ReadDir(-1)
+	entries, err = readDir(fd)
 	if err != nil {
-		dir.Close()
+		unix.Close(fd)
 		if rel == "" {
-			s.fail(fmt.Errorf("read %s: %w", dirPath, err))
-			return nil, -1, nil, false
+			s.fail(fmt.Errorf("read %s: %w", s.root, err))
+			return -1, nil, false
 		}
 		s.warn("%s: cannot read directory: %v", rel, err)
 		n.kind = 0
-		return nil, -1, nil, false
+		return -1, nil, false
 	}
-	slices.SortFunc(dirents, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
-	return dir, fd, dirents, true
+	return fd, entries, true
 }
 
-// enterDir records that directory n (at rel, open as fd, listing dirents)
-// was seen, attaches its stat cache record, and returns the ignore rules
-// that apply inside it: ign, plus its own .gitignore if it has one.
-func (s *scanner) enterDir(n *node, rel string, fd int, dirents []fs.DirEntry, ign *ignoreFile) *ignoreFile {
-	if slices.ContainsFunc(dirents, func(d fs.DirEntry) bool { return d.Name() == ".gitignore" }) {
+// ignoreRules returns the ignore rules that apply inside the directory at
+// rel (open as fd, listing entries): ign, plus its own .gitignore if it
+// has one.
+func (s *scanner) ignoreRules(rel string, fd int, entries []dirEntry, ign *ignoreFile) *ignoreFile {
+	if _, found := slices.BinarySearchFunc(entries, ".gitignore", func(e dirEntry, name string) int { return strings.Compare(e.name, name) }); found {
 		if content, err := readSmall(fd, ".gitignore"); err == nil {
 			ign = parseIgnore(ign, rel, content)
 		} else {
-			s.warn("%s: cannot read: %v", path.Join(rel, ".gitignore"), err)
+			s.warn("%s: cannot read: %v", join(rel, ".gitignore"), err)
 		}
 	}
-	if dc, ok := s.opts.Cache[rel]; ok {
-		n.dc = &dc
-	}
-	s.mu.Lock()
-	s.seenDirs[rel] = true
-	s.mu.Unlock()
 	return ign
 }
 
-// included stats one entry (childRel, in the directory dirPath open as
+// included stats one entry e of the directory at rel (dirPath, open as
 // fd) without following a link and tells whether the walk keeps it. An
 // invalid name, an entry that cannot be stat'ed, and one excluded by a
 // rule, a .gitignore or the Skip list are reported as excluded; a killed
 // restore's temporary file as a leftover; an entry vanished since the
 // listing is passed over. A directory is not stat'ed: st holds only its
-// type.
-func (s *scanner) included(fd int, dirPath, childRel string, dirent fs.DirEntry, ign *ignoreFile) (st unix.Stat_t, ok bool) {
-	name := dirent.Name()
+// type. The entry's relative path is built only where it is needed, to
+// keep the common case free of allocations.
+func (s *scanner) included(fd int, dirPath, rel string, e dirEntry, ign *ignoreFile) (st unix.Stat_t, ok bool) {
+	name := e.name
 	if err := manifest.ValidName(name); err != nil {
-		s.warn("%s: %v", childRel, err)
-		s.exclude(childRel)
+		s.warn("%s: %v", join(rel, name), err)
+		s.exclude(join(rel, name))
 		return st, false
 	}
-	if dirent.IsDir() {
+	if e.dir {
 		st.Mode = unix.S_IFDIR // a directory needs no stat: nothing of it is recorded
 	} else if err := unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
 		if !errors.Is(err, unix.ENOENT) { // vanished since listing: not there
-			s.warn("%s: cannot stat: %v", childRel, err)
-			s.exclude(childRel)
+			s.warn("%s: cannot stat: %v", join(rel, name), err)
+			s.exclude(join(rel, name))
 		}
 		return st, false
 	}
@@ -419,13 +482,13 @@ func (s *scanner) included(fd int, dirPath, childRel string, dirent fs.DirEntry,
 	isDir := fmtBits == unix.S_IFDIR
 	if fmtBits == unix.S_IFREG && manifest.IsTemp(name) { // a killed restore's: reported, never captured
 		s.mu.Lock()
-		s.leftovers = append(s.leftovers, childRel)
+		s.leftovers = append(s.leftovers, join(rel, name))
 		s.mu.Unlock()
 		return st, false
 	}
-	if defaults.excluded(name, isDir) || (ign != nil && ign.ignored(childRel, isDir)) ||
+	if defaults.excluded(name, isDir) || (ign != nil && ign.ignored(join(rel, name), isDir)) ||
 		s.skipped(dirPath, name) {
-		s.exclude(childRel)
+		s.exclude(join(rel, name))
 		return st, false
 	}
 	return st, true
@@ -443,19 +506,18 @@ func (s *scanner) skipped(dirPath, name string) bool {
 	return false
 }
 
-// newNode makes the node of an included entry (name, at childRel, in the
-// directory open as fd) from its metadata st. It returns nil, reporting the
-// entry excluded, for a file over the size limit, a link that cannot be
-// read, and a socket, FIFO or device, which is never opened.
-func (s *scanner) newNode(fd int, childRel, name string, st *unix.Stat_t) *node {
-	child := &node{name: name}
+// describe fills child, an included entry of the directory at rel (open
+// as fd), from its metadata st. It returns false, reporting the entry
+// excluded, for a file over the size limit, a link that cannot be read,
+// and a socket, FIFO or device, which is never opened.
+func (s *scanner) describe(child *node, fd int, rel string, st *unix.Stat_t) bool {
 	switch st.Mode & unix.S_IFMT {
 	case unix.S_IFDIR:
 		child.kind = manifest.KindDir
 	case unix.S_IFREG:
 		if st.Size > s.opts.MaxFileSize {
-			s.exclude(childRel)
-			return nil
+			s.exclude(join(rel, child.name))
+			return false
 		}
 		child.kind = manifest.KindFile
 		child.exec = st.Mode&0o100 != 0
@@ -463,28 +525,28 @@ func (s *scanner) newNode(fd int, childRel, name string, st *unix.Stat_t) *node 
 		child.stamp = statcache.CurrentStamp(st.Size, st.Mtim.Nano(), st.Ctim.Nano(), st.Ino, st.Mode)
 		child.dev, child.ino = st.Dev, st.Ino
 	case unix.S_IFLNK:
-		target, err := readlinkat(fd, name)
+		target, err := readlinkat(fd, child.name)
 		if err != nil || target == "" || strings.IndexByte(target, 0) >= 0 || len(target) > manifest.MaxTargetLen {
-			s.warn("%s: cannot read link: %v", childRel, err)
-			s.exclude(childRel)
-			return nil
+			s.warn("%s: cannot read link: %v", join(rel, child.name), err)
+			s.exclude(join(rel, child.name))
+			return false
 		}
 		child.kind = manifest.KindSymlink
 		child.target = target
 		child.size = int64(len(target))
 		child.stamp = statcache.LinkStamp(target)
 	default: // sockets, FIFOs, devices: never opened, never captured
-		s.exclude(childRel)
-		return nil
+		s.exclude(join(rel, child.name))
+		return false
 	}
-	return child
+	return true
 }
 
 // walkSubdirs walks the subdirectories of the directory at rel: each in a
 // new goroutine while the semaphore has room, otherwise on this one.
 func (s *scanner) walkSubdirs(subdirs []*node, rel string, ign *ignoreFile, wg *sync.WaitGroup) {
 	for _, sub := range subdirs {
-		subRel := path.Join(rel, sub.name)
+		subRel := join(rel, sub.name)
 		select {
 		case s.sem <- struct{}{}:
 			wg.Add(1)
@@ -534,7 +596,7 @@ func (s *scanner) matchCache(n *node, rel string) {
 			if !c.cached {
 				n.sameFiles = false
 				s.mu.Lock()
-				s.toHash = append(s.toHash, hashJob{rel: path.Join(rel, c.name), n: c})
+				s.toHash = append(s.toHash, hashJob{rel: join(rel, c.name), n: c})
 				s.mu.Unlock()
 			}
 		case manifest.KindSymlink:
@@ -774,13 +836,12 @@ func (s *scanner) buildSubtrees(n *node, rel string, res *Result) (subtrees map[
 	same = n.sameFiles
 	sub := 0 // position among the subdirectories
 	for _, c := range n.children {
-		childRel := path.Join(rel, c.name)
 		switch c.kind {
 		case 0:
-			s.exclude(childRel)
+			s.exclude(join(rel, c.name))
 			same = false
 		case manifest.KindDir:
-			id, cached, err := s.buildTree(c, childRel, res)
+			id, cached, err := s.buildTree(c, join(rel, c.name), res)
 			if err != nil {
 				return nil, nil, false, err
 			}
@@ -866,13 +927,13 @@ func (s *scanner) reuseChunks(n, c *node, rel string, res *Result) (captured boo
 		return true, nil
 	}
 	counted := c.size // by buildSubtrees
-	if err := s.hashFile(s.ctx, hashJob{rel: path.Join(rel, c.name), n: c}); err != nil {
+	if err := s.hashFile(s.ctx, hashJob{rel: join(rel, c.name), n: c}); err != nil {
 		return false, err
 	}
 	if c.kind == 0 {
 		res.Files--
 		res.Bytes -= counted
-		s.exclude(path.Join(rel, c.name))
+		s.exclude(join(rel, c.name))
 		return false, nil
 	}
 	res.Bytes += c.size - counted

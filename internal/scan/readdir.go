@@ -1,0 +1,93 @@
+package scan
+
+import (
+	"encoding/binary"
+	"errors"
+	"slices"
+	"strings"
+	"sync"
+
+	"golang.org/x/sys/unix"
+)
+
+// dirEntry is one name a directory listing returned; dir is true when the
+// listing says it is a directory (a file system that does not say leaves
+// it false, and the walk stats the entry to learn).
+type dirEntry struct {
+	name string
+	dir  bool
+}
+
+// direntBuffers are getdents buffers, shared by the walk's goroutines.
+var direntBuffers = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
+
+// errBadListing is a getdents record that runs past its buffer.
+var errBadListing = errors.New("malformed directory listing")
+
+// readDir lists the directory open as fd, without . and .., sorted by
+// name. It reads the kernel's records itself, rather than through
+// os.File.ReadDir, so that a listing costs a few allocations, not two per
+// entry: the names share one string. A no-change snapshot lists every
+// directory of the tree, and its allocations were a fifth of its CPU.
+func readDir(fd int) ([]dirEntry, error) {
+	buf := direntBuffers.Get().(*[]byte)
+	defer direntBuffers.Put(buf)
+	var names []byte
+	type span struct {
+		start, end int
+		dir        bool
+	}
+	var spans []span
+	for {
+		n, err := unix.Getdents(fd, *buf)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if n <= 0 {
+			break
+		}
+		// Each record is a linux_dirent64: inode (8 bytes), offset (8),
+		// record length (2), type (1), then the name, NUL-terminated.
+		for b := (*buf)[:n]; len(b) > 0; {
+			if len(b) < 19 {
+				return nil, errBadListing
+			}
+			reclen := int(binary.NativeEndian.Uint16(b[16:18]))
+			if reclen < 19 || reclen > len(b) {
+				return nil, errBadListing
+			}
+			rec := b[:reclen]
+			b = b[reclen:]
+			name := rec[19:]
+			if i := slices.Index(name, 0); i >= 0 {
+				name = name[:i]
+			}
+			ino := binary.NativeEndian.Uint64(rec[:8])
+			if ino == 0 || string(name) == "." || string(name) == ".." { // 0: an entry being removed
+				continue
+			}
+			spans = append(spans, span{len(names), len(names) + len(name), rec[18] == unix.DT_DIR})
+			names = append(names, name...)
+		}
+	}
+	all := string(names)
+	entries := make([]dirEntry, len(spans))
+	for i, sp := range spans {
+		entries[i] = dirEntry{name: all[sp.start:sp.end], dir: sp.dir}
+	}
+	slices.SortFunc(entries, func(a, b dirEntry) int { return strings.Compare(a.name, b.name) })
+	return entries, nil
+}
+
+// join is path.Join for a directory's relative path and the name of one of
+// its entries (never empty, ".", ".." nor holding a "/"), without the
+// allocation of cleaning.
+func join(rel, name string) string {
+	if rel == "" {
+		return name
+	}
+	return rel + "/" + name
+}
