@@ -114,39 +114,50 @@ func (r *bucketStore) fetch(ctx context.Context, s *Store, mark time.Time) (*fet
 	if !mark.IsZero() {
 		from = mark.Add(-skewMargin)
 	}
+	// The three listings go out at once: on a real bucket each costs a
+	// round trip of tens of milliseconds, and a no-change snapshot makes
+	// no other request.
 	var commitKeys []string
-	list := func(dir string, keys *[]string) error {
+	var commitsNewest, droppedNewest time.Time
+	// list lists dir after from into keys and newest; gcKeys gets the
+	// lists of gc, which sort after the dropped markers (nil: dir holds
+	// none).
+	list := func(dir string, keys *[]string, newest *time.Time, gcKeys map[string]bool) error {
 		return r.bucket.ListAfter(ctx, dir, remote.StartAfter(dir, from), func(key string) error {
-			if isPackList(key) { // sorted after the dropped markers: always listed
-				f.gcKeys[key] = true
+			if gcKeys != nil && isPackList(key) { // after the dropped markers: always listed
+				gcKeys[key] = true
 			} else if at, _, ok := remote.ParseTimed(dir, key); ok {
 				*keys = append(*keys, key)
-				if at.After(f.newest) {
-					f.newest = at
+				if at.After(*newest) {
+					*newest = at
 				}
 			}
 			return nil
 		})
 	}
-	if err := list(remote.CommitsDir, &commitKeys); err != nil {
+	var g errgroup.Group
+	g.Go(func() error { return list(remote.CommitsDir, &commitKeys, &commitsNewest, nil) })
+	g.Go(func() error { return list(remote.DroppedDir, &f.dropped, &droppedNewest, f.gcKeys) })
+	g.Go(func() error {
+		return r.bucket.ListAfter(ctx, remote.PinsDir, "", func(key string) error {
+			if id, ok := remote.ParsePin(key); ok {
+				f.pins[id] = true
+			}
+			return nil
+		})
+	})
+	if err := g.Wait(); err != nil {
 		return nil, err
+	}
+	f.newest = commitsNewest
+	if droppedNewest.After(f.newest) {
+		f.newest = droppedNewest
 	}
 	if from.IsZero() {
 		f.listed = make(map[string]bool, len(commitKeys))
 		for _, k := range commitKeys {
 			f.listed[k] = true
 		}
-	}
-	if err := list(remote.DroppedDir, &f.dropped); err != nil {
-		return nil, err
-	}
-	if err := r.bucket.ListAfter(ctx, remote.PinsDir, "", func(key string) error {
-		if id, ok := remote.ParsePin(key); ok {
-			f.pins[id] = true
-		}
-		return nil
-	}); err != nil {
-		return nil, err
 	}
 	known := map[[16]byte]bool{}
 	var gcKeys []string

@@ -141,7 +141,7 @@ func (ss *session) scanBefore(ctx context.Context, v view, workdir string, overl
 		})
 		return current, nil, err
 	}
-	pending, err := ss.scanSnapshot(ctx, v, workdir, opts, overlay.through)
+	pending, err := ss.scanSnapshot(ctx, v, workdir, opts, listing{}, overlay.through)
 	if err != nil {
 		return scan.Result{}, nil, err
 	}

@@ -119,11 +119,14 @@ func (s *Store) Snapshot(ctx context.Context, dir string, opts SnapshotOptions) 
 	}
 	opts = opts.withDefaults()
 	_, statErr := os.Stat(s.dir)
-	ss, err := s.begin(ctx, false, true)
+	var listed listing
+	ss, err := s.beginAlongside(ctx, false, true, func() {
+		listed.l, listed.err = scan.List(ctx, workdir, s.listOptions(opts))
+	})
 	if err != nil {
 		return SnapshotResult{}, err
 	}
-	res, err := ss.snapshot(ctx, workdir, opts)
+	res, err := ss.snapshot(ctx, workdir, opts, listed)
 	ss.end()
 	if err != nil && errors.Is(statErr, fs.ErrNotExist) {
 		s.removeIfUnused() // a refused first snapshot leaves no store behind
@@ -155,11 +158,24 @@ func (s *Store) Snapshot(ctx context.Context, dir string, opts SnapshotOptions) 
 	return res, nil
 }
 
-// snapshot is Snapshot under a held lock.
-func (ss *session) snapshot(ctx context.Context, workdir string, opts SnapshotOptions) (SnapshotResult, error) {
+// listing is the tree a snapshot listed while its session began (l nil:
+// not listed yet).
+type listing struct {
+	l   *scan.Listing
+	err error
+}
+
+// listOptions are the options of a snapshot's walk of its tree.
+func (s *Store) listOptions(opts SnapshotOptions) scan.Options {
+	return scan.Options{MaxFileSize: opts.MaxFileSize, MaxFiles: opts.MaxFiles, Skip: s.skipDirs()}
+}
+
+// snapshot is Snapshot under a held lock, of the tree listed (or, when
+// not listed yet, listed now).
+func (ss *session) snapshot(ctx context.Context, workdir string, opts SnapshotOptions, listed listing) (SnapshotResult, error) {
 	var p *pendingSnapshot
 	err := ss.read(func(v view) (err error) {
-		p, err = ss.scanSnapshot(ctx, v, workdir, opts, nil)
+		p, err = ss.scanSnapshot(ctx, v, workdir, opts, listed, nil)
 		return err
 	})
 	if err != nil {
@@ -204,7 +220,7 @@ func (p *pendingSnapshot) abort() {
 // also keep what is put), and, unless the tree is the newest snapshot's,
 // the backup of the record to add; and the backup of the turn record that
 // the snapshot changes, if any (see turnUpdate).
-func (ss *session) scanSnapshot(ctx context.Context, v view, workdir string, opts SnapshotOptions, wrap func(cas.Putter) cas.Putter) (*pendingSnapshot, error) {
+func (ss *session) scanSnapshot(ctx context.Context, v view, workdir string, opts SnapshotOptions, listed listing, wrap func(cas.Putter) cas.Putter) (*pendingSnapshot, error) {
 	p := &pendingSnapshot{workdir: workdir, opts: opts}
 	snaps, err := v.tx.Snapshots(workdir)
 	if err == nil {
@@ -222,10 +238,13 @@ func (ss *session) scanSnapshot(ctx context.Context, v view, workdir string, opt
 	if wrap != nil {
 		put = wrap(p.w)
 	}
-	p.scanned, err = scan.Scan(ctx, workdir, put, scan.Options{
-		MaxFileSize: opts.MaxFileSize, MaxFiles: opts.MaxFiles, Cache: v.tx.StatCache(workdir), Trees: v.objects, Progress: opts.Progress,
-		Skip: ss.s.skipDirs(),
-	})
+	if listed.l == nil && listed.err == nil {
+		listed.l, listed.err = scan.List(ctx, workdir, ss.s.listOptions(opts))
+	}
+	err = listed.err
+	if err == nil {
+		p.scanned, err = listed.l.Store(put, v.tx.StatCache(workdir), v.objects, opts.Progress)
+	}
 	if err != nil {
 		p.abort()
 		if errors.Is(err, scan.ErrTooManyFiles) {

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/casckpt/casckpt/cas"
@@ -181,6 +182,14 @@ type session struct {
 // A store in a bucket always has its cache made, and a shared session
 // brings it up to date with the bucket first (see bucketStore.sync).
 func (s *Store) begin(ctx context.Context, exclusive, create bool) (*session, error) {
+	return s.beginAlongside(ctx, exclusive, create, nil)
+}
+
+// beginAlongside is begin, which calls alongside (if not nil) once the
+// lock is held, at the same time as it brings a bucket's cache up to
+// date, and returns once both are done: a snapshot lists its tree while
+// the bucket is listed.
+func (s *Store) beginAlongside(ctx context.Context, exclusive, create bool, alongside func()) (*session, error) {
 	create = create || s.remote != nil
 	deadline := time.Now().Add(s.opts.LockTimeout)
 	rebuilt := false
@@ -200,8 +209,15 @@ func (s *Store) begin(ctx context.Context, exclusive, create bool) (*session, er
 			return nil, err
 		}
 		var seen gcSeen
+		var beside sync.WaitGroup
+		if alongside != nil {
+			beside.Go(alongside)
+			alongside = nil // once, even if the cache is replaced below
+		}
 		if s.remote != nil && !exclusive {
-			if err := s.remote.sync(ctx, s, false); err != nil {
+			err := s.remote.sync(ctx, s, false)
+			beside.Wait()
+			if err != nil {
 				lock.unlock()
 				why := "the cache is behind the bucket's gc horizon"
 				if s.cacheDamaged(err) {
@@ -220,6 +236,7 @@ func (s *Store) begin(ctx context.Context, exclusive, create bool) (*session, er
 			}
 			seen = s.remote.seen()
 		}
+		beside.Wait()
 		return &session{s: s, lock: lock, seen: seen}, nil
 	}
 }

@@ -63,7 +63,7 @@ func scanPending(t *testing.T, s *Store, dir string, opts SnapshotOptions) (*pen
 	}
 	var p *pendingSnapshot
 	err = ss.read(func(v view) (err error) {
-		p, err = ss.scanSnapshot(context.Background(), v, dir, opts, nil)
+		p, err = ss.scanSnapshot(context.Background(), v, dir, opts, listing{}, nil)
 		return err
 	})
 	if err != nil || p.turn == nil || !p.turn.started {

@@ -8,11 +8,16 @@ import (
 	"fmt"
 	"os"
 	"sync"
+
+	"golang.org/x/sync/errgroup"
 )
 
 // PackTargetSize is the size at which a Writer closes a pack and starts the
 // next one.
 const PackTargetSize = 8 << 20
+
+// statParallel bounds the checks of Commit in flight.
+const statParallel = 8
 
 // packWriteBuffer is how much of a pack a Writer gathers before writing:
 // small, because a turn's pack is often a few KiB and every buffer byte a
@@ -362,12 +367,21 @@ func (w *Writer) Commit(ctx context.Context, idx IndexWriter, replace bool) ([]P
 		return nil, errors.New("cas: Commit before a successful Flush")
 	}
 	// A reference to a pack that is gone (the store was cleared, or a
-	// sweep took it) must never be committed.
+	// sweep took it) must never be committed. The checks go out at once:
+	// in a bucket each is a HEAD, a round trip.
+	var g errgroup.Group
+	g.SetLimit(statParallel)
 	for _, p := range w.finished {
 		name := PackInfo{Name: p.name}.FileName()
-		if _, err := w.packs.Stat(ctx, name); err != nil {
-			return nil, fmt.Errorf("cas: pack %s vanished before its commit (was the store cleared?); try again: %w", name, err)
-		}
+		g.Go(func() error {
+			if _, err := w.packs.Stat(ctx, name); err != nil {
+				return fmt.Errorf("cas: pack %s vanished before its commit (was the store cleared?); try again: %w", name, err)
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
 	}
 	var infos []PackInfo
 	for _, p := range w.finished {
