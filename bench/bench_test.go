@@ -48,7 +48,9 @@ func casckptBinary(b *testing.B) string {
 	binOnce.Do(func() {
 		dir, _ := os.MkdirTemp("", "casckpt-bench")
 		binPath = filepath.Join(dir, "casckpt")
-		if out, err := exec.Command("go", "build", "-o", binPath, "../cmd/casckpt").CombinedOutput(); err != nil {
+		build := exec.Command("go", "build", "-o", binPath, "../cmd/casckpt")
+		build.Env = append(os.Environ(), "CGO_ENABLED=0") // as the README builds it
+		if out, err := build.CombinedOutput(); err != nil {
 			b.Fatalf("build: %v\n%s", err, out)
 		}
 	})

@@ -436,7 +436,9 @@ func binary(t *testing.T) string {
 			return
 		}
 		binPath = filepath.Join(dir, "casckpt")
-		out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
+		build := exec.Command("go", "build", "-o", binPath, ".")
+		build.Env = append(os.Environ(), "CGO_ENABLED=0") // as the README builds it
+		out, err := build.CombinedOutput()
 		if err != nil {
 			buildErr = err
 			t.Logf("%s", out)
