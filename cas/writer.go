@@ -2,11 +2,13 @@ package cas
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"crypto/rand"
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"sync"
 
 	"golang.org/x/sync/errgroup"
@@ -384,17 +386,25 @@ func (w *Writer) Commit(ctx context.Context, idx IndexWriter, replace bool) ([]P
 		return nil, err
 	}
 	var infos []PackInfo
+	var locs []Location
 	for _, p := range w.finished {
 		info, err := idx.AddPack(p.name, p.size)
 		if err != nil {
 			return nil, err
 		}
 		for _, e := range p.entries {
-			if err := idx.PutObject(Location{Pack: info.Number, PackEntry: e}, replace); err != nil {
-				return nil, err
-			}
+			locs = append(locs, Location{Pack: info.Number, PackEntry: e})
 		}
 		infos = append(infos, info)
+	}
+	// In the order of their IDs, the index's keys: a B+tree page then
+	// takes each key at its end, where random order moved half the page
+	// for every key (a first snapshot of 11k files spent 30 ms on it).
+	slices.SortFunc(locs, func(a, b Location) int { return bytes.Compare(a.ID[:], b.ID[:]) })
+	for _, l := range locs {
+		if err := idx.PutObject(l, replace); err != nil {
+			return nil, err
+		}
 	}
 	w.committed = true
 	return infos, nil
