@@ -2,6 +2,10 @@
 // applies the exclusions, reuses the stat cache for unchanged files, hashes
 // and stores the rest in parallel, and builds the manifest trees.
 //
+// Scan is List, the walk, which needs no store (a snapshot lists its tree
+// while it waits for the store: a bucket's listings), then the Listing's
+// Store, which reads what the stat cache cannot vouch for and stores it.
+//
 // Vocabulary:
 //   - The walk opens every directory and file beneath the project's root
 //     (openat2 with RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS, or one component at
