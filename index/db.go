@@ -156,10 +156,11 @@ func openBolt(path string, readOnly bool, timeout time.Duration) (*bolt.DB, erro
 }
 
 // The database's first mapping (address space, not memory), and the step
-// by which its file grows.
+// by which its file grows: each growth costs a truncate and an fsync, and
+// the step is a hole in the file until pages fill it.
 const (
 	initialMmapSize = 64 << 20
-	growStep        = 64 << 10
+	growStep        = 256 << 10
 )
 
 func (d *DB) open(readOnly bool) (*bolt.DB, error) {
