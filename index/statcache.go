@@ -45,6 +45,9 @@ func decodeDir(v []byte) (statcache.Dir, error) {
 		r.fail("stamp count too large")
 		n = 0
 	}
+	if n > 0 {
+		d.Stamps = make([]uint64, 0, n)
+	}
 	for range n {
 		if b := r.bytes(8); len(b) == 8 {
 			d.Stamps = append(d.Stamps, binary.LittleEndian.Uint64(b))
@@ -54,6 +57,9 @@ func decodeDir(v []byte) (statcache.Dir, error) {
 	if m > uint64(len(r.b))/cas.IDSize || m > n {
 		r.fail("subtree count too large")
 		m = 0
+	}
+	if m > 0 {
+		d.Subtrees = make([]cas.ID, 0, m)
 	}
 	for range m {
 		d.Subtrees = append(d.Subtrees, r.id())

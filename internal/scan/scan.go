@@ -112,6 +112,7 @@ type node struct {
 	dc         *statcache.Dir
 	cachedTree *manifest.Tree
 	sameFiles  bool
+	names      uint64 // statcache.NamesHash of the children as the walk saw them
 	children   []*node
 }
 
@@ -273,6 +274,17 @@ func (l *Listing) Store(put cas.Putter, cache map[string]statcache.Dir, trees Tr
 	return res, nil
 }
 
+// namesHash is statcache.NamesHash of children: computed by the walk, on
+// its goroutines, and compared with the stat cache's record after it.
+func namesHash(children []*node) uint64 {
+	names := make([]string, len(children))
+	kinds := make([]uint8, len(children))
+	for i, c := range children {
+		names[i], kinds[i] = c.name, uint8(c.kind)
+	}
+	return statcache.NamesHash(names, kinds)
+}
+
 // matchAll attaches to directory n (at rel) and to each directory below it
 // its stat cache record, and decides which of their files the cache
 // vouches for (matchCache).
@@ -405,6 +417,7 @@ func (s *scanner) walkDir(n *node, rel string, ign *ignoreFile, wg *sync.WaitGro
 		n.children = append(n.children, child)
 	}
 	unix.Close(fd) // not held open while the subdirectories are walked
+	n.names = namesHash(n.children)
 	s.walkSubdirs(subdirs, rel, ign, wg)
 }
 
@@ -566,13 +579,8 @@ func (s *scanner) walkSubdirs(subdirs []*node, rel string, ign *ignoreFile, wg *
 // record's stamps line up with the children by position; otherwise the
 // cached tree is read for the names.
 func (s *scanner) matchCache(n *node, rel string) {
-	names := make([]string, len(n.children))
-	kinds := make([]uint8, len(n.children))
-	for i, c := range n.children {
-		names[i], kinds[i] = c.name, uint8(c.kind)
-	}
 	var stamps map[string]uint64 // by name, when the listing changed
-	aligned := n.dc != nil && n.dc.Names == statcache.NamesHash(names, kinds) && len(n.dc.Stamps) == len(n.children)
+	aligned := n.dc != nil && n.dc.Names == n.names && len(n.dc.Stamps) == len(n.children)
 	if n.dc != nil && !aligned {
 		if t, err := manifest.Load(s.ctx, s.opts.Trees, n.dc.Tree); err == nil && len(t.Entries) == len(n.dc.Stamps) {
 			n.cachedTree = &t
