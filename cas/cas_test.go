@@ -6,6 +6,7 @@ import (
 	"errors"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -349,5 +350,54 @@ func TestStoreBoundsOpenPacks(t *testing.T) {
 	}
 	if err := s.Close(); err != nil || dir.open != 0 {
 		t.Fatalf("after Close: %d readers open, %v", dir.open, err)
+	}
+}
+
+// syncingPacks is a pack store that completes packs in the background
+// (cas.PackSyncer): it records what its writers' Flushes sync.
+type syncingPacks struct {
+	*memPacks
+	synced    [][]string // the names of each SyncPacks
+	storeWide int        // Syncs
+}
+
+func (s *syncingPacks) SyncPacks(_ context.Context, names []string) error {
+	s.synced = append(s.synced, names)
+	return nil
+}
+
+func (s *syncingPacks) Sync(context.Context) error {
+	s.storeWide++
+	return nil
+}
+
+// TestFlushSyncsItsOwnPacks: on a store that is a PackSyncer, a Writer's
+// Flush syncs exactly its own packs, not the store as a whole, so that it
+// never returns the upload failure of another writer of the store.
+func TestFlushSyncsItsOwnPacks(t *testing.T) {
+	_, mem := testDB(t)
+	packs := &syncingPacks{memPacks: mem}
+	ctx := context.Background()
+	other := NewWriter(packs, nil) // another writer of the store, its pack closed
+	if _, err := other.Put(ctx, KindChunk, []byte("other")); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := mem.names()
+	w := NewWriter(packs, nil)
+	if _, err := w.Put(ctx, KindChunk, []byte("mine")); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	after, _ := mem.names()
+	var mine []string
+	for _, name := range after {
+		if !slices.Contains(before, name) {
+			mine = append(mine, name)
+		}
+	}
+	if packs.storeWide != 0 || len(packs.synced) != 1 || !slices.Equal(packs.synced[0], mine) {
+		t.Fatalf("flush synced %v (and the whole store %d times), want its own packs %v only", packs.synced, packs.storeWide, mine)
 	}
 }

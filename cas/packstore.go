@@ -75,6 +75,17 @@ type SizedOpener interface {
 	OpenSized(ctx context.Context, name string, size int64) (PackReader, error)
 }
 
+// PackSyncer is implemented by pack stores that complete packs in the
+// background (cas/s3store's uploads): SyncPacks is Sync for the packs
+// names only. It waits for their completion and returns the first failure
+// among them, never one of another writer's packs, which Sync, shared by
+// every writer of the store, may return (a Close of any writer still may,
+// once: see PackWriter.Close); a failure it returns is not returned
+// again. cas.Writer's Flush uses it when the store has it.
+type PackSyncer interface {
+	SyncPacks(ctx context.Context, names []string) error
+}
+
 // PackWriter is a pack being written: what PackStore.Create returns. It is
 // used by one goroutine at a time.
 type PackWriter interface {
@@ -87,8 +98,9 @@ type PackWriter interface {
 	// are released; Abort is then a no-op. A store may complete the pack
 	// in the background (cas/s3store uploads a few at once): its methods
 	// that read the name wait for it, a failure is returned by the next
-	// Sync (or the next Close, of any writer, which then stores nothing),
-	// and other processes see the pack only after Sync returned nil.
+	// Sync or SyncPacks naming the pack (or the next Close, of any writer,
+	// which then stores nothing), and other processes see the pack only
+	// after one of them returned nil.
 	Close() error
 	// Abort drops the pack: nothing is stored under its name. It is a
 	// no-op after Close or a former Abort. Its error says only that the

@@ -343,10 +343,16 @@ func (w *Writer) Flush(ctx context.Context) error {
 	if len(w.finished) == 0 {
 		return nil
 	}
-	if w.err = w.packs.Sync(ctx); w.err != nil {
-		return w.err
+	if ps, ok := w.packs.(PackSyncer); ok {
+		names := make([]string, len(w.finished))
+		for i, p := range w.finished {
+			names[i] = PackInfo{Name: p.name}.FileName()
+		}
+		w.err = ps.SyncPacks(ctx, names)
+	} else {
+		w.err = w.packs.Sync(ctx)
 	}
-	return nil
+	return w.err
 }
 
 // Stats returns what the Writer stored so far.

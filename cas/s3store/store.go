@@ -43,6 +43,7 @@ type Store struct {
 var (
 	_ cas.PackStore   = (*Store)(nil)
 	_ cas.SizedOpener = (*Store)(nil)
+	_ cas.PackSyncer  = (*Store)(nil)
 )
 
 // New opens the store c names and probes its server: it puts one probe

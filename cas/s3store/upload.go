@@ -33,11 +33,21 @@ type uploads struct {
 
 	mu   sync.Mutex
 	busy map[string]chan struct{} // pack name: closed when its upload has ended
-	err  error                    // the first failure that no Close or Sync has returned yet
+	// err is the first failure that no Close or Sync has returned yet, of
+	// pack errPack; failed holds every failure by pack until a Sync or
+	// the SyncPacks of its writer returns it.
+	err     error
+	errPack string
+	failed  map[string]error
 }
 
+// maxFailed bounds uploads.failed: past it a failure that no writer asked
+// for is dropped (its writer's commit, which checks every pack, still
+// fails).
+const maxFailed = 1024
+
 func newUploads() *uploads {
-	return &uploads{slots: make(chan struct{}, maxUploads), busy: map[string]chan struct{}{}}
+	return &uploads{slots: make(chan struct{}, maxUploads), busy: map[string]chan struct{}{}, failed: map[string]error{}}
 }
 
 // start sends data as pack name (key) in the background, once fewer than
@@ -49,7 +59,7 @@ func (s *Store) startUpload(ctx context.Context, name, key string, data *segment
 	u := s.uploads
 	u.mu.Lock()
 	if err := u.err; err != nil {
-		u.err = nil
+		u.err, u.errPack = nil, ""
 		u.mu.Unlock()
 		return err
 	}
@@ -66,8 +76,17 @@ func (s *Store) startUpload(ctx context.Context, name, key string, data *segment
 		<-u.slots
 		u.mu.Lock()
 		delete(u.busy, name)
-		if err != nil && u.err == nil {
-			u.err = err
+		if err != nil {
+			if u.err == nil {
+				u.err, u.errPack = err, name
+			}
+			if len(u.failed) >= maxFailed {
+				for k := range u.failed {
+					delete(u.failed, k)
+					break
+				}
+			}
+			u.failed[name] = err
 		}
 		u.mu.Unlock()
 		close(done)
@@ -145,11 +164,41 @@ func (s *Store) Sync(ctx context.Context) error {
 	if err := s.waitUploads(ctx); err != nil {
 		return err
 	}
-	s.uploads.mu.Lock()
-	defer s.uploads.mu.Unlock()
-	err := s.uploads.err
-	s.uploads.err = nil
+	u := s.uploads
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	err := u.err
+	u.err, u.errPack = nil, ""
+	clear(u.failed)
 	return err
+}
+
+// SyncPacks is Sync for packs names only (cas.PackSyncer): it waits for
+// their uploads and returns the first failure among them, so that a
+// writer never fails on, nor misses, a failure because another writer of
+// this store synced.
+func (s *Store) SyncPacks(ctx context.Context, names []string) error {
+	for _, name := range names {
+		if err := s.waitUpload(ctx, name); err != nil {
+			return err
+		}
+	}
+	u := s.uploads
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	var first error
+	for _, name := range names {
+		if err, ok := u.failed[name]; ok {
+			if first == nil {
+				first = err
+			}
+			delete(u.failed, name)
+			if name == u.errPack {
+				u.err, u.errPack = nil, ""
+			}
+		}
+	}
+	return first
 }
 
 // segments are a pack's bytes in memory, in pieces of segmentSize (the

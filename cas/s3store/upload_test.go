@@ -127,17 +127,21 @@ func readPack(t *testing.T, s cas.PackStore, name string) []byte {
 }
 
 // failing fails the PUT of the packs it names, as an unreachable server
-// would.
+// would (once release is closed, when it is not nil).
 type failing struct {
-	base http.RoundTripper
-	mu   sync.Mutex
-	fail map[string]bool // pack names
+	base    http.RoundTripper
+	mu      sync.Mutex
+	fail    map[string]bool // pack names
+	release chan struct{}
 }
 
 func (f *failing) RoundTrip(r *http.Request) (*http.Response, error) {
 	f.mu.Lock()
 	fail := isPackPut(r) && f.fail[r.URL.Path[strings.LastIndex(r.URL.Path, "/")+1:]]
 	f.mu.Unlock()
+	if fail && f.release != nil {
+		<-f.release
+	}
 	if fail {
 		if r.Body != nil {
 			r.Body.Close()
@@ -266,5 +270,72 @@ func TestDamagedBodyRefused(t *testing.T) {
 	t.Log(err)
 	if _, err := s.Stat(ctx, name); !errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf("stat of the damaged pack: %v, want fs.ErrNotExist", err)
+	}
+}
+
+// TestSyncPacksIsPerWriter: two writers share a store and one's upload
+// fails after both closed their packs. Whichever syncs first, each
+// SyncPacks returns exactly the failures of the packs it names: the other
+// writer neither fails on it nor takes it away from its writer; and a
+// failure returned by SyncPacks no longer fails the next Close nor Sync.
+func TestSyncPacksIsPerWriter(t *testing.T) {
+	srv := s3test.Start(t)
+	base, err := minio.DefaultTransport(false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for _, failingFirst := range []bool{false, true} {
+		bad := packtest.NewName()
+		f := &failing{base: base, fail: map[string]bool{bad: true}, release: make(chan struct{})}
+		c := config(srv)
+		c.Transport, c.MaxRetries = f, 1
+		s := open(t, c)
+		a := []string{bad, packtest.NewName()} // the failing writer's packs
+		b := []string{packtest.NewName(), packtest.NewName()}
+		for _, name := range append(append([]string{}, a...), b...) {
+			w, err := s.Create(ctx, name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			w.Write([]byte("the bytes of " + name))
+			if err := w.Close(); err != nil {
+				t.Fatalf("close %s: %v", name, err)
+			}
+		}
+		close(f.release)
+		syncA := func() {
+			if err := s.SyncPacks(ctx, a); err == nil || !strings.Contains(err.Error(), bad) {
+				t.Fatalf("SyncPacks of the writer whose upload failed: %v, want the failure naming %s", err, bad)
+			}
+		}
+		if failingFirst {
+			syncA()
+		}
+		if err := s.SyncPacks(ctx, b); err != nil {
+			t.Fatalf("SyncPacks of the other writer (failing writer synced first: %v): %v, want nil", failingFirst, err)
+		}
+		if !failingFirst {
+			syncA()
+		}
+		for _, name := range append(b, a[1]) {
+			if _, err := s.Stat(ctx, name); err != nil {
+				t.Fatalf("stat of %s, uploaded: %v", name, err)
+			}
+		}
+		if err := s.SyncPacks(ctx, a); err != nil {
+			t.Fatalf("a second SyncPacks of the failing writer: %v, want nil (returned once)", err)
+		}
+		w, err := s.Create(ctx, packtest.NewName())
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Write([]byte("next"))
+		if err := w.Close(); err != nil {
+			t.Fatalf("close after the failure was returned by SyncPacks: %v, want nil", err)
+		}
+		if err := s.Sync(ctx); err != nil {
+			t.Fatalf("sync after the failure was returned by SyncPacks: %v, want nil", err)
+		}
 	}
 }
