@@ -33,9 +33,9 @@ type uploads struct {
 
 	mu   sync.Mutex
 	busy map[string]chan struct{} // pack name: closed when its upload has ended
-	// err is the first failure that no Close or Sync has returned yet, of
-	// pack errPack; failed holds every failure by pack until a Sync or
-	// the SyncPacks of its writer returns it.
+	// err is the first failure that no Close, Sync or SyncPacks has
+	// returned yet, of pack errPack; failed holds every failure by pack
+	// until a Sync or the SyncPacks of its writer returns it.
 	err     error
 	errPack string
 	failed  map[string]error
