@@ -56,15 +56,8 @@ func TestConformance(t *testing.T) {
 // put stores data as pack name, and waits until it is uploaded.
 func put(t testing.TB, s cas.PackStore, name string, data []byte) {
 	t.Helper()
-	w, err := s.Create(context.Background(), name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := w.Write(data); err != nil {
-		t.Fatal(err)
-	}
-	if err := closeSync(s, w); err != nil {
-		t.Fatalf("close %s: %v", name, err)
+	if err := tryPut(s, name, data); err != nil {
+		t.Fatalf("put %s: %v", name, err)
 	}
 }
 
@@ -133,12 +126,24 @@ func TestConditionalPut(t *testing.T) {
 // tryPut stores data as pack name and returns the error of Close or of
 // the Sync after it.
 func tryPut(s cas.PackStore, name string, data []byte) error {
+	if err := closePack(s, name, data); err != nil {
+		return err
+	}
+	return s.Sync(context.Background())
+}
+
+// closePack writes data as pack name of s and closes it, which starts its
+// upload, and returns the first error.
+func closePack(s cas.PackStore, name string, data []byte) error {
 	w, err := s.Create(context.Background(), name)
 	if err != nil {
 		return err
 	}
-	w.Write(data)
-	return closeSync(s, w)
+	if _, err := w.Write(data); err != nil {
+		w.Abort()
+		return err
+	}
+	return w.Close()
 }
 
 // TestProbe: New leaves no probe object behind on a server that honours

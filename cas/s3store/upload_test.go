@@ -25,6 +25,16 @@ func isPackPut(r *http.Request) bool {
 	return r.Method == http.MethodPut && strings.Contains(r.URL.Path, "/packs/")
 }
 
+// baseTransport is minio-go's transport, for a test's own to wrap.
+func baseTransport(t *testing.T) http.RoundTripper {
+	t.Helper()
+	base, err := minio.DefaultTransport(false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return base
+}
+
 // gate counts the PUTs of packs in flight through it, and holds them until
 // hold of them are in flight at once (or a minute has passed, so that a
 // store that sends one at a time fails the test instead of hanging it).
@@ -67,10 +77,7 @@ func (g *gate) RoundTrip(r *http.Request) (*http.Response, error) {
 // reports add up to the packs' sizes.
 func TestParallelUploads(t *testing.T) {
 	srv := s3test.Start(t)
-	base, err := minio.DefaultTransport(false)
-	if err != nil {
-		t.Fatal(err)
-	}
+	base := baseTransport(t)
 	g := &gate{base: base, hold: s3store.MaxUploads, full: make(chan struct{})}
 	var reported atomic.Int64
 	c := config(srv)
@@ -82,12 +89,7 @@ func TestParallelUploads(t *testing.T) {
 	var total int64
 	for i := range s3store.MaxUploads + 3 {
 		name, data := packtest.NewName(), bytes.Repeat([]byte{byte(i)}, 300_000+i)
-		w, err := s.Create(ctx, name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		w.Write(data)
-		if err := w.Close(); err != nil {
+		if err := closePack(s, name, data); err != nil {
 			t.Fatalf("close pack %d: %v", i, err)
 		}
 		packs[name] = data
@@ -157,10 +159,7 @@ func (f *failing) RoundTrip(r *http.Request) (*http.Response, error) {
 // yet returned fails the next Close (the writer stops at once).
 func TestUploadFails(t *testing.T) {
 	srv := s3test.Start(t)
-	base, err := minio.DefaultTransport(false)
-	if err != nil {
-		t.Fatal(err)
-	}
+	base := baseTransport(t)
 	bad := packtest.NewName()
 	f := &failing{base: base, fail: map[string]bool{bad: true}}
 	c := config(srv)
@@ -169,16 +168,11 @@ func TestUploadFails(t *testing.T) {
 	ctx := context.Background()
 	good := []string{packtest.NewName(), packtest.NewName()}
 	for _, name := range []string{good[0], good[1], bad} { // the failure comes last: no Close returns it
-		w, err := s.Create(ctx, name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		w.Write([]byte("the bytes of " + name))
-		if err := w.Close(); err != nil {
+		if err := closePack(s, name, []byte("the bytes of "+name)); err != nil {
 			t.Fatalf("close %s: %v", name, err)
 		}
 	}
-	err = s.Sync(ctx)
+	err := s.Sync(ctx)
 	if err == nil || !strings.Contains(err.Error(), bad) || !strings.Contains(err.Error(), "check AWS_ENDPOINT_URL") || strings.Contains(err.Error(), "\n") {
 		t.Fatalf("sync after a failed upload: %v, want a one-line error naming %s", err, bad)
 	}
@@ -201,21 +195,13 @@ func TestUploadFails(t *testing.T) {
 	f.mu.Lock()
 	f.fail[bad2] = true
 	f.mu.Unlock()
-	put := func(name string) error {
-		w, err := s.Create(ctx, name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		w.Write([]byte("bytes"))
-		return w.Close()
-	}
-	if err := put(bad2); err != nil {
+	if err := closePack(s, bad2, []byte("bytes")); err != nil {
 		t.Fatalf("close %s: %v", bad2, err)
 	}
 	if _, err := s.Stat(ctx, bad2); !errors.Is(err, fs.ErrNotExist) { // waits for the upload
 		t.Fatalf("stat of the pack whose upload failed: %v", err)
 	}
-	if err := put(next); err == nil || !strings.Contains(err.Error(), bad2) {
+	if err := closePack(s, next, []byte("bytes")); err == nil || !strings.Contains(err.Error(), bad2) {
 		t.Fatalf("close after a failed upload: %v, want its failure", err)
 	}
 	if err := s.Sync(ctx); err != nil {
@@ -249,21 +235,16 @@ func (d damaging) RoundTrip(r *http.Request) (*http.Response, error) {
 // pack is stored.
 func TestDamagedBodyRefused(t *testing.T) {
 	srv := s3test.Start(t)
-	base, err := minio.DefaultTransport(false)
-	if err != nil {
-		t.Fatal(err)
-	}
+	base := baseTransport(t)
 	c := config(srv)
 	c.Transport, c.MaxRetries = damaging{base}, 1
 	s := open(t, c)
 	ctx := context.Background()
 	name := packtest.NewName()
-	w, err := s.Create(ctx, name)
-	if err != nil {
-		t.Fatal(err)
+	err := closePack(s, name, bytes.Repeat([]byte("the bytes of a pack "), 4096))
+	if err == nil {
+		err = s.Sync(ctx)
 	}
-	w.Write(bytes.Repeat([]byte("the bytes of a pack "), 4096))
-	err = closeSync(s, w)
 	if err == nil {
 		t.Fatalf("sync of a pack damaged on the way: nil, want the server's refusal; stored: %q", readPack(t, s, name)[:40])
 	}
@@ -280,10 +261,7 @@ func TestDamagedBodyRefused(t *testing.T) {
 // failure returned by SyncPacks no longer fails the next Close nor Sync.
 func TestSyncPacksIsPerWriter(t *testing.T) {
 	srv := s3test.Start(t)
-	base, err := minio.DefaultTransport(false)
-	if err != nil {
-		t.Fatal(err)
-	}
+	base := baseTransport(t)
 	ctx := context.Background()
 	for _, failingFirst := range []bool{false, true} {
 		bad := packtest.NewName()
@@ -294,12 +272,7 @@ func TestSyncPacksIsPerWriter(t *testing.T) {
 		a := []string{bad, packtest.NewName()} // the failing writer's packs
 		b := []string{packtest.NewName(), packtest.NewName()}
 		for _, name := range append(append([]string{}, a...), b...) {
-			w, err := s.Create(ctx, name)
-			if err != nil {
-				t.Fatal(err)
-			}
-			w.Write([]byte("the bytes of " + name))
-			if err := w.Close(); err != nil {
+			if err := closePack(s, name, []byte("the bytes of "+name)); err != nil {
 				t.Fatalf("close %s: %v", name, err)
 			}
 		}
@@ -326,12 +299,7 @@ func TestSyncPacksIsPerWriter(t *testing.T) {
 		if err := s.SyncPacks(ctx, a); err != nil {
 			t.Fatalf("a second SyncPacks of the failing writer: %v, want nil (returned once)", err)
 		}
-		w, err := s.Create(ctx, packtest.NewName())
-		if err != nil {
-			t.Fatal(err)
-		}
-		w.Write([]byte("next"))
-		if err := w.Close(); err != nil {
+		if err := closePack(s, packtest.NewName(), []byte("next")); err != nil {
 			t.Fatalf("close after the failure was returned by SyncPacks: %v, want nil", err)
 		}
 		if err := s.Sync(ctx); err != nil {

@@ -388,7 +388,6 @@ func (s *scanner) walkDir(n *node, rel string, ign *ignoreFile, wg *sync.WaitGro
 	if !ok {
 		return
 	}
-	dirPath := s.abs(rel)
 	ign = s.ignoreRules(rel, fd, entries, ign)
 	// The children live in one slice, allocated once; its capacity is the
 	// listing's length, so appending never moves the nodes already pointed
@@ -397,7 +396,7 @@ func (s *scanner) walkDir(n *node, rel string, ign *ignoreFile, wg *sync.WaitGro
 	n.children = make([]*node, 0, len(entries))
 	var subdirs []*node
 	for _, e := range entries {
-		st, ok := s.included(fd, dirPath, rel, e, ign)
+		st, ok := s.included(fd, rel, e, ign)
 		if !ok {
 			continue
 		}
@@ -467,15 +466,15 @@ func (s *scanner) ignoreRules(rel string, fd int, entries []dirEntry, ign *ignor
 	return ign
 }
 
-// included stats one entry e of the directory at rel (dirPath, open as
-// fd) without following a link and tells whether the walk keeps it. An
+// included stats one entry e of the directory at rel (open as fd)
+// without following a link and tells whether the walk keeps it. An
 // invalid name, an entry that cannot be stat'ed, and one excluded by a
 // rule, a .gitignore or the Skip list are reported as excluded; a killed
 // restore's temporary file as a leftover; an entry vanished since the
 // listing is passed over. A directory is not stat'ed: st holds only its
 // type. The entry's relative path is built only where it is needed, to
 // keep the common case free of allocations.
-func (s *scanner) included(fd int, dirPath, rel string, e dirEntry, ign *ignoreFile) (st unix.Stat_t, ok bool) {
+func (s *scanner) included(fd int, rel string, e dirEntry, ign *ignoreFile) (st unix.Stat_t, ok bool) {
 	name := e.name
 	if err := manifest.ValidName(name); err != nil {
 		s.warn("%s: %v", join(rel, name), err)
@@ -500,19 +499,19 @@ func (s *scanner) included(fd int, dirPath, rel string, e dirEntry, ign *ignoreF
 		return st, false
 	}
 	if defaults.excluded(name, isDir) || (ign != nil && ign.ignored(join(rel, name), isDir)) ||
-		s.skipped(dirPath, name) {
+		s.skipped(rel, name) {
 		s.exclude(join(rel, name))
 		return st, false
 	}
 	return st, true
 }
 
-// skipped says whether dirPath/name is on the Skip list, joining the two
-// only when name is the base of a listed path (the common case, no match,
-// allocates nothing).
-func (s *scanner) skipped(dirPath, name string) bool {
+// skipped says whether the entry name of the directory at rel is on the
+// Skip list, building its absolute path only when name is the base of a
+// listed path (the common case, no match, allocates nothing).
+func (s *scanner) skipped(rel, name string) bool {
 	for _, p := range s.opts.Skip {
-		if filepath.Base(p) == name && filepath.Join(dirPath, name) == p {
+		if filepath.Base(p) == name && s.abs(join(rel, name)) == p {
 			return true
 		}
 	}

@@ -75,6 +75,26 @@ func TestDefaultExcludes(t *testing.T) {
 	}
 }
 
+// TestSkipIsOneAbsolutePath: an entry on the Skip list (the store's own
+// directory inside the tree) is neither captured nor descended into, and
+// is reported excluded; an entry of the same name elsewhere is captured.
+func TestSkipIsOneAbsolutePath(t *testing.T) {
+	dir := t.TempDir()
+	testtree.Write(t, dir, testtree.Tree{
+		"main.go":           {Data: "x"},
+		".store/casckpt.db": {Data: "the store's database"},
+		"sub/.store/kept":   {Data: "a project's own directory of that name"},
+	})
+	paths, res := captured(t, dir, Options{Skip: []string{filepath.Join(dir, ".store")}})
+	want := []string{"main.go", "sub/", "sub/.store/", "sub/.store/kept"}
+	if !slices.Equal(paths, want) {
+		t.Fatalf("captured %q\nwant %q", paths, want)
+	}
+	if !slices.Equal(res.Excluded, []string{".store"}) {
+		t.Fatalf("excluded %q, want [.store]", res.Excluded)
+	}
+}
+
 func TestGitignoreSemantics(t *testing.T) {
 	dir := t.TempDir()
 	testtree.Write(t, dir, testtree.Tree{
