@@ -18,28 +18,38 @@ type dirEntry struct {
 	dir  bool
 }
 
-// direntBuffers are getdents buffers, shared by the walk's goroutines.
-var direntBuffers = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
+// listingScratch is what a listing needs while it reads: the getdents
+// buffer, and the names and their places before they become one string.
+type listingScratch struct {
+	buf   []byte
+	names []byte
+	spans []nameSpan
+}
+
+// nameSpan is where one name lies in listingScratch.names.
+type nameSpan struct {
+	start, end int
+	dir        bool
+}
+
+// listingScratches are shared by the walk's goroutines, so that a listing
+// allocates only what it returns.
+var listingScratches = sync.Pool{New: func() any { return &listingScratch{buf: make([]byte, 32<<10)} }}
 
 // errBadListing is a getdents record that runs past its buffer.
 var errBadListing = errors.New("malformed directory listing")
 
 // readDir lists the directory open as fd, without . and .., sorted by
 // name. It reads the kernel's records itself, rather than through
-// os.File.ReadDir, so that a listing costs a few allocations, not two per
+// os.File.ReadDir, so that a listing costs two allocations, not two per
 // entry: the names share one string. A no-change snapshot lists every
 // directory of the tree, and its allocations were a fifth of its CPU.
 func readDir(fd int) ([]dirEntry, error) {
-	buf := direntBuffers.Get().(*[]byte)
-	defer direntBuffers.Put(buf)
-	var names []byte
-	type span struct {
-		start, end int
-		dir        bool
-	}
-	var spans []span
+	sc := listingScratches.Get().(*listingScratch)
+	defer listingScratches.Put(sc)
+	names, spans := sc.names[:0], sc.spans[:0]
 	for {
-		n, err := unix.Getdents(fd, *buf)
+		n, err := unix.Getdents(fd, sc.buf)
 		if err == unix.EINTR {
 			continue
 		}
@@ -51,7 +61,7 @@ func readDir(fd int) ([]dirEntry, error) {
 		}
 		// Each record is a linux_dirent64: inode (8 bytes), offset (8),
 		// record length (2), type (1), then the name, NUL-terminated.
-		for b := (*buf)[:n]; len(b) > 0; {
+		for b := sc.buf[:n]; len(b) > 0; {
 			if len(b) < 19 {
 				return nil, errBadListing
 			}
@@ -69,10 +79,11 @@ func readDir(fd int) ([]dirEntry, error) {
 			if ino == 0 || string(name) == "." || string(name) == ".." { // 0: an entry being removed
 				continue
 			}
-			spans = append(spans, span{len(names), len(names) + len(name), rec[18] == unix.DT_DIR})
+			spans = append(spans, nameSpan{len(names), len(names) + len(name), rec[18] == unix.DT_DIR})
 			names = append(names, name...)
 		}
 	}
+	sc.names, sc.spans = names, spans
 	all := string(names)
 	entries := make([]dirEntry, len(spans))
 	for i, sp := range spans {

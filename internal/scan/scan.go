@@ -90,30 +90,40 @@ type Result struct {
 	Leftovers []string
 }
 
+// node is one entry the walk kept. A tree's nodes are all in memory
+// between the walk and the trees' storing (11,000 for a tree the size of
+// Go's source, 100,000 for a large monorepo), so what only a directory
+// needs is in dirNode, and the flags sit together.
 type node struct {
 	name   string
-	kind   manifest.Kind // 0: not captured after all
-	exec   bool
+	target string // a link's
 	size   int64
-	target string
 	// stamp is a file's statcache.FileStamp when hashed, its cached stamp when
 	// vouched for, or a link's statcache.LinkStamp.
 	stamp uint64
 	// dev and ino identify a file as the walk saw it: a read that opens
 	// another file under its name reads again.
 	dev, ino uint64
-	cached   bool // a file vouched for by the stat cache: chunks from dc.Tree
 	lines    int64
-	binary   bool
 	chunks   []cas.ID
-	// Directories: the stat cache record; the cached tree, once read; the
-	// record's stamp for each child (by position) when known; and whether
-	// the names and every non-directory entry are as it records.
+	dir      *dirNode      // a directory's; nil for every other kind
+	kind     manifest.Kind // 0: not captured after all
+	exec     bool
+	cached   bool // a file vouched for by the stat cache: chunks from dc.Tree
+	binary   bool
+}
+
+// dirNode is what the walk and the stat cache tell of a directory.
+type dirNode struct {
+	rel      string  // its path relative to the root
+	children []*node // the entries kept, sorted by name
+	names    uint64  // statcache.NamesHash of the children as the walk saw them
+	// The stat cache record; the cached tree, once read; and whether the
+	// names and every non-directory entry are as it records.
 	dc         *statcache.Dir
 	cachedTree *manifest.Tree
 	sameFiles  bool
-	names      uint64 // statcache.NamesHash of the children as the walk saw them
-	children   []*node
+	tree       cas.ID // once built
 }
 
 type scanner struct {
@@ -132,7 +142,7 @@ type scanner struct {
 	warnings  []string
 	leftovers []string
 	toHash    []hashJob
-	seenDirs  map[string]bool
+	cacheHits int // directories with a stat cache record
 	firstErr  error
 	hashedN   atomic.Int64
 	hashedB   atomic.Int64
@@ -183,9 +193,8 @@ func List(ctx context.Context, root string, opts Options) (*Listing, error) {
 	opts = opts.withDefaults()
 	s := &scanner{
 		ctx: ctx, root: root, opts: opts,
-		start:    now().UnixNano(),
-		sem:      make(chan struct{}, opts.Workers*4),
-		seenDirs: map[string]bool{},
+		start: now().UnixNano(),
+		sem:   make(chan struct{}, opts.Workers*4),
 	}
 	fd, err := unix.Open(root, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
@@ -202,7 +211,7 @@ func List(ctx context.Context, root string, opts Options) (*Listing, error) {
 			s.openat2 = true
 		}
 	}
-	top := &node{kind: manifest.KindDir}
+	top := &node{kind: manifest.KindDir, dir: &dirNode{}}
 	var wg sync.WaitGroup
 	s.walkDir(top, "", nil, &wg)
 	wg.Wait()
@@ -238,12 +247,13 @@ func (l *Listing) Store(put cas.Putter, cache map[string]statcache.Dir, trees Tr
 		return Result{}, fmt.Errorf("%s was replaced by another directory during the snapshot: run it again", s.root)
 	}
 	s.rootFd = fd
-	s.matchAll(l.top, "")
+	s.matchAll(l.top)
 	if err := s.hashAll(); err != nil {
 		return Result{}, err
 	}
 	res := Result{CachePut: map[string]statcache.Dir{}}
-	id, cached, err := s.buildTree(l.top, "", &res)
+	cached, err := s.buildTree(l.top, &res)
+	id := l.top.dir.tree
 	if err == nil && cached {
 		err = s.checkCachedTree(id)
 	}
@@ -260,12 +270,7 @@ func (l *Listing) Store(put cas.Putter, cache map[string]statcache.Dir, trees Tr
 	res.Root = id
 	res.Hashed = s.hashedN.Load()
 	res.MaxFileSize = s.opts.MaxFileSize
-	for d := range s.opts.Cache {
-		if !s.seenDirs[d] {
-			res.CacheRemove = append(res.CacheRemove, d)
-		}
-	}
-	slices.Sort(res.CacheRemove)
+	res.CacheRemove = s.cacheRemove(l.top)
 	res.Excluded = s.excluded
 	slices.Sort(res.Excluded)
 	res.Warnings = s.warnings
@@ -277,28 +282,60 @@ func (l *Listing) Store(put cas.Putter, cache map[string]statcache.Dir, trees Tr
 // namesHash is statcache.NamesHash of children: computed by the walk, on
 // its goroutines, and compared with the stat cache's record after it.
 func namesHash(children []*node) uint64 {
-	names := make([]string, len(children))
-	kinds := make([]uint8, len(children))
-	for i, c := range children {
-		names[i], kinds[i] = c.name, uint8(c.kind)
+	h := namesHashers.Get().(*statcache.NamesHasher)
+	defer namesHashers.Put(h)
+	h.Reset()
+	for _, c := range children {
+		h.Add(c.name, uint8(c.kind))
 	}
-	return statcache.NamesHash(names, kinds)
+	return h.Sum()
 }
 
-// matchAll attaches to directory n (at rel) and to each directory below it
-// its stat cache record, and decides which of their files the cache
-// vouches for (matchCache).
-func (s *scanner) matchAll(n *node, rel string) {
-	if dc, ok := s.opts.Cache[rel]; ok {
-		n.dc = &dc
+// namesHashers keep their buffers from one directory to the next.
+var namesHashers = sync.Pool{New: func() any { return new(statcache.NamesHasher) }}
+
+// matchAll attaches to directory n and to each directory below it its
+// stat cache record, and decides which of their files the cache vouches
+// for (matchCache).
+func (s *scanner) matchAll(n *node) {
+	d := n.dir
+	if dc, ok := s.opts.Cache[d.rel]; ok {
+		d.dc = &dc
+		s.cacheHits++
 	}
-	s.seenDirs[rel] = true
-	s.matchCache(n, rel)
-	for _, c := range n.children {
+	s.matchCache(n)
+	for _, c := range d.children {
 		if c.kind == manifest.KindDir {
-			s.matchAll(c, join(rel, c.name))
+			s.matchAll(c)
 		}
 	}
+}
+
+// cacheRemove lists, sorted, the directories of the stat cache that are
+// no longer in the tree below top.
+func (s *scanner) cacheRemove(top *node) []string {
+	if s.cacheHits == len(s.opts.Cache) {
+		return nil // every record was matched to a directory
+	}
+	seen := map[string]bool{}
+	var visit func(n *node)
+	visit = func(n *node) {
+		seen[n.dir.rel] = true
+		for _, c := range n.dir.children {
+			if c.kind == manifest.KindDir {
+				visit(c)
+			}
+		}
+	}
+	visit(top)
+	var gone []string
+	for d := range s.opts.Cache {
+		if !seen[d] {
+			gone = append(gone, d)
+		}
+	}
+	slices.Sort(gone)
+	return gone
 }
 
 func (s *scanner) fail(err error) {
@@ -393,7 +430,8 @@ func (s *scanner) walkDir(n *node, rel string, ign *ignoreFile, wg *sync.WaitGro
 	// listing's length, so appending never moves the nodes already pointed
 	// to.
 	nodes := make([]node, 0, len(entries))
-	n.children = make([]*node, 0, len(entries))
+	d := n.dir
+	d.children = make([]*node, 0, len(entries))
 	var subdirs []*node
 	for _, e := range entries {
 		st, ok := s.included(fd, rel, e, ign)
@@ -413,10 +451,10 @@ func (s *scanner) walkDir(n *node, rel string, ign *ignoreFile, wg *sync.WaitGro
 			unix.Close(fd)
 			return
 		}
-		n.children = append(n.children, child)
+		d.children = append(d.children, child)
 	}
 	unix.Close(fd) // not held open while the subdirectories are walked
-	n.names = namesHash(n.children)
+	d.names = namesHash(d.children)
 	s.walkSubdirs(subdirs, rel, ign, wg)
 }
 
@@ -526,6 +564,7 @@ func (s *scanner) describe(child *node, fd int, rel string, st *unix.Stat_t) boo
 	switch st.Mode & unix.S_IFMT {
 	case unix.S_IFDIR:
 		child.kind = manifest.KindDir
+		child.dir = &dirNode{rel: join(rel, child.name)}
 	case unix.S_IFREG:
 		if st.Size > s.opts.MaxFileSize {
 			s.exclude(join(rel, child.name))
@@ -558,7 +597,7 @@ func (s *scanner) describe(child *node, fd int, rel string, st *unix.Stat_t) boo
 // new goroutine while the semaphore has room, otherwise on this one.
 func (s *scanner) walkSubdirs(subdirs []*node, rel string, ign *ignoreFile, wg *sync.WaitGroup) {
 	for _, sub := range subdirs {
-		subRel := join(rel, sub.name)
+		subRel := sub.dir.rel
 		select {
 		case s.sem <- struct{}{}:
 			wg.Add(1)
@@ -577,38 +616,39 @@ func (s *scanner) walkSubdirs(subdirs []*node, rel string, ign *ignoreFile, wg *
 // and queues the others for hashing. While the names hash matches, the
 // record's stamps line up with the children by position; otherwise the
 // cached tree is read for the names.
-func (s *scanner) matchCache(n *node, rel string) {
+func (s *scanner) matchCache(n *node) {
+	d := n.dir
 	var stamps map[string]uint64 // by name, when the listing changed
-	aligned := n.dc != nil && n.dc.Names == n.names && len(n.dc.Stamps) == len(n.children)
-	if n.dc != nil && !aligned {
-		if t, err := manifest.Load(s.ctx, s.opts.Trees, n.dc.Tree); err == nil && len(t.Entries) == len(n.dc.Stamps) {
-			n.cachedTree = &t
+	aligned := d.dc != nil && d.dc.Names == d.names && len(d.dc.Stamps) == len(d.children)
+	if d.dc != nil && !aligned {
+		if t, err := manifest.Load(s.ctx, s.opts.Trees, d.dc.Tree); err == nil && len(t.Entries) == len(d.dc.Stamps) {
+			d.cachedTree = &t
 			stamps = map[string]uint64{}
 			for i, e := range t.Entries {
 				if e.Kind == manifest.KindFile {
-					stamps[e.Name] = n.dc.Stamps[i]
+					stamps[e.Name] = d.dc.Stamps[i]
 				}
 			}
 		}
 	}
-	n.sameFiles = aligned
-	for i, c := range n.children {
+	d.sameFiles = aligned
+	for i, c := range d.children {
 		switch c.kind {
 		case manifest.KindFile:
 			if aligned {
-				c.cached = n.dc.Stamps[i] == c.stamp
+				c.cached = d.dc.Stamps[i] == c.stamp
 			} else if st, ok := stamps[c.name]; ok {
 				c.cached = st == c.stamp
 			}
 			if !c.cached {
-				n.sameFiles = false
+				d.sameFiles = false
 				s.mu.Lock()
-				s.toHash = append(s.toHash, hashJob{rel: join(rel, c.name), n: c})
+				s.toHash = append(s.toHash, hashJob{rel: join(d.rel, c.name), n: c})
 				s.mu.Unlock()
 			}
 		case manifest.KindSymlink:
-			if aligned && n.dc.Stamps[i] != c.stamp {
-				n.sameFiles = false
+			if aligned && d.dc.Stamps[i] != c.stamp {
+				d.sameFiles = false
 			}
 		}
 	}
@@ -812,25 +852,28 @@ func (s *scanner) checkCachedTree(id cas.ID) error {
 }
 
 // buildTree stores the trees bottom-up, fills the result's counts and the
-// stat cache records of the directories that changed. cached is true when
-// nothing in or below n changed and its tree is the one the stat cache
-// names; the caller checks that it is stored when a new tree refers to it
-// (only there, so that an unchanged tree costs no lookups).
-func (s *scanner) buildTree(n *node, rel string, res *Result) (_ cas.ID, cached bool, _ error) {
-	subtrees, fromCache, same, err := s.buildSubtrees(n, rel, res)
+// stat cache records of the directories that changed, and sets each
+// directory's tree. cached is true when nothing in or below n changed and
+// its tree is the one the stat cache names; the caller checks that it is
+// stored when a new tree refers to it (only there, so that an unchanged
+// tree costs no lookups).
+func (s *scanner) buildTree(n *node, res *Result) (cached bool, _ error) {
+	d := n.dir
+	fromCache, same, err := s.buildSubtrees(n, res)
 	if err != nil {
-		return cas.ID{}, false, err
+		return false, err
 	}
 	if same {
-		return n.dc.Tree, true, nil // nothing in or below it changed
+		d.tree = d.dc.Tree // nothing in or below it changed
+		return true, nil
 	}
 	for _, id := range fromCache {
 		if err := s.checkCachedTree(id); err != nil {
-			return cas.ID{}, false, err
+			return false, err
 		}
 	}
-	id, err := s.storeTree(n, rel, subtrees, res)
-	return id, false, err
+	d.tree, err = s.storeTree(n, res)
+	return false, err
 }
 
 // buildSubtrees builds the trees of n's subdirectories, counts its files
@@ -838,25 +881,25 @@ func (s *scanner) buildTree(n *node, rel string, res *Result) (_ cas.ID, cached 
 // fromCache lists the subtrees taken from the stat cache; same is true when
 // n's record in the cache still holds: its files and links, and every
 // subtree, are as it records.
-func (s *scanner) buildSubtrees(n *node, rel string, res *Result) (subtrees map[string]cas.ID, fromCache []cas.ID, same bool, _ error) {
-	subtrees = map[string]cas.ID{}
-	same = n.sameFiles
+func (s *scanner) buildSubtrees(n *node, res *Result) (fromCache []cas.ID, same bool, _ error) {
+	d := n.dir
+	same = d.sameFiles
 	sub := 0 // position among the subdirectories
-	for _, c := range n.children {
+	for _, c := range d.children {
 		switch c.kind {
 		case 0:
-			s.exclude(join(rel, c.name))
+			s.exclude(join(d.rel, c.name))
 			same = false
 		case manifest.KindDir:
-			id, cached, err := s.buildTree(c, join(rel, c.name), res)
+			cached, err := s.buildTree(c, res)
 			if err != nil {
-				return nil, nil, false, err
+				return nil, false, err
 			}
-			subtrees[c.name] = id
+			id := c.dir.tree
 			if cached {
 				fromCache = append(fromCache, id)
 			}
-			if !same || sub >= len(n.dc.Subtrees) || n.dc.Subtrees[sub] != id {
+			if !same || sub >= len(d.dc.Subtrees) || d.dc.Subtrees[sub] != id {
 				same = false
 			}
 			sub++
@@ -865,28 +908,28 @@ func (s *scanner) buildSubtrees(n *node, rel string, res *Result) (subtrees map[
 			res.Bytes += c.size
 		}
 	}
-	return subtrees, fromCache, same && sub == len(n.dc.Subtrees), nil
+	return fromCache, same && sub == len(d.dc.Subtrees), nil
 }
 
-// storeTree stores n's tree, whose subdirectories' trees are subtrees, and
-// puts its stat cache record (at rel) into res.
-func (s *scanner) storeTree(n *node, rel string, subtrees map[string]cas.ID, res *Result) (cas.ID, error) {
-	t := manifest.Tree{Entries: make([]manifest.Entry, 0, len(n.children))}
+// storeTree stores n's tree, whose subdirectories' trees are built, and
+// puts its stat cache record into res.
+func (s *scanner) storeTree(n *node, res *Result) (cas.ID, error) {
+	d := n.dir
+	t := manifest.Tree{Entries: make([]manifest.Entry, 0, len(d.children))}
 	var rec statcache.Dir
-	var names []string
-	var kinds []uint8
-	for _, c := range n.children {
+	var names statcache.NamesHasher
+	for _, c := range d.children {
 		e := manifest.Entry{Name: c.name, Kind: c.kind}
 		switch c.kind {
 		case 0:
 			continue
 		case manifest.KindDir:
-			e.Tree = subtrees[c.name]
+			e.Tree = c.dir.tree
 		case manifest.KindSymlink:
 			e.Target, e.Size = c.target, c.size
 		case manifest.KindFile:
 			if c.cached {
-				captured, err := s.reuseChunks(n, c, rel, res)
+				captured, err := s.reuseChunks(n, c, res)
 				if err != nil {
 					return cas.ID{}, err
 				}
@@ -897,8 +940,7 @@ func (s *scanner) storeTree(n *node, rel string, subtrees map[string]cas.ID, res
 			e.Exec, e.Size, e.Chunks, e.Lines, e.Binary = c.exec, c.size, c.chunks, c.lines, c.binary
 		}
 		t.Entries = append(t.Entries, e)
-		names = append(names, c.name)
-		kinds = append(kinds, uint8(c.kind))
+		names.Add(c.name, uint8(c.kind))
 		if c.kind == manifest.KindDir {
 			rec.Stamps = append(rec.Stamps, 0)
 			rec.Subtrees = append(rec.Subtrees, e.Tree)
@@ -906,41 +948,42 @@ func (s *scanner) storeTree(n *node, rel string, subtrees map[string]cas.ID, res
 			rec.Stamps = append(rec.Stamps, c.stamp)
 		}
 	}
-	rec.Names = statcache.NamesHash(names, kinds)
+	rec.Names = names.Sum()
 	id, err := manifest.Put(s.ctx, s.put, t)
 	if err != nil {
 		return cas.ID{}, err
 	}
 	rec.Tree = id
-	res.CachePut[rel] = rec
+	res.CachePut[d.rel] = rec
 	return id, nil
 }
 
-// reuseChunks fills file c, a child of n (at rel) vouched for by the stat
+// reuseChunks fills file c, a child of n vouched for by the stat
 // cache, with the chunks, lines and binary flag of its entry in the cached
 // tree. Without such an entry of the same size it reads the file instead,
 // correcting the counts in res; captured is false when the file could not
 // be read, and it is then reported as excluded.
-func (s *scanner) reuseChunks(n, c *node, rel string, res *Result) (captured bool, _ error) {
-	if n.cachedTree == nil {
-		ct, err := manifest.Load(s.ctx, s.opts.Trees, n.dc.Tree)
+func (s *scanner) reuseChunks(n, c *node, res *Result) (captured bool, _ error) {
+	d := n.dir
+	if d.cachedTree == nil {
+		ct, err := manifest.Load(s.ctx, s.opts.Trees, d.dc.Tree)
 		if err != nil {
 			ct = manifest.Tree{} // vouched-for files are read instead
 		}
-		n.cachedTree = &ct
+		d.cachedTree = &ct
 	}
-	if old, ok := n.cachedTree.Lookup(c.name); ok && old.Kind == manifest.KindFile && old.Size == c.size {
+	if old, ok := d.cachedTree.Lookup(c.name); ok && old.Kind == manifest.KindFile && old.Size == c.size {
 		c.chunks, c.lines, c.binary = old.Chunks, old.Lines, old.Binary
 		return true, nil
 	}
 	counted := c.size // by buildSubtrees
-	if err := s.hashFile(s.ctx, hashJob{rel: join(rel, c.name), n: c}); err != nil {
+	if err := s.hashFile(s.ctx, hashJob{rel: join(d.rel, c.name), n: c}); err != nil {
 		return false, err
 	}
 	if c.kind == 0 {
 		res.Files--
 		res.Bytes -= counted
-		s.exclude(join(rel, c.name))
+		s.exclude(join(d.rel, c.name))
 		return false, nil
 	}
 	res.Bytes += c.size - counted

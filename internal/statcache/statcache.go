@@ -38,18 +38,37 @@ type Dir struct {
 // NamesHash condenses the names and kinds of a directory's entries, in
 // order.
 func NamesHash(names []string, kinds []uint8) uint64 {
-	h := blake3.New()
-	var b []byte
+	var h NamesHasher
 	for i, n := range names {
-		b = binary.AppendUvarint(b[:0], uint64(len(n)))
-		b = append(b, n...)
-		b = append(b, kinds[i])
-		_, _ = h.Write(b)
+		h.Add(n, kinds[i])
 	}
-	var sum [8]byte
-	_, _ = h.Digest().Read(sum[:])
-	return binary.LittleEndian.Uint64(sum[:])
+	return h.Sum()
 }
+
+// NamesHasher computes NamesHash one entry at a time. Its zero value is
+// ready; Reset makes it ready again, keeping its buffer.
+type NamesHasher struct {
+	buf []byte // each entry's name length (uvarint), name and kind
+}
+
+// Add appends the entry name of kind kind.
+func (h *NamesHasher) Add(name string, kind uint8) {
+	h.buf = binary.AppendUvarint(h.buf, uint64(len(name)))
+	h.buf = append(h.buf, name...)
+	h.buf = append(h.buf, kind)
+}
+
+// Sum is the NamesHash of the entries added. It hashes them in one call:
+// BLAKE3 is a stream hash, so this equals hashing them one by one, without
+// a hasher's state to allocate, and with a listing of many entries spread
+// over the SIMD lanes.
+func (h *NamesHasher) Sum() uint64 {
+	sum := blake3.Sum256(h.buf)
+	return binary.LittleEndian.Uint64(sum[:8])
+}
+
+// Reset forgets the entries added.
+func (h *NamesHasher) Reset() { h.buf = h.buf[:0] }
 
 // FileStamp condenses a file's size, mtime, ctime, inode and mode into 64
 // bits, the lowest of which says whether the entry may be trusted: it is

@@ -1,6 +1,7 @@
 package statcache
 
 import (
+	"strings"
 	"testing"
 	"time"
 )
@@ -18,5 +19,40 @@ func TestRacilyCleanStampsNeverMatch(t *testing.T) {
 	}
 	if old == CurrentStamp(11, scan-hour, scan-hour, 5, 0o100644) {
 		t.Fatal("a size change keeps the stamp")
+	}
+}
+
+// TestNamesHashIsStable pins NamesHash to the values that stat caches on
+// disk hold: a change would make every project's next snapshot read all
+// its files again.
+func TestNamesHashIsStable(t *testing.T) {
+	long := strings.Repeat("n", 300)
+	var manyNames []string
+	var manyKinds []uint8
+	for i := range 2000 {
+		manyNames = append(manyNames, long[:i%300+1])
+		manyKinds = append(manyKinds, uint8(i%3+1))
+	}
+	for _, tc := range []struct {
+		names []string
+		kinds []uint8
+		want  uint64
+	}{
+		{nil, nil, 0xa6a1f9f5b94913af},
+		{[]string{"a", "go.mod", "src"}, []uint8{1, 1, 3}, 0x48719e8d60ecda2b},
+		{manyNames, manyKinds, 0xb0212242702490c6},
+	} {
+		if got := NamesHash(tc.names, tc.kinds); got != tc.want {
+			t.Errorf("NamesHash of %d names = %#x, want %#x", len(tc.names), got, tc.want)
+		}
+		var h NamesHasher
+		h.Add("stale", 1)
+		h.Reset()
+		for i, n := range tc.names {
+			h.Add(n, tc.kinds[i])
+		}
+		if got := h.Sum(); got != tc.want {
+			t.Errorf("NamesHasher after Reset, %d names = %#x, want %#x", len(tc.names), got, tc.want)
+		}
 	}
 }
