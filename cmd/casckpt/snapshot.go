@@ -197,8 +197,9 @@ const bigSnapshot = 32 << 20
 // per core (cas's blockEncoder), whose tables and buffers took W1 to 69.7
 // MiB of peak RSS; with GOGC 50 from 32 MiB hashed on it peaks at 58.9
 // MiB (60.0 at most in 4 runs; 63.7 from 64 MiB on). A turn's snapshot
-// never hashes that much and keeps the default, which costs it about 5 ms
-// less (a W3 turn: 57.6 against 62.2 ms). It is safe for concurrent use.
+// never hashes that much and keeps startGCPercent, which costs it about 5
+// ms less (a W3 turn at GOGC 100: 57.6 against 62.2 ms). It is safe for
+// concurrent use.
 func tightenGCPast(limit int64) func(bytes int64) {
 	var once sync.Once
 	return func(bytes int64) {
