@@ -55,6 +55,12 @@ func isPreconditionFailed(err error) bool {
 		(resp.StatusCode == http.StatusConflict && resp.Code == "ConditionalRequestConflict")
 }
 
+// isTransientConflict reports whether err is a 409 that is not a
+// conditional request's refusal (see conflictRetries).
+func isTransientConflict(err error) bool {
+	return errorResponse(err).StatusCode == http.StatusConflict && !isPreconditionFailed(err)
+}
+
 // errorResponse returns the server's answer that err carries, or a zero
 // one.
 func errorResponse(err error) minio.ErrorResponse {

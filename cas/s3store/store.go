@@ -7,6 +7,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
@@ -111,13 +112,43 @@ func (s *Store) probe(ctx context.Context) error {
 	return nil
 }
 
-// put stores data under key with one conditional PUT (If-None-Match: *),
+// put stores data under key with a conditional PUT (If-None-Match: *),
 // which the server refuses with 412 if key exists.
 func (s *Store) put(ctx context.Context, key string, data []byte) error {
 	opts := s.putOptions()
 	opts.SetMatchETagExcept("*")
-	_, err := s.client.PutObject(ctx, s.bucket, key, bytes.NewReader(data), int64(len(data)), opts)
-	return err
+	return s.putObject(ctx, key, func() io.Reader { return bytes.NewReader(data) }, int64(len(data)), opts)
+}
+
+// conflictRetries is how many times a conditional PUT is sent again after
+// the server answered 409 for a reason other than its condition: AWS's
+// OperationAborted ("a conflicting conditional operation is currently in
+// progress against this resource"), or versitygw's posix back end, whose
+// PUT answers ExistingObjectIsDirectory when a DELETE of the last object
+// under the same prefix removed the prefix's directory under it
+// (versitygw#1988; seen with v1.8.0 while gc deleted packs). Every try
+// carries the same bytes and the same If-None-Match: *, so a try that
+// did land makes the next one fail its condition, never store twice.
+const conflictRetries = 3
+
+// putObject PUTs size bytes, read from a new body() for each try, under
+// key with opts, and tries again after a transient conflict
+// (conflictRetries).
+func (s *Store) putObject(ctx context.Context, key string, body func() io.Reader, size int64, opts minio.PutObjectOptions) error {
+	for try := 0; ; try++ {
+		if seeker, ok := opts.Progress.(io.Seeker); ok {
+			seeker.Seek(0, io.SeekStart) // a try again reports no bytes twice
+		}
+		_, err := s.client.PutObject(ctx, s.bucket, key, body(), size, opts)
+		if err == nil || try == conflictRetries || !isTransientConflict(err) {
+			return err
+		}
+		select {
+		case <-time.After(time.Duration(try+1) * 50 * time.Millisecond):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
 }
 
 // putOptions are the options of every PUT: one request, never multipart,

@@ -103,7 +103,7 @@ func (s *Store) putPack(ctx context.Context, name, key string, data *segments) e
 	if s.progress != nil {
 		opts.Progress = &progressHook{size: data.size, report: s.progress}
 	}
-	_, err := s.client.PutObject(ctx, s.bucket, key, data.reader(), data.size, opts)
+	err := s.putObject(ctx, key, func() io.Reader { return data.reader() }, data.size, opts)
 	if err == nil || (isPreconditionFailed(err) && s.holdsPack(ctx, key, data)) {
 		return nil
 	}

@@ -307,3 +307,88 @@ func TestSyncPacksIsPerWriter(t *testing.T) {
 		}
 	}
 }
+
+// conflictWatch counts the PUTs of packs through it and the 409s the
+// server answered them, calling onConflict (when set) after each 409.
+type conflictWatch struct {
+	base       http.RoundTripper
+	puts       atomic.Int32
+	conflicts  atomic.Int32
+	onConflict func()
+}
+
+func (w *conflictWatch) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := w.base.RoundTrip(r)
+	if isPackPut(r) {
+		w.puts.Add(1)
+		if err == nil && resp.StatusCode == http.StatusConflict {
+			w.conflicts.Add(1)
+			if w.onConflict != nil {
+				w.onConflict()
+			}
+		}
+	}
+	return resp, err
+}
+
+// TestPutTriesAgainAfterAConflict: a PUT that the server answers 409 for
+// a reason other than its condition is sent again. versitygw's posix back
+// end answers ExistingObjectIsDirectory to a PUT of key K while a
+// directory stands at K, which is what a DELETE racing the PUT leaves for
+// a moment. The test makes one stand there (an object under K/) and
+// removes it once the server has refused the first try: the pack is then
+// stored, whole, by the next. A conflict that lasts fails Sync after
+// three more tries, in one line that says what the server answered.
+func TestPutTriesAgainAfterAConflict(t *testing.T) {
+	srv := s3test.Start(t)
+	raw := srv.Client(t)
+	ctx := context.Background()
+	for _, lasting := range []bool{false, true} {
+		c := config(srv)
+		name := packtest.NewName()
+		blocker := c.Prefix + "/packs/" + name + "/blocker"
+		if _, err := raw.PutObject(ctx, srv.Bucket, blocker, strings.NewReader("x"), 1, minio.PutObjectOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		w := &conflictWatch{base: baseTransport(t)}
+		if !lasting {
+			var once sync.Once
+			w.onConflict = func() {
+				once.Do(func() {
+					if err := raw.RemoveObject(ctx, srv.Bucket, blocker, minio.RemoveObjectOptions{}); err != nil {
+						t.Error(err)
+					}
+				})
+			}
+		}
+		c.Transport = w
+		s := open(t, c)
+		data := bytes.Repeat([]byte("the bytes of a pack "), 4096)
+		err := closePack(s, name, data)
+		if err == nil {
+			err = s.Sync(ctx)
+		}
+		t.Logf("lasting %v: %d PUTs, %d answered 409; %v", lasting, w.puts.Load(), w.conflicts.Load(), err)
+		if w.conflicts.Load() == 0 {
+			t.Fatal("the server never answered 409: the test no longer makes the conflict")
+		}
+		if !lasting {
+			if err != nil {
+				t.Fatalf("sync after a conflict that passed: %v", err)
+			}
+			if got := readPack(t, s, name); !bytes.Equal(got, data) {
+				t.Fatalf("the pack stored after a conflict has %d bytes, want its %d", len(got), len(data))
+			}
+			if w.puts.Load() != 2 {
+				t.Fatalf("%d PUTs, want 2: the refused one and one more", w.puts.Load())
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), name) || !strings.Contains(err.Error(), "409") || strings.Contains(err.Error(), "\n") {
+			t.Fatalf("sync while the conflict lasts: %v, want a one-line error naming %s and the 409", err, name)
+		}
+		if w.puts.Load() != 4 {
+			t.Fatalf("%d PUTs while the conflict lasts, want 4: one and three more", w.puts.Load())
+		}
+	}
+}
