@@ -13,6 +13,17 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// readDirAt opens dir and lists it with readDir.
+func readDirAt(t *testing.T, dir string) ([]dirEntry, error) {
+	t.Helper()
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(fd)
+	return readDir(fd)
+}
+
 // TestReadDirManyEntries: a directory whose listing takes several getdents
 // calls (3,000 names of 60 bytes: about 240 KiB of records against a 32
 // KiB buffer) is listed whole, sorted, without . and .., with its
@@ -31,12 +42,7 @@ func TestReadDirManyEntries(t *testing.T) {
 		}
 		want = append(want, name)
 	}
-	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer unix.Close(fd)
-	entries, err := readDir(fd)
+	entries, err := readDirAt(t, dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,12 +61,7 @@ func TestReadDirManyEntries(t *testing.T) {
 
 // TestReadDirEmpty: an empty directory lists nothing (not . nor ..).
 func TestReadDirEmpty(t *testing.T) {
-	fd, err := unix.Open(t.TempDir(), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer unix.Close(fd)
-	entries, err := readDir(fd)
+	entries, err := readDirAt(t, t.TempDir())
 	if err != nil || len(entries) != 0 {
 		t.Fatalf("readDir of an empty directory: %v, %v", entries, err)
 	}

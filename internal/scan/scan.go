@@ -117,7 +117,7 @@ type node struct {
 type dirNode struct {
 	rel      string  // its path relative to the root
 	children []*node // the entries kept, sorted by name
-	names    uint64  // statcache.NamesHash of the children as the walk saw them
+	names    uint64  // the NamesHasher sum of the children as the walk saw them
 	// The stat cache record; the cached tree, once read; and whether the
 	// names and every non-directory entry are as it records.
 	dc         *statcache.Dir
@@ -196,15 +196,12 @@ func List(ctx context.Context, root string, opts Options) (*Listing, error) {
 		start: now().UnixNano(),
 		sem:   make(chan struct{}, opts.Workers*4),
 	}
-	fd, err := unix.Open(root, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	fd, err := openRoot(root, &s.rootStat)
 	if err != nil {
-		return nil, fmt.Errorf("open %s: %w", root, err)
+		return nil, err
 	}
 	defer unix.Close(fd)
 	s.rootFd = fd
-	if err := unix.Fstat(fd, &s.rootStat); err != nil {
-		return nil, fmt.Errorf("stat %s: %w", root, err)
-	}
 	if useOpenat2 {
 		if fd, err := unix.Openat2(s.rootFd, ".", &unix.OpenHow{Flags: unix.O_RDONLY | unix.O_CLOEXEC, Resolve: beneath}); err == nil {
 			unix.Close(fd)
@@ -213,7 +210,7 @@ func List(ctx context.Context, root string, opts Options) (*Listing, error) {
 	}
 	top := &node{kind: manifest.KindDir, dir: &dirNode{}}
 	var wg sync.WaitGroup
-	s.walkDir(top, "", nil, &wg)
+	s.walkDir(top, nil, &wg)
 	wg.Wait()
 	s.rootFd = -1 // closed on return: Store opens the root again
 	if s.firstErr != nil {
@@ -225,6 +222,20 @@ func List(ctx context.Context, root string, opts Options) (*Listing, error) {
 	return &Listing{s: s, top: top}, nil
 }
 
+// openRoot opens the directory root, never through a symlink, and stats
+// it into st.
+func openRoot(root string, st *unix.Stat_t) (int, error) {
+	fd, err := unix.Open(root, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, fmt.Errorf("open %s: %w", root, err)
+	}
+	if err := unix.Fstat(fd, st); err != nil {
+		unix.Close(fd)
+		return -1, fmt.Errorf("stat %s: %w", root, err)
+	}
+	return fd, nil
+}
+
 // Store reads the files of the listing that the stat cache (cache, whose
 // trees trees reads; nil for none) cannot vouch for, stores what the
 // snapshot needs through put, calling progress (if not nil) after each
@@ -234,15 +245,12 @@ func (l *Listing) Store(put cas.Putter, cache map[string]statcache.Dir, trees Tr
 	s.put = put
 	s.opts.Cache, s.opts.Trees, s.opts.Progress = cache, trees, progress
 	s.opts = s.opts.withDefaults()
-	fd, err := unix.Open(s.root, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	var st unix.Stat_t
+	fd, err := openRoot(s.root, &st)
 	if err != nil {
-		return Result{}, fmt.Errorf("open %s: %w", s.root, err)
+		return Result{}, err
 	}
 	defer unix.Close(fd)
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
-		return Result{}, fmt.Errorf("stat %s: %w", s.root, err)
-	}
 	if st.Dev != s.rootStat.Dev || st.Ino != s.rootStat.Ino {
 		return Result{}, fmt.Errorf("%s was replaced by another directory during the snapshot: run it again", s.root)
 	}
@@ -279,7 +287,7 @@ func (l *Listing) Store(put cas.Putter, cache map[string]statcache.Dir, trees Tr
 	return res, nil
 }
 
-// namesHash is statcache.NamesHash of children: computed by the walk, on
+// namesHash is the NamesHasher sum of children: computed by the walk, on
 // its goroutines, and compared with the stat cache's record after it.
 func namesHash(children []*node) uint64 {
 	h := namesHashers.Get().(*statcache.NamesHasher)
@@ -415,13 +423,14 @@ func (s *scanner) abs(rel string) string {
 	return filepath.Join(s.root, filepath.FromSlash(rel))
 }
 
-// walkDir lists directory n (at rel) and its subdirectories, in parallel
+// walkDir lists directory n (at n.dir.rel) and its subdirectories, in parallel
 // where the semaphore allows.
-func (s *scanner) walkDir(n *node, rel string, ign *ignoreFile, wg *sync.WaitGroup) {
+func (s *scanner) walkDir(n *node, ign *ignoreFile, wg *sync.WaitGroup) {
 	if s.ctx.Err() != nil {
 		return
 	}
-	fd, entries, ok := s.listDir(n, rel)
+	rel := n.dir.rel
+	fd, entries, ok := s.listDir(n)
 	if !ok {
 		return
 	}
@@ -455,14 +464,15 @@ func (s *scanner) walkDir(n *node, rel string, ign *ignoreFile, wg *sync.WaitGro
 	}
 	unix.Close(fd) // not held open while the subdirectories are walked
 	d.names = namesHash(d.children)
-	s.walkSubdirs(subdirs, rel, ign, wg)
+	s.walkSubdirs(subdirs, ign, wg)
 }
 
-// listDir opens directory n (at rel) beneath the root and lists it, sorted
+// listDir opens directory n (at n.dir.rel) beneath the root and lists it, sorted
 // by name. When it cannot, it fails the scan for the root, or warns and
 // marks n not captured for a subdirectory, and ok is false; otherwise the
 // caller closes fd.
-func (s *scanner) listDir(n *node, rel string) (fd int, entries []dirEntry, ok bool) {
+func (s *scanner) listDir(n *node) (fd int, entries []dirEntry, ok bool) {
+	rel := n.dir.rel
 	if testHook != nil {
 		testHook("opendir", rel)
 	}
@@ -593,21 +603,20 @@ func (s *scanner) describe(child *node, fd int, rel string, st *unix.Stat_t) boo
 	return true
 }
 
-// walkSubdirs walks the subdirectories of the directory at rel: each in a
-// new goroutine while the semaphore has room, otherwise on this one.
-func (s *scanner) walkSubdirs(subdirs []*node, rel string, ign *ignoreFile, wg *sync.WaitGroup) {
+// walkSubdirs walks the directories subdirs: each in a new goroutine
+// while the semaphore has room, otherwise on this one.
+func (s *scanner) walkSubdirs(subdirs []*node, ign *ignoreFile, wg *sync.WaitGroup) {
 	for _, sub := range subdirs {
-		subRel := sub.dir.rel
 		select {
 		case s.sem <- struct{}{}:
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
 				defer func() { <-s.sem }()
-				s.walkDir(sub, subRel, ign, wg)
+				s.walkDir(sub, ign, wg)
 			}()
 		default:
-			s.walkDir(sub, subRel, ign, wg)
+			s.walkDir(sub, ign, wg)
 		}
 	}
 }

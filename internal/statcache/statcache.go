@@ -26,7 +26,7 @@ const RacyWindow = 2 * time.Second
 // Dir is the stat cache record of one directory.
 type Dir struct {
 	Tree  cas.ID // the directory's tree at the scan that recorded it
-	Names uint64 // NamesHash of its entries
+	Names uint64 // NamesHasher.Sum of its entries
 	// Stamps has one stamp per entry of Tree, in order: for a file its
 	// FileStamp when hashed, for a symbolic link its LinkStamp, 0 for a
 	// directory.
@@ -35,18 +35,9 @@ type Dir struct {
 	Subtrees []cas.ID
 }
 
-// NamesHash condenses the names and kinds of a directory's entries, in
-// order.
-func NamesHash(names []string, kinds []uint8) uint64 {
-	var h NamesHasher
-	for i, n := range names {
-		h.Add(n, kinds[i])
-	}
-	return h.Sum()
-}
-
-// NamesHasher computes NamesHash one entry at a time. Its zero value is
-// ready; Reset makes it ready again, keeping its buffer.
+// NamesHasher condenses the names and kinds of a directory's entries, in
+// order, into the Names of its record. Its zero value is ready; Reset
+// makes it ready again, keeping its buffer.
 type NamesHasher struct {
 	buf []byte // each entry's name length (uvarint), name and kind
 }
@@ -58,7 +49,7 @@ func (h *NamesHasher) Add(name string, kind uint8) {
 	h.buf = append(h.buf, kind)
 }
 
-// Sum is the NamesHash of the entries added. It hashes them in one call:
+// Sum is the hash of the entries added. It hashes them in one call:
 // BLAKE3 is a stream hash, so this equals hashing them one by one, without
 // a hasher's state to allocate, and with a listing of many entries spread
 // over the SIMD lanes.

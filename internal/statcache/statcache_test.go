@@ -22,9 +22,10 @@ func TestRacilyCleanStampsNeverMatch(t *testing.T) {
 	}
 }
 
-// TestNamesHashIsStable pins NamesHash to the values that stat caches on
-// disk hold: a change would make every project's next snapshot read all
-// its files again.
+// TestNamesHashIsStable pins NamesHasher to the values that stat caches
+// on disk hold (computed by the hasher it replaced, which fed BLAKE3 one
+// entry at a time): a change would make every project's next snapshot
+// read all its files again.
 func TestNamesHashIsStable(t *testing.T) {
 	long := strings.Repeat("n", 300)
 	var manyNames []string
@@ -42,9 +43,6 @@ func TestNamesHashIsStable(t *testing.T) {
 		{[]string{"a", "go.mod", "src"}, []uint8{1, 1, 3}, 0x48719e8d60ecda2b},
 		{manyNames, manyKinds, 0xb0212242702490c6},
 	} {
-		if got := NamesHash(tc.names, tc.kinds); got != tc.want {
-			t.Errorf("NamesHash of %d names = %#x, want %#x", len(tc.names), got, tc.want)
-		}
 		var h NamesHasher
 		h.Add("stale", 1)
 		h.Reset()
