@@ -15,3 +15,10 @@ func SeparateGCLeases(t *testing.T) {
 	leaseKey = func() string { return fmt.Sprintf("%s-%d", old(), n.Add(1)) }
 	t.Cleanup(func() { leaseKey = old })
 }
+
+// OnClear makes Clear call fn between the removal of the lock file and
+// that of the store's directory, until the test ends.
+func OnClear(t *testing.T, fn func()) {
+	clearHook = fn
+	t.Cleanup(func() { clearHook = nil })
+}

@@ -141,5 +141,18 @@ func (s *Store) Clear(ctx context.Context) error {
 	if err := os.Remove(s.lockPath()); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("clear: %w", err)
 	}
-	return os.Remove(s.dir)
+	if clearHook != nil {
+		clearHook()
+	}
+	// A process that began once the lock file was gone makes a new store in
+	// the directory, which then is no longer empty: that store is its, and
+	// this one is cleared.
+	if err := os.Remove(s.dir); err != nil && !errors.Is(err, syscall.ENOTEMPTY) && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("clear: %w", err)
+	}
+	return nil
 }
+
+// clearHook, when set by a test, is called by Clear between the removal of
+// the lock file and that of the store's directory.
+var clearHook func()
