@@ -34,7 +34,9 @@ type SnapshotOptions struct {
 	// the same call until it fits (default DefaultMaxStoreSize on a local
 	// store and none on a store in a bucket: a fleet shares one, and a
 	// default cap would have each machine drop the others' history; a cap
-	// set here applies to both; negative: no cap).
+	// set here applies to both; negative: no cap). A snapshot that would
+	// add more than half of the cap to the store by itself is refused
+	// (ErrRefused), rather than dropping other projects' snapshots for it.
 	MaxStoreSize int64
 	// Progress, if set, is called as files are hashed, from any goroutine.
 	Progress func(filesHashed, bytesHashed int64)
@@ -296,6 +298,10 @@ func (ss *session) commitSnapshot(ctx context.Context, p *pendingSnapshot) (Snap
 		return res, ss.touch(ctx, p, &res)
 	}
 	if err := p.w.Flush(ctx); err != nil {
+		p.abort()
+		return res, err
+	}
+	if err := refuseOverHalfCap(p.workdir, p.w.Stats().StoredBytes, p.opts.MaxStoreSize); err != nil {
 		p.abort()
 		return res, err
 	}
