@@ -373,9 +373,10 @@ func (ss *session) touch(ctx context.Context, p *pendingSnapshot, res *SnapshotR
 	cacheChanged := len(p.scanned.CachePut) > 0 || len(p.scanned.CacheRemove) > 0
 	parentChanged := !p.parent.IsZero() && p.parent != p.project.Parent
 	touched := p.known && (now.Sub(p.project.LastTouch) >= touchGranularity || parentChanged)
-	// A bucket store publishes packs only with records: it keeps the
+	// What the scan of the newest snapshot's tree stored, the index lacked:
+	// kept. A bucket store publishes packs only with records: it keeps the
 	// writer's objects only with a turn's.
-	restored := ss.s.remote == nil && p.scanStored.Objects > 0
+	restored := ss.s.remote == nil && p.newest != nil && p.scanStored.Objects > 0
 	if p.turn == nil && !restored {
 		p.abort() // the Writer holds nothing to keep
 		if !cacheChanged && !touched {
