@@ -62,16 +62,25 @@ var rootMarkers = []string{".git", "go.mod", "package.json", "pyproject.toml", "
 // in the home directory does not make it a root. path need not exist. The
 // root is symlink-resolved, as workdirs are.
 func (s *Store) Root(ctx context.Context, path string) (string, error) {
+	root, _, err := s.FindRoot(ctx, path)
+	return root, err
+}
+
+// FindRoot is Root, and reports whether the root was found: a directory
+// the store has snapshots of or one that holds a marker. When found is
+// false, root is the directory of path, which no project claims (a
+// scratch file's, say).
+func (s *Store) FindRoot(ctx context.Context, path string) (root string, found bool, _ error) {
 	start, err := walkStart(path)
 	if err != nil {
-		return "", err
+		return "", false, err
 	}
 	home := resolveExisting(s.opts.HomeDir)
-	root := start
+	root = start
 	err = s.read(ctx, func(v view) error {
 		for d := start; d != home; d = filepath.Dir(d) {
 			if v.tx.HasSnapshots(d) || hasMarker(d) {
-				root = d
+				root, found = d, true
 				return nil
 			}
 			if filepath.Dir(d) == d {
@@ -81,9 +90,9 @@ func (s *Store) Root(ctx context.Context, path string) (string, error) {
 		return nil
 	})
 	if err != nil {
-		return "", fmt.Errorf("root of %s: %w", path, err)
+		return "", false, fmt.Errorf("root of %s: %w", path, err)
 	}
-	return root, nil
+	return root, found, nil
 }
 
 // walkStart returns where the root lookup of path begins: path itself if

@@ -2,8 +2,10 @@ package casckpt_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -145,5 +147,40 @@ func TestS3SizeCap(t *testing.T) {
 	}
 	if got, err := fresh.List(ctx, dirB, 0); err != nil || len(got) != 0 {
 		t.Fatalf("after prune a new cache lists %v for B (%v), want none", got, err)
+	}
+}
+
+// TestS3SizeCapRefusesASnapshotOverHalfTheCap: on a bucket too, a
+// snapshot that alone would take more than half of the cap is refused and
+// publishes nothing; the other project keeps every snapshot.
+func TestS3SizeCapRefusesASnapshotOverHalfTheCap(t *testing.T) {
+	srv := s3test.Start(t)
+	url := s3URL(srv)
+	ctx := context.Background()
+	prefix := strings.TrimPrefix(url, "s3://"+srv.Bucket+"/") + "/"
+	s := openGC(t, srv, url, nil)
+	dirA, dirB := t.TempDir(), t.TempDir()
+	for i := range 2 {
+		writeFiles(t, dirA, fmt.Sprint("a", i), 4)
+		if _, err := s.Snapshot(ctx, dirA, casckpt.SnapshotOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := listIDs(t, s, dirA)
+	commits := len(keysUnder(t, srv, prefix+"commits/"))
+	randomFile(t, filepath.Join(dirB, "big.bin"), 300_000)
+	_, err := s.Snapshot(ctx, dirB, casckpt.SnapshotOptions{MaxStoreSize: 400_000})
+	if !errors.Is(err, casckpt.ErrRefused) || !strings.Contains(err.Error(), "more than half of its 400000-byte") {
+		t.Fatalf("a snapshot of 300 kB under a 400 kB cap: %v", err)
+	}
+	if n := len(keysUnder(t, srv, prefix+"commits/")); n != commits {
+		t.Fatalf("%d commits, want %d: a refused snapshot publishes nothing", n, commits)
+	}
+	fresh := openGC(t, srv, url, nil)
+	if got := listIDs(t, fresh, dirA); !slices.Equal(got, before) {
+		t.Fatalf("a new cache lists %v for A, want %v", got, before)
+	}
+	if got := listIDs(t, fresh, dirB); len(got) != 0 {
+		t.Fatalf("a new cache lists the refused snapshot: %v", got)
 	}
 }

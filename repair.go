@@ -44,9 +44,11 @@ type RepairResult struct {
 // snapshot stores in its pack, with the pins and numbers the old database
 // still holds and without the snapshots it has tombstones for (see
 // chooseSnapshots), and the turns from the backups of theirs (see
-// chooseTurns). The stat cache starts empty. The old database is kept
-// beside the new one. Run Verify afterwards: a snapshot whose data was in
-// an unreadable part of a pack is reported damaged.
+// chooseTurns). A record kept from the old database whose backup is lost
+// gets its backup stored again. The stat cache starts empty. The old
+// database is kept beside the new one. Run Verify afterwards: a snapshot
+// whose data was in an unreadable part of a pack is reported damaged
+// until a snapshot of files that still hold that data stores it again.
 func (s *Store) Repair(ctx context.Context) (RepairResult, error) {
 	if s.remote != nil {
 		return s.repairCache(ctx)
@@ -93,10 +95,17 @@ func (s *Store) Repair(ctx context.Context) (RepairResult, error) {
 			old.Origins[b.origin] = b.rec.ID
 		}
 	}
+	w, err := restoreBackups(ctx, s.packs, packs, snaps, turns, old.Origins)
+	if err != nil {
+		return res, err
+	}
 	res.OldDatabase, err = s.db.Rebuild(s.opts.Now(), func(tx *index.Tx) error {
 		n, err := indexPacks(tx, packs)
 		res.ObjectsIndexed = n
 		if err != nil {
+			return err
+		}
+		if _, err := w.Commit(ctx, tx.Objects(), false); err != nil {
 			return err
 		}
 		if err := putRecords(tx, projects, snaps, old, backups); err != nil {
@@ -105,7 +114,60 @@ func (s *Store) Repair(ctx context.Context) (RepairResult, error) {
 		res.Turns, err = putTurns(tx, turns, old, turnBackups)
 		return err
 	})
+	// On an error, w's packs stay: the new database may be in place (a
+	// failed sync of its directory), and unreferenced packs are gc's.
 	return res, err
+}
+
+// restoreBackups stores again, through a new Writer that it returns
+// flushed, the backups of the chosen snapshot and turn records that no
+// salvaged pack holds (kept from the old database, their packs lost or
+// damaged), and points the records at them: so that Verify finds every
+// backup, and a later repair without the database keeps the records.
+func restoreBackups(ctx context.Context, packs cas.PackStore, salvaged []cas.SalvagedPack, snaps map[string][]index.Snapshot, turns map[string][]index.Turn, origins map[string]cas.ID) (*cas.Writer, error) {
+	sound := map[cas.ID]bool{}
+	for _, sp := range salvaged {
+		for _, e := range sp.Entries {
+			sound[e.ID] = true
+		}
+	}
+	originOf := map[cas.ID]string{}
+	for origin, id := range origins {
+		originOf[id] = origin
+	}
+	w := cas.NewWriter(packs, nil)
+	err := func() error {
+		for _, list := range snaps {
+			for i, sn := range list {
+				if sn.BackupID.IsZero() || sound[sn.BackupID] {
+					continue
+				}
+				id, err := putBackup(ctx, w, sn, sn.Seq, originOf[sn.ID])
+				if err != nil {
+					return err
+				}
+				list[i].BackupID = id
+			}
+		}
+		for _, list := range turns {
+			for i, tr := range list {
+				if tr.BackupID.IsZero() || sound[tr.BackupID] {
+					continue
+				}
+				id, err := w.Put(ctx, cas.KindRecord, index.EncodeTurnBackup(tr))
+				if err != nil {
+					return err
+				}
+				list[i].BackupID = id
+			}
+		}
+		return w.Flush(ctx)
+	}()
+	if err != nil {
+		w.Abort()
+		return nil, fmt.Errorf("repair: store the backups of records again: %w", err)
+	}
+	return w, nil
 }
 
 // indexPacks records salvaged packs in a new object index and returns the

@@ -151,3 +151,33 @@ func ExampleStore_Root() {
 	fmt.Println(root == real, err)
 	// Output: true <nil>
 }
+
+// TestFindRootSaysWhetherFound: a file under a marker or a known project
+// is found; a file in no project resolves to its own directory, not found.
+func TestFindRootSaysWhetherFound(t *testing.T) {
+	ctx := context.Background()
+	base, _ := filepath.EvalSymlinks(t.TempDir())
+	s := openStoreWith(t, casckpt.Options{HomeDir: base}) // no marker above base counts
+	marked, known, scratch := filepath.Join(base, "marked"), filepath.Join(base, "known"), filepath.Join(base, "scratch")
+	for _, d := range []string{filepath.Join(marked, "src"), filepath.Join(known, "src"), scratch} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.WriteFile(filepath.Join(marked, "Makefile"), nil, 0o644)
+	os.WriteFile(filepath.Join(known, "a.txt"), []byte("a"), 0o644)
+	mustSnapshot(t, s, known, casckpt.SnapshotOptions{})
+	for path, want := range map[string]struct {
+		root  string
+		found bool
+	}{
+		filepath.Join(marked, "src", "x.go"): {marked, true},
+		filepath.Join(known, "src", "x.go"):  {known, true},
+		filepath.Join(scratch, "x.py"):       {scratch, false},
+	} {
+		root, found, err := s.FindRoot(ctx, path)
+		if err != nil || root != want.root || found != want.found {
+			t.Errorf("FindRoot(%s) = %s, %v, %v; want %s, %v", path, root, found, err, want.root, want.found)
+		}
+	}
+}

@@ -1,9 +1,27 @@
 package casckpt
 
-import "context"
+import (
+	"context"
+	"fmt"
+)
 
 // DefaultMaxStoreSize is the size cap Snapshot applies by default.
 const DefaultMaxStoreSize = 500 << 20
+
+// refuseOverHalfCap refuses a snapshot of workdir that would add stored
+// bytes to the store, more than half of its size cap limit (none when
+// limit <= 0): the cap would drop other projects' snapshots to make room
+// for one that large, so it is not taken instead.
+func refuseOverHalfCap(workdir string, stored, limit int64) error {
+	if limit <= 0 || stored <= limit/2 {
+		return nil
+	}
+	return fmt.Errorf("%w: a snapshot of %s would add %d bytes (%s) to the store, more than half of its %d-byte (%s) size cap; nothing was stored: exclude its large files or raise the cap",
+		ErrRefused, workdir, stored, mebibytes(stored), limit, mebibytes(limit))
+}
+
+// mebibytes writes n bytes in MiB, to one decimal.
+func mebibytes(n int64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }
 
 // enforceCap frees space after a snapshot if the store is over its cap. The
 // caller holds no lock. The store's size is its packs, as the snapshot's

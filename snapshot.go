@@ -34,7 +34,9 @@ type SnapshotOptions struct {
 	// the same call until it fits (default DefaultMaxStoreSize on a local
 	// store and none on a store in a bucket: a fleet shares one, and a
 	// default cap would have each machine drop the others' history; a cap
-	// set here applies to both; negative: no cap).
+	// set here applies to both; negative: no cap). A snapshot that would
+	// add more than half of the cap to the store by itself is refused
+	// (ErrRefused), rather than dropping other projects' snapshots for it.
 	MaxStoreSize int64
 	// Progress, if set, is called as files are hashed, from any goroutine.
 	Progress func(filesHashed, bytesHashed int64)
@@ -201,6 +203,9 @@ type pendingSnapshot struct {
 	// the commit had to store (see commitTurn).
 	turn  *turnChange
 	extra *cas.Writer
+	// scanStored is what the scan stored through w: for an unchanged tree,
+	// objects the index lacked (see touch).
+	scanStored cas.WriteStats
 
 	// parent is the identity of workdir's parent directory when the scan
 	// began (zero: unknown), which the orphan rule needs.
@@ -252,6 +257,7 @@ func (ss *session) scanSnapshot(ctx context.Context, v view, workdir string, opt
 		}
 		return nil, err
 	}
+	p.scanStored = p.w.Stats()
 	restorer.RemoveLeftovers(workdir, p.scanned.Leftovers) // a killed restore's temporary files
 	root := p.scanned.Root
 	p.at = ss.s.opts.Now()
@@ -295,6 +301,10 @@ func (ss *session) commitSnapshot(ctx context.Context, p *pendingSnapshot) (Snap
 		p.abort()
 		return res, err
 	}
+	if err := refuseOverHalfCap(p.workdir, p.w.Stats().StoredBytes, p.opts.MaxStoreSize); err != nil {
+		p.abort()
+		return res, err
+	}
 	var raced *record // a snapshot of the same tree that another process committed meanwhile
 	err := ss.update(func(tx *index.Tx) error {
 		snaps, err := tx.Snapshots(p.workdir)
@@ -333,7 +343,7 @@ func (ss *session) commitSnapshot(ctx context.Context, p *pendingSnapshot) (Snap
 		p.abort() // nothing to record: the other process recorded this tree
 		res.ID = raced.ID
 		// The turn is recorded against the other process's snapshot.
-		p.rec, p.newest, p.extra = nil, raced, nil
+		p.rec, p.newest, p.extra, p.scanStored = nil, raced, nil, cas.WriteStats{}
 		p.w = cas.NewWriter(ss.s.packs, nil)
 		if err := ss.read(func(v view) (err error) {
 			p.turn, err = planTurn(ctx, v.tx, p.w, p.workdir, p.opts, raced.ID, p.at)
@@ -354,25 +364,34 @@ func (ss *session) commitSnapshot(ctx context.Context, p *pendingSnapshot) (Snap
 
 // touch records an unchanged tree's scan: the stat cache's changes, the
 // project's last touch when it is older than touchGranularity or its
-// parent's identity when it changed, and the turn it starts or ends. An
-// unchanged tree with nothing to record costs no write.
+// parent's identity when it changed, the turn it starts or ends, and, in
+// a store in a directory, the objects of the tree that the index lacked
+// (lost, and dropped from the index by a repair: the tree's files still
+// hold them). An unchanged tree with nothing to record costs no write.
 func (ss *session) touch(ctx context.Context, p *pendingSnapshot, res *SnapshotResult) error {
 	now := ss.s.opts.Now()
 	cacheChanged := len(p.scanned.CachePut) > 0 || len(p.scanned.CacheRemove) > 0
 	parentChanged := !p.parent.IsZero() && p.parent != p.project.Parent
 	touched := p.known && (now.Sub(p.project.LastTouch) >= touchGranularity || parentChanged)
-	if p.turn == nil {
-		p.abort() // the Writer holds nothing
+	// What the scan of the newest snapshot's tree stored, the index lacked:
+	// kept. A bucket store publishes packs only with records: it keeps the
+	// writer's objects only with a turn's.
+	restored := ss.s.remote == nil && p.newest != nil && p.scanStored.Objects > 0
+	if p.turn == nil && !restored {
+		p.abort() // the Writer holds nothing to keep
 		if !cacheChanged && !touched {
 			return nil
 		}
-	} else if err := p.w.Flush(ctx); err != nil { // the turn's backup
+	} else if err := p.w.Flush(ctx); err != nil { // the turn's backup, the objects stored again
 		p.abort()
 		return err
 	}
+	if restored {
+		res.Stored = p.scanStored
+	}
 	err := ss.update(func(tx *index.Tx) error {
 		switch {
-		case p.turn != nil:
+		case p.turn != nil || restored:
 			if err := commitObjects(ctx, tx, p.w, p.workdir, now, now, p.parent); err != nil {
 				return err
 			}

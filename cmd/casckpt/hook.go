@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -54,8 +55,10 @@ func newClaudeCodeHookCommand(g *globals) *cobra.Command {
 		Long: `claude-code reads one Claude Code hook event (JSON) on stdin and acts on it:
 UserPromptSubmit starts a turn (session = session_id, turn = prompt_id) in
 the project at cwd; PreToolUse of Write, Edit, MultiEdit, NotebookEdit or
-Bash snapshots the project holding tool_input.file_path (else cwd) once per
-project per prompt; PostToolUse of a write tool records the write; Stop ends
+Bash snapshots the project at cwd, and the project holding
+tool_input.file_path when the store knows it or it has a root marker (a
+file in no project is logged, not snapshotted), once per project per
+prompt; PostToolUse of a write tool records the write; Stop ends
 the turn in every project the prompt touched. Without a prompt_id, a prompt
 gets the ID "p-" and 16 hex digits of a hash of its session, text, time
 and the number of turns the store holds of the session, and a tool or Stop event belongs to its session's newest prompt, as
@@ -192,23 +195,42 @@ func (h hookRun) promptSubmit() error {
 	return h.snapshot(project, turn, false, "claude-code: prompt submitted")
 }
 
-// preToolUse snapshots the project the tool works in, once per prompt.
+// preToolUse snapshots, once per prompt, the session's project (at cwd)
+// and the project of the file the tool writes when that is another one
+// and really a project: a directory the store knows or one with a root
+// marker. A file elsewhere (a scratch file in /tmp, a ../ path) is logged,
+// not snapshotted: its directory may be large, and is nobody's project.
 func (h hookRun) preToolUse() error {
-	project, err := h.store.Root(h.ctx, h.target())
+	session, err := h.store.Root(h.ctx, h.ev.Cwd)
 	if err != nil {
 		return err
+	}
+	projects := []string{session}
+	var scratch error
+	if path := h.target(); path != h.ev.Cwd {
+		root, found, err := h.store.FindRoot(h.ctx, path)
+		switch {
+		case err != nil:
+			return err
+		case found && root != session:
+			projects = append(projects, root)
+		case !found && root != session && !within(root, session): // root: path's directory
+			scratch = fmt.Errorf("%s of %s: in no project (no root marker, not a known project): not snapshotted", h.ev.ToolName, path)
+		}
 	}
 	turns, err := h.store.SessionTurns(h.ctx, h.ev.SessionID)
 	if err != nil {
 		return err
 	}
 	turn := h.promptOf(turns)
-	for _, t := range turns {
-		if turn != "" && t.ID == turn && t.Project == project {
-			return nil // already checkpointed in this prompt
+	errs := []error{scratch}
+	for _, project := range projects {
+		if turn != "" && slices.ContainsFunc(turns, func(t casckpt.SessionTurn) bool { return t.ID == turn && t.Project == project }) {
+			continue // already checkpointed in this prompt
 		}
+		errs = append(errs, h.snapshot(project, turn, false, "claude-code: before "+h.ev.ToolName))
 	}
-	return h.snapshot(project, turn, false, "claude-code: before "+h.ev.ToolName)
+	return errors.Join(errs...)
 }
 
 // postToolUse records the file a write tool wrote.

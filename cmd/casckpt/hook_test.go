@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -296,5 +297,45 @@ func TestHookRecordsWrites(t *testing.T) {
 	want := map[string]string{"nb.ipynb": "{}\n", "mine.txt": "mine, edited\n"}
 	if got := readFiles(t, h.cwd); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("after restore --safe:\n%v\nwant\n%v", got, want)
+	}
+}
+
+// TestHookScratchFileOutsideProjects: a Write to a file in no project (a
+// scratch file in another directory, a ../ path) snapshots the session's
+// project, never the file's directory, and leaves a line in the hook log;
+// a Write into a directory with a root marker snapshots that project too.
+func TestHookScratchFileOutsideProjects(t *testing.T) {
+	b := newBinEnv(t)
+	base := filepath.Join(b.home, "work") // below HOME: no marker above it counts
+	h := &hookSession{t: t, b: b, cwd: filepath.Join(base, "parent", "proj"), session: "s1"}
+	scratch, other := filepath.Join(base, "scratch"), filepath.Join(base, "other")
+	writeFiles(t, h.cwd, map[string]string{"a.txt": "a\n"})
+	writeFiles(t, scratch, map[string]string{"data.bin": "a large download\n"})
+	writeFiles(t, other, map[string]string{"Cargo.toml": "[package]\n", "b.rs": "fn main() {}\n"})
+	for file, path := range map[string]string{filepath.Join(scratch, "scratch.py"): "", "../notes.py": filepath.Join(base, "parent", "notes.py")} {
+		h.event("pre_tool_use_write", map[string]string{"file": file, "content": "x = 1"})
+		must(t, os.WriteFile(cmp.Or(path, file), []byte("x = 1\n"), 0o644))
+		h.event("post_tool_use_write", map[string]string{"file": file, "content": "x = 1"})
+	}
+	h.event("pre_tool_use_write", map[string]string{"file": filepath.Join(other, "b.rs"), "content": "fn main() { }"})
+	if n := len(listing(t, h.b, h.cwd)); n != 1 {
+		t.Errorf("the session's project has %d snapshots, want 1", n)
+	}
+	if n := len(listing(t, h.b, other)); n != 1 {
+		t.Errorf("the project with a root marker has %d snapshots, want 1", n)
+	}
+	for _, dir := range []string{scratch, filepath.Join(base, "parent")} {
+		if ids := listing(t, h.b, dir); len(ids) != 0 {
+			t.Errorf("%s, in no project, was snapshotted: %v", dir, ids)
+		}
+	}
+	log := strings.Join(h.hookLog(), "\n")
+	for _, path := range []string{filepath.Join(scratch, "scratch.py"), filepath.Join(base, "parent", "notes.py")} {
+		if !strings.Contains(log, " PreToolUse Write of "+path+": in no project (no root marker, not a known project): not snapshotted") {
+			t.Errorf("hook log names no scratch write to %s:\n%s", path, log)
+		}
+	}
+	if n := len(h.hookLog()); n != 2 {
+		t.Errorf("hook log of %d lines, want 2:\n%s", n, log)
 	}
 }

@@ -159,8 +159,19 @@ var useOpenat2 = true
 
 // now is the clock for racily-clean decisions: the real one, whatever the
 // store's clock says, since it is compared with file system timestamps.
-// Tests move it.
+// Tests move it (SetClock).
 var now = time.Now
+
+// SetClock makes the scans that start from now on take clock's time as
+// the real time in their racily-clean decisions, and returns the function
+// that puts the real clock back. It is for tests of the packages above
+// scan, which cannot wait out RacyWindow to see a stat cache vouch for a
+// file they just wrote; it must not be called while a scan is listing.
+func SetClock(clock func() time.Time) (restore func()) {
+	old := now
+	now = clock
+	return func() { now = old }
+}
 
 type hashJob struct {
 	rel string
