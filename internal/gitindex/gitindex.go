@@ -59,7 +59,7 @@ func Load(dir string) (*Tracked, error) {
 	prefix := ""
 	for d := dir; ; {
 		gitPath := filepath.Join(d, ".git")
-		if st, err := os.Lstat(gitPath); err == nil {
+		if st, err := os.Stat(gitPath); err == nil { // a .git link is followed, as git does
 			indexPath, err := indexOf(d, gitPath, st)
 			if err != nil {
 				return nil, err
@@ -83,7 +83,7 @@ func Load(dir string) (*Tracked, error) {
 }
 
 // indexOf returns the path of the index of the repository whose .git
-// entry, in directory top, is gitPath (st: its Lstat).
+// entry, in directory top, is gitPath (st: its Stat).
 func indexOf(top, gitPath string, st os.FileInfo) (string, error) {
 	if st.IsDir() {
 		return filepath.Join(gitPath, "index"), nil
