@@ -794,13 +794,13 @@ func (s *scanner) hashFile(ctx context.Context, job hashJob) error {
 				job.n.kind = 0
 				return nil
 			}
-			if errors.Is(err, errNotRegular) {
+			if errors.Is(err, errNotRegular) || errors.Is(err, unix.ENOENT) { // became something else, or is gone
 				s.warn("%s: not captured: %v", job.rel, err)
 				job.n.kind = 0
 				return nil
 			}
 			var pe *os.PathError
-			if errors.As(err, &pe) {
+			if errors.As(err, &pe) { // there, but not readable
 				s.warn("%s: not captured: %v", job.rel, err)
 				job.n.kind = manifest.KindUnreadable
 				return nil
