@@ -511,6 +511,9 @@ func (s *scanner) listDir(n *node) (fd int, entries []dirEntry, ok bool) {
 		}
 		s.warn("%s: cannot open directory: %v", rel, err)
 		n.kind = manifest.KindUnreadable // not captured; buildTree reports it
+		if errors.Is(err, unix.ENOENT) {
+			n.kind = 0 // gone since it was listed
+		}
 		return -1, nil, false
 	}
 	entries, err = readDir(fd)
@@ -642,6 +645,10 @@ func (s *scanner) describe(child *node, fd int, rel string, st *unix.Stat_t) boo
 		target, err := readlinkat(fd, child.name)
 		if err != nil || target == "" || strings.IndexByte(target, 0) >= 0 || len(target) > manifest.MaxTargetLen {
 			s.warn("%s: cannot read link: %v", join(rel, child.name), err)
+			if errors.Is(err, unix.ENOENT) { // gone since it was listed
+				s.exclude(join(rel, child.name))
+				return false
+			}
 			child.kind = manifest.KindUnreadable
 			return true
 		}

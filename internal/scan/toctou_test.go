@@ -208,3 +208,19 @@ func TestFileGoneAfterTheWalkIsNotUnreadable(t *testing.T) {
 		t.Fatalf("captured %q, unreadable %q, %d files; want b.txt alone and nothing unreadable", got, res.Unreadable, res.Files)
 	}
 }
+
+// TestDirectoryGoneAfterTheWalkIsNotUnreadable removes a directory after
+// its parent listed it and before it is opened: it is gone, not unreadable.
+func TestDirectoryGoneAfterTheWalkIsNotUnreadable(t *testing.T) {
+	dir := t.TempDir()
+	testtree.Write(t, dir, testtree.Tree{"sub/a.txt": {Data: "a"}, "b.txt": {Data: "b"}})
+	setHook(t, "opendir", "sub", func() {
+		if err := os.RemoveAll(filepath.Join(dir, "sub")); err != nil {
+			t.Error(err)
+		}
+	})
+	got, res := scanContents(t, dir, Options{})
+	if len(got) != 1 || len(res.Unreadable) != 0 {
+		t.Fatalf("captured %q, unreadable %q; want b.txt alone and nothing unreadable", got, res.Unreadable)
+	}
+}
