@@ -112,6 +112,20 @@ func TestUnreadableIsNotDeleted(t *testing.T) {
 	if ls := e.ok("ls", dir, "@1").out; !strings.Contains(ls, "secret.txt") || !strings.Contains(ls, "locked/inner.txt") {
 		t.Fatalf("the snapshot after they became readable lacks them:\n%s", ls)
 	}
+	// Their history: added by the first snapshot, not deleted and added
+	// again; and the list counts only main.go as changed by the second.
+	for _, p := range []string{"secret.txt", "locked/inner.txt"} {
+		var got []string
+		for _, l := range jsonOf[[]map[string]any](t, e.ok("log", dir, p, "--json").out) {
+			got = append(got, l["status"].(string))
+		}
+		if fmt.Sprint(got) != "[added]" {
+			t.Errorf("log %s: %v, want [added]", p, got)
+		}
+	}
+	if l := jsonOf[[]map[string]any](t, e.ok("list", dir, "--json").out); len(l) != 3 || l[1]["files_changed"].(float64) != 1 {
+		t.Errorf("list: %v; want 3 snapshots, the middle one changing main.go alone", l)
+	}
 	e.ok("restore", dir, "@2") // the pre-restore one again: it could not read them
 	if diff := testtree.Equal(want, testtree.Read(t, dir)); diff != "" {
 		t.Fatalf("restoring it again: %s", diff)
