@@ -85,6 +85,11 @@ func TestUnreadableIsNotDeleted(t *testing.T) {
 	if got := fmt.Sprint(snap["unreadable"]); got != "[locked secret.txt]" {
 		t.Errorf("unreadable %s, want [locked secret.txt]", got)
 	}
+	// While they cannot be read, the working tree does not lack them.
+	d := jsonOf[map[string]any](t, e.ok("diff", dir, "@2", "--json").out)
+	if fmt.Sprint(d["files_changed"]) != "1" {
+		t.Errorf("diff from the snapshot that read them to the tree that cannot: %v, want main.go alone", d["files"])
+	}
 	must(t, os.Chmod(secret, 0o644))
 	must(t, os.Chmod(locked, 0o755))
 	writeFiles(t, dir, map[string]string{"secret.txt": "mine, later\n", "locked/inner.txt": "inside, later\n"})
