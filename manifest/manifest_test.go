@@ -132,6 +132,7 @@ func FuzzDecode(f *testing.F) {
 		{Name: "a", Kind: KindFile, Size: 3, Lines: 1, Chunks: []cas.ID{chunk("a")}},
 		{Name: "d", Kind: KindDir},
 		{Name: "l", Kind: KindSymlink, Target: "a"},
+		{Name: "u", Kind: KindUnreadable},
 	}})
 	f.Add(b)
 	f.Add([]byte{1, 0})
