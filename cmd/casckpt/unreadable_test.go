@@ -162,3 +162,29 @@ func TestUndoLeavesUnreadableAlone(t *testing.T) {
 		t.Fatalf("after undo: %s", diff)
 	}
 }
+
+// TestUndoOfATurnThatEndedUnreadable: a turn whose end could not read a
+// file did not delete it; undo neither touches it nor reports it.
+func TestUndoOfATurnThatEndedUnreadable(t *testing.T) {
+	if !testtree.AsUnprivileged(t) {
+		return
+	}
+	e := newEnv(t)
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"main.go": "v1\n", "secret.txt": "mine\n"})
+	secret := filepath.Join(dir, "secret.txt")
+	e.ok("snapshot", dir, "--turn", "t1")
+	must(t, os.Chmod(secret, 0))
+	writeFiles(t, dir, map[string]string{"main.go": "v2\n"})
+	e.ok("snapshot", dir, "--turn", "t1", "--end-turn")
+	must(t, os.Chmod(secret, 0o644))
+	writeFiles(t, dir, map[string]string{"secret.txt": "mine, later\n"})
+	u := jsonOf[map[string]any](t, e.ok("undo", dir, "t1", "--json").out)
+	if got := fmt.Sprint(u["reverted"], u["conflicts"]); got != "[main.go] []" {
+		t.Errorf("undo reverted and reported %s, want [main.go] []", got)
+	}
+	want := testtree.Tree{"main.go": {Data: "v1\n"}, "secret.txt": {Data: "mine, later\n"}}
+	if diff := testtree.Equal(want, testtree.Read(t, dir)); diff != "" {
+		t.Fatalf("after undo: %s", diff)
+	}
+}
