@@ -29,13 +29,13 @@ type Tracked struct {
 
 // Has reports whether rel (slash-separated, relative to the directory
 // Tracked was loaded for) is tracked: a file the index names, or a
-// directory below which it names one.
+// directory that it names (a submodule) or below which it names one.
 func (t *Tracked) Has(rel string, isDir bool) bool {
 	if t == nil {
 		return false
 	}
-	if !isDir {
-		_, found := slices.BinarySearch(t.names, rel)
+	_, found := slices.BinarySearch(t.names, rel) // for a directory: a submodule's gitlink
+	if found || !isDir {
 		return found
 	}
 	dir := rel + "/"

@@ -15,7 +15,7 @@ import (
 
 // fixtures are the index files testdata/make.sh made with git, each with
 // the names git ls-files --stage lists.
-var fixtures = []string{"v2", "v3", "v4", "sha256", "ita", "conflict"}
+var fixtures = []string{"v2", "v3", "v4", "sha256", "ita", "conflict", "gitlink"}
 
 func readFixture(t testing.TB, name string) (index []byte, names []string) {
 	t.Helper()
@@ -129,6 +129,23 @@ func TestLoad(t *testing.T) {
 		{viaFile, "dist/d.go", false, true},
 		{viaFile, "cmd/dist", true, true},
 	}
+	gitlink, _ := readFixture(t, "gitlink")
+	sm := t.TempDir()
+	writeFile(t, filepath.Join(sm, ".git", "index"), gitlink)
+	withSubmodule, err := Load(sm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases = append(cases, []struct {
+		tr    *Tracked
+		rel   string
+		isDir bool
+		want  bool
+	}{
+		{withSubmodule, "vendor/build", true, true}, // a submodule's gitlink
+		{withSubmodule, "vendor", true, true},
+		{withSubmodule, "vendor/buil", true, false},
+	}...)
 	for _, c := range cases {
 		if got := c.tr.Has(c.rel, c.isDir); got != c.want {
 			t.Errorf("Has(%q, dir %v) = %v, want %v", c.rel, c.isDir, got, c.want)

@@ -51,3 +51,8 @@ cp .git/index "$out/index-conflict.bin"; git ls-files --stage | sed 's/^[0-9]* [
 r=$tmp/split; git init -q "$r"; cd "$r"; echo a > a; echo b > b
 git -c core.splitIndex=true add a b; git -c core.splitIndex=true update-index --split-index
 cp .git/index "$out/index-split.bin"; cd "$out"
+
+# a submodule: a gitlink entry names a directory
+r=$tmp/gitlink; git init -q "$r"; cd "$r"; echo a > a; git add a; git commit -qm a
+git update-index --add --cacheinfo "160000,$(git rev-parse HEAD),vendor/build"
+cp .git/index "$out/index-gitlink.bin"; git ls-files --stage | sed 's/^[0-9]* [0-9a-f]* [0-3]	//' > "$out/names-gitlink.txt"; cd "$out"
