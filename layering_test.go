@@ -32,7 +32,8 @@ var layers = map[string][]string{
 	"internal/restorer":  {"manifest", "cas"},
 	"internal/textdiff":  {}, // udiff only
 	"internal/undo":      {"internal/restorer", "internal/textdiff", "manifest", "cas"},
-	"internal/scan":      {"manifest", "cas", "internal/statcache"},
+	"internal/scan":      {"manifest", "cas", "internal/statcache", "internal/gitindex"},
+	"internal/gitindex":  {}, // the standard library only
 	"internal/statcache": {"cas"},
 	"internal/testtree":  {}, // the standard library only
 	"internal/remote":    {"cas"},

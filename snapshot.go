@@ -94,6 +94,14 @@ type SnapshotResult struct {
 	BytesFreed int64
 	// Warnings name files not captured or changing while read.
 	Warnings []string
+	// Unreadable are the paths (relative to the project, sorted) that
+	// were there but could not be read: the tree records them as not
+	// captured (manifest.KindUnreadable), so that no diff, restore or undo
+	// treats them as deleted.
+	Unreadable []string
+	// ExcludedByDefault counts the paths that the default exclude list
+	// (scan.DefaultExcludes) alone left out.
+	ExcludedByDefault int64
 	// TurnStarted and TurnEnded say that the snapshot started or ended
 	// the turn of SnapshotOptions.Turn.
 	TurnStarted bool
@@ -291,6 +299,7 @@ func (ss *session) commitSnapshot(ctx context.Context, p *pendingSnapshot) (Snap
 	res := SnapshotResult{Project: p.workdir}
 	scanned := p.scanned
 	res.Files, res.Bytes, res.Hashed, res.Warnings = scanned.Files, scanned.Bytes, scanned.Hashed, scanned.Warnings
+	res.Unreadable, res.ExcludedByDefault = scanned.Unreadable, scanned.ExcludedByDefault
 	if p.rec == nil {
 		if p.newest != nil {
 			res.ID = p.newest.ID

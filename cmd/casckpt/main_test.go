@@ -99,7 +99,7 @@ func TestSnapshotJSONAndUnchanged(t *testing.T) {
 	writeFiles(t, dir, map[string]string{"a.go": "package a\n", "sub/b.txt": "b"})
 	// Flags after the positional argument.
 	first := jsonOf[map[string]any](t, e.ok("snapshot", dir, "-m", "before patch", "--json").out)
-	if want := []string{"bytes", "created", "files", "id", "project", "session", "turn"}; !slices.Equal(keys(first), want) {
+	if want := []string{"bytes", "created", "excluded_by_default", "files", "id", "project", "session", "turn", "unreadable"}; !slices.Equal(keys(first), want) {
 		t.Fatalf("snapshot JSON keys %v, want %v", keys(first), want)
 	}
 	if first["created"] != true || first["files"] != 2.0 || first["bytes"] != 11.0 {

@@ -142,6 +142,10 @@ type CreateOutput struct {
 	Bytes   int64   `json:"bytes"`
 	Session *string `json:"session"`
 	Turn    *string `json:"turn"`
+	// ExcludedByDefault counts the paths the default exclude list left
+	// out; Unreadable names those that could not be read (not captured).
+	ExcludedByDefault int64    `json:"excluded_by_default"`
+	Unreadable        []string `json:"unreadable"`
 }
 
 // UndoOutput is undo's document.

@@ -19,6 +19,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/casckpt/casckpt/cas"
+	"github.com/casckpt/casckpt/internal/gitindex"
 	"github.com/casckpt/casckpt/internal/statcache"
 	"github.com/casckpt/casckpt/manifest"
 )
@@ -83,6 +84,16 @@ type Result struct {
 	// rule or the size limit, unreadable, or special files), relative to the
 	// root, outermost only: a restore must never touch them.
 	Excluded []string
+	// Unreadable lists the entries of Excluded that were there but could
+	// not be read (a file, link or directory the user may not read, a read
+	// error, a file that kept growing): the tree holds each as a
+	// manifest.KindUnreadable entry, so that no diff, restore or undo
+	// treats it as deleted.
+	Unreadable []string
+	// ExcludedByDefault counts the entries (outermost only) that the
+	// default list alone excluded: no .gitignore line ignored them, none
+	// negated them, and the project's git index tracks none of them.
+	ExcludedByDefault int64
 	// Warnings name files that could not be captured or were changing while
 	// read.
 	Warnings []string
@@ -139,6 +150,10 @@ type scanner struct {
 	sem       chan struct{} // bounds parallel directory listing
 	mu        sync.Mutex    // guards the fields below
 	excluded  []string
+	unread    []string
+	byDefault atomic.Int64 // entries the default list alone excluded
+	indexOnce sync.Once
+	index     *gitindex.Tracked // the project's git index, once read (nil: none)
 	warnings  []string
 	leftovers []string
 	toHash    []hashJob
@@ -292,6 +307,9 @@ func (l *Listing) Store(put cas.Putter, cache map[string]statcache.Dir, trees Tr
 	res.CacheRemove = s.cacheRemove(l.top)
 	res.Excluded = s.excluded
 	slices.Sort(res.Excluded)
+	res.Unreadable = s.unread
+	slices.Sort(res.Unreadable)
+	res.ExcludedByDefault = s.byDefault.Load()
 	res.Warnings = s.warnings
 	slices.Sort(res.Warnings)
 	res.Leftovers = s.leftovers
@@ -374,6 +392,15 @@ func (s *scanner) warn(format string, args ...any) {
 func (s *scanner) exclude(rel string) {
 	s.mu.Lock()
 	s.excluded = append(s.excluded, rel)
+	s.mu.Unlock()
+}
+
+// unreadable reports the entry at rel excluded because it could not be
+// read.
+func (s *scanner) unreadable(rel string) {
+	s.mu.Lock()
+	s.excluded = append(s.excluded, rel)
+	s.unread = append(s.unread, rel)
 	s.mu.Unlock()
 }
 
@@ -494,7 +521,10 @@ func (s *scanner) listDir(n *node) (fd int, entries []dirEntry, ok bool) {
 			return -1, nil, false
 		}
 		s.warn("%s: cannot open directory: %v", rel, err)
-		n.kind = 0 // not captured; buildTree reports it excluded
+		n.kind = manifest.KindUnreadable // not captured; buildTree reports it
+		if errors.Is(err, unix.ENOENT) {
+			n.kind = 0 // gone since it was listed
+		}
 		return -1, nil, false
 	}
 	entries, err = readDir(fd)
@@ -505,7 +535,7 @@ func (s *scanner) listDir(n *node) (fd int, entries []dirEntry, ok bool) {
 			return -1, nil, false
 		}
 		s.warn("%s: cannot read directory: %v", rel, err)
-		n.kind = 0
+		n.kind = manifest.KindUnreadable
 		return -1, nil, false
 	}
 	return fd, entries, true
@@ -527,8 +557,9 @@ func (s *scanner) ignoreRules(rel string, fd int, entries []dirEntry, ign *ignor
 
 // included stats one entry e of the directory at rel (open as fd)
 // without following a link and tells whether the walk keeps it. An
-// invalid name, an entry that cannot be stat'ed, and one excluded by a
-// rule, a .gitignore or the Skip list are reported as excluded; a killed
+// invalid name and one excluded by a rule, a .gitignore or the Skip list
+// are reported as excluded; an entry that cannot be stat'ed is kept with
+// st.Mode 0, for describe to record as unreadable; a killed
 // restore's temporary file as a leftover; an entry vanished since the
 // listing is passed over. A directory is not stat'ed: st holds only its
 // type. The entry's relative path is built only where it is needed, to
@@ -543,11 +574,11 @@ func (s *scanner) included(fd int, rel string, e dirEntry, ign *ignoreFile) (st 
 	if e.dir {
 		st.Mode = unix.S_IFDIR // a directory needs no stat: nothing of it is recorded
 	} else if err := unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
-		if !errors.Is(err, unix.ENOENT) { // vanished since listing: not there
-			s.warn("%s: cannot stat: %v", join(rel, name), err)
-			s.exclude(join(rel, name))
+		if errors.Is(err, unix.ENOENT) { // vanished since listing: not there
+			return st, false
 		}
-		return st, false
+		s.warn("%s: cannot stat: %v", join(rel, name), err)
+		return unix.Stat_t{}, true // not known: unreadable
 	}
 	fmtBits := st.Mode & unix.S_IFMT
 	isDir := fmtBits == unix.S_IFDIR
@@ -557,12 +588,34 @@ func (s *scanner) included(fd int, rel string, e dirEntry, ign *ignoreFile) (st 
 		s.mu.Unlock()
 		return st, false
 	}
-	if defaults.excluded(name, isDir) || (ign != nil && ign.ignored(join(rel, name), isDir)) ||
-		s.skipped(rel, name) {
+	m := noMatch
+	if ign != nil {
+		m = ign.match(join(rel, name), isDir)
+	}
+	if name == ".git" || m == ignored || s.skipped(rel, name) {
 		s.exclude(join(rel, name))
 		return st, false
 	}
+	if m != negated && defaults.excluded(name, isDir) && !s.tracked(join(rel, name), isDir) {
+		s.exclude(join(rel, name))
+		s.byDefault.Add(1)
+		return st, false
+	}
 	return st, true
+}
+
+// tracked reports whether the project's git index tracks rel (a file, or
+// a file below the directory rel). The index is read once, on the first
+// question: only a path the default list matches asks it. An index that
+// cannot be read tracks nothing, with a warning.
+func (s *scanner) tracked(rel string, isDir bool) bool {
+	s.indexOnce.Do(func() {
+		var err error
+		if s.index, err = gitindex.Load(s.root); err != nil {
+			s.warn("cannot read the git index (%v): the default excludes apply to every path", err)
+		}
+	})
+	return s.index.Has(rel, isDir)
 }
 
 // skipped says whether the entry name of the directory at rel is on the
@@ -579,10 +632,13 @@ func (s *scanner) skipped(rel, name string) bool {
 
 // describe fills child, an included entry of the directory at rel (open
 // as fd), from its metadata st. It returns false, reporting the entry
-// excluded, for a file over the size limit, a link that cannot be read,
-// and a socket, FIFO or device, which is never opened.
+// excluded, for a file over the size limit and a socket, FIFO or device,
+// which is never opened. An entry that could not be stat'ed (st.Mode 0)
+// and a link that cannot be read are kept as unreadable.
 func (s *scanner) describe(child *node, fd int, rel string, st *unix.Stat_t) bool {
 	switch st.Mode & unix.S_IFMT {
+	case 0: // not stat'ed
+		child.kind = manifest.KindUnreadable
 	case unix.S_IFDIR:
 		child.kind = manifest.KindDir
 		child.dir = &dirNode{rel: join(rel, child.name)}
@@ -600,8 +656,12 @@ func (s *scanner) describe(child *node, fd int, rel string, st *unix.Stat_t) boo
 		target, err := readlinkat(fd, child.name)
 		if err != nil || target == "" || strings.IndexByte(target, 0) >= 0 || len(target) > manifest.MaxTargetLen {
 			s.warn("%s: cannot read link: %v", join(rel, child.name), err)
-			s.exclude(join(rel, child.name))
-			return false
+			if errors.Is(err, unix.ENOENT) { // gone since it was listed
+				s.exclude(join(rel, child.name))
+				return false
+			}
+			child.kind = manifest.KindUnreadable
+			return true
 		}
 		child.kind = manifest.KindSymlink
 		child.target = target
@@ -752,10 +812,15 @@ func (s *scanner) hashFile(ctx context.Context, job hashJob) error {
 				job.n.kind = 0
 				return nil
 			}
-			var pe *os.PathError
-			if errors.As(err, &pe) || errors.Is(err, errNotRegular) {
+			if errors.Is(err, errNotRegular) || errors.Is(err, unix.ENOENT) { // became something else, or is gone
 				s.warn("%s: not captured: %v", job.rel, err)
 				job.n.kind = 0
+				return nil
+			}
+			var pe *os.PathError
+			if errors.As(err, &pe) { // there, but not readable
+				s.warn("%s: not captured: %v", job.rel, err)
+				job.n.kind = manifest.KindUnreadable
 				return nil
 			}
 			return fmt.Errorf("%s: %w", job.rel, err)
@@ -765,7 +830,7 @@ func (s *scanner) hashFile(ctx context.Context, job hashJob) error {
 		}
 		if content.Grew { // nothing of it was stored
 			s.warn("%s: not captured: it kept growing while being read", job.rel)
-			job.n.kind = 0
+			job.n.kind = manifest.KindUnreadable
 			return nil
 		}
 		scanStart := s.start
@@ -910,6 +975,9 @@ func (s *scanner) buildSubtrees(n *node, res *Result) (fromCache []cas.ID, same 
 		case 0:
 			s.exclude(join(d.rel, c.name))
 			same = false
+		case manifest.KindUnreadable:
+			s.unreadable(join(d.rel, c.name))
+			same = false
 		case manifest.KindDir:
 			cached, err := s.buildTree(c, res)
 			if err != nil {
@@ -939,6 +1007,11 @@ func (s *scanner) storeTree(n *node, res *Result) (cas.ID, error) {
 	var rec statcache.Dir
 	var names statcache.NamesHasher
 	for _, c := range d.children {
+		if c.kind == manifest.KindFile && c.cached {
+			if err := s.reuseChunks(n, c, res); err != nil { // may leave it out
+				return cas.ID{}, err
+			}
+		}
 		e := manifest.Entry{Name: c.name, Kind: c.kind}
 		switch c.kind {
 		case 0:
@@ -948,23 +1021,17 @@ func (s *scanner) storeTree(n *node, res *Result) (cas.ID, error) {
 		case manifest.KindSymlink:
 			e.Target, e.Size = c.target, c.size
 		case manifest.KindFile:
-			if c.cached {
-				captured, err := s.reuseChunks(n, c, res)
-				if err != nil {
-					return cas.ID{}, err
-				}
-				if !captured {
-					continue
-				}
-			}
 			e.Exec, e.Size, e.Chunks, e.Lines, e.Binary = c.exec, c.size, c.chunks, c.lines, c.binary
 		}
 		t.Entries = append(t.Entries, e)
 		names.Add(c.name, uint8(c.kind))
-		if c.kind == manifest.KindDir {
+		switch c.kind {
+		case manifest.KindDir:
 			rec.Stamps = append(rec.Stamps, 0)
 			rec.Subtrees = append(rec.Subtrees, e.Tree)
-		} else {
+		case manifest.KindUnreadable:
+			rec.Stamps = append(rec.Stamps, 0) // never vouched for: read again next time
+		default:
 			rec.Stamps = append(rec.Stamps, c.stamp)
 		}
 	}
@@ -981,9 +1048,9 @@ func (s *scanner) storeTree(n *node, res *Result) (cas.ID, error) {
 // reuseChunks fills file c, a child of n vouched for by the stat
 // cache, with the chunks, lines and binary flag of its entry in the cached
 // tree. Without such an entry of the same size it reads the file instead,
-// correcting the counts in res; captured is false when the file could not
-// be read, and it is then reported as excluded.
-func (s *scanner) reuseChunks(n, c *node, res *Result) (captured bool, _ error) {
+// correcting the counts in res; when the file could not be read after all,
+// it is reported as excluded (or unreadable) and c.kind says so.
+func (s *scanner) reuseChunks(n, c *node, res *Result) error {
 	d := n.dir
 	if d.cachedTree == nil {
 		ct, err := manifest.Load(s.ctx, s.opts.Trees, d.dc.Tree)
@@ -994,18 +1061,22 @@ func (s *scanner) reuseChunks(n, c *node, res *Result) (captured bool, _ error) 
 	}
 	if old, ok := d.cachedTree.Lookup(c.name); ok && old.Kind == manifest.KindFile && old.Size == c.size {
 		c.chunks, c.lines, c.binary = old.Chunks, old.Lines, old.Binary
-		return true, nil
+		return nil
 	}
 	counted := c.size // by buildSubtrees
 	if err := s.hashFile(s.ctx, hashJob{rel: join(d.rel, c.name), n: c}); err != nil {
-		return false, err
+		return err
 	}
-	if c.kind == 0 {
-		res.Files--
-		res.Bytes -= counted
+	switch c.kind {
+	case 0:
 		s.exclude(join(d.rel, c.name))
-		return false, nil
+	case manifest.KindUnreadable:
+		s.unreadable(join(d.rel, c.name))
+	default:
+		res.Bytes += c.size - counted
+		return nil
 	}
-	res.Bytes += c.size - counted
-	return true, nil
+	res.Files--
+	res.Bytes -= counted
+	return nil
 }
