@@ -22,8 +22,9 @@ checkpoint_undo, checkpoint_turns, checkpoint_file_history and
 checkpoint_read_file. Each takes the project dir and the options of its
 command and returns the command's --json document. checkpoint_restore and
 checkpoint_undo are a dry run unless dry_run is false. A message longer than
-16 MiB is refused with a JSON-RPC error; when stdin ends, the requests still
-running are answered before mcp exits.`,
+16 MiB, or a batch in a session of protocol version 2025-06-18 or later, is
+refused with a JSON-RPC error; when stdin ends, the requests still running
+are answered before mcp exits.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			stdio := newMCPStdio(g.io.out)

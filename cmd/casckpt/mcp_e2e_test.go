@@ -63,7 +63,7 @@ func TestMCPMalformedMessages(t *testing.T) {
 		t.Fatal(err)
 	}
 	io.WriteString(stdin, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`+"\n"+
-		"not json\n{}\n[1]\n"+`{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n")
+		"not json\n{}\n[1]\n[]\n"+`{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n")
 	// A notification too long to read (so without an id to answer), written
 	// while the answers are read.
 	go io.WriteString(stdin, `{"jsonrpc":"2.0","method":"notifications/progress","params":{"pad":"`+strings.Repeat("y", maxRequestLine)+`"}}`+"\n"+
@@ -93,8 +93,8 @@ func TestMCPMalformedMessages(t *testing.T) {
 			break
 		}
 	}
-	if parseErrors != 3 || tooLong != 1 {
-		t.Errorf("%d parse errors and %d invalid requests, want 3 and 1", parseErrors, tooLong)
+	if parseErrors != 4 || tooLong != 1 {
+		t.Errorf("%d parse errors and %d invalid requests, want 4 and 1", parseErrors, tooLong)
 	}
 	stdin.Close()
 	go io.Copy(io.Discard, stdout)

@@ -26,17 +26,24 @@ const maxRequestLine = 16 << 20
 //     the session on an undecodable line), and a line over maxRequestLine
 //     with an invalid-request error naming the request's id when the line
 //     has one (the SDK ends the session on it too);
+//   - once the session's protocol version is 2025-06-18 or later, it
+//     refuses a batch (the SDK ends the session on one) with an
+//     invalid-request error for each request in it;
 //   - when stdin ends, it holds the end back until every request it passed
 //     on has been answered on stdout: the SDK cancels the requests in
 //     flight when its input ends, and a client that closed its end of
-//     stdin may still be reading stdout for their answers.
+//     stdin may still be reading stdout for their answers. Requests in a
+//     batch are not waited for: the SDK never answers one in a batch that
+//     also holds a notification.
 //
 // It is the transport's Writer too, writing one whole message per Write.
 type mcpStdio struct {
-	mu       sync.Mutex // held while a line is written to out, and for pending
+	mu       sync.Mutex // held while a line is written to out, and for the fields below
 	out      io.Writer
 	pending  map[jsonrpc.ID]bool // the requests passed on and not answered yet
 	answered *sync.Cond          // signalled when pending shrinks
+	initID   *jsonrpc.ID         // the initialize request's id, once one is passed on
+	noBatch  bool                // the protocol version agreed has no batches
 	// atEOF, when set, is called once stdin has ended, before waiting for
 	// the answers (a hook for tests).
 	atEOF func()
@@ -61,11 +68,20 @@ func (s *mcpStdio) reader(in io.Reader) io.ReadCloser {
 				s.refuse(over.id(), jsonrpc.CodeInvalidRequest,
 					fmt.Sprintf("request refused: it is longer than %d MiB, the most one message may be: send less in one request", maxRequestLine>>20))
 			} else if len(bytes.TrimSpace(line)) > 0 {
-				msgs, derr := decodeLine(line)
+				msgs, batch, derr := decodeLine(line)
 				if derr != nil {
 					s.refuse(nil, jsonrpc.CodeParseError, "parse error: not a JSON-RPC message: "+strings.ReplaceAll(derr.Error(), "\n", " "))
+				} else if batch && s.batchRefused() {
+					for _, m := range msgs {
+						if r, ok := m.(*jsonrpc.Request); ok && r.IsCall() {
+							id, _ := json.Marshal(r.ID.Raw())
+							s.refuse(id, jsonrpc.CodeInvalidRequest, "request refused: the protocol version of this session has no batches: send one message per line")
+						}
+					}
 				} else {
-					s.track(msgs)
+					if !batch {
+						s.track(msgs)
+					}
 					if _, werr := pw.Write(line); werr != nil {
 						return // the session has ended
 					}
@@ -88,7 +104,7 @@ func (s *mcpStdio) reader(in io.Reader) io.ReadCloser {
 // among it. When stdout fails, no request will be answered: none is
 // waited for.
 func (s *mcpStdio) Write(p []byte) (int, error) {
-	msgs, _ := decodeLine(p)
+	msgs, _, _ := decodeLine(p)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	n, err := s.out.Write(p)
@@ -96,8 +112,13 @@ func (s *mcpStdio) Write(p []byte) (int, error) {
 		clear(s.pending)
 	}
 	for _, m := range msgs {
-		if r, ok := m.(*jsonrpc.Response); ok {
-			delete(s.pending, r.ID)
+		r, ok := m.(*jsonrpc.Response)
+		if !ok {
+			continue
+		}
+		delete(s.pending, r.ID)
+		if s.initID != nil && r.ID == *s.initID && r.Error == nil {
+			s.noBatch = batchless(r.Result)
 		}
 	}
 	s.answered.Broadcast()
@@ -114,8 +135,28 @@ func (s *mcpStdio) track(msgs []jsonrpc.Message) {
 	for _, m := range msgs {
 		if r, ok := m.(*jsonrpc.Request); ok && r.IsCall() {
 			s.pending[r.ID] = true
+			if r.Method == "initialize" {
+				// The version asked for, until the answer says which one.
+				s.initID, s.noBatch = &r.ID, batchless(r.Params)
+			}
 		}
 	}
+}
+
+// batchless says whether the protocolVersion in doc (initialize's
+// parameters or result) has no batches: 2025-06-18 or later.
+func batchless(doc json.RawMessage) bool {
+	var v struct{ ProtocolVersion string }
+	_ = json.Unmarshal(doc, &v)
+	return v.ProtocolVersion >= "2025-06-18" // versions are dates
+}
+
+// batchRefused says whether a batch is refused: the protocol version the
+// session agreed has none.
+func (s *mcpStdio) batchRefused() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.noBatch
 }
 
 // waitAnswered waits until every request passed on has been answered.
@@ -150,20 +191,21 @@ func (s *mcpStdio) refuse(id json.RawMessage, code int64, message string) {
 }
 
 // decodeLine decodes line, one JSON-RPC message or a batch of them.
-func decodeLine(line []byte) ([]jsonrpc.Message, error) {
-	var batch []json.RawMessage
-	if json.Unmarshal(line, &batch) != nil {
-		batch = []json.RawMessage{line}
+func decodeLine(line []byte) (msgs []jsonrpc.Message, batch bool, err error) {
+	var raws []json.RawMessage
+	if batch = json.Unmarshal(line, &raws) == nil; !batch {
+		raws = []json.RawMessage{line}
+	} else if len(raws) == 0 {
+		return nil, true, errors.New("an empty batch") // the SDK ends the session on one
 	}
-	msgs := make([]jsonrpc.Message, 0, len(batch))
-	for _, raw := range batch {
+	for _, raw := range raws {
 		m, err := jsonrpc.DecodeMessage(raw)
 		if err != nil {
-			return nil, err
+			return nil, batch, err
 		}
 		msgs = append(msgs, m)
 	}
-	return msgs, nil
+	return msgs, batch, nil
 }
 
 // readLine reads one line of r, its newline included. A line longer than

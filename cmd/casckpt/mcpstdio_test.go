@@ -118,6 +118,40 @@ func TestMCPAnswersRequestsRunningWhenStdinEnds(t *testing.T) {
 	}
 }
 
+// TestMCPBatches checks batches, which protocol version 2025-06-18 removed:
+// in a session of that version, each request of a batch is refused with an
+// error and the session goes on (the SDK would end it); in an older one, a
+// batch of requests is answered with a batch.
+func TestMCPBatches(t *testing.T) {
+	b := newBinEnv(t)
+	batch := `[{"jsonrpc":"2.0","id":2,"method":"ping"},{"jsonrpc":"2.0","id":"x","method":"ping"}]`
+	ping := `{"jsonrpc":"2.0","id":3,"method":"ping"}`
+	for _, version := range []string{"2025-06-18", "2025-03-26"} {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		c := b.commandContext(ctx, "mcp")
+		c.Stdin = strings.NewReader(strings.Replace(mcpLines(batch, ping), "2025-06-18", version, 1))
+		out, err := c.Output()
+		if err != nil {
+			t.Fatalf("%s: casckpt mcp: %v\n%s", version, err, out)
+		}
+		var refused, batches, pings int
+		for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+			switch {
+			case strings.Contains(l, `"code":-32600`) && (strings.Contains(l, `"id":2,`) || strings.Contains(l, `"id":"x",`)):
+				refused++
+			case strings.HasPrefix(l, "[") && strings.Contains(l, `"id":2,"result"`) && strings.Contains(l, `"id":"x","result"`):
+				batches++
+			case strings.Contains(l, `"id":3,"result"`):
+				pings++
+			}
+		}
+		if want := version == "2025-06-18"; (refused == 2) != want || (batches == 1) == want || pings != 1 {
+			t.Errorf("%s: %d refusals, %d batch answers, %d answers to the next ping:\n%s", version, refused, batches, pings, out)
+		}
+	}
+}
+
 // TestMCPStdioHoldsTheEndForAnswers runs the server over mcpStdio with a
 // tool that answers only once stdin has ended: the end reaches the SDK
 // (which would cancel the call) only after the call is answered.
