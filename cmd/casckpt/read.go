@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"text/tabwriter"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
@@ -20,7 +21,8 @@ func newCatCommand(g *globals) *cobra.Command {
 		Short: "write one file's bytes from snapshot SNAP to stdout",
 		Long: `cat writes the bytes of PATH (relative to the project) as snapshot SNAP
 holds them; for a symbolic link, its target. With --json it prints
-{"path": PATH, "content_base64": ...} instead.`,
+{"path": PATH, "content": TEXT} instead when the bytes are UTF-8 text (no
+NUL byte), else {"path": PATH, "content_base64": ...}.`,
 		Args: cobra.RangeArgs(2, 3),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dir, rest, err := splitDirExact(cmd, args, 2)
@@ -38,9 +40,28 @@ holds them; for a symbolic link, its target. With --json it prints
 			if err := store.Cat(cmd.Context(), dir, casckpt.Ref(rest[0]), rest[1], &b); err != nil {
 				return err
 			}
-			return writeJSON(g.io.out, map[string]string{"path": rest[1], "content_base64": base64.StdEncoding.EncodeToString(b.Bytes())})
+			return writeJSON(g.io.out, newCatJSON(rest[1], b.Bytes()))
 		},
 	}
+}
+
+// catJSON is cat's JSON document: the bytes as text when they are UTF-8
+// text, else in base64 (exactly one of the two is set).
+type catJSON struct {
+	Path          string  `json:"path"`
+	Content       *string `json:"content,omitempty"`
+	ContentBase64 *string `json:"content_base64,omitempty"`
+}
+
+// newCatJSON is cat's document for the bytes b of path. Text is valid
+// UTF-8 without a NUL byte (a NUL makes a file binary, as for diff).
+func newCatJSON(path string, b []byte) catJSON {
+	if utf8.Valid(b) && bytes.IndexByte(b, 0) < 0 {
+		text := string(b)
+		return catJSON{Path: path, Content: &text}
+	}
+	enc := base64.StdEncoding.EncodeToString(b)
+	return catJSON{Path: path, ContentBase64: &enc}
 }
 
 type lsItemJSON struct {

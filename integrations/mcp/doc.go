@@ -19,7 +19,9 @@
 // Caveats: MCP structured content is a JSON object, so the commands that
 // print an array (list, turns, log) are wrapped in an object with one field
 // (snapshots, turns, history). checkpoint_restore and checkpoint_undo are
-// annotated destructive and default to dry_run: true. Every failure (an
+// annotated destructive and default to dry_run: true. checkpoint_read_file's
+// text content is the file's text when it is UTF-8 text, not the JSON of
+// its document, so that a model reads the file as it is. Every failure (an
 // unknown snapshot, a malformed argument, a busy store) is a tool error,
 // never an error of the protocol or a crash of the server.
 package mcp

@@ -45,7 +45,7 @@ func NewServer(run Runner, version string) *sdk.Server {
 		Description: "The checkpoints in which path changed, newest first (casckpt log --json, as {\"history\": [...]})."},
 		FileHistoryInput.args, func(v []HistoryItem) FileHistoryOutput { return FileHistoryOutput{History: v} })
 	addTool(s, run, &sdk.Tool{Name: "checkpoint_read_file", Annotations: readOnly,
-		Description: "One file's bytes (base64) as checkpoint snap holds it (casckpt cat --json)."},
+		Description: "One file as checkpoint snap holds it (casckpt cat --json): UTF-8 text as content (and as the result's text), other bytes as content_base64."},
 		ReadFileInput.args, same[ReadFileOutput])
 	return s
 }
@@ -82,8 +82,20 @@ func addTool[In, D, Out any](s *sdk.Server, run Runner, t *sdk.Tool, args func(I
 		if err := dec.Decode(&doc); err != nil {
 			return nil, zero, fmt.Errorf("the command's JSON does not fit the tool's output schema (%v): report this as a casckpt bug", err)
 		}
-		return nil, wrap(doc), nil
+		o := wrap(doc)
+		if t, ok := any(o).(texter); ok {
+			if text, ok := t.text(); ok {
+				return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: text}}}, o, nil
+			}
+		}
+		return nil, o, nil
 	})
+}
+
+// texter is a tool output whose text content is the text it holds, when it
+// holds one, rather than its JSON.
+type texter interface {
+	text() (string, bool)
 }
 
 // withDryRunDefault makes dry_run default to true in the input schema.

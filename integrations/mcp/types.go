@@ -197,8 +197,19 @@ type HistoryItem struct {
 	Session    *string `json:"session"`
 }
 
-// ReadFileOutput is cat's document.
+// ReadFileOutput is cat's document: the file as text when it is UTF-8
+// text, else its bytes in base64.
 type ReadFileOutput struct {
-	Path          string `json:"path"`
-	ContentBase64 string `json:"content_base64"`
+	Path          string  `json:"path"`
+	Content       *string `json:"content,omitempty"`
+	ContentBase64 *string `json:"content_base64,omitempty"`
+}
+
+// text is the file's text, and whether it is text: the tool's text content,
+// so that a model reads the file as it is rather than as JSON.
+func (o ReadFileOutput) text() (string, bool) {
+	if o.Content == nil {
+		return "", false
+	}
+	return *o.Content, true
 }
