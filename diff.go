@@ -263,12 +263,9 @@ func fileDiff(ctx context.Context, c manifest.Change, older, newer contentSource
 		}
 		var r textdiff.Result
 		if patch {
-			r, err = textdiff.Unified(oldLabel, newLabel, oldText, newText)
+			r = textdiff.Unified(oldLabel, newLabel, oldText, newText)
 		} else {
-			r, err = textdiff.Count(oldText, newText)
-		}
-		if err != nil {
-			return d, err
+			r = textdiff.Count(oldText, newText)
 		}
 		d.Insertions, d.Deletions = r.Insertions, r.Deletions
 		if patch {
