@@ -141,7 +141,7 @@ func layOutStat(changed []casckpt.FileDiff, total int64) ([]statFile, statLayout
 	files := make([]statFile, len(changed))
 	var maxLen, maxChange, binWidth, numberWidth int64
 	for i, f := range changed {
-		sf := statFile{name: quotePath(f.Path), added: f.Insertions, deleted: f.Deletions, binary: f.Binary}
+		sf := statFile{name: casckpt.QuotePath(f.Path), added: f.Insertions, deleted: f.Deletions, binary: f.Binary}
 		maxLen = max(maxLen, int64(uniseg.StringWidth(sf.name)))
 		if f.Binary {
 			sf.added, sf.deleted = 0, 0
@@ -263,44 +263,4 @@ func statSummary(files, ins, del int64) string {
 		s += fmt.Sprintf(", %d deletion%s(-)", del, plural(del))
 	}
 	return s
-}
-
-// quotePath quotes a path as git does with core.quotePath off: in double
-// quotes with C escapes when it holds a control character, a quote or a
-// backslash.
-func quotePath(p string) string {
-	if !strings.ContainsFunc(p, func(r rune) bool { return r < 0x20 || r == '"' || r == '\\' || r == 0x7f }) {
-		return p
-	}
-	var b strings.Builder
-	b.WriteByte('"')
-	for i := 0; i < len(p); i++ {
-		switch c := p[i]; c {
-		case '\a':
-			b.WriteString(`\a`)
-		case '\b':
-			b.WriteString(`\b`)
-		case '\t':
-			b.WriteString(`\t`)
-		case '\n':
-			b.WriteString(`\n`)
-		case '\v':
-			b.WriteString(`\v`)
-		case '\f':
-			b.WriteString(`\f`)
-		case '\r':
-			b.WriteString(`\r`)
-		case '"', '\\':
-			b.WriteByte('\\')
-			b.WriteByte(c)
-		default:
-			if c < 0x20 || c == 0x7f {
-				fmt.Fprintf(&b, "\\%03o", c)
-			} else {
-				b.WriteByte(c)
-			}
-		}
-	}
-	b.WriteByte('"')
-	return b.String()
 }

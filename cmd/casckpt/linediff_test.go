@@ -1,8 +1,10 @@
 package main
 
 import (
+	"bytes"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -85,4 +87,46 @@ func TestLineDiffLikeGit(t *testing.T) {
 	counts("list --json", jsonOf[[]map[string]any](t, b.ok("list", dir, "--json").out)[0])
 	counts("log --json", jsonOf[[]map[string]any](t, b.ok("log", dir, "restore.go", "--json").out)[0])
 	counts("turns --json", jsonOf[[]map[string]any](t, b.ok("turns", dir, "--json").out)[0])
+}
+
+// TestDiffHeadersQuoteNames: a file name with a newline, a tab, a quote
+// or a backslash is quoted in diff's headers as git quotes it ("a/x\ny"),
+// so it cannot forge a line of the patch; a name with a space gets git's
+// tab after the "---" and "+++" names. The patch is git's, byte for byte.
+func TestDiffHeadersQuoteNames(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is needed to compare with")
+	}
+	b := newBinEnv(t)
+	dir := t.TempDir()
+	names := []string{"x\n+++ b/forged\n@@ -1 +1 @@\n+owned", "tab\there", `quo"te`, `back\slash`, "with space", "plain"}
+	before := map[string]string{}
+	for _, n := range names {
+		before[n] = "old\n"
+	}
+	writeFiles(t, dir, before)
+	gitIn(t, dir, "init", "-q")
+	gitIn(t, dir, "add", "-A")
+	gitIn(t, dir, "commit", "-q", "-m", "before")
+	b.ok("snapshot", dir)
+	after := map[string]string{}
+	for _, n := range names {
+		after[n] = "new\n"
+	}
+	writeFiles(t, dir, after)
+	os.Remove(filepath.Join(dir, "plain"))
+	writeFiles(t, dir, map[string]string{"new\nfile": "added\n"})
+	gitIn(t, dir, "add", "-A")
+
+	want := withoutIndexLines(gitIn(t, dir, "-c", "core.quotepath=false", "diff", "--cached", "--no-renames", "HEAD"))
+	got := b.ok("diff", dir, "@1").out
+	if got != want {
+		t.Errorf("casckpt diff:\n%s\ngit diff:\n%s", got, want)
+	}
+	if strings.Contains(got, "\n+++ b/forged") {
+		t.Errorf("a file name forged a patch line:\n%s", got)
+	}
+	if !bytes.Contains([]byte(got), []byte("--- \"a/x\\n+++ b/forged\\n@@ -1 +1 @@\\n+owned\"\t\n")) {
+		t.Errorf("the name with newlines is not quoted:\n%s", got)
+	}
 }
