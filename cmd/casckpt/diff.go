@@ -37,11 +37,11 @@ arguments, the first is DIR unless it is a snapshot reference (hex digits or
 }
 
 type diffFileJSON struct {
-	Path       string `json:"path"`
-	Status     string `json:"status"`
-	Insertions int64  `json:"insertions"`
-	Deletions  int64  `json:"deletions"`
-	Binary     bool   `json:"binary"`
+	Path       casckpt.JSONPath `json:"path"`
+	Status     string           `json:"status"`
+	Insertions int64            `json:"insertions"`
+	Deletions  int64            `json:"deletions"`
+	Binary     bool             `json:"binary"`
 }
 
 type diffJSON struct {
@@ -72,7 +72,7 @@ func runDiff(cmd *cobra.Command, g *globals, dir string, refs []string, stat boo
 		doc.To = res.To.String()
 	}
 	for _, f := range res.Files {
-		doc.Files = append(doc.Files, diffFileJSON{Path: f.Path, Status: string(f.Status), Insertions: f.Insertions, Deletions: f.Deletions, Binary: f.Binary})
+		doc.Files = append(doc.Files, diffFileJSON{Path: casckpt.JSONPath(f.Path), Status: string(f.Status), Insertions: f.Insertions, Deletions: f.Deletions, Binary: f.Binary})
 	}
 	return g.emit(doc, func(w io.Writer) {
 		if stat {

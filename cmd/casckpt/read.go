@@ -38,15 +38,15 @@ holds them; for a symbolic link, its target. With --json it prints
 			if err := store.Cat(cmd.Context(), dir, casckpt.Ref(rest[0]), rest[1], &b); err != nil {
 				return err
 			}
-			return writeJSON(g.io.out, map[string]string{"path": rest[1], "content_base64": base64.StdEncoding.EncodeToString(b.Bytes())})
+			return writeJSON(g.io.out, map[string]any{"path": casckpt.JSONPath(rest[1]), "content_base64": base64.StdEncoding.EncodeToString(b.Bytes())})
 		},
 	}
 }
 
 type lsItemJSON struct {
-	Path string `json:"path"`
-	Type string `json:"type"`
-	Size int64  `json:"size"`
+	Path casckpt.JSONPath `json:"path"`
+	Type string           `json:"type"`
+	Size int64            `json:"size"`
 	// Mode is the permission bits as a number (420 is 0644, 493 is 0755).
 	Mode uint32 `json:"mode"`
 }
@@ -72,12 +72,12 @@ func newLsCommand(g *globals) *cobra.Command {
 			}
 			items := make([]lsItemJSON, 0, len(entries))
 			for _, e := range entries {
-				items = append(items, lsItemJSON{Path: e.Path, Type: e.Entry.Kind.String(), Size: e.Entry.Size, Mode: e.Entry.Mode()})
+				items = append(items, lsItemJSON{Path: casckpt.JSONPath(e.Path), Type: e.Entry.Kind.String(), Size: e.Entry.Size, Mode: e.Entry.Mode()})
 			}
 			return g.emit(items, func(w io.Writer) {
 				tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 				for i, it := range items {
-					name := it.Path
+					name := string(it.Path)
 					switch it.Type {
 					case "dir":
 						name += "/"
@@ -120,7 +120,7 @@ func newExportCommand(g *globals) *cobra.Command {
 				return err
 			}
 			abs, _ := filepath.Abs(out)
-			return g.emit(map[string]string{"snapshot": rest[0], "file": abs}, func(w io.Writer) {
+			return g.emit(map[string]any{"snapshot": rest[0], "file": casckpt.JSONPath(abs)}, func(w io.Writer) {
 				fmt.Fprintf(w, "wrote %s\n", out)
 			})
 		},

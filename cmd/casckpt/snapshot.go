@@ -81,13 +81,13 @@ func labelOrNull(s string) *string {
 
 // snapshotJSON is the contract's snapshot document.
 type snapshotJSON struct {
-	Created bool    `json:"created"`
-	ID      any     `json:"id"`
-	Project string  `json:"project"`
-	Files   int64   `json:"files"`
-	Bytes   int64   `json:"bytes"`
-	Session *string `json:"session"`
-	Turn    *string `json:"turn"`
+	Created bool             `json:"created"`
+	ID      any              `json:"id"`
+	Project casckpt.JSONPath `json:"project"`
+	Files   int64            `json:"files"`
+	Bytes   int64            `json:"bytes"`
+	Session *string          `json:"session"`
+	Turn    *string          `json:"turn"`
 }
 
 func runSnapshot(cmd *cobra.Command, g *globals, dir string, o snapshotOptions) error {
@@ -144,7 +144,7 @@ func runSnapshot(cmd *cobra.Command, g *globals, dir string, o snapshotOptions) 
 	for _, w := range res.Warnings {
 		g.warn(w)
 	}
-	doc := snapshotJSON{Created: res.Created, ID: idOrNull(res.ID), Project: res.Project, Files: res.Files, Bytes: res.Bytes,
+	doc := snapshotJSON{Created: res.Created, ID: idOrNull(res.ID), Project: casckpt.JSONPath(res.Project), Files: res.Files, Bytes: res.Bytes,
 		Session: labelOrNull(o.session), Turn: labelOrNull(o.turn)}
 	return g.emit(doc, func(w io.Writer) {
 		switch {
