@@ -26,8 +26,9 @@ type Result struct {
 // Unified returns the patch from old to new, its "---" and "+++" lines
 // naming them oldLabel and newLabel as they are (git uses "a/path",
 // "b/path" and "/dev/null" for a missing side; see QuotePath), with its
-// line counts. Its hunks are git diff's: the same lines changed, slid to
-// the same places, the same hunk headers.
+// line counts. They are git diff's (see the package's Vocabulary): its
+// counts always, and its hunks, lines and headers wherever the contents
+// leave one shortest alignment of lines.
 func Unified(oldLabel, newLabel string, old, new []byte) Result {
 	d := diffLines(old, new)
 	r := d.counts()
@@ -74,7 +75,7 @@ func newSide(content []byte) side {
 
 // diffLines finds the line diff from old to new as git's xdiff does: the
 // lines both share at their start and end are left out, then the lines
-// no shortest script could keep (see discard), and a shortest edit script
+// xdiff sets aside as changed (see discard), and a shortest edit script
 // (matchLines) is searched between the rest. So a small edit of a large
 // content costs little more than comparing its bytes.
 func diffLines(old, new []byte) *lineDiff {
@@ -123,7 +124,7 @@ func occurrences(in *interner, lines [][]byte) []int {
 
 // The limits of git's discarding of lines (xdiff/xprepare.c).
 const (
-	maxEqLimit    = 1024 // a line more frequent than this in the other content is common
+	maxEqLimit    = 1024 // the most occurrences in the other content that make a line common
 	simscanWindow = 100  // how far discard looks around a common line
 	kpdisRun      = 4    // a common line goes when under 1 in 4 lines around it match
 )
