@@ -14,25 +14,16 @@ import (
 )
 
 // TestMatchesGit: on random edits of real files (this module's sources
-// and docs, and some of Go's), Unified and Count count the lines that git
-// diff adds and removes (git is the oracle; the test is skipped without
-// it), and Unified's patch is git's, hunk for hunk and line for line,
-// where the edits leave one alignment of lines: they delete runs of
-// lines, insert new lines, change lines, and add or drop the last
-// newline. Half the cases also copy nearby lines or duplicate a line,
-// which a shortest diff may align in several ways: git's search breaks
-// such ties its own way (xdl_split), this package's its own (the hunks
-// then hold the same number of lines but some at other places), so there
-// the patch must only turn the old content into the new one.
+// and docs, and some of Go's), Unified's patch is git diff's, hunk for
+// hunk and line for line, and Unified and Count count the lines git's
+// patch adds and removes (git is the oracle; the test is skipped without
+// it). The edits delete runs of lines, insert new lines and copies of
+// nearby ones (which a diff may align in several ways), change and
+// duplicate lines, and add or drop the last newline.
 func TestMatchesGit(t *testing.T) {
-	git, err := exec.LookPath("git")
-	if err != nil {
-		t.Skip("git is not installed")
-	}
+	git := needGit(t)
 	files := realFiles(t)
 	rng := rand.New(rand.NewPCG(15, 22))
-	dir := t.TempDir()
-	oldPath, newPath := filepath.Join(dir, "old"), filepath.Join(dir, "new")
 	cases := 200
 	if testing.Short() {
 		cases = 20
@@ -43,41 +34,109 @@ func TestMatchesGit(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		copies := i%2 == 1
-		new := randomEdit(rng, old, copies)
-		if err := os.WriteFile(oldPath, old, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(newPath, new, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		want := gitDiff(t, git, dir)
-		got := Unified("a/old", "b/new", old, new)
-		ins, del := patchCounts(want)
-		if got.Insertions != ins || got.Deletions != del {
-			t.Errorf("case %d (%s): +%d -%d, git +%d -%d", i, name, got.Insertions, got.Deletions, ins, del)
-		}
-		if !copies && got.Patch != want {
-			t.Errorf("case %d (%s): patch differs from git's\n%s", i, name, firstDifference(got.Patch, want))
-		}
-		if applied, err := apply(got.Patch, string(old)); err != nil || applied != string(new) {
-			t.Errorf("case %d (%s): the patch does not give the new content (%v)", i, name, err)
-		}
-		c := Count(old, new)
-		if c.Insertions != ins || c.Deletions != del {
-			t.Errorf("case %d (%s): Count +%d -%d, git +%d -%d", i, name, c.Insertions, c.Deletions, ins, del)
-		}
+		compareWithGit(t, git, fmt.Sprintf("case %d (%s)", i, name), old, randomEdit(rng, old, 1+rng.IntN(12)))
 	}
+}
+
+// TestMatchesGitOnRewrites: where the diff is long, git's search stops
+// early (past a cost that grows with the lines compared, it takes the
+// furthest path; in long texts, a far path along a run of equal lines
+// first), and so does this package's, at the same places: hundreds of
+// deleted and copied runs in one Go file, and in all of net/http's files
+// joined (some 60,000 lines).
+func TestMatchesGitOnRewrites(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long diffs take a while")
+	}
+	git := needGit(t)
+	src := goSrc(t)
+	one, err := os.ReadFile(filepath.Join(src, "net", "http", "server.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	names, err := filepath.Glob(filepath.Join(src, "net", "http", "*.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var all []byte
+	for _, n := range names {
+		b, err := os.ReadFile(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, b...)
+	}
+	rng := rand.New(rand.NewPCG(16, 22))
+	for i := range 4 {
+		compareWithGit(t, git, fmt.Sprintf("server.go, rewrite %d", i), one, rewrite(rng, one, 100+rng.IntN(400)))
+		compareWithGit(t, git, fmt.Sprintf("net/http, rewrite %d", i), all, rewrite(rng, all, 500+rng.IntN(2000)))
+	}
+}
+
+// compareWithGit checks Unified and Count against git diff --no-index of
+// old and new.
+func compareWithGit(t *testing.T, git, what string, old, new []byte) {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "old"), old, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "new"), new, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want := gitDiff(t, git, dir)
+	got := Unified("a/old", "b/new", old, new)
+	ins, del := patchCounts(want)
+	if got.Insertions != ins || got.Deletions != del {
+		t.Errorf("%s: +%d -%d, git +%d -%d", what, got.Insertions, got.Deletions, ins, del)
+	}
+	if got.Patch != want {
+		t.Errorf("%s: patch differs from git's\n%s", what, firstDifference(got.Patch, want))
+	}
+	if c := Count(old, new); c.Insertions != ins || c.Deletions != del {
+		t.Errorf("%s: Count +%d -%d, git +%d -%d", what, c.Insertions, c.Deletions, ins, del)
+	}
+}
+
+// needGit returns git's path, or skips the test.
+func needGit(t *testing.T) string {
+	git, err := exec.LookPath("git")
+	if err != nil {
+		t.Skip("git is not installed")
+	}
+	return git
+}
+
+// goSrc is GOROOT/src.
+func goSrc(t *testing.T) string {
+	goroot, err := exec.Command("go", "env", "GOROOT").Output()
+	if err != nil {
+		t.Fatalf("go env GOROOT: %v", err)
+	}
+	return filepath.Join(strings.TrimSpace(string(goroot)), "src")
+}
+
+// rewrite deletes runs of content's lines and inserts copies of runs
+// from anywhere in it, n times: the lines stay lines the other side has,
+// so the diff is long.
+func rewrite(rng *rand.Rand, content []byte, n int) []byte {
+	lines := splitLines(content)
+	for range n {
+		at := rng.IntN(len(lines))
+		if rng.IntN(3) == 0 {
+			lines = slices.Delete(lines, at, min(at+1+rng.IntN(8), len(lines)))
+			continue
+		}
+		from := rng.IntN(len(lines))
+		lines = slices.Insert(lines, at, slices.Clone(lines[from:min(from+1+rng.IntN(6), len(lines))])...)
+	}
+	return bytes.Join(lines, nil)
 }
 
 // realFiles lists text files to edit: this module's Go sources and docs,
 // and some of GOROOT's.
 func realFiles(t *testing.T) []string {
-	goroot, err := exec.Command("go", "env", "GOROOT").Output()
-	if err != nil {
-		t.Fatalf("go env GOROOT: %v", err)
-	}
-	src := filepath.Join(strings.TrimSpace(string(goroot)), "src")
+	src := goSrc(t)
 	var files []string
 	for _, pattern := range []string{"../../*.go", "../../docs/*.md", "../../manifest/*.go",
 		filepath.Join(src, "strings", "*.go"), filepath.Join(src, "net", "http", "*.go")} {
@@ -94,17 +153,12 @@ func realFiles(t *testing.T) []string {
 	return files
 }
 
-// randomEdit makes one to twelve random edits of content's lines, some
-// copying lines when copies is set.
-func randomEdit(rng *rand.Rand, content []byte, copies bool) []byte {
+// randomEdit makes n random edits of content's lines.
+func randomEdit(rng *rand.Rand, content []byte, n int) []byte {
 	lines := splitLines(content)
-	for range 1 + rng.IntN(12) {
+	for range n {
 		at := rng.IntN(len(lines) + 1)
-		kind := rng.IntN(6)
-		if (kind == 2 || kind == 4) && !copies {
-			kind = 1
-		}
-		switch kind {
+		switch rng.IntN(6) {
 		case 0: // delete a run
 			lines = slices.Delete(lines, at, min(at+1+rng.IntN(5), len(lines)))
 		case 1: // insert new lines

@@ -26,9 +26,8 @@ type Result struct {
 // Unified returns the patch from old to new, its "---" and "+++" lines
 // naming them oldLabel and newLabel as they are (git uses "a/path",
 // "b/path" and "/dev/null" for a missing side; see QuotePath), with its
-// line counts. They are git diff's (see the package's Vocabulary): its
-// counts always, and its hunks, lines and headers wherever the contents
-// leave one shortest alignment of lines.
+// line counts: git diff's patch and counts (see the package's
+// Vocabulary).
 func Unified(oldLabel, newLabel string, old, new []byte) Result {
 	d := diffLines(old, new)
 	r := d.counts()
@@ -75,9 +74,9 @@ func newSide(content []byte) side {
 
 // diffLines finds the line diff from old to new as git's xdiff does: the
 // lines both share at their start and end are left out, then the lines
-// xdiff sets aside as changed (see discard), and a shortest edit script
-// (matchLines) is searched between the rest. So a small edit of a large
-// content costs little more than comparing its bytes.
+// xdiff sets aside as changed (see discard), and the rest is searched as
+// git searches it (searchLikeGit). So a small edit of a large content
+// costs little more than comparing its bytes.
 func diffLines(old, new []byte) *lineDiff {
 	d := &lineDiff{a: newSide(old), b: newSide(new)}
 	a, b := d.a.lines, d.b.lines
@@ -92,19 +91,12 @@ func diffLines(old, new []byte) *lineDiff {
 	in := newInterner(len(a) - head - tail)
 	ta, tb := in.tokens(a[head:len(a)-tail]), in.tokens(b[head:len(b)-tail])
 	keptA, keptB := discard(ta, occurrences(in, b), len(a)), discard(tb, occurrences(in, a), len(b))
-	match := matchLines(pick(ta, keptA), pick(tb, keptB))
-	matched := make([]bool, len(keptB))
-	for k, m := range match {
-		if m < 0 {
-			d.a.setChanged(head+keptA[k], true)
-		} else {
-			matched[m] = true
-		}
+	changedA, changedB := searchLikeGit(pick(ta, keptA), pick(tb, keptB))
+	for k, c := range changedA {
+		d.a.setChanged(head+keptA[k], c)
 	}
-	for k, m := range matched {
-		if !m {
-			d.b.setChanged(head+keptB[k], true)
-		}
+	for k, c := range changedB {
+		d.b.setChanged(head+keptB[k], c)
 	}
 	markDiscarded(&d.a, head, len(ta), keptA)
 	markDiscarded(&d.b, head, len(tb), keptB)
