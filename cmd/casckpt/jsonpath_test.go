@@ -101,16 +101,17 @@ func TestPathsNotUTF8InJSON(t *testing.T) {
 
 	// The MCP server: dir and path as a client that read them from the
 	// documents above sends them back.
-	content := mcpCall(t, b, "checkpoint_read_file", `{"dir":"`+strings.ReplaceAll(dir, "\xff", `\udcff`)+`","snap":"@2","path":"bad\udcffname.txt"}`)
+	jdir := strings.ReplaceAll(dir, "\xff", `\udcff`)
+	content := mcpCall(t, b, "checkpoint_read_file", `{"dir":"`+jdir+`","snap":"@2","path":"bad\udcffname.txt"}`)
 	if strings.Contains(content, `"isError":true`) || !strings.Contains(content, `"content_base64":"b25lCg=="`) ||
 		!strings.Contains(content, `"structuredContent":{"path":"bad\udcffname.txt"`) {
 		t.Errorf("checkpoint_read_file of %q: %s", name, content)
 	}
-	restore := mcpCall(t, b, "checkpoint_restore", `{"dir":"`+strings.ReplaceAll(dir, "\xff", `\udcff`)+`","snap":"@2","paths":["bad\udcffname.txt"]}`)
+	restore := mcpCall(t, b, "checkpoint_restore", `{"dir":"`+jdir+`","snap":"@2","paths":["bad\udcffname.txt"]}`)
 	if strings.Contains(restore, `"isError":true`) || !strings.Contains(restore, `"changes":[{"path":"bad\udcffname.txt","action":"write"}]`) {
 		t.Errorf("checkpoint_restore of %q: %s", name, restore)
 	}
-	history := mcpCall(t, b, "checkpoint_file_history", `{"dir":"`+strings.ReplaceAll(dir, "\xff", `\udcff`)+`","path":"bad\udcffname.txt"}`)
+	history := mcpCall(t, b, "checkpoint_file_history", `{"dir":"`+jdir+`","path":"bad\udcffname.txt"}`)
 	if strings.Contains(history, `"isError":true`) || strings.Count(history, `"short_id"`) < 2 {
 		t.Errorf("checkpoint_file_history of %q: %s", name, history)
 	}
