@@ -97,7 +97,7 @@ func (p *JSONPath) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
-var errPathString = errors.New("a path in JSON must be a string")
+var errPathString = errors.New("a path in JSON is not a well-formed JSON string")
 
 // unquotePath decodes the JSON string literal data, a lone low surrogate
 // escape from \udc80 to \udcff as the byte it stands for.
