@@ -21,6 +21,7 @@ func TestJSONPath(t *testing.T) {
 		{"plain/x.go", `"plain/x.go"`},
 		{"a<b>&\"q\"\\\n\x01\u2028é", `"a<b>&\"q\"\\\n\u0001\u2028é"`},
 		{"bad\xffname", `"bad\udcffname"`},
+		{`a\udcff\xff`, `"a\\udcff\\xff"`},                           // backslashes, not escapes
 		{"\xe2\x82", `"\udce2\udc82"`},                               // a cut sequence: each byte
 		{"\xed\xa0\x80", `"\udced\udca0\udc80"`},                     // an encoded surrogate is not UTF-8
 		{"\xc0\xaf/\xef\xbf\xbd", `"\udcc0\udcaf/` + "\ufffd" + `"`}, // overlong; a real U+FFFD stays
