@@ -211,10 +211,10 @@ func gitMode(e manifest.Entry) string {
 func fileDiff(ctx context.Context, c manifest.Change, older, newer contentSource, patch bool) (FileDiff, error) {
 	d := FileDiff{Path: c.Path, Status: c.Status, Old: c.Old, New: c.New}
 	var header strings.Builder
+	oldLabel, newLabel := QuotePath("a/"+c.Path), QuotePath("b/"+c.Path)
 	if patch {
-		fmt.Fprintf(&header, "diff --git a/%s b/%s\n", c.Path, c.Path)
+		fmt.Fprintf(&header, "diff --git %s %s\n", oldLabel, newLabel)
 	}
-	oldLabel, newLabel := "a/"+c.Path, "b/"+c.Path
 	switch c.Status {
 	case manifest.Added:
 		lines, bin := entryLines(c.New)
@@ -263,12 +263,9 @@ func fileDiff(ctx context.Context, c manifest.Change, older, newer contentSource
 		}
 		var r textdiff.Result
 		if patch {
-			r, err = textdiff.Unified(oldLabel, newLabel, oldText, newText)
+			r = textdiff.Unified(nameLabel(oldLabel, c.Path), nameLabel(newLabel, c.Path), oldText, newText)
 		} else {
-			r, err = textdiff.Count(oldText, newText)
-		}
-		if err != nil {
-			return d, err
+			r = textdiff.Count(oldText, newText)
 		}
 		d.Insertions, d.Deletions = r.Insertions, r.Deletions
 		if patch {
@@ -277,6 +274,20 @@ func fileDiff(ctx context.Context, c manifest.Change, older, newer contentSource
 		}
 	}
 	return d, nil
+}
+
+// QuotePath quotes a path as git does in a patch's headers and in diff
+// --stat (with core.quotePath off): in double quotes with C escapes when
+// it holds a control character, a quote or a backslash.
+func QuotePath(p string) string { return textdiff.QuotePath(p) }
+
+// nameLabel is the "---" or "+++" label of a patch of path: git follows a
+// file's name with a tab when path holds a space (not "/dev/null").
+func nameLabel(label, path string) string {
+	if label != "/dev/null" && strings.Contains(path, " ") {
+		return label + "\t"
+	}
+	return label
 }
 
 // treeOverlay is a Putter that keeps trees in memory and only hashes file

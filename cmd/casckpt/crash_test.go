@@ -507,10 +507,10 @@ func (l *crashLoop) undone(before map[string][32]byte, dry undoJSON, start, end 
 	t := l.t
 	decided := map[string]int{}
 	for _, p := range slices.Concat(dry.Reverted, dry.Merged) {
-		decided[p]++
+		decided[string(p)]++
 	}
 	for _, c := range dry.Conflicts {
-		decided[c.Path]++
+		decided[string(c.Path)]++
 	}
 	s, e := fileDigests(start), fileDigests(end)
 	for p := range mergedKeys(s, e) {
@@ -519,7 +519,8 @@ func (l *crashLoop) undone(before map[string][32]byte, dry undoJSON, start, end 
 		}
 	}
 	after := maps.Clone(before)
-	for _, p := range dry.Reverted {
+	for _, jp := range dry.Reverted {
+		p := string(jp)
 		if w := state(before, p); w != state(e, p) && w != state(s, p) {
 			t.Fatalf("undo of %s reverts %s, changed since the turn", dry.Turn, p)
 		}
@@ -529,7 +530,8 @@ func (l *crashLoop) undone(before map[string][32]byte, dry undoJSON, start, end 
 			delete(after, p)
 		}
 	}
-	for _, p := range dry.Merged {
+	for _, jp := range dry.Merged {
+		p := string(jp)
 		w, err := os.ReadFile(filepath.Join(l.dir, filepath.FromSlash(p)))
 		merged, ok := mergeLines(end[p].Data, string(w), start[p].Data)
 		if err != nil || !ok {
@@ -685,21 +687,22 @@ func (l *crashLoop) prepareSafe(a crashAttempt, k knownSnapshot) crashAttempt {
 	a.safeDry, a.before = dry, digest(t, l.dir)
 	kept := map[string]bool{}
 	for _, kp := range *dry.Kept {
-		kept[kp.Path] = true
+		kept[string(kp.Path)] = true
 	}
 	a.target = maps.Clone(a.before)
 	for _, c := range dry.Changes {
-		h, ok := k.tree[c.Path]
+		p := string(c.Path)
+		h, ok := k.tree[p]
 		switch {
 		case c.Action == "write" && ok:
-			a.target[c.Path] = h
+			a.target[p] = h
 		case c.Action == "delete" && !ok:
-			delete(a.target, c.Path)
+			delete(a.target, p)
 		default:
-			t.Fatalf("restore %s --safe would %s %s, which the snapshot holds: %v", k.id, c.Action, c.Path, ok)
+			t.Fatalf("restore %s --safe would %s %s, which the snapshot holds: %v", k.id, c.Action, p, ok)
 		}
-		if keptAt(kept, c.Path) {
-			t.Fatalf("restore %s --safe would both restore and keep %s", k.id, c.Path)
+		if keptAt(kept, p) {
+			t.Fatalf("restore %s --safe would both restore and keep %s", k.id, p)
 		}
 	}
 	for p := range mergedKeys(a.before, k.tree) {

@@ -88,19 +88,19 @@ each. --print-settings prints the hooks block for .claude/settings.json.`,
 // hookEvent is the part of a Claude Code hook event the hook reads; other
 // fields are ignored.
 type hookEvent struct {
-	SessionID string          `json:"session_id"`
-	Cwd       string          `json:"cwd"`
-	Name      string          `json:"hook_event_name"`
-	PromptID  string          `json:"prompt_id"`
-	Prompt    string          `json:"prompt"`
-	ToolName  string          `json:"tool_name"`
-	ToolInput json.RawMessage `json:"tool_input"`
+	SessionID string           `json:"session_id"`
+	Cwd       casckpt.JSONPath `json:"cwd"`
+	Name      string           `json:"hook_event_name"`
+	PromptID  string           `json:"prompt_id"`
+	Prompt    string           `json:"prompt"`
+	ToolName  string           `json:"tool_name"`
+	ToolInput json.RawMessage  `json:"tool_input"`
 }
 
 // toolInput is the part of a tool's input that names what it writes.
 type toolInput struct {
-	FilePath     string `json:"file_path"`
-	NotebookPath string `json:"notebook_path"`
+	FilePath     casckpt.JSONPath `json:"file_path"`
+	NotebookPath casckpt.JSONPath `json:"notebook_path"`
 }
 
 // runHook reads one event from stdin and acts on it, logging any failure.
@@ -188,7 +188,7 @@ func (h hookRun) promptSubmit() error {
 		fmt.Fprintf(sum, "%s\x00%s\x00%d\x00%d", h.ev.SessionID, h.ev.Prompt, h.now().UnixNano(), len(turns))
 		turn = "p-" + hex.EncodeToString(sum.Sum(nil))[:16]
 	}
-	project, err := h.store.Root(h.ctx, h.ev.Cwd)
+	project, err := h.store.Root(h.ctx, string(h.ev.Cwd))
 	if err != nil {
 		return err
 	}
@@ -201,13 +201,13 @@ func (h hookRun) promptSubmit() error {
 // marker. A file elsewhere (a scratch file in /tmp, a ../ path) is logged,
 // not snapshotted: its directory may be large, and is nobody's project.
 func (h hookRun) preToolUse() error {
-	session, err := h.store.Root(h.ctx, h.ev.Cwd)
+	session, err := h.store.Root(h.ctx, string(h.ev.Cwd))
 	if err != nil {
 		return err
 	}
 	projects := []string{session}
 	var scratch error
-	if path := h.target(); path != h.ev.Cwd {
+	if path := h.target(); path != string(h.ev.Cwd) {
 		root, found, err := h.store.FindRoot(h.ctx, path)
 		switch {
 		case err != nil:
@@ -239,7 +239,7 @@ func (h hookRun) postToolUse() error {
 		return nil
 	}
 	path := h.target()
-	if path == h.ev.Cwd {
+	if path == string(h.ev.Cwd) {
 		return fmt.Errorf("%s names no file_path or notebook_path: nothing to record", h.ev.ToolName)
 	}
 	project, err := h.store.Root(h.ctx, path)
@@ -280,17 +280,17 @@ func (h hookRun) promptOf(turns []casckpt.SessionTurn) string {
 func (h hookRun) target() string {
 	var in toolInput
 	if json.Unmarshal(h.ev.ToolInput, &in) != nil {
-		return h.ev.Cwd
+		return string(h.ev.Cwd)
 	}
-	p := in.FilePath
+	p := string(in.FilePath)
 	if p == "" {
-		p = in.NotebookPath
+		p = string(in.NotebookPath)
 	}
 	if p == "" {
-		return h.ev.Cwd
+		return string(h.ev.Cwd)
 	}
 	if !filepath.IsAbs(p) {
-		p = filepath.Join(h.ev.Cwd, p)
+		p = filepath.Join(string(h.ev.Cwd), p)
 	}
 	return p
 }

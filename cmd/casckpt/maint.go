@@ -112,7 +112,7 @@ func runPrune(cmd *cobra.Command, g *globals, o pruneOptions) error {
 func emitPrune(g *globals, res casckpt.PruneResult, dryRun bool) error {
 	drops := make([]dropJSON, 0, len(res.Drops))
 	for _, d := range res.Drops {
-		drops = append(drops, dropJSON{Project: d.Project, ID: d.ID.String(), Rule: d.Rule})
+		drops = append(drops, dropJSON{Project: casckpt.JSONPath(d.Project), ID: d.ID.String(), Rule: d.Rule})
 	}
 	doc := map[string]any{"skipped": false, "scanned": res.Scanned, "deleted_orphan": res.DeletedOrphan,
 		"deleted_stale": res.DeletedStale, "snapshots_dropped": res.SnapshotsDropped, "bytes_freed": res.BytesFreed,
@@ -139,9 +139,9 @@ func emitPrune(g *globals, res casckpt.PruneResult, dryRun bool) error {
 // dropJSON is one snapshot a prune dropped (or would drop) and the rule
 // that dropped it: orphan, stale or size-cap.
 type dropJSON struct {
-	Project string `json:"project"`
-	ID      string `json:"id"`
-	Rule    string `json:"rule"`
+	Project casckpt.JSONPath `json:"project"`
+	ID      string           `json:"id"`
+	Rule    string           `json:"rule"`
 }
 
 // ruleText explains each rule of a prune for people.
@@ -152,17 +152,17 @@ var ruleText = map[string]string{
 }
 
 type projectJSON struct {
-	Workdir   string `json:"workdir"`
-	Snapshots int    `json:"snapshots"`
-	CreatedAt string `json:"created_at"`
-	LastTouch string `json:"last_touch"`
-	State     string `json:"state"`
+	Workdir   casckpt.JSONPath `json:"workdir"`
+	Snapshots int              `json:"snapshots"`
+	CreatedAt string           `json:"created_at"`
+	LastTouch string           `json:"last_touch"`
+	State     string           `json:"state"`
 }
 
 type legacyJSON struct {
-	Path      string `json:"path"`
-	SizeBytes int64  `json:"size_bytes"`
-	Migrated  bool   `json:"migrated"`
+	Path      casckpt.JSONPath `json:"path"`
+	SizeBytes int64            `json:"size_bytes"`
+	Migrated  bool             `json:"migrated"`
 }
 
 func newStatusCommand(g *globals) *cobra.Command {
@@ -181,7 +181,7 @@ func newStatusCommand(g *globals) *cobra.Command {
 			}
 			projects := make([]projectJSON, 0, len(st.Projects))
 			for _, p := range st.Projects {
-				projects = append(projects, projectJSON{Workdir: p.Workdir, Snapshots: p.Snapshots,
+				projects = append(projects, projectJSON{Workdir: casckpt.JSONPath(p.Workdir), Snapshots: p.Snapshots,
 					CreatedAt: p.Created.Format(time.RFC3339), LastTouch: p.LastTouch.Format(time.RFC3339), State: string(p.State)})
 			}
 			found, err := migrate.Status(cmd.Context(), store, g.legacyDir(""))
@@ -190,9 +190,9 @@ func newStatusCommand(g *globals) *cobra.Command {
 			}
 			legacy := make([]legacyJSON, 0, len(found))
 			for _, l := range found {
-				legacy = append(legacy, legacyJSON{Path: l.Path, SizeBytes: l.SizeBytes, Migrated: l.Migrated})
+				legacy = append(legacy, legacyJSON{Path: casckpt.JSONPath(l.Path), SizeBytes: l.SizeBytes, Migrated: l.Migrated})
 			}
-			doc := map[string]any{"store": st.Store, "size_bytes": st.SizeBytes, "projects": projects, "legacy": legacy}
+			doc := map[string]any{"store": casckpt.JSONPath(st.Store), "size_bytes": st.SizeBytes, "projects": projects, "legacy": legacy}
 			return g.emit(doc, func(w io.Writer) {
 				fmt.Fprintf(w, "store %s, %s, %s\n", st.Store, humanBytes(st.SizeBytes), countOf(int64(len(projects)), "project"))
 				for _, l := range legacy {
@@ -217,9 +217,9 @@ func newStatusCommand(g *globals) *cobra.Command {
 }
 
 type damagedJSON struct {
-	Project string `json:"project"`
-	ID      string `json:"id"`
-	Reason  string `json:"reason"`
+	Project casckpt.JSONPath `json:"project"`
+	ID      string           `json:"id"`
+	Reason  string           `json:"reason"`
 }
 
 func newVerifyCommand(g *globals) *cobra.Command {
@@ -238,7 +238,7 @@ func newVerifyCommand(g *globals) *cobra.Command {
 			}
 			damaged := make([]damagedJSON, 0, len(res.Damaged))
 			for _, d := range res.Damaged {
-				damaged = append(damaged, damagedJSON{Project: d.Project, ID: d.ID.String(), Reason: d.Reason})
+				damaged = append(damaged, damagedJSON{Project: casckpt.JSONPath(d.Project), ID: d.ID.String(), Reason: d.Reason})
 			}
 			doc := map[string]any{"snapshots_checked": res.SnapshotsChecked, "objects_checked": res.ObjectsChecked, "damaged": damaged}
 			if err := g.emit(doc, func(w io.Writer) {
@@ -348,7 +348,7 @@ func newClearCommand(g *globals) *cobra.Command {
 			if err := store.Clear(cmd.Context()); err != nil {
 				return err
 			}
-			return g.emit(map[string]any{"cleared": store.Dir()}, func(w io.Writer) {
+			return g.emit(map[string]any{"cleared": casckpt.JSONPath(store.Dir())}, func(w io.Writer) {
 				fmt.Fprintf(w, "deleted %s\n", store.Dir())
 			})
 		},

@@ -48,9 +48,9 @@ NUL byte), else {"path": PATH, "content_base64": ...}.`,
 // catJSON is cat's JSON document: the bytes as text when they are UTF-8
 // text, else in base64 (exactly one of the two is set).
 type catJSON struct {
-	Path          string  `json:"path"`
-	Content       *string `json:"content,omitempty"`
-	ContentBase64 *string `json:"content_base64,omitempty"`
+	Path          casckpt.JSONPath `json:"path"`
+	Content       *string          `json:"content,omitempty"`
+	ContentBase64 *string          `json:"content_base64,omitempty"`
 }
 
 // newCatJSON is cat's document for the bytes b of path. Text is valid
@@ -58,16 +58,16 @@ type catJSON struct {
 func newCatJSON(path string, b []byte) catJSON {
 	if utf8.Valid(b) && bytes.IndexByte(b, 0) < 0 {
 		text := string(b)
-		return catJSON{Path: path, Content: &text}
+		return catJSON{Path: casckpt.JSONPath(path), Content: &text}
 	}
 	enc := base64.StdEncoding.EncodeToString(b)
-	return catJSON{Path: path, ContentBase64: &enc}
+	return catJSON{Path: casckpt.JSONPath(path), ContentBase64: &enc}
 }
 
 type lsItemJSON struct {
-	Path string `json:"path"`
-	Type string `json:"type"`
-	Size int64  `json:"size"`
+	Path casckpt.JSONPath `json:"path"`
+	Type string           `json:"type"`
+	Size int64            `json:"size"`
 	// Mode is the permission bits as a number (420 is 0644, 493 is 0755).
 	Mode uint32 `json:"mode"`
 }
@@ -93,12 +93,12 @@ func newLsCommand(g *globals) *cobra.Command {
 			}
 			items := make([]lsItemJSON, 0, len(entries))
 			for _, e := range entries {
-				items = append(items, lsItemJSON{Path: e.Path, Type: e.Entry.Kind.String(), Size: e.Entry.Size, Mode: e.Entry.Mode()})
+				items = append(items, lsItemJSON{Path: casckpt.JSONPath(e.Path), Type: e.Entry.Kind.String(), Size: e.Entry.Size, Mode: e.Entry.Mode()})
 			}
 			return g.emit(items, func(w io.Writer) {
 				tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 				for i, it := range items {
-					name := it.Path
+					name := string(it.Path)
 					switch it.Type {
 					case "dir":
 						name += "/"
@@ -141,7 +141,7 @@ func newExportCommand(g *globals) *cobra.Command {
 				return err
 			}
 			abs, _ := filepath.Abs(out)
-			return g.emit(map[string]string{"snapshot": rest[0], "file": abs}, func(w io.Writer) {
+			return g.emit(map[string]any{"snapshot": rest[0], "file": casckpt.JSONPath(abs)}, func(w io.Writer) {
 				fmt.Fprintf(w, "wrote %s\n", out)
 			})
 		},

@@ -71,7 +71,7 @@ type restoreJSON struct {
 	Changes []restoreChangeJSON `json:"changes"`
 	// Skipped are the paths left alone because an excluded entry is in
 	// the way.
-	Skipped []string `json:"skipped"`
+	Skipped []casckpt.JSONPath `json:"skipped"`
 	// Safe and Kept are given with --safe: whether only agents' changes
 	// were restored, and the paths kept.
 	Safe *bool           `json:"safe,omitempty"`
@@ -79,13 +79,13 @@ type restoreJSON struct {
 }
 
 type keptPathJSON struct {
-	Path   string `json:"path"`
-	Reason string `json:"reason"`
+	Path   casckpt.JSONPath `json:"path"`
+	Reason string           `json:"reason"`
 }
 
 type restoreChangeJSON struct {
-	Path   string `json:"path"`
-	Action string `json:"action"` // "write" or "delete"
+	Path   casckpt.JSONPath `json:"path"`
+	Action string           `json:"action"` // "write" or "delete"
 }
 
 func runRestore(cmd *cobra.Command, g *globals, dir, ref string, paths []string, o restoreOptions) error {
@@ -165,20 +165,20 @@ func runRestore(cmd *cobra.Command, g *globals, dir, ref string, paths []string,
 func newRestoreJSON(res casckpt.RestoreResult, safe bool) restoreJSON {
 	doc := restoreJSON{RestoredTo: res.RestoredTo.String(), PreRestoreID: idOrNull(res.PreRestoreID),
 		Written: res.Written, Deleted: res.Deleted, DryRun: res.DryRun,
-		Changes: []restoreChangeJSON{}, Skipped: append([]string{}, res.Skipped...)}
+		Changes: []restoreChangeJSON{}, Skipped: casckpt.JSONPaths(res.Skipped)}
 	if safe {
 		kept := make([]keptPathJSON, len(res.Kept))
 		for i, k := range res.Kept {
-			kept[i] = keptPathJSON(k)
+			kept[i] = keptPathJSON{casckpt.JSONPath(k.Path), k.Reason}
 		}
 		doc.Safe, doc.Kept = &res.Safe, &kept
 	}
 	for _, c := range res.Changes {
 		switch {
 		case c.Status == casckpt.Deleted && c.Old.Kind != casckpt.KindDir:
-			doc.Changes = append(doc.Changes, restoreChangeJSON{c.Path, "delete"})
+			doc.Changes = append(doc.Changes, restoreChangeJSON{casckpt.JSONPath(c.Path), "delete"})
 		case c.Status != casckpt.Deleted && c.New.Kind != casckpt.KindDir:
-			doc.Changes = append(doc.Changes, restoreChangeJSON{c.Path, "write"})
+			doc.Changes = append(doc.Changes, restoreChangeJSON{casckpt.JSONPath(c.Path), "write"})
 		}
 	}
 	return doc

@@ -108,17 +108,17 @@ func labelOrNull(s string) *string {
 
 // snapshotJSON is the contract's snapshot document.
 type snapshotJSON struct {
-	Created bool    `json:"created"`
-	ID      any     `json:"id"`
-	Project string  `json:"project"`
-	Files   int64   `json:"files"`
-	Bytes   int64   `json:"bytes"`
-	Session *string `json:"session"`
-	Turn    *string `json:"turn"`
+	Created bool             `json:"created"`
+	ID      any              `json:"id"`
+	Project casckpt.JSONPath `json:"project"`
+	Files   int64            `json:"files"`
+	Bytes   int64            `json:"bytes"`
+	Session *string          `json:"session"`
+	Turn    *string          `json:"turn"`
 	// ExcludedByDefault counts the paths the default exclude list left
 	// out; Unreadable names those that could not be read (not captured).
-	ExcludedByDefault int64    `json:"excluded_by_default"`
-	Unreadable        []string `json:"unreadable"`
+	ExcludedByDefault int64              `json:"excluded_by_default"`
+	Unreadable        []casckpt.JSONPath `json:"unreadable"`
 }
 
 func runSnapshot(cmd *cobra.Command, g *globals, dir string, o snapshotOptions) error {
@@ -175,9 +175,9 @@ func runSnapshot(cmd *cobra.Command, g *globals, dir string, o snapshotOptions) 
 	for _, w := range res.Warnings {
 		g.warn(w)
 	}
-	doc := snapshotJSON{Created: res.Created, ID: idOrNull(res.ID), Project: res.Project, Files: res.Files, Bytes: res.Bytes,
+	doc := snapshotJSON{Created: res.Created, ID: idOrNull(res.ID), Project: casckpt.JSONPath(res.Project), Files: res.Files, Bytes: res.Bytes,
 		Session: labelOrNull(o.session), Turn: labelOrNull(o.turn),
-		ExcludedByDefault: res.ExcludedByDefault, Unreadable: orEmpty(res.Unreadable)}
+		ExcludedByDefault: res.ExcludedByDefault, Unreadable: casckpt.JSONPaths(orEmpty(res.Unreadable))}
 	return g.emit(doc, func(w io.Writer) {
 		switch {
 		case res.Created:

@@ -48,17 +48,17 @@ is DIR when it names an existing directory, else TURN.`,
 
 // undoJSON is the contract's undo document.
 type undoJSON struct {
-	Turn      string         `json:"turn"`
-	PreUndoID any            `json:"pre_undo_id"`
-	Reverted  []string       `json:"reverted"`
-	Merged    []string       `json:"merged"`
-	Conflicts []conflictJSON `json:"conflicts"`
-	DryRun    bool           `json:"dry_run"`
+	Turn      string             `json:"turn"`
+	PreUndoID any                `json:"pre_undo_id"`
+	Reverted  []casckpt.JSONPath `json:"reverted"`
+	Merged    []casckpt.JSONPath `json:"merged"`
+	Conflicts []conflictJSON     `json:"conflicts"`
+	DryRun    bool               `json:"dry_run"`
 }
 
 type conflictJSON struct {
-	Path   string `json:"path"`
-	Reason string `json:"reason"`
+	Path   casckpt.JSONPath `json:"path"`
+	Reason string           `json:"reason"`
 }
 
 func runUndo(cmd *cobra.Command, g *globals, dir, turn string, dryRun bool) error {
@@ -77,9 +77,9 @@ func runUndo(cmd *cobra.Command, g *globals, dir, turn string, dryRun bool) erro
 		return err
 	}
 	doc := undoJSON{Turn: res.Turn, PreUndoID: idOrNull(res.PreUndoID), DryRun: res.DryRun,
-		Reverted: append([]string{}, res.Reverted...), Merged: append([]string{}, res.Merged...), Conflicts: []conflictJSON{}}
+		Reverted: casckpt.JSONPaths(res.Reverted), Merged: casckpt.JSONPaths(res.Merged), Conflicts: []conflictJSON{}}
 	for _, c := range res.Conflicts {
-		doc.Conflicts = append(doc.Conflicts, conflictJSON{c.Path, c.Reason})
+		doc.Conflicts = append(doc.Conflicts, conflictJSON{casckpt.JSONPath(c.Path), c.Reason})
 	}
 	return g.emit(doc, func(w io.Writer) {
 		for _, p := range res.Reverted {

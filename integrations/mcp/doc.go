@@ -7,7 +7,10 @@
 // Vocabulary: a tool takes the project's dir and the options of its command
 // (an Input struct per tool) and returns the JSON document the command prints
 // with --json, as structured content (an Output struct per tool). The input
-// and output schemas are derived from those structs by the SDK.
+// and output schemas are derived from those structs (with the SDK's
+// jsonschema package). Arguments and documents are decoded and encoded
+// once, by encoding/json, so a path that is not valid UTF-8 keeps its
+// "\udcXX" escapes both ways (casckpt.JSONPath).
 //
 // The server does not open the store itself: it runs the command through a
 // Runner that the caller (cmd/casckpt) gives, with --json, and decodes what
