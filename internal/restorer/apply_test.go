@@ -82,7 +82,7 @@ func TestApplyOnAFakeFS(t *testing.T) {
 	}
 	dst := newMemFS(before)
 	var progress progressLog
-	if err := Apply(context.Background(), dst, m, plan, progress.report); err != nil {
+	if _, err := Apply(context.Background(), dst, m, plan, Options{Progress: progress.report}); err != nil {
 		t.Fatal(err)
 	}
 	sameSpec(t, dst.spec(), after)
@@ -198,7 +198,7 @@ func TestApplyLeavesUnplannedEntries(t *testing.T) {
 	plan := planOf(t, m, before, after)
 	ignored := spec{"gone/deep/ignored.log": {Data: "log"}}
 	dst := newMemFS(plus(before, ignored))
-	if err := Apply(context.Background(), dst, m, plan, nil); err != nil {
+	if _, err := Apply(context.Background(), dst, m, plan, Options{}); err != nil {
 		t.Fatal(err)
 	}
 	sameSpec(t, dst.spec(), plus(after, ignored))
@@ -233,7 +233,7 @@ func TestApplyReportsTheFailingStep(t *testing.T) {
 				}
 				return nil
 			}
-			err := Apply(context.Background(), dst, m, plan, nil)
+			_, err := Apply(context.Background(), dst, m, plan, Options{})
 			if !errors.Is(err, errInjected) || !strings.HasPrefix(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
 				t.Fatalf("error %q, want one line starting %q wrapping the failure", err, tc.want)
 			}
@@ -267,7 +267,7 @@ func TestApplyStopsOnAMissingChunk(t *testing.T) {
 		}
 	}
 	dst := newMemFS(before)
-	err := Apply(context.Background(), dst, m, plan, nil)
+	_, err := Apply(context.Background(), dst, m, plan, Options{})
 	if !strings.HasPrefix(err.Error(), "restore: write mod.txt: ") {
 		t.Fatalf("error %v", err)
 	}
@@ -295,7 +295,7 @@ func TestApplyToADirectory(t *testing.T) {
 	}
 	defer root.Close()
 	var progress progressLog
-	if err := Apply(context.Background(), RootFS(root), m, plan, progress.report); err != nil {
+	if _, err := Apply(context.Background(), RootFS(root), m, plan, Options{Progress: progress.report}); err != nil {
 		t.Fatal(err)
 	}
 	sameSpec(t, readDir(t, dir), plus(after, spec{"gone/deep/ignored.log": {Data: "log"}}))
