@@ -45,6 +45,9 @@ func lockStore(ctx context.Context, path string, exclusive bool, deadline time.T
 			f.Close()
 			return nil, fmt.Errorf("lock %s: %w", path, err)
 		}
+		if lockWaitHook != nil && wait == time.Millisecond {
+			lockWaitHook(path)
+		}
 		if time.Now().After(deadline) {
 			f.Close()
 			return nil, fmt.Errorf("%w: another casckpt process held %s for %s; try again when it finishes", ErrBusy, path, timeout)
@@ -58,6 +61,10 @@ func lockStore(ctx context.Context, path string, exclusive bool, deadline time.T
 		wait = min(2*wait, 50*time.Millisecond)
 	}
 }
+
+// lockWaitHook, when set by a test, is called by lockStore with the lock
+// file's path when it first finds the lock held, before it waits.
+var lockWaitHook func(path string)
 
 // sameFile reports whether the open file f is the file now at path (same
 // device and inode).

@@ -129,7 +129,7 @@ func (s *Store) Restore(ctx context.Context, dir string, ref Ref, opts RestoreOp
 		p, plan, current, err = ss.prepareRestore(ctx, v, &res, workdir, ref, paths, opts)
 		return p, err
 	}, func(v view) error {
-		left, err := ss.s.apply(ctx, workdir, v.objects, plan, current, opts.Progress, opts.BeforeApply)
+		left, err := ss.s.apply(ctx, workdir, v.objects, plan, current, opts.Progress)
 		done := plan.Without(left)
 		res.Changes, res.Written, res.Deleted = done.Changes, done.Written, done.Deleted
 		res.Skipped, res.Changed = append(res.Skipped, left...), left
@@ -139,17 +139,18 @@ func (s *Store) Restore(ctx context.Context, dir string, ref Ref, opts RestoreOp
 			}
 		}
 		return err
-	})
+	}, opts.BeforeApply)
 	return res, err
 }
 
 // changeTree carries out an operation that rewrites the working tree, as
 // Restore and Undo do. prepare plans it in one read view and returns the
 // uncommitted snapshot of the tree as it is; unless dryRun, that snapshot
-// is committed (errors name it by what, e.g. "pre-restore") and write then
-// writes the plan in a new read view. It returns the snapshot's ID, zero
-// when none was taken (a dry run, or a tree equal to the newest snapshot).
-func (ss *session) changeTree(ctx context.Context, dryRun bool, what string, prepare func(v view) (*pendingSnapshot, error), write func(v view) error) (ID, error) {
+// is committed (errors name it by what, e.g. "pre-restore"), before (if
+// not nil) is called, in no transaction, and write then writes the plan in
+// a new read view. It returns the snapshot's ID, zero when none was taken
+// (a dry run, or a tree equal to the newest snapshot).
+func (ss *session) changeTree(ctx context.Context, dryRun bool, what string, prepare func(v view) (*pendingSnapshot, error), write func(v view) error, before func()) (ID, error) {
 	var pending *pendingSnapshot
 	err := ss.read(func(v view) (err error) {
 		pending, err = prepare(v)
@@ -165,6 +166,9 @@ func (ss *session) changeTree(ctx context.Context, dryRun bool, what string, pre
 	var id ID
 	if pre.Created {
 		id = pre.ID
+	}
+	if before != nil {
+		before()
 	}
 	return id, ss.read(write)
 }
@@ -287,14 +291,11 @@ func planRestore(ctx context.Context, objects, g cas.Getter, workdir string, cur
 	return plan, kept, restorer.Verify(ctx, objects, plan)
 }
 
-// apply calls before (if set), then carries out plan inside workdir
-// through an os.Root (wrapped by s.projectFS), so no link in the tree can
-// lead a write outside it, leaving alone (and returning) the paths that
-// changed since they were scanned as scanned.
-func (s *Store) apply(ctx context.Context, workdir string, g cas.Getter, plan restorer.Plan, scanned scan.Result, progress func(filesDone, filesTotal, bytesDone, bytesTotal int64), before func()) ([]string, error) {
-	if before != nil {
-		before()
-	}
+// apply carries out plan inside workdir through an os.Root (wrapped by
+// s.projectFS), so no link in the tree can lead a write outside it,
+// leaving alone (and returning) the paths that changed since they were
+// scanned as scanned.
+func (s *Store) apply(ctx context.Context, workdir string, g cas.Getter, plan restorer.Plan, scanned scan.Result, progress func(filesDone, filesTotal, bytesDone, bytesTotal int64)) ([]string, error) {
 	root, err := os.OpenRoot(workdir)
 	if err != nil {
 		return nil, err

@@ -91,12 +91,12 @@ func (s *Store) Undo(ctx context.Context, dir, turn string, opts UndoOptions) (U
 		p, plan, current, err = ss.prepareUndo(ctx, v, &res, workdir, turn, opts)
 		return p, err
 	}, func(v view) error {
-		left, err := ss.s.apply(ctx, workdir, plan.Content(v.objects), plan.Restore, current, opts.Progress, opts.BeforeApply)
+		left, err := ss.s.apply(ctx, workdir, plan.Content(v.objects), plan.Restore, current, opts.Progress)
 		plan = plan.Without(left, ReasonChangedDuring)
 		res.Reverted, res.Merged, res.Conflicts = plan.Reverted, plan.Merged, plan.Conflicts
 		res.Written, res.Deleted = plan.Restore.Written, plan.Restore.Deleted
 		return err
-	})
+	}, opts.BeforeApply)
 	return res, err
 }
 

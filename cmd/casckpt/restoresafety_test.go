@@ -1,8 +1,10 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -146,5 +148,65 @@ func TestRestoreLeavesWhatIsSavedDuringIt(t *testing.T) {
 			sameFiles(t, dir, map[string]string{"a": "saved during the restore", "b": "b0", "c": "made during the restore",
 				"e": "e, saved during the restore", "d/x": "x, made during the restore"})
 		})
+	}
+}
+
+// TestUndoLeavesWhatIsSavedDuringIt: a file the turn changed that is
+// saved between the undo's plan and its writes is left as it is and
+// reported as a conflict; the rest of the turn is reverted.
+func TestUndoLeavesWhatIsSavedDuringIt(t *testing.T) {
+	e := newEnv(t)
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"a.txt": "a0\n", "b.txt": "b0\n"})
+	e.ok("snapshot", dir, "--turn", "t1")
+	writeFiles(t, dir, map[string]string{"a.txt": "agent\n", "b.txt": "agent\n", "new.txt": "agent\n"})
+	e.ok("snapshot", dir, "--turn", "t1", "--end-turn")
+	duringApply(t, func() {
+		writeFiles(t, dir, map[string]string{"a.txt": "a person's save during the undo\n", "new.txt": "kept, saved during the undo\n"})
+	})
+	res := jsonOf[struct {
+		Reverted  []string
+		Conflicts []keptJSON
+	}](t, e.ok("undo", dir, "t1", "--json").out)
+	want := []keptJSON{{"a.txt", "changed during restore"}, {"new.txt", "changed during restore"}}
+	if !slices.Equal(res.Reverted, []string{"b.txt"}) || !slices.Equal(res.Conflicts, want) {
+		t.Fatalf("undo: reverted %q, conflicts %+v; want [b.txt] and %+v", res.Reverted, res.Conflicts, want)
+	}
+	sameFiles(t, dir, map[string]string{"a.txt": "a person's save during the undo\n", "b.txt": "b0\n", "new.txt": "kept, saved during the undo\n"})
+}
+
+// TestConcurrentUndosOfTurnsThatShareAFile: two turns changed different
+// lines of one file; undos of both, started at once as two processes,
+// each revert their turn's line, however they interleave: they run one
+// at a time, and the second plans from what the first left.
+func TestConcurrentUndosOfTurnsThatShareAFile(t *testing.T) {
+	rounds := 6
+	if testing.Short() {
+		rounds = 2
+	}
+	b := newBinEnv(t)
+	for round := range rounds {
+		dir := t.TempDir()
+		writeFiles(t, dir, map[string]string{"notes.txt": tenLines()})
+		agentTurn(t, b, dir, "t1", map[string]string{"notes.txt": tenLines(2, "t1")})
+		agentTurn(t, b, dir, "t2", map[string]string{"notes.txt": tenLines(2, "t1", 9, "t2")})
+		cmds := []*exec.Cmd{b.command("undo", dir, "t1", "--json"), b.command("undo", dir, "t2", "--json")}
+		outs := make([]bytes.Buffer, len(cmds))
+		for i, c := range cmds {
+			c.Stdout = &outs[i]
+			must(t, c.Start())
+		}
+		for i, c := range cmds {
+			if err := c.Wait(); err != nil {
+				t.Fatalf("round %d: undo %d: %v", round, i+1, err)
+			}
+			res := jsonOf[struct{ Reverted, Merged []string }](t, outs[i].String())
+			if got := append(res.Reverted, res.Merged...); !slices.Equal(got, []string{"notes.txt"}) {
+				t.Fatalf("round %d: undo %d reverted %q, merged %q", round, i+1, res.Reverted, res.Merged)
+			}
+		}
+		if got := readFiles(t, dir)["notes.txt"]; got != tenLines() {
+			t.Fatalf("round %d: both undos reported notes.txt reverted, but it holds:\n%s", round, got)
+		}
 	}
 }
