@@ -135,12 +135,17 @@ func (gd *guard) leave(p string) {
 	gd.left = append(gd.left, p)
 }
 
-// isLeft reports whether p, or a directory above it, is left alone.
-func (gd *guard) isLeft(p string) bool {
+// leaveBelow reports whether p, or a directory above it, is left alone,
+// and then records p as left too (once).
+func (gd *guard) leaveBelow(p string) bool {
 	gd.mu.Lock()
 	defer gd.mu.Unlock()
 	for _, l := range gd.left {
+		if l == p {
+			return true
+		}
 		if under(p, l) {
+			gd.left = append(gd.left, p)
 			return true
 		}
 	}
@@ -209,8 +214,7 @@ func create(ctx context.Context, dst FS, g cas.Getter, plan Plan, report func(fi
 		if c.Status == manifest.Modified {
 			before = c.Old
 		}
-		if gd.isLeft(c.Path) {
-			gd.leave(c.Path) // below a path left alone, or left itself
+		if gd.leaveBelow(c.Path) {
 			continue
 		}
 		touched[path.Dir(c.Path)] = true
