@@ -87,11 +87,9 @@ func (l *storeLock) unlock() {
 // that they run one at a time and each plans from what the one before
 // left. It waits as the store lock does, and returns its release. The
 // lock file is in the store's locks directory (cleared with the store,
-// which no one clears while this session holds the store lock).
+// which no one clears while this session holds the store lock, which a
+// session that writes always holds).
 func (ss *session) lockProject(ctx context.Context, workdir string) (func(), error) {
-	if ss.lock == nil {
-		return nil, fmt.Errorf("%w: the store %s did not exist when this operation began; try again", ErrBusy, ss.s.dir)
-	}
 	dir := filepath.Join(ss.s.dir, "locks")
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("project lock: %w", err)
@@ -105,7 +103,7 @@ func (ss *session) lockProject(ctx context.Context, workdir string) (func(), err
 			continue
 		}
 		if errors.Is(err, ErrBusy) {
-			err = fmt.Errorf("%w: another restore or undo of %s ran for %s; try again when it finishes", ErrBusy, workdir, ss.s.opts.LockTimeout)
+			err = fmt.Errorf("%w: another restore or undo of %s held it for %s; try again when it finishes", ErrBusy, workdir, ss.s.opts.LockTimeout)
 		}
 		if err != nil {
 			return nil, err

@@ -132,7 +132,7 @@ func (s *Store) Restore(ctx context.Context, dir string, ref Ref, opts RestoreOp
 		left, err := ss.s.apply(ctx, workdir, v.objects, plan, current, opts.Progress)
 		done := plan.Without(left)
 		res.Changes, res.Written, res.Deleted = done.Changes, done.Written, done.Deleted
-		res.Skipped, res.Changed = append(res.Skipped, left...), left
+		res.Skipped, res.Changed = append(res.Skipped, left...), append(res.Changed, left...)
 		if opts.Safe && res.Safe {
 			for _, p := range left {
 				res.Kept = append(res.Kept, KeptPath{Path: p, Reason: ReasonChangedDuring})
@@ -373,12 +373,12 @@ func refuseDamaged(ctx context.Context, v view, snaps []record, target record, c
 	return fmt.Errorf("%w; nothing was changed; no intact snapshot of this project is left", err)
 }
 
-// capture is what a restore's scan captures though excluded: the entries
-// that the snapshot restored to holds (a directory where it holds one, a
-// file or link where it holds either), which the restore would write
-// over. It reads each tree of the snapshot once and is safe for
+// targetCapture is what a restore's scan captures though excluded: the
+// entries that the snapshot restored to holds (a directory where it holds
+// one, a file or link where it holds either), which the restore would
+// write over. It reads each tree of the snapshot once and is safe for
 // concurrent use.
-type capture struct {
+type targetCapture struct {
 	ctx   context.Context
 	g     cas.Getter
 	root  cas.ID
@@ -388,12 +388,12 @@ type capture struct {
 }
 
 // newCapture returns the capture of the snapshot whose root tree is root.
-func newCapture(ctx context.Context, g cas.Getter, root cas.ID) *capture {
-	return &capture{ctx: ctx, g: g, root: root, trees: map[string]*manifest.Tree{}, taken: map[string]bool{}}
+func newCapture(ctx context.Context, g cas.Getter, root cas.ID) *targetCapture {
+	return &targetCapture{ctx: ctx, g: g, root: root, trees: map[string]*manifest.Tree{}, taken: map[string]bool{}}
 }
 
 // capture is scan.Options.Capture.
-func (c *capture) capture(rel string, dir bool) bool {
+func (c *targetCapture) capture(rel string, dir bool) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	t := c.tree(path.Dir(rel))
@@ -411,7 +411,7 @@ func (c *capture) capture(rel string, dir bool) bool {
 // tree returns the snapshot's tree of directory d ("." for the root), nil
 // where it holds no directory or the tree cannot be read (the restore
 // reads it again, and fails then). It is called with c.mu held.
-func (c *capture) tree(d string) *manifest.Tree {
+func (c *targetCapture) tree(d string) *manifest.Tree {
 	if t, ok := c.trees[d]; ok {
 		return t
 	}
@@ -437,7 +437,7 @@ func (c *capture) tree(d string) *manifest.Tree {
 }
 
 // captured returns the paths captured so far.
-func (c *capture) captured() map[string]bool {
+func (c *targetCapture) captured() map[string]bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return maps.Clone(c.taken)

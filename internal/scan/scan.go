@@ -611,8 +611,8 @@ func (s *scanner) skipped(rel, name string) bool {
 // describe fills child, an included entry of the directory at rel (open
 // as fd), from its metadata st. It returns false, reporting the entry
 // excluded, for a file over the size limit (unless Options.Capture
-// captures it), a link that cannot be read,
-// and a socket, FIFO or device, which is never opened.
+// captures it), a link that cannot be read, and a socket, FIFO or device,
+// which is never opened.
 func (s *scanner) describe(child *node, fd int, rel string, st *unix.Stat_t) bool {
 	switch st.Mode & unix.S_IFMT {
 	case unix.S_IFDIR:
