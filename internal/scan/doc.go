@@ -13,7 +13,11 @@
 //     the project is ever read.
 //   - Excluded entries (ignored by .gitignore or the built-in patterns, over
 //     the size limit, unreadable) are reported in Result.Excluded; a
-//     restore never touches them.
+//     restore never touches them. Options.Capture captures those a rule or
+//     the size limit would exclude all the same, one by one: a restore's
+//     scan takes what the restore will write over.
+//   - Result.Stamp is a captured file's stamp as the scan saw it, to tell
+//     a file changed since the scan from one that is not.
 //   - A file whose stat cache stamp (package statcache) is unchanged takes
 //     its chunks from the cached tree without being read; a directory whose
 //     entries are all unchanged is its cached tree.
