@@ -48,6 +48,9 @@ type SnapshotOptions struct {
 	Session string
 	Turn    string
 	EndTurn bool
+	// capture is scan.Options.Capture: a restore's snapshot from before
+	// holds what the restore overwrites, whatever its exclusion.
+	capture func(rel string, dir bool) bool
 }
 
 // check refuses labels that are not valid IDs, and EndTurn without Turn.
@@ -177,7 +180,7 @@ type listing struct {
 
 // listOptions are the options of a snapshot's walk of its tree.
 func (s *Store) listOptions(opts SnapshotOptions) scan.Options {
-	return scan.Options{MaxFileSize: opts.MaxFileSize, MaxFiles: opts.MaxFiles, Skip: s.skipDirs()}
+	return scan.Options{MaxFileSize: opts.MaxFileSize, MaxFiles: opts.MaxFiles, Skip: s.skipDirs(), Capture: opts.capture}
 }
 
 // snapshot is Snapshot under a held lock, of the tree listed (or, when

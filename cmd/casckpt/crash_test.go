@@ -33,7 +33,8 @@ func digest(t *testing.T, dir string) map[string][32]byte {
 // TestCrashLoop starts snapshot, restore, restore --safe, undo, gc, prune
 // and repair and kills each with SIGKILL at a random moment, then checks
 // that the store verifies clean, that a killed restore, safe restore or
-// undo left every file old or new, that a finished safe restore or undo
+// undo left every file old or new and its project lock free, that a
+// finished safe restore or undo
 // changed the tree as its JSON says, that the next command needs no
 // repair, and that every snapshot reported complete restores byte for
 // byte. Snapshots start and end turns in turn, so that there are turns to
@@ -321,6 +322,9 @@ func (l *crashLoop) check(i int, a crashAttempt, out []byte, done bool) {
 			}
 		}
 	}
+	if (a.op == "restore" || a.op == "restore-safe" || a.op == "undo") && !done {
+		l.checkProjectLockFree(i, a.op)
+	}
 	now := listedIDs(t, l.mustRun("list", l.dir, "--json"))
 	if a.op == "repair" {
 		l.checkRepair(i, listedIDs(t, a.listedBefore), now, done)
@@ -337,6 +341,24 @@ func (l *crashLoop) check(i int, a crashAttempt, out []byte, done bool) {
 	}
 	if err := json.Unmarshal(l.mustRun("verify", "--json"), &v); err != nil || len(v.Damaged) != 0 {
 		t.Fatalf("iteration %d (%s killed): verify: %v %v", i, a.op, v.Damaged, err)
+	}
+}
+
+// checkProjectLockFree fails unless the project writer locks are free
+// after run i of op was killed: the kernel released the dead process's,
+// so the next restore or undo does not wait for it.
+func (l *crashLoop) checkProjectLockFree(i int, op string) {
+	locks, _ := filepath.Glob(filepath.Join(l.bin.store(), "locks", "project-*"))
+	for _, p := range locks {
+		f, err := os.Open(p)
+		if err != nil {
+			l.t.Fatal(err)
+		}
+		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		f.Close()
+		if err != nil {
+			l.t.Fatalf("iteration %d: the project lock %s is still held after %s was killed: %v", i, p, op, err)
+		}
 	}
 }
 

@@ -59,6 +59,11 @@ turn ended, no write recorded), --safe restores everything and says so.`,
 	return cmd
 }
 
+// beforeApply is RestoreOptions.BeforeApply and UndoOptions.BeforeApply
+// of every restore and undo: nil, but for tests that change the tree
+// between the plan and its writes.
+var beforeApply func()
+
 // restoreJSON is the contract's restore document, with the changes listed.
 type restoreJSON struct {
 	RestoredTo   string `json:"restored_to"`
@@ -70,7 +75,7 @@ type restoreJSON struct {
 	// run, to be), one per written or deleted count.
 	Changes []restoreChangeJSON `json:"changes"`
 	// Skipped are the paths left alone because an excluded entry is in
-	// the way.
+	// the way, or because they changed during the restore.
 	Skipped []casckpt.JSONPath `json:"skipped"`
 	// Safe and Kept are given with --safe: whether only agents' changes
 	// were restored, and the paths kept.
@@ -93,7 +98,7 @@ func runRestore(cmd *cobra.Command, g *globals, dir, ref string, paths []string,
 	if err != nil {
 		return err
 	}
-	opts := casckpt.RestoreOptions{Paths: paths, DryRun: o.dryRun, MaxFiles: o.maxFiles, MaxFileSize: o.maxFileSize, Safe: o.safe}
+	opts := casckpt.RestoreOptions{Paths: paths, DryRun: o.dryRun, MaxFiles: o.maxFiles, MaxFileSize: o.maxFileSize, Safe: o.safe, BeforeApply: beforeApply}
 	var (
 		mu  sync.Mutex
 		bar *progressbar.ProgressBar
@@ -133,8 +138,16 @@ func runRestore(cmd *cobra.Command, g *globals, dir, ref string, paths []string,
 		}
 		return err
 	}
+	changed := map[string]bool{}
+	for _, p := range res.Changed {
+		changed[p] = true
+	}
 	for _, p := range res.Skipped {
-		g.warn(fmt.Sprintf("%s left alone: an excluded file is in the way", p))
+		why := "an excluded file is in the way"
+		if changed[p] {
+			why = casckpt.ReasonChangedDuring
+		}
+		g.warn(fmt.Sprintf("%s left alone: %s", p, why))
 	}
 	doc := newRestoreJSON(res, o.safe)
 	return g.emit(doc, func(w io.Writer) {

@@ -66,7 +66,7 @@ func runUndo(cmd *cobra.Command, g *globals, dir, turn string, dryRun bool) erro
 	if err != nil {
 		return err
 	}
-	res, err := store.Undo(cmd.Context(), dir, turn, casckpt.UndoOptions{DryRun: dryRun})
+	res, err := store.Undo(cmd.Context(), dir, turn, casckpt.UndoOptions{DryRun: dryRun, BeforeApply: beforeApply})
 	if err != nil {
 		if !dryRun {
 			g.interrupted = "files may be partly reverted; if so, the newest snapshot (@1) holds the tree from before"

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -45,6 +46,14 @@ type Options struct {
 	// Progress, if set, is called after each file is hashed, from any
 	// goroutine, with the running totals.
 	Progress func(filesHashed, bytesHashed int64)
+	// Capture, if set, is asked, from any goroutine, about each entry
+	// (rel: its slash path; dir: whether it is a directory) that an
+	// exclusion rule, a .gitignore or the size limit leaves out, and about
+	// each entry of a directory it captured: true captures it all the
+	// same, whatever its size. The Skip list, leftovers, special files and
+	// what cannot be read are never captured. A restore captures what it
+	// will overwrite, so that its snapshot from before holds it.
+	Capture func(rel string, dir bool) bool
 }
 
 // Trees reads stored trees and tells which objects are stored.
@@ -99,6 +108,29 @@ type Result struct {
 	Warnings []string
 	// Leftovers are temporary files of a restore that was interrupted.
 	Leftovers []string
+	top       *node // the tree as the scan saw it, for Stamp
+}
+
+// Stamp returns the stamp of the regular file at rel (a slash path) as
+// the scan saw it, trusted: statcache.CurrentStamp of its metadata then.
+// ok is false when the scan captured no regular file there.
+func (r Result) Stamp(rel string) (stamp uint64, ok bool) {
+	n := r.top
+	for name := range strings.SplitSeq(rel, "/") {
+		if n == nil || n.dir == nil {
+			return 0, false
+		}
+		children := n.dir.children
+		i, found := slices.BinarySearchFunc(children, name, func(c *node, name string) int { return strings.Compare(c.name, name) })
+		if !found {
+			return 0, false
+		}
+		n = children[i]
+	}
+	if n == nil || n.kind != manifest.KindFile {
+		return 0, false
+	}
+	return n.stamp | 1, true // an untrusted stamp differs in its lowest bit only
 }
 
 // node is one entry the walk kept. A tree's nodes are all in memory
@@ -122,6 +154,7 @@ type node struct {
 	exec     bool
 	cached   bool // a file vouched for by the stat cache: chunks from dc.Tree
 	binary   bool
+	captured bool // excluded, but captured for Options.Capture: no size limit
 }
 
 // dirNode is what the walk and the stat cache tell of a directory.
@@ -134,6 +167,7 @@ type dirNode struct {
 	dc         *statcache.Dir
 	cachedTree *manifest.Tree
 	sameFiles  bool
+	captured   bool   // excluded, but captured for Options.Capture: so is each entry kept
 	tree       cas.ID // once built
 }
 
@@ -313,6 +347,7 @@ func (l *Listing) Store(put cas.Putter, cache map[string]statcache.Dir, trees Tr
 	res.Warnings = s.warnings
 	slices.Sort(res.Warnings)
 	res.Leftovers = s.leftovers
+	res.top = l.top
 	return res, nil
 }
 
@@ -481,11 +516,11 @@ func (s *scanner) walkDir(n *node, ign *ignoreFile, wg *sync.WaitGroup) {
 	d.children = make([]*node, 0, len(entries))
 	var subdirs []*node
 	for _, e := range entries {
-		st, ok := s.included(fd, rel, e, ign)
+		st, captured, ok := s.included(fd, d, e, ign)
 		if !ok {
 			continue
 		}
-		nodes = append(nodes, node{name: e.name})
+		nodes = append(nodes, node{name: e.name, captured: captured})
 		child := &nodes[len(nodes)-1]
 		if !s.describe(child, fd, rel, &st) {
 			nodes = nodes[:len(nodes)-1]
@@ -555,30 +590,32 @@ func (s *scanner) ignoreRules(rel string, fd int, entries []dirEntry, ign *ignor
 	return ign
 }
 
-// included stats one entry e of the directory at rel (open as fd)
-// without following a link and tells whether the walk keeps it. An
-// invalid name and one excluded by a rule, a .gitignore or the Skip list
-// are reported as excluded; an entry that cannot be stat'ed is kept with
-// st.Mode 0, for describe to record as unreadable; a killed
+// included stats one entry e of directory d (open as fd) without
+// following a link and tells whether the walk keeps it. An invalid name
+// and one excluded by a rule, a .gitignore or the Skip list are reported
+// as excluded; an entry that cannot be stat'ed is kept with st.Mode 0,
+// for describe to record as unreadable; a killed
 // restore's temporary file as a leftover; an entry vanished since the
-// listing is passed over. A directory is not stat'ed: st holds only its
-// type. The entry's relative path is built only where it is needed, to
-// keep the common case free of allocations.
-func (s *scanner) included(fd int, rel string, e dirEntry, ign *ignoreFile) (st unix.Stat_t, ok bool) {
-	name := e.name
+// listing is passed over. An entry a rule excludes, or any entry of a
+// captured directory, is kept and captured when Options.Capture says so.
+// A directory is not stat'ed: st holds only its type. The entry's
+// relative path is built only where it is needed, to keep the common case
+// free of allocations.
+func (s *scanner) included(fd int, d *dirNode, e dirEntry, ign *ignoreFile) (st unix.Stat_t, captured, ok bool) {
+	name, rel := e.name, d.rel
 	if err := manifest.ValidName(name); err != nil {
 		s.warn("%s: %v", join(rel, name), err)
 		s.exclude(join(rel, name))
-		return st, false
+		return st, false, false
 	}
 	if e.dir {
 		st.Mode = unix.S_IFDIR // a directory needs no stat: nothing of it is recorded
 	} else if err := unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
 		if errors.Is(err, unix.ENOENT) { // vanished since listing: not there
-			return st, false
+			return st, false, false
 		}
 		s.warn("%s: cannot stat: %v", join(rel, name), err)
-		return unix.Stat_t{}, true // not known: unreadable
+		return unix.Stat_t{}, false, true // not known: unreadable
 	}
 	fmtBits := st.Mode & unix.S_IFMT
 	isDir := fmtBits == unix.S_IFDIR
@@ -586,22 +623,31 @@ func (s *scanner) included(fd int, rel string, e dirEntry, ign *ignoreFile) (st 
 		s.mu.Lock()
 		s.leftovers = append(s.leftovers, join(rel, name))
 		s.mu.Unlock()
-		return st, false
+		return st, false, false
 	}
 	m := noMatch
 	if ign != nil {
 		m = ign.match(join(rel, name), isDir)
 	}
-	if name == ".git" || m == ignored || s.skipped(rel, name) {
+	if name == ".git" || s.skipped(rel, name) {
 		s.exclude(join(rel, name))
-		return st, false
+		return st, false, false
 	}
-	if m != negated && defaults.excluded(name, isDir) && !s.tracked(join(rel, name), isDir) {
+	ruled := d.captured || m == ignored
+	byDefault := !ruled && m != negated && defaults.excluded(name, isDir) && !s.tracked(join(rel, name), isDir)
+	if (ruled || byDefault) && !s.captures(join(rel, name), isDir) {
 		s.exclude(join(rel, name))
-		s.byDefault.Add(1)
-		return st, false
+		if byDefault {
+			s.byDefault.Add(1)
+		}
+		return st, false, false
 	}
-	return st, true
+	return st, ruled || byDefault, true
+}
+
+// captures says whether Options.Capture captures the excluded entry rel.
+func (s *scanner) captures(rel string, dir bool) bool {
+	return s.opts.Capture != nil && s.opts.Capture(rel, dir)
 }
 
 // tracked reports whether the project's git index tracks rel (a file, or
@@ -632,20 +678,23 @@ func (s *scanner) skipped(rel, name string) bool {
 
 // describe fills child, an included entry of the directory at rel (open
 // as fd), from its metadata st. It returns false, reporting the entry
-// excluded, for a file over the size limit and a socket, FIFO or device,
-// which is never opened. An entry that could not be stat'ed (st.Mode 0)
-// and a link that cannot be read are kept as unreadable.
+// excluded, for a file over the size limit (unless Options.Capture
+// captures it) and a socket, FIFO or device, which is never opened. An
+// entry that could not be stat'ed (st.Mode 0) and a link that cannot be
+// read are kept as unreadable.
 func (s *scanner) describe(child *node, fd int, rel string, st *unix.Stat_t) bool {
 	switch st.Mode & unix.S_IFMT {
 	case 0: // not stat'ed
 		child.kind = manifest.KindUnreadable
 	case unix.S_IFDIR:
 		child.kind = manifest.KindDir
-		child.dir = &dirNode{rel: join(rel, child.name)}
+		child.dir = &dirNode{rel: join(rel, child.name), captured: child.captured}
 	case unix.S_IFREG:
-		if st.Size > s.opts.MaxFileSize {
-			s.exclude(join(rel, child.name))
-			return false
+		if st.Size > s.opts.MaxFileSize && !child.captured {
+			if child.captured = s.captures(join(rel, child.name), false); !child.captured {
+				s.exclude(join(rel, child.name))
+				return false
+			}
 		}
 		child.kind = manifest.KindFile
 		child.exec = st.Mode&0o100 != 0
@@ -891,13 +940,17 @@ func (s *scanner) readFile(ctx context.Context, job hashJob) (content manifest.C
 	if st.Mode&unix.S_IFMT != unix.S_IFREG {
 		return content, st, false, errNotRegular
 	}
-	if st.Size > s.opts.MaxFileSize {
+	limit := s.opts.MaxFileSize
+	if job.n.captured {
+		limit = math.MaxInt64
+	}
+	if st.Size > limit {
 		return content, st, false, errTooBig
 	}
 	if testHook != nil {
 		testHook("read", job.rel)
 	}
-	content, err = manifest.PutContent(ctx, storePutter{s.put}, f, st.Size, s.opts.MaxFileSize)
+	content, err = manifest.PutContent(ctx, storePutter{s.put}, f, st.Size, limit)
 	if err != nil {
 		// A read error of PutContent's own names no path yet; a store
 		// error is the store's (and may be shared): left as it is.
