@@ -54,7 +54,7 @@ type DiffOptions struct {
 // Diff compares snapshot from of the project in dir with another snapshot
 // or with the working tree. It changes nothing.
 func (s *Store) Diff(ctx context.Context, dir string, from Ref, opts DiffOptions) (DiffResult, error) {
-	workdir, err := knownWorkdir(dir)
+	workdir, err := s.readWorkdir(dir)
 	if err != nil {
 		return DiffResult{}, err
 	}

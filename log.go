@@ -38,7 +38,7 @@ type LogEntry struct {
 // that changed, it reads only the subtrees of it that differ. It changes
 // nothing.
 func (s *Store) FileLog(ctx context.Context, dir, p string) ([]LogEntry, error) {
-	workdir, err := knownWorkdir(dir)
+	workdir, err := s.readWorkdir(dir)
 	if err != nil {
 		return nil, err
 	}

@@ -78,7 +78,10 @@ const PreRestorePrefix = "pre-restore"
 // verifies every tree and chunk it needs, then takes a pre-restore
 // snapshot, and replaces each file atomically with a new one (never
 // changing an inode in place). Temporary files of killed restores are
-// removed. With opts.Safe only what agents changed is restored.
+// removed. With opts.Safe only what agents changed is restored. On a
+// bucket store with Options.ReadMachine, ref is a snapshot of that
+// machine's project at the same path (the pre-restore snapshot is this
+// machine's).
 func (s *Store) Restore(ctx context.Context, dir string, ref Ref, opts RestoreOptions) (RestoreResult, error) {
 	res := RestoreResult{DryRun: opts.DryRun, Kept: []KeptPath{}}
 	workdir, err := Workdir(dir)
@@ -155,7 +158,11 @@ func (ss *session) scanBefore(ctx context.Context, v view, workdir string, overl
 // only once everything the plan writes has been read and verified, so a
 // refused restore changes nothing, not even the list of snapshots.
 func (ss *session) prepareRestore(ctx context.Context, v view, res *RestoreResult, workdir string, ref Ref, paths []string, opts RestoreOptions) (*pendingSnapshot, restorer.Plan, error) {
-	snaps, err := v.tx.Snapshots(workdir)
+	from := ss.s.machineWorkdir(workdir) // another machine's project with Options.ReadMachine
+	if from != workdir && opts.Safe {
+		return nil, restorer.Plan{}, fmt.Errorf("%w: --safe keeps what this machine's agents did not write, which says nothing of another machine's snapshot: restore it without --safe", ErrRefused)
+	}
+	snaps, err := v.tx.Snapshots(from)
 	if err != nil {
 		return nil, restorer.Plan{}, err
 	}
