@@ -101,8 +101,8 @@ type applier struct {
 	tx      *index.Tx
 	machine string // this machine's ID
 	pins    map[cas.ID]bool
-	snaps map[cas.ID]record // every snapshot of the cache, by ID
-	tombs map[cas.ID][16]byte
+	snaps   map[cas.ID]record // every snapshot of the cache, by ID
+	tombs   map[cas.ID][16]byte
 }
 
 func (a *applier) load() error {

@@ -39,11 +39,11 @@ type fetched struct {
 	// rejected are the objects the fleet key refused, not yet recorded:
 	// key and why.
 	rejected map[string]string
-	tables  map[[16]byte]cas.SalvagedPack
-	newest  time.Time       // the newest key time listed
-	gcKeys  map[string]bool // every pending and deleted list of gc
-	gcLists []gcList        // those the cache has not applied
-	listed  map[string]bool // with full: every commit key listed
+	tables   map[[16]byte]cas.SalvagedPack
+	newest   time.Time       // the newest key time listed
+	gcKeys   map[string]bool // every pending and deleted list of gc
+	gcLists  []gcList        // those the cache has not applied
+	listed   map[string]bool // with full: every commit key listed
 }
 
 // gcList is a pending or deleted list of gc (see internal/remote).
