@@ -41,6 +41,10 @@ func SplitWorkdir(workdir string) (machine, path string) {
 	return machine, path
 }
 
+// ValidMachine reports whether m can name a machine of a bucket store:
+// 1 to 64 letters, digits, dots, dashes and underscores.
+func ValidMachine(m string) bool { return remote.ValidMachine(m) }
+
 // workdirName is how messages name the project the cache knows as
 // workdir: its path, and another machine's as "PATH on machine M".
 func workdirName(workdir string) string {

@@ -202,8 +202,11 @@ func (g *globals) open() (*casckpt.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	if g.machine != "" && !casckpt.IsRemote(dir) {
+	switch {
+	case g.machine != "" && !casckpt.IsRemote(dir):
 		return nil, usagef("--machine reads another machine's projects of a bucket store; %s is a directory", dir)
+	case g.machine != "" && !casckpt.ValidMachine(g.machine):
+		return nil, usagef("--machine %q: a machine is 1 to 64 letters, digits, dots, dashes and underscores (see casckpt status)", g.machine)
 	}
 	return g.openAt(dir, casckpt.Options{Now: g.now, HomeDir: g.env("HOME"), UploadProgress: g.uploaded, ReadMachine: g.machine})
 }
