@@ -142,7 +142,7 @@ func cutMAC(signed string) (name string, mac []byte, ok bool) {
 		return signed, nil, false
 	}
 	mac, err := hex.DecodeString(signed[i+1:])
-	if err != nil {
+	if err != nil || hex.EncodeToString(mac) != signed[i+1:] {
 		return signed, nil, false
 	}
 	return signed[:i], mac, true
