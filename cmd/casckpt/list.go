@@ -56,8 +56,8 @@ type listItemJSON struct {
 	Turn         *string `json:"turn"`
 	Damaged      bool    `json:"damaged,omitempty"`
 	// Machine is, on a bucket store, the machine whose project it is
-	// (null for a store in a directory).
-	Machine *string `json:"machine"`
+	// (left out for a store in a directory).
+	Machine *string `json:"machine,omitempty"`
 }
 
 func runList(cmd *cobra.Command, g *globals, dir, session string, n int) error {

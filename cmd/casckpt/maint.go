@@ -141,7 +141,7 @@ func emitPrune(g *globals, store *casckpt.Store, res casckpt.PruneResult, dryRun
 // that dropped it: orphan, stale or size-cap.
 type dropJSON struct {
 	Project string  `json:"project"`
-	Machine *string `json:"machine"` // as in status
+	Machine *string `json:"machine,omitempty"` // as in status
 	ID      string  `json:"id"`
 	Rule    string  `json:"rule"`
 }
@@ -155,7 +155,7 @@ var ruleText = map[string]string{
 
 type projectJSON struct {
 	Workdir   string  `json:"workdir"`
-	Machine   *string `json:"machine"` // null for a store in a directory
+	Machine   *string `json:"machine,omitempty"` // left out for a store in a directory
 	Snapshots int     `json:"snapshots"`
 	CreatedAt string  `json:"created_at"`
 	LastTouch string  `json:"last_touch"`
@@ -225,7 +225,7 @@ func newStatusCommand(g *globals) *cobra.Command {
 
 type damagedJSON struct {
 	Project string  `json:"project"`
-	Machine *string `json:"machine"` // as in status
+	Machine *string `json:"machine,omitempty"` // as in status
 	ID      string  `json:"id"`
 	Reason  string  `json:"reason"`
 }

@@ -47,7 +47,7 @@ type turnJSON struct {
 	Deletions    int64    `json:"deletions"`
 	Dropped      []string `json:"dropped"`
 	Damaged      bool     `json:"damaged,omitempty"`
-	Machine      *string  `json:"machine"` // as in list
+	Machine      *string  `json:"machine,omitempty"` // as in list
 }
 
 func runTurns(cmd *cobra.Command, g *globals, dir, session string) error {
