@@ -192,6 +192,11 @@ func (r Remote) SetRejected(key, why string) error {
 	return r.put(append(bytes.Clone(prefixRejected), key...), []byte(why))
 }
 
+// Rejected reports whether SetRejected recorded the object under key.
+func (r Remote) Rejected(key string) bool {
+	return r.t.get(bucketRemote, append(bytes.Clone(prefixRejected), key...)) != nil
+}
+
 // EachRejected calls fn with every object SetRejected recorded, in key
 // order.
 func (r Remote) EachRejected(fn func(key, why string) error) error {

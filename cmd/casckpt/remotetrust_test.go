@@ -151,8 +151,8 @@ func TestS3FleetKey(t *testing.T) {
 	if !strings.Contains(r.err, "no valid fleet signature") {
 		t.Errorf("verify's message: %q", r.err)
 	}
-	if r := a.run("gc"); r.code != 1 {
-		t.Errorf("gc with an unsigned commit in the bucket: exit %d, want a refusal: its packs are no garbage to it", r.code)
+	if r := a.run("gc"); r.code != 1 || !strings.Contains(r.err, "no valid fleet signature") {
+		t.Errorf("gc with an unsigned commit in the bucket: exit %d, %q, want a refusal: its packs are no garbage to it", r.code, r.err)
 	}
 }
 
