@@ -71,7 +71,7 @@ func (s *Store) Root(ctx context.Context, path string) (string, error) {
 	root := start
 	err = s.read(ctx, func(v view) error {
 		for d := start; d != home; d = filepath.Dir(d) {
-			if s.knownHere(v.tx, d) || hasMarker(d) {
+			if (v.tx.HasSnapshots(d) && s.actsOn(v.tx, d)) || hasMarker(d) {
 				root = d
 				return nil
 			}

@@ -176,10 +176,10 @@ func (s *Store) ownProjects() []string {
 	return own
 }
 
-// knownHere reports whether the store holds snapshots of workdir that a
-// command may act on without being told its directory: any in a store in
-// a directory; in a bucket store, only a project this machine recorded
-// itself, never one that only a record from the bucket names.
-func (s *Store) knownHere(tx *index.Tx, workdir string) bool {
-	return tx.HasSnapshots(workdir) && (s.remote == nil || tx.Remote().Own(workdir))
+// actsOn reports whether a command may act on project workdir without
+// being told its directory (the hook, Root): any project of a store in a
+// directory; in a bucket store, only one this machine snapshotted itself,
+// never one that only a record from the bucket names.
+func (s *Store) actsOn(tx *index.Tx, workdir string) bool {
+	return s.remote == nil || tx.Remote().Own(workdir)
 }

@@ -30,7 +30,7 @@ func (s *Store) SessionTurns(ctx context.Context, session string) ([]SessionTurn
 			return err
 		}
 		for _, p := range projects {
-			if !s.knownHere(v.tx, p.Workdir) {
+			if !s.actsOn(v.tx, p.Workdir) {
 				continue // another machine's, or named only by the bucket
 			}
 			turns, err := v.tx.Turns(p.Workdir)
