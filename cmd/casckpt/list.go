@@ -89,6 +89,9 @@ func runList(cmd *cobra.Command, g *globals, dir, session string, n int) error {
 		}
 	}
 	return g.emit(items, func(w io.Writer) {
+		if m := g.readMachine(store); m != nil {
+			fmt.Fprintf(w, "machine %s\n", *m)
+		}
 		if len(list) == 0 {
 			fmt.Fprintln(w, hint)
 			return

@@ -185,6 +185,12 @@ func TestS3TwoMachinesOnePath(t *testing.T) {
 	if len(ids) != 2 || ids[0] != bEnd || l[0]["machine"] != "beta" {
 		t.Fatalf("alpha lists beta's: %v", l)
 	}
+	if out := a.ok("list", dir, "--machine", "beta").out; !strings.HasPrefix(out, "machine beta\n") {
+		t.Fatalf("alpha lists beta's for people:\n%s", out)
+	}
+	if out := a.ok("turns", dir).out; !strings.HasPrefix(out, "machine alpha\n") {
+		t.Fatalf("alpha's turns for people:\n%s", out)
+	}
 	if turns := turnsOf(t, a, dir); len(turns) != 1 || turns[0]["turn"] != "ta" || turns[0]["machine"] != "alpha" {
 		t.Fatalf("alpha's turns: %v", turns)
 	}

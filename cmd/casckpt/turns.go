@@ -70,6 +70,9 @@ func runTurns(cmd *cobra.Command, g *globals, dir, session string) error {
 		items = append(items, item)
 	}
 	return g.emit(items, func(w io.Writer) {
+		if m := g.readMachine(store); m != nil {
+			fmt.Fprintf(w, "machine %s\n", *m)
+		}
 		if len(turns) == 0 {
 			fmt.Fprintln(w, "no turns")
 			return
