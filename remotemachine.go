@@ -96,9 +96,12 @@ func machineID(set, cacheRoot string) (string, error) {
 		return set, nil
 	}
 	name := filepath.Join(cacheRoot, machineFile)
-	if b, err := os.ReadFile(name); err == nil && remote.ValidMachine(strings.TrimSpace(string(b))) {
-		return strings.TrimSpace(string(b)), nil
-	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if b, err := os.ReadFile(name); err == nil {
+		if id := strings.TrimSpace(string(b)); remote.ValidMachine(id) {
+			return id, nil
+		}
+		return "", fmt.Errorf("%w: %s holds no machine ID: delete it (a new one is made) or set CASCKPT_MACHINE", ErrRefused, name)
+	} else if !errors.Is(err, fs.ErrNotExist) {
 		return "", fmt.Errorf("read the machine ID: %w", err)
 	}
 	id := newMachineID()

@@ -51,6 +51,12 @@ func TestMachineID(t *testing.T) {
 	if id, err := machineID("", root); err != nil || id != "kept-by-hand" {
 		t.Fatalf("the kept ID: %q %v", id, err)
 	}
+	if err := os.WriteFile(filepath.Join(root, machineFile), []byte("not/one\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := machineID("", root); !errors.Is(err, ErrRefused) {
+		t.Fatalf("a file that holds no machine ID: %v", err)
+	}
 }
 
 // TestSplitWorkdir: another machine's project names its machine and path;
