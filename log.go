@@ -38,7 +38,7 @@ type LogEntry struct {
 // that changed, it reads only the subtrees of it that differ. It changes
 // nothing.
 func (s *Store) FileLog(ctx context.Context, dir, p string) ([]LogEntry, error) {
-	workdir, err := s.readWorkdir(dir)
+	workdir, err := knownWorkdir(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -48,7 +48,7 @@ func (s *Store) FileLog(ctx context.Context, dir, p string) ([]LogEntry, error) 
 	}
 	out := []LogEntry{}
 	err = s.read(ctx, func(v view) error {
-		snaps, err := v.tx.Snapshots(workdir)
+		snaps, err := v.tx.Snapshots(s.machineWorkdir(workdir))
 		if err != nil {
 			return err
 		}

@@ -185,6 +185,15 @@ func TestS3TwoMachinesOnePath(t *testing.T) {
 	if len(ids) != 2 || ids[0] != bEnd || l[0]["machine"] != "beta" {
 		t.Fatalf("alpha lists beta's: %v", l)
 	}
+	if got := a.ok("cat", dir, bEnd[:12], "b.txt", "--machine", "beta").out; got != "b1\n" {
+		t.Fatalf("alpha reads beta's b.txt: %q", got)
+	}
+	if d := jsonOf[map[string]any](t, a.ok("diff", dir, bEnd[:12], "--machine", "beta", "--json").out); d["files_changed"] != 0.0 {
+		t.Fatalf("beta's newest against the tree here: %v", d)
+	}
+	if h := jsonOf[[]map[string]any](t, a.ok("log", dir, "b.txt", "--machine", "beta", "--json").out); len(h) != 2 {
+		t.Fatalf("beta's history of b.txt: %v", h)
+	}
 	if out := a.ok("list", dir, "--machine", "beta").out; !strings.HasPrefix(out, "machine beta\n") {
 		t.Fatalf("alpha lists beta's for people:\n%s", out)
 	}
