@@ -52,19 +52,22 @@ type DiffOptions struct {
 }
 
 // Diff compares snapshot from of the project in dir with another snapshot
-// or with the working tree. It changes nothing.
+// or with the working tree (on a bucket store with Options.ReadMachine, a
+// snapshot of that machine's project at dir with the working tree here).
+// It changes nothing.
 func (s *Store) Diff(ctx context.Context, dir string, from Ref, opts DiffOptions) (DiffResult, error) {
 	workdir, err := knownWorkdir(dir)
 	if err != nil {
 		return DiffResult{}, err
 	}
+	project := s.machineWorkdir(workdir) // another machine's with Options.ReadMachine
 	var res DiffResult
 	err = s.read(ctx, func(v view) error {
-		snaps, err := v.tx.Snapshots(workdir)
+		snaps, err := v.tx.Snapshots(project)
 		if err != nil {
 			return err
 		}
-		a, _, err := resolve(snaps, from, workdir)
+		a, _, err := resolve(snaps, from, project)
 		if err != nil {
 			return err
 		}
@@ -78,7 +81,7 @@ func (s *Store) Diff(ctx context.Context, dir string, from Ref, opts DiffOptions
 			getter cas.Getter = v.objects
 		)
 		if opts.To != "" {
-			b, _, err := resolve(snaps, opts.To, workdir)
+			b, _, err := resolve(snaps, opts.To, project)
 			if err != nil {
 				return err
 			}

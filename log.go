@@ -48,7 +48,7 @@ func (s *Store) FileLog(ctx context.Context, dir, p string) ([]LogEntry, error) 
 	}
 	out := []LogEntry{}
 	err = s.read(ctx, func(v view) error {
-		snaps, err := v.tx.Snapshots(workdir)
+		snaps, err := v.tx.Snapshots(s.machineWorkdir(workdir))
 		if err != nil {
 			return err
 		}

@@ -34,13 +34,16 @@ const (
 // packs the new commits name.
 type fetched struct {
 	commits []fetchedCommit
-	dropped []string // keys
+	dropped []droppedKey
 	pins    map[cas.ID]bool
-	tables  map[[16]byte]cas.SalvagedPack
-	newest  time.Time       // the newest key time listed
-	gcKeys  map[string]bool // every pending and deleted list of gc
-	gcLists []gcList        // those the cache has not applied
-	listed  map[string]bool // with full: every commit key listed
+	// rejected are the objects the fleet key refused, not yet recorded:
+	// key and why.
+	rejected map[string]string
+	tables   map[[16]byte]cas.SalvagedPack
+	newest   time.Time       // the newest key time listed
+	gcKeys   map[string]bool // every pending and deleted list of gc
+	gcLists  []gcList        // those the cache has not applied
+	listed   map[string]bool // with full: every commit key listed
 }
 
 // gcList is a pending or deleted list of gc (see internal/remote).
@@ -50,11 +53,20 @@ type gcList struct {
 	packs   [][16]byte
 }
 
+// droppedKey is a dropped marker listed: its key and the snapshot it
+// names.
+type droppedKey struct {
+	key string
+	id  cas.ID
+}
+
 type fetchedCommit struct {
 	key  string
 	c    remote.Commit
-	ok   bool // decoded
+	ok   bool // decoded, and signed when there is a fleet key
 	gone bool // deleted since the listing
+	// rejected says why the fleet key refused it ("": it did not).
+	rejected string
 }
 
 // sync brings the cache up to date with the bucket (at most every
@@ -73,10 +85,11 @@ func (r *bucketStore) syncFrom(ctx context.Context, s *Store, force, full bool) 
 		return nil
 	}
 	var mark time.Time
-	var probed bool
+	var probed, viewed bool
 	if err := s.db.View(func(tx *index.Tx) error {
 		mark, probed = tx.Remote().Watermark(), tx.Remote().Probed()
-		return nil
+		_, viewed = tx.Remote().View()
+		return r.checkView(tx)
 	}); err != nil {
 		return err
 	}
@@ -96,8 +109,8 @@ func (r *bucketStore) syncFrom(ctx context.Context, s *Store, force, full bool) 
 	}
 	// The watermark moves with the newest key listed even when the cache
 	// had applied it (its own commit): the next listing starts there.
-	if len(f.commits) > 0 || len(f.dropped) > 0 || len(f.gcLists) > 0 || !probed || f.newest.After(mark) || pinsDiffer(s, f.pins) {
-		if err := s.db.Update(func(tx *index.Tx) error { return applyFetched(tx, f, mark) }); err != nil {
+	if len(f.commits) > 0 || len(f.dropped) > 0 || len(f.gcLists) > 0 || len(f.rejected) > 0 || !probed || !viewed || f.newest.After(mark) || pinsDiffer(s, f.pins) {
+		if err := s.db.Update(func(tx *index.Tx) error { return r.applyFetched(tx, f, mark) }); err != nil {
 			return err
 		}
 		s.opts.Logger.Debug("cache brought up to date with the bucket", "store", r.url, "commits", len(f.commits), "dropped", len(f.dropped), "watermark", f.newest)
@@ -109,7 +122,13 @@ func (r *bucketStore) syncFrom(ctx context.Context, s *Store, force, full bool) 
 // fetch lists the bucket after watermark mark (less skewMargin) and reads
 // what the cache lacks.
 func (r *bucketStore) fetch(ctx context.Context, s *Store, mark time.Time) (*fetched, error) {
-	f := &fetched{pins: map[cas.ID]bool{}, tables: map[[16]byte]cas.SalvagedPack{}, gcKeys: map[string]bool{}}
+	f := &fetched{pins: map[cas.ID]bool{}, tables: map[[16]byte]cas.SalvagedPack{}, gcKeys: map[string]bool{}, rejected: map[string]string{}}
+	var mu sync.Mutex // f.rejected, from the listings at once
+	reject := func(key string, err error) {
+		mu.Lock()
+		f.rejected[key] = rejectReason(err)
+		mu.Unlock()
+	}
 	from := time.Time{}
 	if !mark.IsZero() {
 		from = mark.Add(-skewMargin)
@@ -119,28 +138,38 @@ func (r *bucketStore) fetch(ctx context.Context, s *Store, mark time.Time) (*fet
 	// no other request.
 	var commitKeys []string
 	var commitsNewest, droppedNewest time.Time
-	// list lists dir after from into keys and newest; gcKeys gets the
-	// lists of gc, which sort after the dropped markers (nil: dir holds
-	// none).
-	list := func(dir string, keys *[]string, newest *time.Time, gcKeys map[string]bool) error {
-		return r.bucket.ListAfter(ctx, dir, remote.StartAfter(dir, from), func(key string) error {
-			if gcKeys != nil && isPackList(key) { // after the dropped markers: always listed
-				gcKeys[key] = true
-			} else if at, _, ok := remote.ParseTimed(dir, key); ok {
-				*keys = append(*keys, key)
-				if at.After(*newest) {
-					*newest = at
-				}
+	var g errgroup.Group
+	g.Go(func() error {
+		return r.bucket.ListAfter(ctx, remote.CommitsDir, remote.StartAfter(remote.CommitsDir, from), func(key string) error {
+			if at, _, ok := remote.ParseTimed(remote.CommitsDir, key); ok {
+				commitKeys = append(commitKeys, key)
+				commitsNewest = later(commitsNewest, at)
 			}
 			return nil
 		})
-	}
-	var g errgroup.Group
-	g.Go(func() error { return list(remote.CommitsDir, &commitKeys, &commitsNewest, nil) })
-	g.Go(func() error { return list(remote.DroppedDir, &f.dropped, &droppedNewest, f.gcKeys) })
+	})
+	g.Go(func() error {
+		return r.bucket.ListAfter(ctx, remote.DroppedDir, remote.StartAfter(remote.DroppedDir, from), func(key string) error {
+			if isPackList(key) { // after the dropped markers: always listed
+				f.gcKeys[key] = true
+				return nil
+			}
+			name, err := r.key.OpenName(key)
+			if err != nil {
+				reject(key, err)
+			} else if at, id, ok := remote.ParseTimed(remote.DroppedDir, name); ok {
+				f.dropped = append(f.dropped, droppedKey{key, id})
+				droppedNewest = later(droppedNewest, at)
+			}
+			return nil
+		})
+	})
 	g.Go(func() error {
 		return r.bucket.ListAfter(ctx, remote.PinsDir, "", func(key string) error {
-			if id, ok := remote.ParsePin(key); ok {
+			name, err := r.key.OpenName(key)
+			if err != nil {
+				reject(key, err)
+			} else if id, ok := remote.ParsePin(name); ok {
 				f.pins[id] = true
 			}
 			return nil
@@ -175,7 +204,12 @@ func (r *bucketStore) fetch(ctx context.Context, s *Store, mark time.Time) (*fet
 			}
 		}
 		commitKeys = slices.DeleteFunc(commitKeys, tx.Remote().Applied)
-		f.dropped = slices.DeleteFunc(f.dropped, tx.Remote().Applied)
+		f.dropped = slices.DeleteFunc(f.dropped, func(d droppedKey) bool { return tx.Remote().Applied(d.key) })
+		for key := range f.rejected {
+			if tx.Remote().Applied(key) {
+				delete(f.rejected, key) // recorded already
+			}
+		}
 		for key := range f.gcKeys {
 			if !tx.Remote().Applied(key) {
 				gcKeys = append(gcKeys, key)
@@ -208,7 +242,12 @@ func (r *bucketStore) readCommits(ctx context.Context, f *fetched, keys []string
 			} else if err != nil {
 				return err
 			}
-			c, err := remote.DecodeCommit(b)
+			body, err := r.key.Open(key, b)
+			if err != nil {
+				f.commits[i] = fetchedCommit{key: key, rejected: rejectReason(err)} // skipped, named by verify
+				return nil
+			}
+			c, err := remote.DecodeCommit(body)
 			f.commits[i] = fetchedCommit{key: key, c: c, ok: err == nil} // a bad one is skipped
 			return nil
 		})
@@ -257,7 +296,13 @@ func (r *bucketStore) readGCLists(ctx context.Context, f *fetched, keys []string
 		} else if err != nil {
 			return err
 		}
-		packs, err := remote.DecodePackList(b)
+		// Applied whether signed or not: a list only makes the cache
+		// avoid packs, and one ignored could make a writer reuse a pack
+		// that a gc is deleting.
+		if _, err := r.key.Open(key, b); err != nil {
+			f.rejected[key] = rejectReason(err)
+		}
+		packs, err := remote.DecodePackList(remote.Unsealed(key, b))
 		if err != nil {
 			return fmt.Errorf("gc list %s in %s: %w: delete it, and run casckpt gc again", key, r.url, err)
 		}
@@ -331,4 +376,20 @@ func (r *bucketStore) checkComplete(s *Store, listed map[string]bool) error {
 			return nil
 		})
 	})
+}
+
+// later returns the later of a and b.
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
+
+// rejectReason is why the fleet key refused an object, as verify says it.
+func rejectReason(err error) string {
+	if errors.Is(err, remote.ErrUnsigned) {
+		return remote.ErrUnsigned.Error()
+	}
+	return remote.ErrBadSignature.Error()
 }

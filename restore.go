@@ -100,7 +100,9 @@ const PreRestorePrefix = "pre-restore"
 // scan found it (one that changed is left alone, in Changed). Restores and
 // undos of one project run one at a time. Temporary files of killed
 // restores are removed. With opts.Safe only what agents changed is
-// restored.
+// restored. On a bucket store with Options.ReadMachine, ref is a snapshot
+// of that machine's project at the same path (the pre-restore snapshot is
+// this machine's).
 func (s *Store) Restore(ctx context.Context, dir string, ref Ref, opts RestoreOptions) (RestoreResult, error) {
 	res := RestoreResult{DryRun: opts.DryRun, Kept: []KeptPath{}, Changed: []string{}}
 	workdir, err := Workdir(dir)
@@ -201,7 +203,11 @@ func (ss *session) scanBefore(ctx context.Context, v view, workdir string, overl
 // verified, so a refused restore changes nothing, not even the list of
 // snapshots.
 func (ss *session) prepareRestore(ctx context.Context, v view, res *RestoreResult, workdir string, ref Ref, paths []string, opts RestoreOptions) (*pendingSnapshot, restorer.Plan, scan.Result, error) {
-	snaps, err := v.tx.Snapshots(workdir)
+	from := ss.s.machineWorkdir(workdir) // another machine's project with Options.ReadMachine
+	if from != workdir && opts.Safe {
+		return nil, restorer.Plan{}, scan.Result{}, fmt.Errorf("%w: --safe keeps what this machine's agents did not write, which says nothing of another machine's snapshot: restore it without --safe", ErrRefused)
+	}
+	snaps, err := v.tx.Snapshots(from)
 	if err != nil {
 		return nil, restorer.Plan{}, scan.Result{}, err
 	}

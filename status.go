@@ -30,7 +30,11 @@ const (
 
 // ProjectStatus describes one project of the store.
 type ProjectStatus struct {
-	Workdir   string
+	// Workdir is the project's path; on a bucket store, on Machine.
+	Workdir string
+	// Machine is, on a bucket store, the machine whose project it is
+	// (Store.Machine for this one's); "" for a store in a directory.
+	Machine   string
 	Snapshots int
 	Created   time.Time
 	LastTouch time.Time
@@ -58,8 +62,12 @@ func (s *Store) Status(ctx context.Context) (StatusResult, error) {
 			}
 		}
 		return v.tx.EachProject(func(p index.ProjectSnapshots) error {
+			machine, path := SplitWorkdir(p.Workdir)
+			if machine == "" {
+				machine = s.Machine()
+			}
 			res.Projects = append(res.Projects, ProjectStatus{
-				Workdir: p.Workdir, Snapshots: len(p.Snapshots), Created: p.Created,
+				Workdir: path, Machine: machine, Snapshots: len(p.Snapshots), Created: p.Created,
 				LastTouch: p.LastTouch, State: projectState(p.Project),
 			})
 			return nil

@@ -23,6 +23,16 @@ type VerifyResult struct {
 	SnapshotsChecked int
 	ObjectsChecked   int
 	Damaged          []DamagedSnapshot
+	// Rejected are the objects of a bucket store that its fleet key
+	// refused (Options.FleetKey), which every command ignores. Never nil.
+	Rejected []RejectedObject
+}
+
+// RejectedObject is an object of the bucket that the fleet key refused:
+// its key (under the store's prefix) and why.
+type RejectedObject struct {
+	Key    string
+	Reason string
 }
 
 // Verify reads every tree and chunk every snapshot refers to and checks it
@@ -30,8 +40,14 @@ type VerifyResult struct {
 // against its record (a damaged turn backup is reported against the
 // turn's start snapshot). Each object is read once.
 func (s *Store) Verify(ctx context.Context) (VerifyResult, error) {
-	res := VerifyResult{Damaged: []DamagedSnapshot{}}
+	res := VerifyResult{Damaged: []DamagedSnapshot{}, Rejected: []RejectedObject{}}
 	err := s.read(ctx, func(v view) error {
+		if err := v.tx.Remote().EachRejected(func(key, why string) error {
+			res.Rejected = append(res.Rejected, RejectedObject{Key: key, Reason: why})
+			return nil
+		}); err != nil {
+			return err
+		}
 		check := newDataCheck(v.objects)
 		backups := 0
 		err := v.tx.EachProject(func(p index.ProjectSnapshots) error {
@@ -78,7 +94,7 @@ func verifyBackup(ctx context.Context, g cas.Getter, sn record) error {
 	if err != nil {
 		return fmt.Errorf("the backup of its record: %w", err)
 	}
-	if c.ID != sn.ID || c.Project != sn.Project || c.Root != sn.Root || !c.Time.Equal(sn.Time) || c.Reason != sn.Reason {
+	if _, path := SplitWorkdir(sn.Project); c.ID != sn.ID || c.Project != path || c.Root != sn.Root || !c.Time.Equal(sn.Time) || c.Reason != sn.Reason {
 		return fmt.Errorf("the backup of its record says otherwise")
 	}
 	return nil
@@ -90,7 +106,8 @@ func verifyTurnBackup(ctx context.Context, g cas.Getter, tr index.Turn) error {
 	b, err := g.Get(ctx, tr.BackupID)
 	if err == nil {
 		var c index.Turn
-		if c, err = index.DecodeTurnBackup(b); err == nil && (c.ID != tr.ID || c.Project != tr.Project || c.Start != tr.Start || c.End != tr.End) {
+		_, path := SplitWorkdir(tr.Project)
+		if c, err = index.DecodeTurnBackup(b); err == nil && (c.ID != tr.ID || c.Project != path || c.Start != tr.Start || c.End != tr.End) {
 			err = errors.New("it says otherwise")
 		}
 	}

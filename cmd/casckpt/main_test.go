@@ -147,7 +147,7 @@ func TestReadOnlyCommandsOnMissingStore(t *testing.T) {
 		t.Fatalf("status keys %v", keys(st))
 	}
 	v := jsonOf[map[string]any](t, e.ok("verify", "--json").out)
-	if want := []string{"damaged", "objects_checked", "snapshots_checked"}; !slices.Equal(keys(v), want) {
+	if want := []string{"damaged", "objects_checked", "rejected", "snapshots_checked"}; !slices.Equal(keys(v), want) {
 		t.Fatalf("verify keys %v", keys(v))
 	}
 	e.ok("gc", "--json")

@@ -105,14 +105,15 @@ func runPrune(cmd *cobra.Command, g *globals, o pruneOptions) error {
 	if !res.CapMet {
 		g.warn("the size cap cannot be met: pinned and newest snapshots need more room")
 	}
-	return emitPrune(g, res, o.dryRun)
+	return emitPrune(g, store, res, o.dryRun)
 }
 
 // emitPrune prints what a prune that ran dropped and freed.
-func emitPrune(g *globals, res casckpt.PruneResult, dryRun bool) error {
+func emitPrune(g *globals, store *casckpt.Store, res casckpt.PruneResult, dryRun bool) error {
 	drops := make([]dropJSON, 0, len(res.Drops))
 	for _, d := range res.Drops {
-		drops = append(drops, dropJSON{Project: casckpt.JSONPath(d.Project), ID: d.ID.String(), Rule: d.Rule})
+		path, machine := projectOf(store, d.Project)
+		drops = append(drops, dropJSON{Project: path, Machine: machine, ID: d.ID.String(), Rule: d.Rule})
 	}
 	doc := map[string]any{"skipped": false, "scanned": res.Scanned, "deleted_orphan": res.DeletedOrphan,
 		"deleted_stale": res.DeletedStale, "snapshots_dropped": res.SnapshotsDropped, "bytes_freed": res.BytesFreed,
@@ -122,8 +123,8 @@ func emitPrune(g *globals, res casckpt.PruneResult, dryRun bool) error {
 		if dryRun {
 			verb = "would drop"
 		}
-		for _, d := range res.Drops {
-			fmt.Fprintf(w, "%s %s of %s (%s)\n", verb, d.ID.Short(), oneLine(d.Project), ruleText[d.Rule])
+		for _, d := range drops {
+			fmt.Fprintf(w, "%s %s of %s (%s)\n", verb, d.ID[:12], oneLine(string(d.Project)), ruleText[d.Rule])
 		}
 		fmt.Fprintf(w, "scanned %s; %s %s (%s and %s)", countOf(int64(res.Scanned), "project"), verb,
 			countOf(int64(res.SnapshotsDropped), "snapshot"), countOf(int64(res.DeletedOrphan), "orphan project"),
@@ -140,6 +141,7 @@ func emitPrune(g *globals, res casckpt.PruneResult, dryRun bool) error {
 // that dropped it: orphan, stale or size-cap.
 type dropJSON struct {
 	Project casckpt.JSONPath `json:"project"`
+	Machine *string          `json:"machine,omitempty"` // as in status
 	ID      string           `json:"id"`
 	Rule    string           `json:"rule"`
 }
@@ -153,6 +155,7 @@ var ruleText = map[string]string{
 
 type projectJSON struct {
 	Workdir   casckpt.JSONPath `json:"workdir"`
+	Machine   *string          `json:"machine,omitempty"` // left out for a store in a directory
 	Snapshots int              `json:"snapshots"`
 	CreatedAt string           `json:"created_at"`
 	LastTouch string           `json:"last_touch"`
@@ -181,7 +184,7 @@ func newStatusCommand(g *globals) *cobra.Command {
 			}
 			projects := make([]projectJSON, 0, len(st.Projects))
 			for _, p := range st.Projects {
-				projects = append(projects, projectJSON{Workdir: casckpt.JSONPath(p.Workdir), Snapshots: p.Snapshots,
+				projects = append(projects, projectJSON{Workdir: casckpt.JSONPath(p.Workdir), Machine: labelOrNull(p.Machine), Snapshots: p.Snapshots,
 					CreatedAt: p.Created.Format(time.RFC3339), LastTouch: p.LastTouch.Format(time.RFC3339), State: string(p.State)})
 			}
 			found, err := migrate.Status(cmd.Context(), store, g.legacyDir(""))
@@ -206,8 +209,12 @@ func newStatusCommand(g *globals) *cobra.Command {
 					return
 				}
 				tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-				fmt.Fprintln(tw, "PROJECT\tSNAPSHOTS\tCREATED\tLAST TOUCH\tSTATE")
+				machine := map[bool]string{true: "MACHINE\t"}[store.Machine() != ""]
+				fmt.Fprintln(tw, machine+"PROJECT\tSNAPSHOTS\tCREATED\tLAST TOUCH\tSTATE")
 				for _, p := range st.Projects {
+					if machine != "" {
+						fmt.Fprintf(tw, "%s\t", p.Machine)
+					}
 					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", oneLine(p.Workdir), count(int64(p.Snapshots)), ago(p.Created, g.now()), ago(p.LastTouch, g.now()), p.State)
 				}
 				tw.Flush()
@@ -218,6 +225,7 @@ func newStatusCommand(g *globals) *cobra.Command {
 
 type damagedJSON struct {
 	Project casckpt.JSONPath `json:"project"`
+	Machine *string          `json:"machine,omitempty"` // as in status
 	ID      string           `json:"id"`
 	Reason  string           `json:"reason"`
 }
@@ -238,12 +246,20 @@ func newVerifyCommand(g *globals) *cobra.Command {
 			}
 			damaged := make([]damagedJSON, 0, len(res.Damaged))
 			for _, d := range res.Damaged {
-				damaged = append(damaged, damagedJSON{Project: casckpt.JSONPath(d.Project), ID: d.ID.String(), Reason: d.Reason})
+				path, machine := projectOf(store, d.Project)
+				damaged = append(damaged, damagedJSON{Project: path, Machine: machine, ID: d.ID.String(), Reason: d.Reason})
 			}
-			doc := map[string]any{"snapshots_checked": res.SnapshotsChecked, "objects_checked": res.ObjectsChecked, "damaged": damaged}
+			rejected := make([]rejectedJSON, 0, len(res.Rejected))
+			for _, r := range res.Rejected {
+				rejected = append(rejected, rejectedJSON(r))
+			}
+			doc := map[string]any{"snapshots_checked": res.SnapshotsChecked, "objects_checked": res.ObjectsChecked, "damaged": damaged, "rejected": rejected}
 			if err := g.emit(doc, func(w io.Writer) {
-				for _, d := range res.Damaged {
-					fmt.Fprintf(w, "DAMAGED %s %s: %s\n", oneLine(d.Project), d.ID.Short(), oneLine(d.Reason))
+				for _, d := range damaged {
+					fmt.Fprintf(w, "DAMAGED %s %s: %s\n", oneLine(string(d.Project)), d.ID[:12], oneLine(d.Reason))
+				}
+				for _, r := range res.Rejected {
+					fmt.Fprintf(w, "REJECTED %s: %s\n", oneLine(r.Key), r.Reason)
 				}
 				fmt.Fprintf(w, "checked %s, %s: %s damaged\n", countOf(int64(res.SnapshotsChecked), "snapshot"), countOf(int64(res.ObjectsChecked), "object"), count(int64(len(res.Damaged))))
 			}); err != nil {
@@ -253,9 +269,29 @@ func newVerifyCommand(g *globals) *cobra.Command {
 				g.jsonDone = true
 				return fmt.Errorf("%s; restore refuses them and names the newest intact one; casckpt repair, then a snapshot of files that still hold the lost data, stores it again; forget removes them", countOf(int64(len(res.Damaged)), "damaged snapshot"))
 			}
+			if len(res.Rejected) > 0 {
+				g.jsonDone = true
+				return fmt.Errorf("%s in the bucket carry no valid fleet signature and are ignored (gc refuses while a commit is among them): unless they predate CASCKPT_FLEET_KEY, someone without the key wrote them (see docs/remote.md, Trust)", countOf(int64(len(res.Rejected)), "object"))
+			}
 			return nil
 		},
 	}
+}
+
+// rejectedJSON is an object of the bucket the fleet key refused.
+type rejectedJSON struct {
+	Key    string `json:"key"`
+	Reason string `json:"reason"`
+}
+
+// projectOf splits the name under which store knows a project into its
+// path and, on a bucket store, its machine (nil for a directory's).
+func projectOf(store *casckpt.Store, workdir string) (casckpt.JSONPath, *string) {
+	m, path := casckpt.SplitWorkdir(workdir)
+	if m == "" {
+		m = store.Machine()
+	}
+	return casckpt.JSONPath(path), labelOrNull(m)
 }
 
 type repairJSON struct {

@@ -299,8 +299,9 @@ func TestS3CacheDeletedIsRebuilt(t *testing.T) {
 	}
 }
 
-// TestS3TwoMachines: two caches (two machines) snapshot different projects
-// into one bucket; each sees the other's snapshots, pins and drops.
+// TestS3TwoMachines: two caches snapshot different projects into one
+// bucket; each sees the other's snapshots, pins and drops. Both are one
+// machine (the ID made from this host); TestS3TwoMachinesOnePath has two.
 func TestS3TwoMachines(t *testing.T) {
 	srv := s3test.Start(t)
 	a, b := newBinEnv(t), newBinEnv(t)

@@ -47,6 +47,7 @@ type turnJSON struct {
 	Deletions    int64    `json:"deletions"`
 	Dropped      []string `json:"dropped"`
 	Damaged      bool     `json:"damaged,omitempty"`
+	Machine      *string  `json:"machine,omitempty"` // as in list
 }
 
 func runTurns(cmd *cobra.Command, g *globals, dir, session string) error {
@@ -62,13 +63,16 @@ func runTurns(cmd *cobra.Command, g *globals, dir, session string) error {
 	for _, t := range turns {
 		item := turnJSON{Turn: t.ID, Session: labelOrNull(t.Session), Start: t.Start.String(), End: idOrNull(t.End),
 			Started: t.Started.Format(time.RFC3339), FilesChanged: t.FilesChanged, Insertions: t.Insertions,
-			Deletions: t.Deletions, Dropped: dropped(t), Damaged: t.Damaged}
+			Deletions: t.Deletions, Dropped: dropped(t), Damaged: t.Damaged, Machine: g.readMachine(store)}
 		if !t.Open() {
 			item.Ended = t.Ended.Format(time.RFC3339)
 		}
 		items = append(items, item)
 	}
 	return g.emit(items, func(w io.Writer) {
+		if m := g.readMachine(store); m != nil {
+			fmt.Fprintf(w, "machine %s\n", *m)
+		}
 		if len(turns) == 0 {
 			fmt.Fprintln(w, "no turns")
 			return

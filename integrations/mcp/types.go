@@ -89,6 +89,8 @@ type ListItem struct {
 	Session      *string `json:"session"`
 	Turn         *string `json:"turn"`
 	Damaged      bool    `json:"damaged,omitempty"`
+	// Machine is, on a bucket store, the machine whose project it is.
+	Machine *string `json:"machine,omitempty"`
 }
 
 // DiffOutput is diff's document.
@@ -178,6 +180,7 @@ type Turn struct {
 	Deletions    int64    `json:"deletions"`
 	Dropped      []string `json:"dropped"`
 	Damaged      bool     `json:"damaged,omitempty"`
+	Machine      *string  `json:"machine,omitempty"` // as in ListItem
 }
 
 // FileHistoryOutput is checkpoint_file_history's result: log's array,
