@@ -60,7 +60,7 @@ func ParseURL(storeURL string, getenv func(string) string) (Config, error) {
 		return Config{}, fmt.Errorf("s3 store: %q names no bucket: write s3://BUCKET or s3://BUCKET/PREFIX", storeURL)
 	}
 	if strings.ContainsAny(bucket, "?#:@") || strings.ContainsAny(prefix, "?#") {
-		return Config{}, fmt.Errorf("s3 store: %q holds a query, fragment or user: write s3://BUCKET or s3://BUCKET/PREFIX", storeURL)
+		return Config{}, fmt.Errorf("s3 store: %q holds a query, fragment or user: write s3://BUCKET or s3://BUCKET/PREFIX", Redact(storeURL))
 	}
 	if prefix != "" && slices.ContainsFunc(strings.Split(prefix, "/"), func(seg string) bool { return seg == "" || seg == "." || seg == ".." }) {
 		return Config{}, fmt.Errorf("s3 store: the prefix of %q has an empty, \".\" or \"..\" segment: write it as a/b/c", storeURL)
@@ -93,10 +93,34 @@ func parseEndpoint(raw string) (host string, secure bool, err error) {
 	if raw == "" {
 		return awsEndpoint, true, nil
 	}
+	if shown := Redact(raw); shown != raw {
+		return "", false, fmt.Errorf("s3 store: AWS_ENDPOINT_URL %q holds credentials: write http://HOST:PORT or https://HOST, and set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY", shown)
+	}
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" ||
-		strings.Trim(u.Path, "/") != "" || u.RawQuery != "" || u.User != nil {
+		strings.Trim(u.Path, "/") != "" || u.RawQuery != "" {
 		return "", false, fmt.Errorf("s3 store: AWS_ENDPOINT_URL %q is not a server URL: write http://HOST:PORT or https://HOST", raw)
 	}
 	return u.Host, u.Scheme == "https", nil
+}
+
+// Redact returns raw, a URL or a host, with the user information before
+// its host ("user:password@") replaced by "REDACTED@", whether or not it
+// parses: what a message may show of AWS_ENDPOINT_URL or a store URL.
+func Redact(raw string) string {
+	scheme, rest, ok := strings.Cut(raw, "://")
+	if !ok {
+		scheme, rest = "", raw
+	} else {
+		scheme += "://"
+	}
+	end := strings.IndexAny(rest, "/?#")
+	if end < 0 {
+		end = len(rest)
+	}
+	at := strings.LastIndex(rest[:end], "@")
+	if at < 0 {
+		return raw
+	}
+	return scheme + "REDACTED@" + rest[at+1:]
 }
