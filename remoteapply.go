@@ -45,6 +45,15 @@ func applyFetched(tx *index.Tx, f *fetched, mark time.Time) error {
 		return err
 	}
 	for _, fc := range f.commits {
+		if fc.damaged != "" { // skipped; verify and status name it
+			if err := tx.Remote().SetApplied(fc.key); err != nil {
+				return err
+			}
+			if err := tx.Remote().SetDamaged(fc.key, fc.damaged); err != nil {
+				return err
+			}
+			continue
+		}
 		whole := fc.ok
 		if fc.ok {
 			if whole, err = a.commit(fc.c); err != nil {

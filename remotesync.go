@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/casckpt/casckpt/cas"
+	"github.com/casckpt/casckpt/cas/s3store"
 	"github.com/casckpt/casckpt/index"
 	"github.com/casckpt/casckpt/internal/remote"
 )
@@ -55,6 +56,10 @@ type fetchedCommit struct {
 	c    remote.Commit
 	ok   bool // decoded
 	gone bool // deleted since the listing
+	// damaged says why the commit is skipped and named by verify and
+	// status: it does not decode, is too large, or names a pack of
+	// another size than it says ("" if none of these).
+	damaged string
 }
 
 // sync brings the cache up to date with the bucket (at most every
@@ -122,14 +127,21 @@ func (r *bucketStore) fetch(ctx context.Context, s *Store, mark time.Time) (*fet
 	// list lists dir after from into keys and newest; gcKeys gets the
 	// lists of gc, which sort after the dropped markers (nil: dir holds
 	// none).
+	// A commit larger than any commit is damaged before it is read (only
+	// the listing of commits writes the map).
+	oversized := map[string]bool{}
 	list := func(dir string, keys *[]string, newest *time.Time, gcKeys map[string]bool) error {
-		return r.bucket.ListAfter(ctx, dir, remote.StartAfter(dir, from), func(key string) error {
+		return r.bucket.ListInfo(ctx, dir, remote.StartAfter(dir, from), func(o s3store.ObjectInfo) error {
+			key := o.Key
 			if gcKeys != nil && isPackList(key) { // after the dropped markers: always listed
 				gcKeys[key] = true
 			} else if at, _, ok := remote.ParseTimed(dir, key); ok {
 				*keys = append(*keys, key)
 				if at.After(*newest) {
 					*newest = at
+				}
+				if dir == remote.CommitsDir && o.Size > remote.MaxCommit {
+					oversized[key] = true
 				}
 			}
 			return nil
@@ -185,7 +197,7 @@ func (r *bucketStore) fetch(ctx context.Context, s *Store, mark time.Time) (*fet
 	}); err != nil {
 		return nil, err
 	}
-	if err := r.readCommits(ctx, f, commitKeys); err != nil {
+	if err := r.readCommits(ctx, f, commitKeys, oversized); err != nil {
 		return nil, err
 	}
 	if err := r.readGCLists(ctx, f, gcKeys, len(known) > 0); err != nil {
@@ -194,22 +206,36 @@ func (r *bucketStore) fetch(ctx context.Context, s *Store, mark time.Time) (*fet
 	return f, r.readTables(ctx, f, known)
 }
 
-// readCommits GETs the commits under keys, in parallel.
-func (r *bucketStore) readCommits(ctx context.Context, f *fetched, keys []string) error {
+// readCommits GETs the commits under keys, in parallel, each bounded by
+// remote.MaxCommit; it GETs none of those the listing found oversized.
+// One too large or that does not decode is damaged; one a newer casckpt
+// wrote is not read (ok false).
+func (r *bucketStore) readCommits(ctx context.Context, f *fetched, keys []string, oversized map[string]bool) error {
 	f.commits = make([]fetchedCommit, len(keys))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(syncParallel)
 	for i, key := range keys {
 		g.Go(func() error {
-			b, err := r.bucket.Get(gctx, key)
-			if errors.Is(err, fs.ErrNotExist) {
+			var b []byte
+			err := fmt.Errorf("%w: listed larger", s3store.ErrTooLarge)
+			if !oversized[key] {
+				b, err = r.bucket.Get(gctx, key, remote.MaxCommit)
+			}
+			switch {
+			case errors.Is(err, fs.ErrNotExist):
 				f.commits[i] = fetchedCommit{key: key, gone: true} // skipped
 				return nil
-			} else if err != nil {
+			case errors.Is(err, s3store.ErrTooLarge):
+				f.commits[i] = fetchedCommit{key: key, damaged: fmt.Sprintf("more than the %d bytes a commit may hold", remote.MaxCommit)}
+				return nil
+			case err != nil:
 				return err
 			}
 			c, err := remote.DecodeCommit(b)
-			f.commits[i] = fetchedCommit{key: key, c: c, ok: err == nil} // a bad one is skipped
+			f.commits[i] = fetchedCommit{key: key, c: c, ok: err == nil}
+			if err != nil && !errors.Is(err, remote.ErrNewerCommit) {
+				f.commits[i].damaged = err.Error()
+			}
 			return nil
 		})
 	}
@@ -249,7 +275,7 @@ func (r *bucketStore) checkHorizon(tx *index.Tx, keys map[string]bool) error {
 func (r *bucketStore) readGCLists(ctx context.Context, f *fetched, keys []string, holds bool) error {
 	slices.Sort(keys)
 	for _, key := range keys {
-		b, err := r.bucket.Get(ctx, key)
+		b, err := r.bucket.Get(ctx, key, remote.MaxPackList)
 		if errors.Is(err, fs.ErrNotExist) && holds && !strings.HasPrefix(key, remote.PendingDir) {
 			return errBehindHorizon
 		} else if errors.Is(err, fs.ErrNotExist) {
@@ -268,12 +294,14 @@ func (r *bucketStore) readGCLists(ctx context.Context, f *fetched, keys []string
 
 // readTables reads the table of every pack the new commits name that the
 // cache does not know, with ranged reads of each pack's end. A pack that
-// is gone is left out: verify reports the snapshots that needed it.
+// is gone is left out: verify reports the snapshots that needed it. A
+// pack whose end is not a table, or that is not the size its commit
+// says, makes that commit damaged.
 func (r *bucketStore) readTables(ctx context.Context, f *fetched, known map[[16]byte]bool) error {
 	var mu sync.Mutex
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(syncParallel)
-	for _, fc := range f.commits {
+	for i, fc := range f.commits {
 		for _, p := range fc.c.Packs {
 			if known[p.Name] {
 				continue
@@ -284,14 +312,17 @@ func (r *bucketStore) readTables(ctx context.Context, f *fetched, known map[[16]
 				entries, err := cas.ReadTableFromTail(p.Size, func(n int64) ([]byte, error) {
 					return r.bucket.ReadTail(gctx, name, p.Size, n)
 				})
-				if errors.Is(err, fs.ErrNotExist) || errors.Is(err, cas.ErrBadPack) {
-					return nil
-				} else if err != nil {
-					return err
-				}
 				mu.Lock()
-				f.tables[p.Name] = cas.SalvagedPack{Name: p.Name, Size: p.Size, Entries: entries}
-				mu.Unlock()
+				defer mu.Unlock()
+				switch {
+				case errors.Is(err, fs.ErrNotExist):
+				case errors.Is(err, cas.ErrBadPack):
+					f.commits[i].damaged = fmt.Sprintf("pack %s: %v", name, err)
+				case err != nil:
+					return err
+				default:
+					f.tables[p.Name] = cas.SalvagedPack{Name: p.Name, Size: p.Size, Entries: entries}
+				}
 				return nil
 			})
 		}
@@ -324,8 +355,12 @@ func isPackList(key string) bool {
 // cache applied: commits are never deleted, so the listing was cut short.
 func (r *bucketStore) checkComplete(s *Store, listed map[string]bool) error {
 	return s.db.View(func(tx *index.Tx) error {
+		damaged := map[string]bool{} // deleted on purpose, as verify says to
+		if err := tx.Remote().EachDamaged(func(key, _ string) error { damaged[key] = true; return nil }); err != nil {
+			return err
+		}
 		return tx.Remote().EachApplied(remote.CommitsDir, func(key string) error {
-			if !listed[key] {
+			if !listed[key] && !damaged[key] {
 				return fmt.Errorf("the listing of %s lacks commit %s, which this cache read before: it looks incomplete, so nothing is deleted: try again later (or run casckpt repair if that commit was deleted on purpose)", r.url, key)
 			}
 			return nil

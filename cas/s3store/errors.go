@@ -13,6 +13,10 @@ import (
 	"github.com/minio/minio-go/v7"
 )
 
+// ErrTooLarge is the error of an object larger than its reader allows
+// (see Store.Get).
+var ErrTooLarge = errors.New("object too large")
+
 // wrap turns an error of minio-go about what (a pack name or key) into
 // one line that says what to do. A missing object matches fs.ErrNotExist,
 // an object a conditional put found fs.ErrExist, a context's end its

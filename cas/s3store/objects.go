@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/casckpt/casckpt/cas"
 	"github.com/minio/minio-go/v7"
 )
 
@@ -44,20 +45,29 @@ func (s *Store) PutNew(ctx context.Context, rel string, data []byte) error {
 }
 
 // Get returns the object under key rel (one GET). A missing one is an
-// error matching fs.ErrNotExist.
-func (s *Store) Get(ctx context.Context, rel string) ([]byte, error) {
+// error matching fs.ErrNotExist; one larger than limit bytes an error
+// matching ErrTooLarge, found from the answer's size before its body is
+// read (and, from a server that does not tell the size, once limit+1
+// bytes are read).
+func (s *Store) Get(ctx context.Context, rel string, limit int64) ([]byte, error) {
 	key, err := s.objectKey("get", rel)
 	if err != nil {
 		return nil, err
 	}
-	body, _, _, err := s.core.GetObject(ctx, s.bucket, key, minio.GetObjectOptions{})
+	body, info, _, err := s.core.GetObject(ctx, s.bucket, key, minio.GetObjectOptions{})
 	if err != nil {
 		return nil, s.wrap("get", rel, err)
 	}
 	defer body.Close()
-	b, err := io.ReadAll(body)
+	if info.Size > limit {
+		return nil, fmt.Errorf("s3 store: get %s: %w: %d bytes, more than the %d it may hold", rel, ErrTooLarge, info.Size, limit)
+	}
+	b, err := io.ReadAll(io.LimitReader(body, limit+1))
 	if err != nil {
 		return nil, s.wrap("get", rel, err)
+	}
+	if int64(len(b)) > limit {
+		return nil, fmt.Errorf("s3 store: get %s: %w: more than the %d bytes it may hold", rel, ErrTooLarge, limit)
 	}
 	return b, nil
 }
@@ -109,7 +119,8 @@ func (s *Store) ListAfter(ctx context.Context, dir, startAfter string, fn func(r
 }
 
 // ReadTail returns the last n bytes of pack name (all of it when it is
-// shorter), whose size is size, with one ranged GET.
+// shorter), whose size is size, with one ranged GET. A pack of another
+// size makes an error matching cas.ErrBadPack.
 func (s *Store) ReadTail(ctx context.Context, name string, size, n int64) ([]byte, error) {
 	key, err := s.packKey("read", name)
 	if err != nil {
@@ -124,7 +135,9 @@ func (s *Store) ReadTail(ctx context.Context, name string, size, n int64) ([]byt
 		return nil, fmt.Errorf("s3 store: read %s: %v", name, err)
 	}
 	body, info, _, err := s.core.GetObject(ctx, s.bucket, key, opts)
-	if err != nil {
+	if errorResponse(err).StatusCode == http.StatusRequestedRangeNotSatisfiable {
+		return nil, fmt.Errorf("s3 store: read %s: %w: it is shorter than the %d bytes its commit says", name, cas.ErrBadPack, size)
+	} else if err != nil {
 		return nil, s.wrap("read", name, err)
 	}
 	defer body.Close()
@@ -133,21 +146,22 @@ func (s *Store) ReadTail(ctx context.Context, name string, size, n int64) ([]byt
 		return nil, s.wrap("read", name, err)
 	}
 	if int64(buf.Len()) != n {
-		return nil, fmt.Errorf("s3 store: read %s: got %d bytes of %d (object of %d bytes): the pack is not the size its commit says", name, buf.Len(), n, info.Size)
+		return nil, fmt.Errorf("s3 store: read %s: %w: got %d bytes of %d (object of %d bytes): it is not the size its commit says", name, cas.ErrBadPack, buf.Len(), n, info.Size)
 	}
 	return buf.Bytes(), nil
 }
 
 // ObjectInfo is what a listing or a HEAD tells of an object beside the
-// packs: its key (relative to the prefix), its ETag, and when the server
-// stored it, by the server's clock.
+// packs: its key (relative to the prefix), its ETag, its size, and when
+// the server stored it, by the server's clock.
 type ObjectInfo struct {
 	Key          string
 	ETag         string
+	Size         int64
 	LastModified time.Time
 }
 
-// ListInfo is ListAfter with each object's ETag and Last-Modified.
+// ListInfo is ListAfter with each object's ETag, size and Last-Modified.
 func (s *Store) ListInfo(ctx context.Context, dir, startAfter string, fn func(ObjectInfo) error) error {
 	full, err := s.objectKey("list", dir)
 	if err != nil {
@@ -163,7 +177,7 @@ func (s *Store) ListInfo(ctx context.Context, dir, startAfter string, fn func(Ob
 		if obj.Err != nil {
 			return s.wrap("list", dir, obj.Err)
 		}
-		if err := fn(ObjectInfo{Key: strings.TrimPrefix(obj.Key, s.prefix), ETag: obj.ETag, LastModified: obj.LastModified}); err != nil {
+		if err := fn(ObjectInfo{Key: strings.TrimPrefix(obj.Key, s.prefix), ETag: obj.ETag, Size: obj.Size, LastModified: obj.LastModified}); err != nil {
 			return err
 		}
 	}
@@ -181,7 +195,7 @@ func (s *Store) Head(ctx context.Context, rel string) (ObjectInfo, error) {
 	if err != nil {
 		return ObjectInfo{}, s.wrap("head", rel, err)
 	}
-	return ObjectInfo{Key: rel, ETag: info.ETag, LastModified: info.LastModified}, nil
+	return ObjectInfo{Key: rel, ETag: info.ETag, Size: info.Size, LastModified: info.LastModified}, nil
 }
 
 // PutIfMatch replaces the object under key rel with data only if its ETag

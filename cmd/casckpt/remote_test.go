@@ -30,6 +30,15 @@ type requestCounter struct {
 	commitsFrom string
 	// deletes are the paths of the packs deleted, in order.
 	deletes []string
+	// gets counts the GETs of each path.
+	gets map[string]int
+}
+
+// getsOf returns how many GETs asked for path.
+func (c *requestCounter) getsOf(path string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.gets[path]
 }
 
 func (c *requestCounter) take() map[string]int {
@@ -64,10 +73,13 @@ func s3Env(t *testing.T, b *binEnv, srv *s3test.Server) *requestCounter {
 	target, _ := url.Parse(srv.URL())
 	proxy := httputil.NewSingleHostReverseProxy(target)
 	proxy.ErrorLog = log.New(io.Discard, "", 0) // a killed client's cut requests
-	c := &requestCounter{n: map[string]int{}}
+	c := &requestCounter{n: map[string]int{}, gets: map[string]int{}}
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		c.mu.Lock()
 		c.n[r.Method]++
+		if r.Method == http.MethodGet {
+			c.gets[r.URL.Path]++
+		}
 		if r.Method == http.MethodDelete && strings.HasSuffix(r.URL.Path, ".pack") {
 			c.deletes = append(c.deletes, r.URL.Path)
 		}

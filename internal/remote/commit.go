@@ -58,10 +58,12 @@ type Commit struct {
 const (
 	commitMagic = "CKCOMMIT"
 	version     = 1
-	// maxCommit bounds what DecodeCommit accepts: records are small, and a
-	// commit names at most a few thousand packs.
-	maxCommit = 64 << 20
 )
+
+// MaxCommit bounds what DecodeCommit accepts, and so what a reader of a
+// commit reads of the bucket: records are small, and a commit names at
+// most a few thousand packs.
+const MaxCommit = 64 << 20
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
@@ -86,9 +88,14 @@ func EncodeCommit(c Commit) []byte {
 // ErrBadCommit is the error of a commit object that does not decode.
 var ErrBadCommit = errors.New("bad commit object")
 
+// ErrNewerCommit is the error, beside ErrBadCommit, of a commit object
+// whose checksum holds but whose version this casckpt does not know: a
+// newer casckpt wrote it, and it is not damaged.
+var ErrNewerCommit = errors.New("a newer casckpt wrote it")
+
 // DecodeCommit parses a commit object made by EncodeCommit.
 func DecodeCommit(b []byte) (Commit, error) {
-	if len(b) > maxCommit || len(b) < len(commitMagic)+1+4 || string(b[:len(commitMagic)]) != commitMagic {
+	if len(b) > MaxCommit || len(b) < len(commitMagic)+1+4 || string(b[:len(commitMagic)]) != commitMagic {
 		return Commit{}, fmt.Errorf("%w: no commit header", ErrBadCommit)
 	}
 	body := b[:len(b)-4]
@@ -96,7 +103,7 @@ func DecodeCommit(b []byte) (Commit, error) {
 		return Commit{}, fmt.Errorf("%w: checksum mismatch", ErrBadCommit)
 	}
 	if body[len(commitMagic)] != version {
-		return Commit{}, fmt.Errorf("%w: unknown version %d: a newer casckpt wrote it; upgrade", ErrBadCommit, body[len(commitMagic)])
+		return Commit{}, fmt.Errorf("%w: version %d: %w; upgrade", ErrBadCommit, body[len(commitMagic)], ErrNewerCommit)
 	}
 	r := reader{b: body[len(commitMagic)+1:]}
 	var c Commit
