@@ -48,6 +48,10 @@ type Options struct {
 	// duration, else 1 hour). Every snapshot must finish well within half
 	// of it, or it re-checks before it commits.
 	GCGrace time.Duration
+	// S3Timeout, if set, caps how long an operation on an s3:// store
+	// waits on a silent server (default: $CASCKPT_S3_TIMEOUT read
+	// through Getenv, else 20 seconds): the hook's one second.
+	S3Timeout time.Duration
 }
 
 func (o Options) withDefaults() Options {

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Config says which bucket New opens and how to reach it.
@@ -38,6 +39,11 @@ type Config struct {
 	// MaxRetries is how often minio-go tries a failed request in all;
 	// 0 means its default (10), 1 no retry.
 	MaxRetries int
+	// Timeout is the longest an operation waits on a silent server: to
+	// connect, for it to take the next bytes of a request, for its answer
+	// or the answer's next bytes, or between tries. The operation then
+	// fails with an error matching ErrNoAnswer. 0 means 20 seconds.
+	Timeout time.Duration
 }
 
 // awsEndpoint is the server of an s3:// URL when AWS_ENDPOINT_URL is unset.
@@ -48,7 +54,7 @@ const awsEndpoint = "s3.amazonaws.com"
 // AWS_ENDPOINT_URL (default https://s3.amazonaws.com), AWS_ACCESS_KEY_ID,
 // AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN and AWS_REGION, and the tries
 // per request from AWS_MAX_ATTEMPTS (as the AWS SDKs read it; default
-// minio-go's 10).
+// minio-go's 10), and Timeout from CASCKPT_S3_TIMEOUT (a Go duration).
 func ParseURL(storeURL string, getenv func(string) string) (Config, error) {
 	rest, ok := strings.CutPrefix(storeURL, "s3://")
 	if !ok {
@@ -82,6 +88,13 @@ func ParseURL(storeURL string, getenv func(string) string) (Config, error) {
 			return Config{}, fmt.Errorf("s3 store: AWS_MAX_ATTEMPTS %q is not a number of tries from 1 to 100", v)
 		}
 		c.MaxRetries = n
+	}
+	if v := getenv("CASCKPT_S3_TIMEOUT"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return Config{}, fmt.Errorf("s3 store: CASCKPT_S3_TIMEOUT %q is not a positive Go duration (like 5s or 1m)", v)
+		}
+		c.Timeout = d
 	}
 	var err error
 	c.Endpoint, c.Secure, err = parseEndpoint(getenv("AWS_ENDPOINT_URL"))

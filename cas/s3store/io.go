@@ -131,13 +131,15 @@ func (r *reader) fetch(lo, hi int64) ([][]byte, error) {
 			return nil, fmt.Errorf("s3 store: read %s: %v", r.name, err)
 		}
 	}
-	body, _, header, err := r.s.core.GetObject(context.Background(), r.s.bucket, r.key, opts)
+	ctx, w := r.s.watch(context.Background())
+	defer w.stop()
+	body, _, header, err := r.s.core.GetObject(ctx, r.s.bucket, r.key, opts)
 	if isPreconditionFailed(err) {
 		return nil, fmt.Errorf("s3 store: read %s: the pack changed since it was opened (removed and written again): open it again", r.name)
 	} else if errorResponse(err).StatusCode == http.StatusRequestedRangeNotSatisfiable {
 		return nil, fmt.Errorf("s3 store: read %s: %w: the pack is shorter than the %d bytes its index says", r.name, cas.ErrCorrupt, r.size)
 	} else if err != nil {
-		return nil, r.s.wrap("read", r.name, err)
+		return nil, r.s.wrap(ctx, "read", r.name, err)
 	}
 	defer body.Close()
 	if total, ok := rangeTotal(header.Get("Content-Range")); ok && total != r.size {
@@ -145,7 +147,7 @@ func (r *reader) fetch(lo, hi int64) ([][]byte, error) {
 	}
 	buf := make([]byte, end-start)
 	if _, err := io.ReadFull(body, buf); err != nil {
-		return nil, r.s.wrap("read", r.name, err)
+		return nil, r.s.wrap(ctx, "read", r.name, err)
 	}
 	var blocks [][]byte
 	for n := lo; n <= hi; n++ {

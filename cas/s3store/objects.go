@@ -37,11 +37,13 @@ func (s *Store) PutNew(ctx context.Context, rel string, data []byte) error {
 	if err != nil {
 		return err
 	}
+	ctx, w := s.watch(ctx)
+	defer w.stop()
 	err = s.put(ctx, key, data)
 	if err == nil || (isPreconditionFailed(err) && s.holds(ctx, key, data)) {
 		return nil
 	}
-	return s.wrap("put", rel, err)
+	return s.wrap(ctx, "put", rel, err)
 }
 
 // Get returns the object under key rel (one GET). A missing one is an
@@ -54,9 +56,11 @@ func (s *Store) Get(ctx context.Context, rel string, limit int64) ([]byte, error
 	if err != nil {
 		return nil, err
 	}
+	ctx, w := s.watch(ctx)
+	defer w.stop()
 	body, info, _, err := s.core.GetObject(ctx, s.bucket, key, minio.GetObjectOptions{})
 	if err != nil {
-		return nil, s.wrap("get", rel, err)
+		return nil, s.wrap(ctx, "get", rel, err)
 	}
 	defer body.Close()
 	if info.Size > limit {
@@ -64,7 +68,7 @@ func (s *Store) Get(ctx context.Context, rel string, limit int64) ([]byte, error
 	}
 	b, err := io.ReadAll(io.LimitReader(body, limit+1))
 	if err != nil {
-		return nil, s.wrap("get", rel, err)
+		return nil, s.wrap(ctx, "get", rel, err)
 	}
 	if int64(len(b)) > limit {
 		return nil, fmt.Errorf("s3 store: get %s: %w: more than the %d bytes it may hold", rel, ErrTooLarge, limit)
@@ -86,11 +90,13 @@ func (s *Store) Delete(ctx context.Context, rel string) error {
 // answers 204, some servers, versitygw among them, 404: another gc or
 // machine deleted it first). op and what name it in an error.
 func (s *Store) remove(ctx context.Context, op, what, key string) error {
+	ctx, w := s.watch(ctx)
+	defer w.stop()
 	err := s.client.RemoveObject(ctx, s.bucket, key, minio.RemoveObjectOptions{})
 	if err == nil || errorResponse(err).StatusCode == http.StatusNotFound {
 		return nil
 	}
-	return s.wrap(op, what, err)
+	return s.wrap(ctx, op, what, err)
 }
 
 // ListAfter calls fn, in key order, with the key (relative to the prefix)
@@ -101,17 +107,20 @@ func (s *Store) ListAfter(ctx context.Context, dir, startAfter string, fn func(r
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithCancel(ctx) // stops minio-go's lister when fn fails
-	defer cancel()
+	ctx, w := s.watch(ctx) // its end stops minio-go's lister when fn fails
+	defer w.stop()
 	opts := minio.ListObjectsOptions{Prefix: full, Recursive: true}
 	if startAfter != "" {
 		opts.StartAfter = s.prefix + startAfter
 	}
 	for obj := range s.client.ListObjects(ctx, s.bucket, opts) {
 		if obj.Err != nil {
-			return s.wrap("list", dir, obj.Err)
+			return s.wrap(ctx, "list", dir, obj.Err)
 		}
-		if err := fn(strings.TrimPrefix(obj.Key, s.prefix)); err != nil {
+		w.pause()
+		err := fn(strings.TrimPrefix(obj.Key, s.prefix))
+		w.resume()
+		if err != nil {
 			return err
 		}
 	}
@@ -130,6 +139,8 @@ func (s *Store) ReadTail(ctx context.Context, name string, size, n int64) ([]byt
 	if n <= 0 {
 		return nil, fmt.Errorf("s3 store: read %s: empty range", name)
 	}
+	ctx, w := s.watch(ctx)
+	defer w.stop()
 	opts := minio.GetObjectOptions{}
 	if err := opts.SetRange(size-n, size-1); err != nil {
 		return nil, fmt.Errorf("s3 store: read %s: %v", name, err)
@@ -138,12 +149,12 @@ func (s *Store) ReadTail(ctx context.Context, name string, size, n int64) ([]byt
 	if errorResponse(err).StatusCode == http.StatusRequestedRangeNotSatisfiable {
 		return nil, fmt.Errorf("s3 store: read %s: %w: it is shorter than the %d bytes its commit says", name, cas.ErrBadPack, size)
 	} else if err != nil {
-		return nil, s.wrap("read", name, err)
+		return nil, s.wrap(ctx, "read", name, err)
 	}
 	defer body.Close()
 	var buf bytes.Buffer
 	if _, err := io.Copy(&buf, io.LimitReader(body, n+1)); err != nil {
-		return nil, s.wrap("read", name, err)
+		return nil, s.wrap(ctx, "read", name, err)
 	}
 	if int64(buf.Len()) != n {
 		return nil, fmt.Errorf("s3 store: read %s: %w: got %d bytes of %d (object of %d bytes): it is not the size its commit says", name, cas.ErrBadPack, buf.Len(), n, info.Size)
@@ -167,17 +178,20 @@ func (s *Store) ListInfo(ctx context.Context, dir, startAfter string, fn func(Ob
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
+	ctx, w := s.watch(ctx)
+	defer w.stop()
 	opts := minio.ListObjectsOptions{Prefix: full, Recursive: true}
 	if startAfter != "" {
 		opts.StartAfter = s.prefix + startAfter
 	}
 	for obj := range s.client.ListObjects(ctx, s.bucket, opts) {
 		if obj.Err != nil {
-			return s.wrap("list", dir, obj.Err)
+			return s.wrap(ctx, "list", dir, obj.Err)
 		}
-		if err := fn(ObjectInfo{Key: strings.TrimPrefix(obj.Key, s.prefix), ETag: obj.ETag, Size: obj.Size, LastModified: obj.LastModified}); err != nil {
+		w.pause()
+		err := fn(ObjectInfo{Key: strings.TrimPrefix(obj.Key, s.prefix), ETag: obj.ETag, Size: obj.Size, LastModified: obj.LastModified})
+		w.resume()
+		if err != nil {
 			return err
 		}
 	}
@@ -191,9 +205,11 @@ func (s *Store) Head(ctx context.Context, rel string) (ObjectInfo, error) {
 	if err != nil {
 		return ObjectInfo{}, err
 	}
+	ctx, w := s.watch(ctx)
+	defer w.stop()
 	info, err := s.client.StatObject(ctx, s.bucket, key, minio.StatObjectOptions{})
 	if err != nil {
-		return ObjectInfo{}, s.wrap("head", rel, err)
+		return ObjectInfo{}, s.wrap(ctx, "head", rel, err)
 	}
 	return ObjectInfo{Key: rel, ETag: info.ETag, Size: info.Size, LastModified: info.LastModified}, nil
 }
@@ -208,11 +224,13 @@ func (s *Store) PutIfMatch(ctx context.Context, rel, etag string, data []byte) e
 	if err != nil {
 		return err
 	}
+	ctx, w := s.watch(ctx)
+	defer w.stop()
 	opts := s.putOptions()
 	opts.SetMatchETag(etag)
 	_, err = s.client.PutObject(ctx, s.bucket, key, bytes.NewReader(data), int64(len(data)), opts)
 	if err != nil {
-		return s.wrap("put", rel, err)
+		return s.wrap(ctx, "put", rel, err)
 	}
 	return nil
 }

@@ -7,6 +7,8 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -183,4 +185,112 @@ type zeros struct{}
 func (zeros) Read(p []byte) (int, error) {
 	clear(p)
 	return len(p), nil
+}
+
+// noHang is how long a command may run against a silent server before the
+// test calls it hung: a failure detector, far above any deadline.
+const noHang = 2 * time.Minute
+
+// runBounded runs casckpt with args and stdin, killed past noHang.
+func runBounded(b *binEnv, stdin string, args ...string) result {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), noHang)
+	defer cancel()
+	c := b.commandContext(ctx, args...)
+	c.Stdin = strings.NewReader(stdin)
+	return b.runCmd(c)
+}
+
+// hookEventJSON is a PreToolUse event of a Write of dir/f.txt.
+func hookEventJSON(dir string) string {
+	return fmt.Sprintf(`{"session_id":"s1","prompt_id":"p1","cwd":%q,"hook_event_name":"PreToolUse","tool_name":"Write","tool_input":{"file_path":%q}}`, dir, filepath.Join(dir, "f.txt"))
+}
+
+// bucketHookLog returns the hook log of b's bucket stores.
+func bucketHookLog(t *testing.T, b *binEnv) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(b.home, "cache", "casckpt", "hook.log"))
+	if err != nil {
+		t.Fatalf("the hook log of a bucket store: %v", err)
+	}
+	return string(data)
+}
+
+// TestS3SilentServer: a server that takes requests and never answers
+// fails every command with one line that says so, once CASCKPT_S3_TIMEOUT
+// has passed without a word; the hook gives up after its second, exits
+// 0, and logs the miss in the hook log of bucket stores.
+func TestS3SilentServer(t *testing.T) {
+	srv := s3test.Start(t)
+	b := newBinEnv(t)
+	counter := s3Env(t, b, srv)
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"f.txt": "one\n"})
+	b.ok("snapshot", dir)
+	counter.silent.Store(true)
+	writeFiles(t, dir, map[string]string{"f.txt": "two\n"})
+	quick := &binEnv{t: t, bin: b.bin, home: b.home, extra: append(slices.Clone(b.extra), "CASCKPT_S3_TIMEOUT=200ms")}
+	for _, args := range [][]string{{"list", dir}, {"snapshot", dir}, {"status"}, {"verify"}, {"gc"}, {"repair"}, {"restore", dir, "@1"}} {
+		r := runBounded(quick, "", args...)
+		if r.code != 1 || !strings.Contains(r.err, "no answer from") || strings.Count(r.err, "\n") != 1 {
+			t.Errorf("casckpt %v on a silent server: exit %d, stderr %q", args, r.code, r.err)
+		}
+	}
+	if got, _ := os.ReadFile(filepath.Join(dir, "f.txt")); string(got) != "two\n" {
+		t.Fatalf("f.txt is %q after the failed commands", got)
+	}
+	r := runBounded(b, hookEventJSON(dir), "hook", "claude-code")
+	if r.code != 0 || r.out != "" {
+		t.Fatalf("hook on a silent server: exit %d, stdout %q, stderr %q", r.code, r.out, r.err)
+	}
+	if log := bucketHookLog(t, b); !strings.Contains(log, "PreToolUse") || !strings.Contains(log, "no answer from") || !strings.Contains(log, "in 1s") {
+		t.Fatalf("hook log: %q", log)
+	}
+}
+
+// TestS3DownServerHook: the hook on a server that is down (a closed port)
+// exits 0 and logs the miss.
+func TestS3DownServerHook(t *testing.T) {
+	b := newBinEnv(t)
+	b.extra = []string{"AWS_ENDPOINT_URL=http://" + s3test.Down(t), "AWS_ACCESS_KEY_ID=" + s3test.AccessKey,
+		"AWS_SECRET_ACCESS_KEY=" + s3test.SecretKey, "AWS_REGION=" + s3test.Region,
+		"CASCKPT_HOME=s3://casckpt/p", "XDG_CACHE_HOME=" + filepath.Join(b.home, "cache")}
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"f.txt": "one\n"})
+	r := runBounded(b, hookEventJSON(dir), "hook", "claude-code")
+	if r.code != 0 || r.out != "" {
+		t.Fatalf("hook on a server that is down: exit %d, stdout %q, stderr %q", r.code, r.out, r.err)
+	}
+	if log := bucketHookLog(t, b); !strings.Contains(log, "PreToolUse") || !strings.Contains(log, "s3 store") {
+		t.Fatalf("hook log: %q", log)
+	}
+}
+
+// TestS3CredentialsNeverShown: credentials written into AWS_ENDPOINT_URL
+// or the store URL appear in no output of any command, nor in the hook
+// log.
+func TestS3CredentialsNeverShown(t *testing.T) {
+	for _, tc := range []struct{ endpoint, store string }{
+		{"http://alice:hunter2@" + s3test.Down(t), "s3://casckpt/p"},
+		{"http://alice:hunter2@[::1", "s3://casckpt/p"},
+		{"http://" + s3test.Down(t), "s3://alice:hunter2@casckpt/p"},
+	} {
+		b := newBinEnv(t)
+		b.extra = []string{"AWS_ENDPOINT_URL=" + tc.endpoint, "AWS_ACCESS_KEY_ID=k", "AWS_SECRET_ACCESS_KEY=s",
+			"CASCKPT_HOME=" + tc.store, "XDG_CACHE_HOME=" + filepath.Join(b.home, "cache")}
+		dir := t.TempDir()
+		writeFiles(t, dir, map[string]string{"f.txt": "one\n"})
+		for _, args := range [][]string{{"list", dir}, {"snapshot", dir}, {"status", "--json"}, {"verify"}} {
+			r := runBounded(b, "", args...)
+			if r.code == 0 || strings.Contains(r.out+r.err, "hunter2") || strings.Contains(r.out+r.err, "alice") {
+				t.Errorf("casckpt %v with %s and %s: exit %d, output %q %q", args, tc.endpoint, tc.store, r.code, r.out, r.err)
+			}
+		}
+		if r := runBounded(b, hookEventJSON(dir), "hook", "claude-code"); r.code != 0 || strings.Contains(r.out+r.err, "hunter2") {
+			t.Errorf("hook: exit %d, output %q %q", r.code, r.out, r.err)
+		}
+		if log := bucketHookLog(t, b); strings.Contains(log, "hunter2") || strings.Contains(log, "alice") || log == "" {
+			t.Errorf("hook log: %q", log)
+		}
+	}
 }

@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -32,6 +33,10 @@ type requestCounter struct {
 	deletes []string
 	// gets counts the GETs of each path.
 	gets map[string]int
+	// silent makes the proxy take requests and never answer, until
+	// release is closed.
+	silent  atomic.Bool
+	release chan struct{}
 }
 
 // getsOf returns how many GETs asked for path.
@@ -73,8 +78,15 @@ func s3Env(t *testing.T, b *binEnv, srv *s3test.Server) *requestCounter {
 	target, _ := url.Parse(srv.URL())
 	proxy := httputil.NewSingleHostReverseProxy(target)
 	proxy.ErrorLog = log.New(io.Discard, "", 0) // a killed client's cut requests
-	c := &requestCounter{n: map[string]int{}, gets: map[string]int{}}
+	c := &requestCounter{n: map[string]int{}, gets: map[string]int{}, release: make(chan struct{})}
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if c.silent.Load() {
+			select { // until the client gives up, or the test ends
+			case <-r.Context().Done():
+			case <-c.release:
+			}
+			return
+		}
 		c.mu.Lock()
 		c.n[r.Method]++
 		if r.Method == http.MethodGet {
@@ -90,6 +102,7 @@ func s3Env(t *testing.T, b *binEnv, srv *s3test.Server) *requestCounter {
 		proxy.ServeHTTP(w, r)
 	}))
 	t.Cleanup(ts.Close)
+	t.Cleanup(func() { close(c.release) }) // first
 	var id [6]byte
 	rand.Read(id[:])
 	b.extra = append(srv.Env(), "AWS_ENDPOINT_URL="+ts.URL, "CASCKPT_HOME=s3://"+srv.Bucket+"/t-"+hex.EncodeToString(id[:]),
