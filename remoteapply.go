@@ -281,6 +281,11 @@ func applyGCLists(tx *index.Tx, lists []gcList) error {
 		if err := tx.Remote().SetApplied(l.key); err != nil {
 			return err
 		}
+		if l.damaged != "" {
+			if err := tx.Remote().SetDamaged(l.key, l.damaged); err != nil {
+				return err
+			}
+		}
 	}
 	if err := forgetPacks(tx, deleted); err != nil {
 		return err

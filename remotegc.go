@@ -199,6 +199,8 @@ func (r *bucketStore) deletePending(ctx context.Context, l *lease, m *bucketMark
 	b, err := r.bucket.Get(ctx, key, remote.MaxPackList)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil // another gc finished it
+	} else if errors.Is(err, s3store.ErrTooLarge) {
+		return nil // damaged, as verify says: nothing is deleted by it
 	} else if err != nil {
 		return fmt.Errorf("gc: %w; nothing more was deleted", err)
 	}

@@ -49,6 +49,9 @@ type gcList struct {
 	key     string
 	deleted bool
 	packs   [][16]byte
+	// damaged says why the list is skipped (it is larger than any list,
+	// so no gc deletes by it either); "" if it is not.
+	damaged string
 }
 
 type fetchedCommit struct {
@@ -271,7 +274,8 @@ func (r *bucketStore) checkHorizon(tx *index.Tx, keys map[string]bool) error {
 // pending list gone since the listing is skipped, and so is a deleted one
 // when the cache knows no pack (holds false); otherwise a deleted list the cache
 // never applied was removed behind the horizon: errBehindHorizon. One that
-// does not decode is an error, since the packs it names would be reused.
+// does not decode is an error, since the packs it names would be reused;
+// one larger than remote.MaxPackList is damaged: no gc reads it either.
 func (r *bucketStore) readGCLists(ctx context.Context, f *fetched, keys []string, holds bool) error {
 	slices.Sort(keys)
 	for _, key := range keys {
@@ -279,6 +283,9 @@ func (r *bucketStore) readGCLists(ctx context.Context, f *fetched, keys []string
 		if errors.Is(err, fs.ErrNotExist) && holds && !strings.HasPrefix(key, remote.PendingDir) {
 			return errBehindHorizon
 		} else if errors.Is(err, fs.ErrNotExist) {
+			continue
+		} else if errors.Is(err, s3store.ErrTooLarge) {
+			f.gcLists = append(f.gcLists, gcList{key: key, damaged: fmt.Sprintf("more than the %d bytes a list of gc may hold", remote.MaxPackList)})
 			continue
 		} else if err != nil {
 			return err

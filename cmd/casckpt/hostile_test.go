@@ -86,10 +86,11 @@ func getObject(t *testing.T, c *minio.Client, bucket, key string) []byte {
 }
 
 // TestS3HostileObjects: a forged commit, a truncated one, one of more
-// than 64 MiB, and a commit whose pack is shorter than it says are
-// skipped by every command of a machine that meets them (list, snapshot,
-// gc, repair), none of which fails; the oversized one is never read;
-// verify and status name all four, and verify exits 1.
+// than 64 MiB, a commit whose pack is shorter than it says, and a list of
+// gc of more than 64 MiB are skipped by every command of a machine that
+// meets them (list, snapshot, gc, repair), none of which fails; the
+// oversized commit is never fetched; verify and status name all five,
+// and verify exits 1.
 func TestS3HostileObjects(t *testing.T) {
 	srv := s3test.Start(t)
 	a := newBinEnv(t)
@@ -132,12 +133,15 @@ func TestS3HostileObjects(t *testing.T) {
 	real := getObject(t, client, srv.Bucket, commits[0])
 	putObject(t, client, srv.Bucket, prefix+truncated, bytes.NewReader(real[:len(real)-7]), int64(len(real)-7))
 	putObject(t, client, srv.Bucket, prefix+oversized, io.LimitReader(zeros{}, maxCommit+1), maxCommit+1)
+	// A list of gc past its limit (internal/remote.MaxPackList, 64 MiB).
+	hugeList := fmt.Sprintf("dropped/packs/pending/%020d-0123456789abcdef", time.Now().UnixNano())
+	putObject(t, client, srv.Bucket, prefix+hugeList, io.LimitReader(zeros{}, maxCommit+1), maxCommit+1)
 
 	// Another machine, with a cache of its own, meets them all.
 	b := &binEnv{t: t, bin: a.bin, home: t.TempDir(), extra: slices.Clone(a.extra)}
 	counter := s3Env(t, b, srv)
 	b.extra = append(b.extra, a.extra[len(a.extra)-2]) // a's store URL, b's own cache
-	want := []string{forged, oversized, truncated, wrongSize}
+	want := []string{forged, oversized, truncated, wrongSize, hugeList}
 	slices.Sort(want)
 	damagedKeys := func(doc map[string]any) []string {
 		var keys []string
@@ -156,7 +160,7 @@ func TestS3HostileObjects(t *testing.T) {
 		t.Fatalf("status names %v as damaged, want %v", got, want)
 	}
 	r := b.run("verify", "--json")
-	if r.code != 1 || !strings.Contains(r.err, "4 damaged objects") {
+	if r.code != 1 || !strings.Contains(r.err, "5 damaged objects") {
 		t.Fatalf("verify: exit %d, stderr %q", r.code, r.err)
 	}
 	if got := damagedKeys(jsonOf[map[string]any](t, r.out)); !slices.Equal(got, want) {
@@ -170,12 +174,38 @@ func TestS3HostileObjects(t *testing.T) {
 		t.Fatalf("status on the first machine names %v as damaged", got)
 	}
 	b.ok("gc")
+	// A gc past its grace period passes the list by, deleting nothing by
+	// it, and goes on.
+	waitServerPast(t, client, srv.Bucket, prefix+hugeList)
+	(&binEnv{t: t, bin: b.bin, home: b.home, extra: append(slices.Clone(b.extra), "CASCKPT_GC_GRACE=1ns")}).ok("gc")
 	b.ok("repair")
 	if got := damagedKeys(jsonOf[map[string]any](t, b.ok("status", "--json").out)); !slices.Equal(got, want) {
 		t.Fatalf("after repair, status names %v as damaged, want %v", got, want)
 	}
 	if n := counter.getsOf("/" + srv.Bucket + "/" + prefix + oversized); n != 0 {
 		t.Fatalf("the oversized commit was fetched %d times", n)
+	}
+}
+
+// waitServerPast returns once the server's clock, as the Last-Modified
+// of the objects it stores says (to the second), has passed that of key.
+func waitServerPast(t *testing.T, c *minio.Client, bucket, key string) {
+	t.Helper()
+	ctx := context.Background()
+	info, err := c.StatObject(ctx, bucket, key, minio.StatObjectOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		putObject(t, c, bucket, "tick", strings.NewReader("tick"), 4) // outside every store
+		tick, err := c.StatObject(ctx, bucket, "tick", minio.StatObjectOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tick.LastModified.After(info.LastModified) {
+			return
+		}
+		time.Sleep(50 * time.Millisecond) // a poll of the server's clock
 	}
 }
 
