@@ -103,28 +103,7 @@ func (s *Store) remove(ctx context.Context, op, what, key string) error {
 // of every object under folder dir (ending in "/") that sorts after
 // startAfter (a relative key; "" lists all): one request per 1000 keys.
 func (s *Store) ListAfter(ctx context.Context, dir, startAfter string, fn func(rel string) error) error {
-	full, err := s.objectKey("list", dir)
-	if err != nil {
-		return err
-	}
-	ctx, w := s.watch(ctx) // its end stops minio-go's lister when fn fails
-	defer w.stop()
-	opts := minio.ListObjectsOptions{Prefix: full, Recursive: true}
-	if startAfter != "" {
-		opts.StartAfter = s.prefix + startAfter
-	}
-	for obj := range s.client.ListObjects(ctx, s.bucket, opts) {
-		if obj.Err != nil {
-			return s.wrap(ctx, "list", dir, obj.Err)
-		}
-		w.pause()
-		err := fn(strings.TrimPrefix(obj.Key, s.prefix))
-		w.resume()
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+	return s.ListInfo(ctx, dir, startAfter, func(o ObjectInfo) error { return fn(o.Key) })
 }
 
 // ReadTail returns the last n bytes of pack name (all of it when it is
