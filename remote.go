@@ -28,7 +28,8 @@ func IsRemote(location string) bool { return strings.HasPrefix(location, "s3://"
 // bucket of an S3-compatible server, "s3://BUCKET[/PREFIX]" (see
 // docs/remote.md). The server and its credentials come from
 // AWS_ENDPOINT_URL, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and
-// AWS_REGION, read through opts.Getenv. A store in a bucket keeps its
+// AWS_REGION, and the wait on a silent server from CASCKPT_S3_TIMEOUT,
+// read through opts.Getenv. A store in a bucket keeps its
 // index in a cache directory under opts.CacheDir, which may be deleted at
 // any time: the bucket is the truth. The first use of a cache probes the
 // server's conditional writes, and refuses a server that ignores them.
@@ -45,6 +46,9 @@ func OpenURL(ctx context.Context, location string, opts Options) (*Store, error)
 		return nil, err
 	}
 	cfg.Transport, cfg.Progress = opts.S3Transport, opts.UploadProgress
+	if opts.S3Timeout > 0 && (cfg.Timeout == 0 || opts.S3Timeout < cfg.Timeout) {
+		cfg.Timeout = opts.S3Timeout
+	}
 	if opts.GCGrace, err = gcGrace(opts.GCGrace, getenv); err != nil {
 		return nil, err
 	}

@@ -46,6 +46,15 @@ func (r *bucketStore) applyFetched(tx *index.Tx, f *fetched, mark time.Time) err
 		return err
 	}
 	for _, fc := range f.commits {
+		if fc.damaged != "" { // skipped; verify and status name it
+			if err := tx.Remote().SetApplied(fc.key); err != nil {
+				return err
+			}
+			if err := tx.Remote().SetDamaged(fc.key, fc.damaged); err != nil {
+				return err
+			}
+			continue
+		}
 		whole := fc.ok
 		if fc.rejected != "" {
 			// Its packs are no garbage to gc until someone looks: gc
@@ -296,6 +305,11 @@ func applyGCLists(tx *index.Tx, lists []gcList) error {
 		}
 		if err := tx.Remote().SetApplied(l.key); err != nil {
 			return err
+		}
+		if l.damaged != "" {
+			if err := tx.Remote().SetDamaged(l.key, l.damaged); err != nil {
+				return err
+			}
 		}
 	}
 	if err := forgetPacks(tx, deleted); err != nil {

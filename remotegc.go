@@ -198,9 +198,11 @@ func (r *bucketStore) unneeded(ctx context.Context, m *bucketMark, names [][16]b
 // are still unneeded, then the list: first a deleted list naming them, so
 // every cache forgets them, then each pack.
 func (r *bucketStore) deletePending(ctx context.Context, l *lease, m *bucketMark, key string, res *GCResult) error {
-	b, err := r.bucket.Get(ctx, key)
+	b, err := r.bucket.Get(ctx, key, remote.MaxPackList)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil // another gc finished it
+	} else if errors.Is(err, s3store.ErrTooLarge) {
+		return nil // damaged, as verify says: nothing is deleted by it
 	} else if err != nil {
 		return fmt.Errorf("gc: %w; nothing more was deleted", err)
 	}
@@ -405,7 +407,7 @@ func (r *bucketStore) advanceHorizon(ctx context.Context, l *lease) error {
 	}
 	merged := map[[16]byte]int{}
 	for _, key := range old {
-		b, err := r.bucket.Get(ctx, key)
+		b, err := r.bucket.Get(ctx, key, remote.MaxPackList)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue // another gc removed it, after its horizon generation named its packs
 		} else if err != nil {

@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/casckpt/casckpt/cas"
+	"github.com/casckpt/casckpt/cas/s3store"
 	"github.com/casckpt/casckpt/index"
 	"github.com/casckpt/casckpt/internal/remote"
 )
@@ -51,6 +52,9 @@ type gcList struct {
 	key     string
 	deleted bool
 	packs   [][16]byte
+	// damaged says why the list is skipped (it is larger than any list,
+	// so no gc deletes by it either); "" if it is not.
+	damaged string
 }
 
 // droppedKey is a dropped marker listed: its key and the snapshot it
@@ -67,6 +71,10 @@ type fetchedCommit struct {
 	gone bool // deleted since the listing
 	// rejected says why the fleet key refused it ("": it did not).
 	rejected string
+	// damaged says why the commit is skipped and named by verify and
+	// status: it does not decode, is too large, or names a pack of
+	// another size than it says ("" if none of these).
+	damaged string
 }
 
 // sync brings the cache up to date with the bucket (at most every
@@ -138,12 +146,18 @@ func (r *bucketStore) fetch(ctx context.Context, s *Store, mark time.Time) (*fet
 	// no other request.
 	var commitKeys []string
 	var commitsNewest, droppedNewest time.Time
+	// A commit larger than any commit is damaged before it is read (only
+	// the listing of commits writes the map).
+	oversized := map[string]bool{}
 	var g errgroup.Group
 	g.Go(func() error {
-		return r.bucket.ListAfter(ctx, remote.CommitsDir, remote.StartAfter(remote.CommitsDir, from), func(key string) error {
-			if at, _, ok := remote.ParseTimed(remote.CommitsDir, key); ok {
-				commitKeys = append(commitKeys, key)
+		return r.bucket.ListInfo(ctx, remote.CommitsDir, remote.StartAfter(remote.CommitsDir, from), func(o s3store.ObjectInfo) error {
+			if at, _, ok := remote.ParseTimed(remote.CommitsDir, o.Key); ok {
+				commitKeys = append(commitKeys, o.Key)
 				commitsNewest = later(commitsNewest, at)
+				if o.Size > remote.MaxCommit {
+					oversized[o.Key] = true
+				}
 			}
 			return nil
 		})
@@ -219,7 +233,7 @@ func (r *bucketStore) fetch(ctx context.Context, s *Store, mark time.Time) (*fet
 	}); err != nil {
 		return nil, err
 	}
-	if err := r.readCommits(ctx, f, commitKeys); err != nil {
+	if err := r.readCommits(ctx, f, commitKeys, oversized); err != nil {
 		return nil, err
 	}
 	if err := r.readGCLists(ctx, f, gcKeys, len(known) > 0); err != nil {
@@ -228,18 +242,29 @@ func (r *bucketStore) fetch(ctx context.Context, s *Store, mark time.Time) (*fet
 	return f, r.readTables(ctx, f, known)
 }
 
-// readCommits GETs the commits under keys, in parallel.
-func (r *bucketStore) readCommits(ctx context.Context, f *fetched, keys []string) error {
+// readCommits GETs the commits under keys, in parallel, each bounded by
+// remote.MaxCommit; it GETs none of those the listing found oversized.
+// One too large or that does not decode is damaged; one a newer casckpt
+// wrote is not read (ok false).
+func (r *bucketStore) readCommits(ctx context.Context, f *fetched, keys []string, oversized map[string]bool) error {
 	f.commits = make([]fetchedCommit, len(keys))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(syncParallel)
 	for i, key := range keys {
 		g.Go(func() error {
-			b, err := r.bucket.Get(gctx, key)
-			if errors.Is(err, fs.ErrNotExist) {
+			var b []byte
+			err := fmt.Errorf("%w: listed larger", s3store.ErrTooLarge)
+			if !oversized[key] {
+				b, err = r.bucket.Get(gctx, key, remote.MaxCommit)
+			}
+			switch {
+			case errors.Is(err, fs.ErrNotExist):
 				f.commits[i] = fetchedCommit{key: key, gone: true} // skipped
 				return nil
-			} else if err != nil {
+			case errors.Is(err, s3store.ErrTooLarge):
+				f.commits[i] = fetchedCommit{key: key, damaged: fmt.Sprintf("more than the %d bytes a commit may hold", remote.MaxCommit)}
+				return nil
+			case err != nil:
 				return err
 			}
 			body, err := r.key.Open(key, b)
@@ -248,7 +273,10 @@ func (r *bucketStore) readCommits(ctx context.Context, f *fetched, keys []string
 				return nil
 			}
 			c, err := remote.DecodeCommit(body)
-			f.commits[i] = fetchedCommit{key: key, c: c, ok: err == nil} // a bad one is skipped
+			f.commits[i] = fetchedCommit{key: key, c: c, ok: err == nil}
+			if err != nil && !errors.Is(err, remote.ErrNewerCommit) {
+				f.commits[i].damaged = err.Error() // skipped, named by verify and status
+			}
 			return nil
 		})
 	}
@@ -284,14 +312,18 @@ func (r *bucketStore) checkHorizon(tx *index.Tx, keys map[string]bool) error {
 // pending list gone since the listing is skipped, and so is a deleted one
 // when the cache knows no pack (holds false); otherwise a deleted list the cache
 // never applied was removed behind the horizon: errBehindHorizon. One that
-// does not decode is an error, since the packs it names would be reused.
+// does not decode is an error, since the packs it names would be reused;
+// one larger than remote.MaxPackList is damaged: no gc reads it either.
 func (r *bucketStore) readGCLists(ctx context.Context, f *fetched, keys []string, holds bool) error {
 	slices.Sort(keys)
 	for _, key := range keys {
-		b, err := r.bucket.Get(ctx, key)
+		b, err := r.bucket.Get(ctx, key, remote.MaxPackList)
 		if errors.Is(err, fs.ErrNotExist) && holds && !strings.HasPrefix(key, remote.PendingDir) {
 			return errBehindHorizon
 		} else if errors.Is(err, fs.ErrNotExist) {
+			continue
+		} else if errors.Is(err, s3store.ErrTooLarge) {
+			f.gcLists = append(f.gcLists, gcList{key: key, damaged: fmt.Sprintf("more than the %d bytes a list of gc may hold", remote.MaxPackList)})
 			continue
 		} else if err != nil {
 			return err
@@ -313,12 +345,14 @@ func (r *bucketStore) readGCLists(ctx context.Context, f *fetched, keys []string
 
 // readTables reads the table of every pack the new commits name that the
 // cache does not know, with ranged reads of each pack's end. A pack that
-// is gone is left out: verify reports the snapshots that needed it.
+// is gone is left out: verify reports the snapshots that needed it. A
+// pack whose end is not a table, or that is not the size its commit
+// says, makes that commit damaged.
 func (r *bucketStore) readTables(ctx context.Context, f *fetched, known map[[16]byte]bool) error {
 	var mu sync.Mutex
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(syncParallel)
-	for _, fc := range f.commits {
+	for i, fc := range f.commits {
 		for _, p := range fc.c.Packs {
 			if known[p.Name] {
 				continue
@@ -329,14 +363,17 @@ func (r *bucketStore) readTables(ctx context.Context, f *fetched, known map[[16]
 				entries, err := cas.ReadTableFromTail(p.Size, func(n int64) ([]byte, error) {
 					return r.bucket.ReadTail(gctx, name, p.Size, n)
 				})
-				if errors.Is(err, fs.ErrNotExist) || errors.Is(err, cas.ErrBadPack) {
-					return nil
-				} else if err != nil {
-					return err
-				}
 				mu.Lock()
-				f.tables[p.Name] = cas.SalvagedPack{Name: p.Name, Size: p.Size, Entries: entries}
-				mu.Unlock()
+				defer mu.Unlock()
+				switch {
+				case errors.Is(err, fs.ErrNotExist):
+				case errors.Is(err, cas.ErrBadPack):
+					f.commits[i].damaged = fmt.Sprintf("pack %s: %v", name, err)
+				case err != nil:
+					return err
+				default:
+					f.tables[p.Name] = cas.SalvagedPack{Name: p.Name, Size: p.Size, Entries: entries}
+				}
 				return nil
 			})
 		}
@@ -369,8 +406,12 @@ func isPackList(key string) bool {
 // cache applied: commits are never deleted, so the listing was cut short.
 func (r *bucketStore) checkComplete(s *Store, listed map[string]bool) error {
 	return s.db.View(func(tx *index.Tx) error {
+		damaged := map[string]bool{} // deleted on purpose, as verify says to
+		if err := tx.Remote().EachDamaged(func(key, _ string) error { damaged[key] = true; return nil }); err != nil {
+			return err
+		}
 		return tx.Remote().EachApplied(remote.CommitsDir, func(key string) error {
-			if !listed[key] {
+			if !listed[key] && !damaged[key] {
 				return fmt.Errorf("the listing of %s lacks commit %s, which this cache read before: it looks incomplete, so nothing is deleted: try again later (or run casckpt repair if that commit was deleted on purpose)", r.url, key)
 			}
 			return nil

@@ -48,6 +48,9 @@ type StatusResult struct {
 	// in a bucket, the packs its cache knows of.
 	SizeBytes int64
 	Projects  []ProjectStatus
+	// DamagedObjects are the objects of a bucket store that syncs skip
+	// (see Verify; none for a store in a directory).
+	DamagedObjects []DamagedObject
 }
 
 // Status describes the store and its projects. A store that does not exist
@@ -55,8 +58,11 @@ type StatusResult struct {
 func (s *Store) Status(ctx context.Context) (StatusResult, error) {
 	res := StatusResult{Store: s.Location(), Projects: []ProjectStatus{}}
 	err := s.read(ctx, func(v view) error {
+		var err error
+		if res.DamagedObjects, err = damagedObjects(v.tx); err != nil {
+			return err
+		}
 		if s.remote != nil {
-			var err error
 			if res.SizeBytes, err = v.tx.PackBytes(); err != nil {
 				return err
 			}

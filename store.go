@@ -63,6 +63,10 @@ type Options struct {
 	// objects without a valid one are ignored (VerifyResult.Rejected
 	// names them). It is never stored, in the bucket or the cache.
 	FleetKey string
+	// S3Timeout, if set, caps how long an operation on an s3:// store
+	// waits on a silent server (default: $CASCKPT_S3_TIMEOUT read
+	// through Getenv, else 20 seconds): the hook's one second.
+	S3Timeout time.Duration
 }
 
 func (o Options) withDefaults() Options {

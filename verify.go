@@ -18,6 +18,14 @@ type DamagedSnapshot struct {
 	Reason  string
 }
 
+// DamagedObject is an object of a bucket store that syncs skip: a commit
+// that does not decode, is too large, or names a pack of another size
+// than it says. Its key is relative to the store's prefix.
+type DamagedObject struct {
+	Key    string
+	Reason string
+}
+
 // VerifyResult says what Verify checked and found.
 type VerifyResult struct {
 	SnapshotsChecked int
@@ -26,6 +34,9 @@ type VerifyResult struct {
 	// Rejected are the objects of a bucket store that its fleet key
 	// refused (Options.FleetKey), which every command ignores. Never nil.
 	Rejected []RejectedObject
+	// DamagedObjects are the objects of a bucket store that syncs
+	// skipped (none for a store in a directory).
+	DamagedObjects []DamagedObject
 }
 
 // RejectedObject is an object of the bucket that the fleet key refused:
@@ -38,7 +49,8 @@ type RejectedObject struct {
 // Verify reads every tree and chunk every snapshot refers to and checks it
 // against its hash, and each snapshot's and each turn's record backup
 // against its record (a damaged turn backup is reported against the
-// turn's start snapshot). Each object is read once.
+// turn's start snapshot). Each object is read once. For a bucket store it
+// names the objects syncs skipped as damaged.
 func (s *Store) Verify(ctx context.Context) (VerifyResult, error) {
 	res := VerifyResult{Damaged: []DamagedSnapshot{}, Rejected: []RejectedObject{}}
 	err := s.read(ctx, func(v view) error {
@@ -48,9 +60,14 @@ func (s *Store) Verify(ctx context.Context) (VerifyResult, error) {
 		}); err != nil {
 			return err
 		}
+		damaged, err := damagedObjects(v.tx)
+		if err != nil {
+			return err
+		}
+		res.DamagedObjects = damaged
 		check := newDataCheck(v.objects)
 		backups := 0
-		err := v.tx.EachProject(func(p index.ProjectSnapshots) error {
+		err = v.tx.EachProject(func(p index.ProjectSnapshots) error {
 			for _, sn := range p.Snapshots {
 				res.SnapshotsChecked++
 				err := check.snapshot(ctx, sn)
@@ -81,6 +98,17 @@ func (s *Store) Verify(ctx context.Context) (VerifyResult, error) {
 		return err
 	})
 	return res, err
+}
+
+// damagedObjects returns the objects of the bucket that syncs skipped as
+// damaged (none for a store in a directory).
+func damagedObjects(tx *index.Tx) ([]DamagedObject, error) {
+	out := []DamagedObject{}
+	err := tx.Remote().EachDamaged(func(key, reason string) error {
+		out = append(out, DamagedObject{Key: key, Reason: reason})
+		return nil
+	})
+	return out, err
 }
 
 // verifyBackup checks that the backup of sn's record stored in the packs

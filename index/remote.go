@@ -212,3 +212,29 @@ func (r Remote) EachRejected(fn func(key, why string) error) error {
 	}
 	return nil
 }
+
+// prefixDamaged keys "d/<key>", valued with the reason: objects of the
+// bucket a sync skipped because they are damaged (a commit that does not
+// decode, is too large, or names a pack of another size than it says).
+var prefixDamaged = []byte("d/")
+
+// SetDamaged records that the object under key is damaged, and why.
+func (r Remote) SetDamaged(key, reason string) error {
+	return r.put(append(bytes.Clone(prefixDamaged), key...), []byte(reason))
+}
+
+// EachDamaged calls fn with every object SetDamaged recorded, in key
+// order.
+func (r Remote) EachDamaged(fn func(key, reason string) error) error {
+	b := r.t.bucket(bucketRemote)
+	if b == nil {
+		return nil
+	}
+	c := b.Cursor()
+	for k, v := c.Seek(prefixDamaged); bytes.HasPrefix(k, prefixDamaged); k, v = c.Next() {
+		if err := fn(string(k[len(prefixDamaged):]), string(v)); err != nil {
+			return err
+		}
+	}
+	return nil
+}

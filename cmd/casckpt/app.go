@@ -241,15 +241,23 @@ func (g *globals) openAt(location string, opts casckpt.Options) (*casckpt.Store,
 	}
 	opts.Getenv = g.env
 	opts.Machine, opts.FleetKey = g.env("CASCKPT_MACHINE"), g.env("CASCKPT_FLEET_KEY")
-	switch {
-	case g.env("XDG_CACHE_HOME") != "":
-		opts.CacheDir = filepath.Join(g.env("XDG_CACHE_HOME"), "casckpt")
-	case g.env("HOME") != "":
-		opts.CacheDir = filepath.Join(g.env("HOME"), ".cache", "casckpt")
-	default:
-		return nil, errors.New("no cache directory for the s3:// store: set XDG_CACHE_HOME or HOME")
+	var err error
+	if opts.CacheDir, err = g.cacheRoot(); err != nil {
+		return nil, err
 	}
 	return casckpt.OpenURL(g.ctx, location, opts)
+}
+
+// cacheRoot is the directory of the caches of s3:// stores (and of the
+// hook log for them): $XDG_CACHE_HOME/casckpt, else ~/.cache/casckpt.
+func (g *globals) cacheRoot() (string, error) {
+	switch {
+	case g.env("XDG_CACHE_HOME") != "":
+		return filepath.Join(g.env("XDG_CACHE_HOME"), "casckpt"), nil
+	case g.env("HOME") != "":
+		return filepath.Join(g.env("HOME"), ".cache", "casckpt"), nil
+	}
+	return "", errors.New("no cache directory for the s3:// store: set XDG_CACHE_HOME or HOME")
 }
 
 // emit prints v as the command's JSON document, or calls human otherwise.

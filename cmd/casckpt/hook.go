@@ -19,9 +19,10 @@ import (
 	"github.com/casckpt/casckpt"
 )
 
-// hookLockTimeout bounds a hook's wait for a busy store: it records the miss
-// in the hook log rather than hold up the agent.
-const hookLockTimeout = time.Second
+// hookWait bounds a hook's wait for a busy store, and for a silent server
+// of an s3:// store (each request's silence, its tries included): it
+// records the miss in the hook log rather than hold up the agent.
+const hookWait = time.Second
 
 // hookLogName is the hook log's file name in the store directory; past
 // hookLogMax bytes it is moved aside to hookLogName.1.
@@ -65,8 +66,9 @@ and the number of turns the store holds of the session, and a tool or Stop event
 the store records it.
 
 It always exits 0 and prints nothing on stdout; it waits at most a second
-for a busy store. Failures and misses go to hook.log in the store, one line
-each. --print-settings prints the hooks block for .claude/settings.json.`,
+for a busy store, or for a silent server of an s3:// store. Failures and
+misses go to hook.log in the store (for an s3:// store, in its cache
+directory, $XDG_CACHE_HOME/casckpt), one line each. --print-settings prints the hooks block for .claude/settings.json.`,
 		Args: cobra.NoArgs,
 		// The hook never fails: a bad CASCKPT_NOW is logged, not refused.
 		PersistentPreRunE: func(*cobra.Command, []string) error {
@@ -152,7 +154,7 @@ func (g *globals) hookEvent(ctx context.Context, ev hookEvent) error {
 	if err != nil {
 		return err
 	}
-	store, err := g.openAt(dir, casckpt.Options{Now: g.now, HomeDir: g.env("HOME"), LockTimeout: hookLockTimeout})
+	store, err := g.openAt(dir, casckpt.Options{Now: g.now, HomeDir: g.env("HOME"), LockTimeout: hookWait, S3Timeout: hookWait})
 	if err != nil {
 		return err
 	}
@@ -302,14 +304,15 @@ func (h hookRun) snapshot(project, turn string, end bool, reason string) error {
 	return err
 }
 
-// hookLog appends one line (time, event, error) to the store's hook log;
-// when it cannot, the line goes to stderr. A log past hookLogMax bytes is
+// hookLog appends one line (time, event, error) to the store's hook log,
+// for an s3:// store the one in the cache directory (see cacheRoot); when
+// it cannot, the line goes to stderr. A log past hookLogMax bytes is
 // first moved to hook.log.1 (replacing the one before).
 func (g *globals) hookLog(event string, err error) {
 	line := fmt.Sprintf("%s %s %s\n", g.now().UTC().Format(time.RFC3339), event, strings.ReplaceAll(err.Error(), "\n", " "))
 	dir, derr := g.storePath()
 	if derr == nil && casckpt.IsRemote(dir) {
-		derr = errors.New("a store in a bucket keeps no hook log") // the line goes to stderr
+		dir, derr = g.cacheRoot()
 	}
 	if derr == nil {
 		derr = os.MkdirAll(dir, 0o700)

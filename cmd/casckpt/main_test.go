@@ -143,11 +143,11 @@ func TestReadOnlyCommandsOnMissingStore(t *testing.T) {
 		t.Fatalf("list of an empty store: %q", out)
 	}
 	st := jsonOf[map[string]any](t, e.ok("status", "--json").out)
-	if want := []string{"legacy", "projects", "size_bytes", "store"}; !slices.Equal(keys(st), want) {
+	if want := []string{"damaged_objects", "legacy", "projects", "size_bytes", "store"}; !slices.Equal(keys(st), want) {
 		t.Fatalf("status keys %v", keys(st))
 	}
 	v := jsonOf[map[string]any](t, e.ok("verify", "--json").out)
-	if want := []string{"damaged", "objects_checked", "rejected", "snapshots_checked"}; !slices.Equal(keys(v), want) {
+	if want := []string{"damaged", "damaged_objects", "objects_checked", "rejected", "snapshots_checked"}; !slices.Equal(keys(v), want) {
 		t.Fatalf("verify keys %v", keys(v))
 	}
 	e.ok("gc", "--json")

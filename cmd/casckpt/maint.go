@@ -195,9 +195,11 @@ func newStatusCommand(g *globals) *cobra.Command {
 			for _, l := range found {
 				legacy = append(legacy, legacyJSON{Path: casckpt.JSONPath(l.Path), SizeBytes: l.SizeBytes, Migrated: l.Migrated})
 			}
-			doc := map[string]any{"store": casckpt.JSONPath(st.Store), "size_bytes": st.SizeBytes, "projects": projects, "legacy": legacy}
+			doc := map[string]any{"store": casckpt.JSONPath(st.Store), "size_bytes": st.SizeBytes, "projects": projects, "legacy": legacy,
+				"damaged_objects": damagedObjectsJSON(st.DamagedObjects)}
 			return g.emit(doc, func(w io.Writer) {
 				fmt.Fprintf(w, "store %s, %s, %s\n", st.Store, humanBytes(st.SizeBytes), countOf(int64(len(projects)), "project"))
+				printDamagedObjects(w, st.DamagedObjects)
 				for _, l := range legacy {
 					state := "not yet imported: run casckpt migrate"
 					if l.Migrated {
@@ -220,6 +222,28 @@ func newStatusCommand(g *globals) *cobra.Command {
 				tw.Flush()
 			})
 		},
+	}
+}
+
+// damagedObjectJSON is an object of a bucket store that syncs skip.
+type damagedObjectJSON struct {
+	Key    string `json:"key"`
+	Reason string `json:"reason"`
+}
+
+// damagedObjectsJSON returns the JSON of objects, never nil.
+func damagedObjectsJSON(objects []casckpt.DamagedObject) []damagedObjectJSON {
+	out := make([]damagedObjectJSON, 0, len(objects))
+	for _, o := range objects {
+		out = append(out, damagedObjectJSON{Key: o.Key, Reason: o.Reason})
+	}
+	return out
+}
+
+// printDamagedObjects prints a line per damaged object of a bucket store.
+func printDamagedObjects(w io.Writer, objects []casckpt.DamagedObject) {
+	for _, o := range objects {
+		fmt.Fprintf(w, "DAMAGED OBJECT %s: %s\n", oneLine(o.Key), oneLine(o.Reason))
 	}
 }
 
@@ -253,7 +277,8 @@ func newVerifyCommand(g *globals) *cobra.Command {
 			for _, r := range res.Rejected {
 				rejected = append(rejected, rejectedJSON(r))
 			}
-			doc := map[string]any{"snapshots_checked": res.SnapshotsChecked, "objects_checked": res.ObjectsChecked, "damaged": damaged, "rejected": rejected}
+			doc := map[string]any{"snapshots_checked": res.SnapshotsChecked, "objects_checked": res.ObjectsChecked, "damaged": damaged, "rejected": rejected,
+				"damaged_objects": damagedObjectsJSON(res.DamagedObjects)}
 			if err := g.emit(doc, func(w io.Writer) {
 				for _, d := range damaged {
 					fmt.Fprintf(w, "DAMAGED %s %s: %s\n", oneLine(string(d.Project)), d.ID[:12], oneLine(d.Reason))
@@ -261,6 +286,7 @@ func newVerifyCommand(g *globals) *cobra.Command {
 				for _, r := range res.Rejected {
 					fmt.Fprintf(w, "REJECTED %s: %s\n", oneLine(r.Key), r.Reason)
 				}
+				printDamagedObjects(w, res.DamagedObjects)
 				fmt.Fprintf(w, "checked %s, %s: %s damaged\n", countOf(int64(res.SnapshotsChecked), "snapshot"), countOf(int64(res.ObjectsChecked), "object"), count(int64(len(res.Damaged))))
 			}); err != nil {
 				return err
@@ -272,6 +298,10 @@ func newVerifyCommand(g *globals) *cobra.Command {
 			if len(res.Rejected) > 0 {
 				g.jsonDone = true
 				return fmt.Errorf("%s in the bucket carry no valid fleet signature and are ignored (gc refuses while a commit is among them): unless they predate CASCKPT_FLEET_KEY, someone without the key wrote them (see docs/remote.md, Trust)", countOf(int64(len(res.Rejected)), "object"))
+			}
+			if len(res.DamagedObjects) > 0 {
+				g.jsonDone = true
+				return fmt.Errorf("%s in the bucket, skipped by every command: delete them from the bucket once you have looked, then run casckpt repair", countOf(int64(len(res.DamagedObjects)), "damaged object"))
 			}
 			return nil
 		},

@@ -66,10 +66,12 @@ const (
 	version = 2
 	// maxMachine bounds a machine's name.
 	maxMachine = 64
-	// maxCommit bounds what DecodeCommit accepts: records are small, and a
-	// commit names at most a few thousand packs.
-	maxCommit = 64 << 20
 )
+
+// MaxCommit bounds what DecodeCommit accepts, and so what a reader of a
+// commit reads of the bucket: records are small, and a commit names at
+// most a few thousand packs.
+const MaxCommit = 64 << 20
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
@@ -101,9 +103,14 @@ func EncodeCommit(c Commit) []byte {
 // ErrBadCommit is the error of a commit object that does not decode.
 var ErrBadCommit = errors.New("bad commit object")
 
+// ErrNewerCommit is the error, beside ErrBadCommit, of a commit object
+// whose checksum holds but whose version this casckpt does not know: a
+// newer casckpt wrote it, and it is not damaged.
+var ErrNewerCommit = errors.New("a newer casckpt wrote it")
+
 // DecodeCommit parses a commit object made by EncodeCommit.
 func DecodeCommit(b []byte) (Commit, error) {
-	if len(b) > maxCommit || len(b) < len(commitMagic)+1+4 || string(b[:len(commitMagic)]) != commitMagic {
+	if len(b) > MaxCommit || len(b) < len(commitMagic)+1+4 || string(b[:len(commitMagic)]) != commitMagic {
 		return Commit{}, fmt.Errorf("%w: no commit header", ErrBadCommit)
 	}
 	body := b[:len(b)-4]
@@ -112,7 +119,7 @@ func DecodeCommit(b []byte) (Commit, error) {
 	}
 	v := body[len(commitMagic)]
 	if v != 1 && v != version {
-		return Commit{}, fmt.Errorf("%w: unknown version %d: a newer casckpt wrote it; upgrade", ErrBadCommit, v)
+		return Commit{}, fmt.Errorf("%w: version %d: %w; upgrade", ErrBadCommit, v, ErrNewerCommit)
 	}
 	r := reader{b: body[len(commitMagic)+1:]}
 	var c Commit

@@ -437,7 +437,7 @@ def store_status(checkpoint_base=None, binary: Optional[str] = None) -> Dict:
     runner = _Runner(binary, checkpoint_base, None)
     out: Dict = {"base": runner.base or "", "store_size_bytes": 0, "legacy_size_bytes": 0,
                  "total_size_bytes": 0, "project_count": 0, "projects": [], "pre_v2_projects": [],
-                 "legacy_archives": []}
+                 "legacy_archives": [], "damaged_objects": []}
     try:
         ok, doc, err = runner.run("status")
         if not ok or not isinstance(doc, dict):
@@ -450,6 +450,7 @@ def store_status(checkpoint_base=None, binary: Optional[str] = None) -> Dict:
                             "created_at": _epoch(p.get("created_at")), "last_touch": _epoch(p.get("last_touch")),
                             "commits": p.get("snapshots", 0)} for p in doc.get("projects") or []]
         out["legacy_archives"] = [_legacy(entry) for entry in doc.get("legacy") or []]
+        out["damaged_objects"] = [_carry(o, "status.damaged_objects[]") for o in doc.get("damaged_objects") or []]
     except Exception as exc:
         out["error"] = str(exc)
     out["project_count"] = len(out["projects"])
