@@ -16,7 +16,7 @@ import (
 )
 
 func newDiffCommand(g *globals) *cobra.Command {
-	var stat bool
+	var stat, patch bool
 	cmd := &cobra.Command{
 		Use:   "diff [DIR] SNAP [SNAP2]",
 		Short: "show what changed from SNAP to the working tree (or to SNAP2)",
@@ -29,10 +29,11 @@ arguments, the first is DIR unless it is a snapshot reference (hex digits or
 			if len(refs) > 2 {
 				return usagef("diff takes [DIR] SNAP [SNAP2]; %q is not a directory", args[0])
 			}
-			return runDiff(cmd, g, dir, refs, stat)
+			return runDiff(cmd, g, dir, refs, stat, patch)
 		},
 	}
 	cmd.Flags().BoolVar(&stat, "stat", false, "show a summary per file instead of the patch")
+	cmd.Flags().BoolVar(&patch, "patch", false, "with --json: give each file's unified diff as its patch")
 	return cmd
 }
 
@@ -42,6 +43,8 @@ type diffFileJSON struct {
 	Insertions int64            `json:"insertions"`
 	Deletions  int64            `json:"deletions"`
 	Binary     bool             `json:"binary"`
+	// Patch is the file's unified diff (diff --json --patch).
+	Patch *string `json:"patch,omitempty"`
 }
 
 type diffJSON struct {
@@ -53,12 +56,12 @@ type diffJSON struct {
 	Deletions    int64          `json:"deletions"`
 }
 
-func runDiff(cmd *cobra.Command, g *globals, dir string, refs []string, stat bool) error {
+func runDiff(cmd *cobra.Command, g *globals, dir string, refs []string, stat, patch bool) error {
 	store, err := g.open()
 	if err != nil {
 		return err
 	}
-	opts := casckpt.DiffOptions{Patch: !g.json && !stat}
+	opts := casckpt.DiffOptions{Patch: g.json && patch || !g.json && !stat}
 	if len(refs) == 2 {
 		opts.To = casckpt.Ref(refs[1])
 	}
@@ -72,7 +75,11 @@ func runDiff(cmd *cobra.Command, g *globals, dir string, refs []string, stat boo
 		doc.To = res.To.String()
 	}
 	for _, f := range res.Files {
-		doc.Files = append(doc.Files, diffFileJSON{Path: casckpt.JSONPath(f.Path), Status: string(f.Status), Insertions: f.Insertions, Deletions: f.Deletions, Binary: f.Binary})
+		file := diffFileJSON{Path: casckpt.JSONPath(f.Path), Status: string(f.Status), Insertions: f.Insertions, Deletions: f.Deletions, Binary: f.Binary}
+		if g.json && patch {
+			file.Patch = &f.Patch
+		}
+		doc.Files = append(doc.Files, file)
 	}
 	return g.emit(doc, func(w io.Writer) {
 		if stat {

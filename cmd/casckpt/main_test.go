@@ -272,6 +272,14 @@ func TestDiffOutputs(t *testing.T) {
 	if doc["to"] != "worktree" || statuses["new.txt"] != "added" || statuses["gone.txt"] != "deleted" || statuses["text.txt"] != "modified" {
 		t.Fatalf("diff JSON: %v", doc)
 	}
+	// --patch: each file's patch, the text output's part for it.
+	var patches strings.Builder
+	for _, f := range jsonOf[map[string]any](t, e.ok("diff", dir, "@1", "--json", "--patch").out)["files"].([]any) {
+		patches.WriteString(f.(map[string]any)["patch"].(string))
+	}
+	if patches.String() != patch {
+		t.Fatalf("diff --json --patch gives the patches %q; diff prints %q", patches.String(), patch)
+	}
 	// Snapshot to snapshot, and diff changes nothing.
 	e.ok("snapshot", dir)
 	two := jsonOf[map[string]any](t, e.ok("diff", dir, "@2", "@1", "--json").out)

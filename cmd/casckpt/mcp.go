@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"path/filepath"
 	"strings"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
+	"github.com/casckpt/casckpt"
 	"github.com/casckpt/casckpt/integrations/mcp"
 )
 
@@ -18,9 +20,12 @@ func newMCPCommand(g *globals) *cobra.Command {
 		Short: "serve the checkpoint tools over the Model Context Protocol on stdin/stdout",
 		Long: `mcp is a Model Context Protocol server on stdin and stdout with the tools
 checkpoint_list, checkpoint_diff, checkpoint_restore, checkpoint_create,
-checkpoint_undo, checkpoint_turns, checkpoint_file_history and
-checkpoint_read_file. Each takes the project dir and the options of its
-command and returns the command's --json document. checkpoint_restore and
+checkpoint_undo, checkpoint_turns, checkpoint_file_history,
+checkpoint_read_file, checkpoint_ls, checkpoint_pin and
+checkpoint_record_write. Each takes the project dir (an absolute path) and
+the options of its command and returns the command's --json document with
+the store it used. checkpoint_diff adds the unified diffs, bounded.
+checkpoint_restore and
 checkpoint_undo are a dry run unless dry_run is false. A message longer than
 16 MiB, or a batch in a session of protocol version 2025-06-18 or later, is
 refused with a JSON-RPC error; when stdin ends, the requests still running
@@ -40,7 +45,7 @@ are answered before mcp exits.`,
 }
 
 // newMCPServer is the MCP server whose tools run the commands in-process
-// with g's store and environment.
+// with g's store and environment; its results name that store.
 func newMCPServer(g *globals) *sdk.Server {
 	return mcp.NewServer(func(ctx context.Context, args []string) ([]byte, error) {
 		if g.storeDir != "" {
@@ -56,5 +61,18 @@ func newMCPServer(g *globals) *sdk.Server {
 			return nil, errors.New(msg)
 		}
 		return out.Bytes(), nil
-	}, buildVersion().Version)
+	}, g.storeName(), buildVersion().Version)
+}
+
+// storeName is the store the commands use, as a result names it: an
+// absolute directory, or the s3:// URL; "" when none is set.
+func (g *globals) storeName() string {
+	name, err := g.storePath()
+	if err != nil || casckpt.IsRemote(name) {
+		return name
+	}
+	if abs, err := filepath.Abs(name); err == nil {
+		return abs
+	}
+	return name
 }

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/spf13/pflag"
 
 	"github.com/casckpt/casckpt/integrations/mcp"
 )
@@ -70,7 +71,8 @@ func TestMCPToolsAndSchemas(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []string{"checkpoint_create", "checkpoint_diff", "checkpoint_file_history", "checkpoint_list",
-		"checkpoint_read_file", "checkpoint_restore", "checkpoint_turns", "checkpoint_undo"}
+		"checkpoint_ls", "checkpoint_pin", "checkpoint_read_file", "checkpoint_record_write", "checkpoint_restore",
+		"checkpoint_turns", "checkpoint_undo"}
 	var names []string
 	for _, tool := range res.Tools {
 		names = append(names, tool.Name)
@@ -127,15 +129,30 @@ func TestMCPOutputsAreTheCommandsDocuments(t *testing.T) {
 		{"checkpoint_list", map[string]any{"dir": dir}, []string{"list", dir}, "snapshots"},
 		{"checkpoint_turns", map[string]any{"dir": dir, "session": "s1"}, []string{"turns", dir, "--session", "s1"}, "turns"},
 		{"checkpoint_file_history", map[string]any{"dir": dir, "path": "a.txt"}, []string{"log", dir, "a.txt"}, "history"},
-		{"checkpoint_diff", map[string]any{"dir": dir, "snap": "@2", "snap2": "@1"}, []string{"diff", dir, "@2", "@1"}, ""},
+		{"checkpoint_diff", map[string]any{"dir": dir, "snap": "@2", "snap2": "@1"}, []string{"diff", dir, "@2", "@1", "--patch"}, ""},
+		{"checkpoint_ls", map[string]any{"dir": dir, "snap": "@2"}, []string{"ls", dir, "@2"}, "entries"},
 		{"checkpoint_read_file", map[string]any{"dir": dir, "snap": "@2", "path": "a.txt"}, []string{"cat", dir, "@2", "a.txt"}, ""},
 		{"checkpoint_undo", map[string]any{"dir": dir}, []string{"undo", dir, "--dry-run"}, ""},
 		{"checkpoint_restore", map[string]any{"dir": dir, "snap": "@2"}, []string{"restore", dir, "@2", "--dry-run"}, ""},
+		{"checkpoint_record_write", map[string]any{"dir": dir, "paths": []string{"a.txt"}}, []string{"record-write", dir, "a.txt"}, ""},
+		{"checkpoint_pin", map[string]any{"dir": dir, "snap": "@2"}, []string{"pin", dir, "@2"}, ""},
 	}
 	for _, c := range checks {
 		got, isErr, text := callTool[map[string]any](t, cs, c.tool, c.args)
 		if isErr {
 			t.Fatalf("%s: tool error %s", c.tool, text)
+		}
+		// What the tool adds to the command's document: the store, and
+		// whether the patches were cut.
+		if got["store"] != e.store {
+			t.Errorf("%s: store %v, want %s", c.tool, got["store"], e.store)
+		}
+		delete(got, "store")
+		if c.tool == "checkpoint_diff" {
+			if got["patch_truncated"] != false {
+				t.Errorf("%s: patch_truncated %v", c.tool, got["patch_truncated"])
+			}
+			delete(got, "patch_truncated")
 		}
 		var doc any = got
 		if c.wrap != "" {
@@ -241,7 +258,9 @@ func TestMCPReadFileGivesTextAsText(t *testing.T) {
 		} else if out.Content != nil || out.ContentBase64 == nil || *out.ContentBase64 != c.base64 || !strings.Contains(shown, c.base64) {
 			t.Errorf("%s: structured %s, text %q; want content_base64 %s", c.path, raw, shown, c.base64)
 		}
-		if cat := e.ok("cat", dir, "@1", c.path, "--json").out; !reflect.DeepEqual(jsonOf[map[string]any](t, cat), res.StructuredContent) {
+		doc := res.StructuredContent.(map[string]any)
+		delete(doc, "store")
+		if cat := e.ok("cat", dir, "@1", c.path, "--json").out; !reflect.DeepEqual(jsonOf[map[string]any](t, cat), doc) {
 			t.Errorf("%s: cat --json %s, the tool %s", c.path, cat, raw)
 		}
 	}
@@ -254,6 +273,7 @@ func TestMCPOutputTypesCarryEveryCommandField(t *testing.T) {
 	pairs := []struct{ command, tool any }{
 		{listItemJSON{}, mcp.ListItem{}},
 		{diffJSON{}, mcp.DiffOutput{}},
+		{lsItemJSON{}, mcp.LsItem{}},
 		{restoreJSON{}, mcp.RestoreOutput{}},
 		{snapshotJSON{}, mcp.CreateOutput{}},
 		{undoJSON{}, mcp.UndoOutput{}},
@@ -261,8 +281,9 @@ func TestMCPOutputTypesCarryEveryCommandField(t *testing.T) {
 		{logItemJSON{}, mcp.HistoryItem{}},
 		{catJSON{}, mcp.ReadFileOutput{}},
 	}
+	toolOnly := func(f string) bool { return f == "store" || f == "patch_truncated" }
 	for _, p := range pairs {
-		got, want := jsonFields(reflect.TypeOf(p.tool), ""), jsonFields(reflect.TypeOf(p.command), "")
+		got, want := slices.DeleteFunc(jsonFields(reflect.TypeOf(p.tool), ""), toolOnly), jsonFields(reflect.TypeOf(p.command), "")
 		if !slices.Equal(got, want) {
 			t.Errorf("%T has fields %q, the command's %T %q", p.tool, got, p.command, want)
 		}
@@ -280,6 +301,10 @@ func jsonFields(typ reflect.Type, prefix string) []string {
 	}
 	var out []string
 	for f := range typ.Fields() {
+		if f.Anonymous {
+			out = append(out, jsonFields(f.Type, prefix)...)
+			continue
+		}
 		name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
 		path := prefix + name
 		out = append(out, path+map[bool]string{true: ",omitempty"}[strings.Contains(opts, "omitempty")])
@@ -324,6 +349,91 @@ func TestMCPConcurrentCalls(t *testing.T) {
 	for _, d := range dirs {
 		if got := jsonOf[[]map[string]any](t, e.ok("list", d, "--json").out); len(got) != 1 {
 			t.Errorf("%s has %d snapshots, want 1", d, len(got))
+		}
+	}
+}
+
+// TestMCPArgumentsAreTheFlags checks that each tool argument that is a
+// flag of its command says what the flag's --help line says, default
+// included (dry_run: the tool's own default, true).
+func TestMCPArgumentsAreTheFlags(t *testing.T) {
+	commands := map[string]string{"checkpoint_list": "list", "checkpoint_diff": "diff", "checkpoint_restore": "restore",
+		"checkpoint_create": "snapshot", "checkpoint_undo": "undo", "checkpoint_turns": "turns", "checkpoint_file_history": "log",
+		"checkpoint_read_file": "cat", "checkpoint_ls": "ls", "checkpoint_pin": "pin", "checkpoint_record_write": "record-write"}
+	root := newRootCommand(&globals{env: func(string) string { return "" }})
+	res, err := mcpSession(t, newEnv(t)).ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	flags := 0
+	for _, tool := range res.Tools {
+		cmd, _, err := root.Find([]string{commands[tool.Name]})
+		if err != nil || commands[tool.Name] == "" {
+			t.Fatalf("%s: no command %q: %v", tool.Name, commands[tool.Name], err)
+		}
+		for name, p := range tool.InputSchema.(map[string]any)["properties"].(map[string]any) {
+			flag := cmd.Flags().Lookup(strings.ReplaceAll(name, "_", "-"))
+			if name == "n" {
+				flag = cmd.Flags().ShorthandLookup("n")
+			}
+			if flag == nil {
+				continue // a positional argument, or an option of the tool alone
+			}
+			flags++
+			_, want := pflag.UnquoteUsage(flag)
+			switch {
+			case name == "dry_run":
+				want += " (default true)"
+			case flag.DefValue != "" && flag.DefValue != "0" && flag.DefValue != "false":
+				want += " (default " + flag.DefValue + ")"
+			}
+			if got := p.(map[string]any)["description"]; got != want {
+				t.Errorf("%s's %s says %q; %s --%s says %q", tool.Name, name, got, cmd.Name(), flag.Name, want)
+			}
+		}
+	}
+	if flags < 15 {
+		t.Errorf("only %d tool arguments are flags", flags)
+	}
+}
+
+// TestMCPDiffGivesThePatch checks checkpoint_diff through the commands:
+// each file's patch is what casckpt diff prints for it, paths selects the
+// files, and the text content shows the patches.
+func TestMCPDiffGivesThePatch(t *testing.T) {
+	e := newEnv(t)
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"a.txt": "one\n", "sub/b.txt": "b\n"})
+	e.ok("snapshot", dir)
+	writeFiles(t, dir, map[string]string{"a.txt": "two\n", "sub/b.txt": "b\nc\n"})
+	cs := mcpSession(t, e)
+	whole := e.ok("diff", dir, "@1").out
+	out, isErr, text := callTool[mcp.DiffOutput](t, cs, "checkpoint_diff", map[string]any{"dir": dir, "snap": "@1"})
+	if isErr || len(out.Files) != 2 || out.Files[0].Patch == nil || out.Files[1].Patch == nil || out.PatchTruncated {
+		t.Fatalf("diff: %+v %s", out, text)
+	}
+	if got := *out.Files[0].Patch + *out.Files[1].Patch; got != whole || !strings.Contains(got, "-one\n+two\n") {
+		t.Errorf("the patches %q, casckpt diff %q", got, whole)
+	}
+	if !strings.Contains(text, "modified a.txt (+1 -1)\n") || !strings.Contains(text, whole) {
+		t.Errorf("the text content %q lacks the file list or the patches", text)
+	}
+	out, _, _ = callTool[mcp.DiffOutput](t, cs, "checkpoint_diff", map[string]any{"dir": dir, "snap": "@1", "paths": []string{"sub"}})
+	if out.Files[0].Patch != nil || out.Files[1].Patch == nil || !strings.Contains(*out.Files[1].Patch, "+c\n") {
+		t.Errorf("paths [sub]: %+v", out.Files)
+	}
+}
+
+// TestMCPRefusesARelativeDir checks that a relative dir, which the server
+// would read from its own working directory, is a tool error that names
+// the store, not an empty list.
+func TestMCPRefusesARelativeDir(t *testing.T) {
+	e := newEnv(t)
+	cs := mcpSession(t, e)
+	for _, tool := range []string{"checkpoint_list", "checkpoint_create", "checkpoint_turns"} {
+		_, isErr, text := callTool[map[string]any](t, cs, tool, map[string]any{"dir": "."})
+		if !isErr || !strings.Contains(text, "absolute") || !strings.Contains(text, e.store) {
+			t.Errorf("%s with dir \".\": isError %v, %q; want an error that names the store %s", tool, isErr, text, e.store)
 		}
 	}
 }

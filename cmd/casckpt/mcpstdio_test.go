@@ -164,7 +164,7 @@ func TestMCPStdioHoldsTheEndForAnswers(t *testing.T) {
 		case <-ctx.Done():
 			return nil, context.Cause(ctx)
 		}
-	}, "test")
+	}, "/store", "test")
 	var out bytes.Buffer
 	stdio := newMCPStdio(&out)
 	stdio.atEOF = func() { close(release) }

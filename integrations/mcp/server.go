@@ -5,7 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"path"
+	"path/filepath"
 	"strconv"
+	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -19,45 +22,70 @@ import (
 // goroutines at once.
 type Runner func(ctx context.Context, args []string) ([]byte, error)
 
-// NewServer returns the MCP server whose tools run casckpt through run.
-// version is the server's version as the initialize handshake reports it.
-func NewServer(run Runner, version string) *sdk.Server {
+// NewServer returns the MCP server whose tools run casckpt through run on
+// store (a directory or an s3:// URL, as the commands resolve it), which
+// every result names. version is the server's version as the initialize
+// handshake reports it.
+func NewServer(run Runner, store, version string) *sdk.Server {
 	s := sdk.NewServer(&sdk.Implementation{Name: "casckpt", Version: version}, nil)
 	yes, no := true, false
 	readOnly := &sdk.ToolAnnotations{ReadOnlyHint: true, DestructiveHint: &no, OpenWorldHint: &no}
-	addTool(s, run, &sdk.Tool{Name: "checkpoint_list", Annotations: readOnly,
+	writes := &sdk.ToolAnnotations{DestructiveHint: &no, OpenWorldHint: &no}
+	destructive := &sdk.ToolAnnotations{DestructiveHint: &yes, OpenWorldHint: &no}
+	t := tools{s: s, run: run, store: store}
+	addTool(t, &sdk.Tool{Name: "checkpoint_list", Annotations: readOnly,
 		Description: "List the checkpoints (snapshots) of the project at dir, newest first (casckpt list --json, as {\"snapshots\": [...]})."},
-		ListInput.args, func(v []ListItem) ListOutput { return ListOutput{Snapshots: v} })
-	addTool(s, run, &sdk.Tool{Name: "checkpoint_diff", Annotations: readOnly,
-		Description: "What changed from checkpoint snap to snap2, or to the working tree when snap2 is empty (casckpt diff --json)."},
-		DiffInput.args, same[DiffOutput])
-	addTool(s, run, &sdk.Tool{Name: "checkpoint_restore", Annotations: &sdk.ToolAnnotations{DestructiveHint: &yes, OpenWorldHint: &no},
+		ListInput.args, func(_ ListInput, v []ListItem) ListOutput { return ListOutput{Snapshots: v} })
+	addTool(t, &sdk.Tool{Name: "checkpoint_diff", Annotations: readOnly,
+		Description: "What changed from checkpoint snap to snap2, or to the working tree when snap2 is empty (casckpt diff --patch --json): the changed files and their unified diffs (of the files in paths, when given), at most max_patch_bytes of them; patch_truncated says they were cut. The text content is the patches."},
+		DiffInput.args, DiffInput.bound)
+	addTool(t, &sdk.Tool{Name: "checkpoint_restore", Annotations: destructive,
 		Description: "Make the working tree at dir (or paths in it) equal to checkpoint snap (casckpt restore --json). A dry run unless dry_run is false; a real restore first checkpoints the current tree."},
-		RestoreInput.args, same[RestoreOutput], withDryRunDefault)
-	addTool(s, run, &sdk.Tool{Name: "checkpoint_create", Annotations: &sdk.ToolAnnotations{DestructiveHint: &no, OpenWorldHint: &no},
-		Description: "Checkpoint the working tree at dir unless it is unchanged (casckpt snapshot --json)."},
-		CreateInput.args, same[CreateOutput])
-	addTool(s, run, &sdk.Tool{Name: "checkpoint_undo", Annotations: &sdk.ToolAnnotations{DestructiveHint: &yes, OpenWorldHint: &no},
+		RestoreInput.args, same[RestoreInput, RestoreOutput], withDryRunDefault)
+	addTool(t, &sdk.Tool{Name: "checkpoint_create", Annotations: writes,
+		Description: "Checkpoint the working tree at dir unless it is unchanged (casckpt snapshot --json); drops old checkpoints as snapshot's keep rule and size cap do."},
+		CreateInput.args, same[CreateInput, CreateOutput])
+	addTool(t, &sdk.Tool{Name: "checkpoint_undo", Annotations: destructive,
 		Description: "Revert the changes of one turn (default: the newest ended turn), keeping everything done since (casckpt undo --json). A dry run unless dry_run is false."},
-		UndoInput.args, same[UndoOutput], withDryRunDefault)
-	addTool(s, run, &sdk.Tool{Name: "checkpoint_turns", Annotations: readOnly,
+		UndoInput.args, same[UndoInput, UndoOutput], withDryRunDefault)
+	addTool(t, &sdk.Tool{Name: "checkpoint_turns", Annotations: readOnly,
 		Description: "List the agent turns of the project at dir, newest first (casckpt turns --json, as {\"turns\": [...]})."},
-		TurnsInput.args, func(v []Turn) TurnsOutput { return TurnsOutput{Turns: v} })
-	addTool(s, run, &sdk.Tool{Name: "checkpoint_file_history", Annotations: readOnly,
+		TurnsInput.args, func(_ TurnsInput, v []Turn) TurnsOutput { return TurnsOutput{Turns: v} })
+	addTool(t, &sdk.Tool{Name: "checkpoint_file_history", Annotations: readOnly,
 		Description: "The checkpoints in which path changed, newest first (casckpt log --json, as {\"history\": [...]})."},
-		FileHistoryInput.args, func(v []HistoryItem) FileHistoryOutput { return FileHistoryOutput{History: v} })
-	addTool(s, run, &sdk.Tool{Name: "checkpoint_read_file", Annotations: readOnly,
+		FileHistoryInput.args, func(_ FileHistoryInput, v []HistoryItem) FileHistoryOutput { return FileHistoryOutput{History: v} })
+	addTool(t, &sdk.Tool{Name: "checkpoint_read_file", Annotations: readOnly,
 		Description: "One file as checkpoint snap holds it (casckpt cat --json): UTF-8 text as content (and as the result's text), other bytes as content_base64."},
-		ReadFileInput.args, same[ReadFileOutput])
+		ReadFileInput.args, same[ReadFileInput, ReadFileOutput])
+	addTool(t, &sdk.Tool{Name: "checkpoint_ls", Annotations: readOnly,
+		Description: "Every file, link and directory checkpoint snap holds (casckpt ls --json, as {\"entries\": [...]})."},
+		LsInput.args, func(_ LsInput, v []LsItem) LsOutput { return LsOutput{Entries: v} })
+	addTool(t, &sdk.Tool{Name: "checkpoint_pin", Annotations: writes,
+		Description: "Keep checkpoint snap through every automatic rule (keep, size cap, prune) (casckpt pin --json)."},
+		PinInput.args, same[PinInput, PinOutput])
+	addTool(t, &sdk.Tool{Name: "checkpoint_record_write", Annotations: writes,
+		Description: "Record that the agent has just written paths: what they hold now is the agent's, so that a safe restore puts them back while they are still so (casckpt record-write --json)."},
+		RecordWriteInput.args, same[RecordWriteInput, RecordWriteOutput], nonEmpty("paths"))
 	return s
 }
 
+// tools is what every tool shares: the server, the runner and the store.
+type tools struct {
+	s     *sdk.Server
+	run   Runner
+	store string
+}
+
 // same is the tool output of a command whose document is an object.
-func same[T any](v T) T { return v }
+func same[In, T any](_ In, v T) T { return v }
+
+// storeNamer is a tool output that names its store.
+type storeNamer interface{ setStore(string) }
 
 // addTool adds tool name, which runs the command args(in) returns and
-// turns its document (a D) into the tool's output with wrap. tune may
-// change the derived input schema.
+// turns its document (a D) into the tool's output with wrap. A dir that
+// is not absolute is refused: the server's working directory is no
+// project a client means. tune may change the derived input schema.
 //
 // It uses the SDK's raw Server.AddTool and does the rest here, as the
 // SDK's typed AddTool would (input and output schemas from In and Out,
@@ -67,36 +95,39 @@ func same[T any](v T) T { return v }
 // AddTool validates a copy of each that it decodes and encodes again,
 // which turns a path's "\udcXX" (a byte that is not UTF-8, see
 // casckpt.JSONPath) into U+FFFD.
-func addTool[In, D, Out any](s *sdk.Server, run Runner, t *sdk.Tool, args func(In) []string, wrap func(D) Out, tune ...func(*jsonschema.Schema)) {
+func addTool[In dirInput, D, Out any](t tools, tool *sdk.Tool, args func(In) []string, wrap func(In, D) Out, tune ...func(*jsonschema.Schema)) {
 	in, err := jsonschema.For[In](nil)
 	if err != nil {
-		panic(fmt.Sprintf("mcp: schema of %s: %v", t.Name, err)) // a programming error: the types are fixed
+		panic(fmt.Sprintf("mcp: schema of %s: %v", tool.Name, err)) // a programming error: the types are fixed
 	}
 	for _, f := range tune {
 		f(in)
 	}
 	resolved, err := in.Resolve(nil)
 	if err != nil {
-		panic(fmt.Sprintf("mcp: schema of %s: %v", t.Name, err))
+		panic(fmt.Sprintf("mcp: schema of %s: %v", tool.Name, err))
 	}
 	out, err := jsonschema.For[Out](nil)
 	if err != nil {
-		panic(fmt.Sprintf("mcp: output schema of %s: %v", t.Name, err))
+		panic(fmt.Sprintf("mcp: output schema of %s: %v", tool.Name, err))
 	}
-	t.InputSchema, t.OutputSchema = in, out
-	s.AddTool(t, func(ctx context.Context, req *sdk.CallToolRequest) (res *sdk.CallToolResult, _ error) {
+	tool.InputSchema, tool.OutputSchema = in, out
+	t.s.AddTool(tool, func(ctx context.Context, req *sdk.CallToolRequest) (res *sdk.CallToolResult, _ error) {
 		defer func() {
 			if p := recover(); p != nil { // a bug must not end the session
-				res = toolError(fmt.Errorf("%s failed: %v: report this as a casckpt bug", t.Name, p))
+				res = toolError(fmt.Errorf("%s failed: %v: report this as a casckpt bug", tool.Name, p))
 			}
 		}()
 		input, err := arguments[In](req.Params.Arguments, resolved)
 		if err != nil {
-			return toolError(err), nil
+			return toolError(fmt.Errorf("%w (store %s)", err, t.store)), nil
 		}
-		printed, err := run(ctx, args(input))
+		if d := input.dir(); !filepath.IsAbs(d) {
+			return toolError(fmt.Errorf("dir %q is not an absolute path: give the project directory's absolute path (store %s)", d, t.store)), nil
+		}
+		printed, err := t.run(ctx, args(input))
 		if err != nil {
-			return toolError(err), nil
+			return toolError(fmt.Errorf("%w (store %s)", err, t.store)), nil
 		}
 		var doc D
 		dec := json.NewDecoder(bytes.NewReader(printed))
@@ -104,14 +135,15 @@ func addTool[In, D, Out any](s *sdk.Server, run Runner, t *sdk.Tool, args func(I
 		if err := dec.Decode(&doc); err != nil {
 			return toolError(fmt.Errorf("the command's JSON does not fit the tool's output schema (%v): report this as a casckpt bug", err)), nil
 		}
-		o := wrap(doc)
+		o := wrap(input, doc)
+		any(&o).(storeNamer).setStore(t.store)
 		result, err := json.Marshal(o)
 		if err != nil {
-			return toolError(fmt.Errorf("%s failed: %v: report this as a casckpt bug", t.Name, err)), nil
+			return toolError(fmt.Errorf("%s failed: %v: report this as a casckpt bug", tool.Name, err)), nil
 		}
 		text := string(result)
-		if t, ok := any(o).(texter); ok {
-			if s, ok := t.text(); ok {
+		if tx, ok := any(o).(texter); ok {
+			if s, ok := tx.text(); ok {
 				text = s
 			}
 		}
@@ -119,6 +151,9 @@ func addTool[In, D, Out any](s *sdk.Server, run Runner, t *sdk.Tool, args func(I
 			Content: []sdk.Content{&sdk.TextContent{Text: text}}}, nil
 	})
 }
+
+// dirInput is a tool's arguments: each names the project's dir.
+type dirInput interface{ dir() string }
 
 // texter is a tool output whose text content is the text it holds, when it
 // holds one, rather than its JSON.
@@ -192,7 +227,7 @@ func (in DiffInput) args() []string {
 	if in.Snap2 != "" {
 		pos = append(pos, in.Snap2)
 	}
-	return command("diff", nil, pos...)
+	return command("diff", []string{"--patch"}, pos...)
 }
 
 func (in RestoreInput) args() []string {
@@ -242,9 +277,102 @@ func pathStrings(paths []casckpt.JSONPath) []string {
 	return out
 }
 
+func (in LsInput) args() []string { return command("ls", nil, string(in.Dir), in.Snap) }
+
+func (in PinInput) args() []string { return command("pin", nil, string(in.Dir), in.Snap) }
+
+// args names each path by its absolute path in dir, so that no path is
+// ever taken for the DIR argument, nor read from the server's working
+// directory.
+func (in RecordWriteInput) args() []string {
+	pos := []string{string(in.Dir)}
+	for _, p := range pathStrings(in.Paths) {
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(string(in.Dir), p)
+		}
+		pos = append(pos, p)
+	}
+	return command("record-write", nil, pos...)
+}
+
+func (in ListInput) dir() string        { return string(in.Dir) }
+func (in DiffInput) dir() string        { return string(in.Dir) }
+func (in RestoreInput) dir() string     { return string(in.Dir) }
+func (in CreateInput) dir() string      { return string(in.Dir) }
+func (in UndoInput) dir() string        { return string(in.Dir) }
+func (in TurnsInput) dir() string       { return string(in.Dir) }
+func (in FileHistoryInput) dir() string { return string(in.Dir) }
+func (in ReadFileInput) dir() string    { return string(in.Dir) }
+func (in LsInput) dir() string          { return string(in.Dir) }
+func (in PinInput) dir() string         { return string(in.Dir) }
+func (in RecordWriteInput) dir() string { return string(in.Dir) }
+
 func deref(p *int64) int64 {
 	if p == nil {
 		return 0
 	}
 	return *p
+}
+
+// defaultMaxPatchBytes bounds checkpoint_diff's patches when
+// max_patch_bytes is not given: about 16k tokens of a model's context.
+const defaultMaxPatchBytes = 64 << 10
+
+// bound keeps the patches of the files in.Paths selects, in order, until
+// they hold in.MaxPatchBytes: the patch that crosses the bound is cut at
+// its last line end within it, and the later ones are left out.
+func (in DiffInput) bound(d DiffOutput) DiffOutput {
+	left := in.MaxPatchBytes
+	if left <= 0 {
+		left = defaultMaxPatchBytes
+	}
+	for i := range d.Files {
+		f := &d.Files[i]
+		if f.Patch == nil {
+			continue
+		}
+		switch p := *f.Patch; {
+		case !in.selects(string(f.Path)) || d.PatchTruncated:
+			f.Patch = nil
+		case len(p) > left:
+			d.PatchTruncated, f.Patch = true, nil
+			if cut := p[:strings.LastIndexByte(p[:left], '\n')+1]; cut != "" {
+				f.Patch = &cut
+			}
+		default:
+			left -= len(p)
+		}
+	}
+	return d
+}
+
+// selects reports whether the patch of the file at p (slash-separated,
+// relative to the project) is asked for: every file when in.Paths is
+// empty, else those equal to or below one of in.Paths.
+func (in DiffInput) selects(p string) bool {
+	if len(in.Paths) == 0 {
+		return true
+	}
+	for _, sel := range pathStrings(in.Paths) {
+		if filepath.IsAbs(sel) {
+			rel, err := filepath.Rel(string(in.Dir), sel)
+			if err != nil {
+				continue
+			}
+			sel = rel
+		}
+		sel = path.Clean(filepath.ToSlash(sel))
+		if sel == "." || p == sel || strings.HasPrefix(p, sel+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// nonEmpty makes the array argument name need at least one element.
+func nonEmpty(name string) func(*jsonschema.Schema) {
+	return func(s *jsonschema.Schema) {
+		one := 1
+		s.Properties[name].MinItems = &one
+	}
 }

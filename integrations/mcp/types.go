@@ -1,6 +1,11 @@
 package mcp
 
-import "github.com/casckpt/casckpt"
+import (
+	"fmt"
+	"strings"
+
+	"github.com/casckpt/casckpt"
+)
 
 // The inputs: a tool's arguments, the options of its command. A field
 // without omitempty is required. Descriptions are the jsonschema tags.
@@ -9,14 +14,16 @@ import "github.com/casckpt/casckpt"
 type ListInput struct {
 	Dir     casckpt.JSONPath `json:"dir" jsonschema:"the project directory (absolute)"`
 	N       int              `json:"n,omitempty" jsonschema:"show the newest N only (0: all)"`
-	Session string           `json:"session,omitempty" jsonschema:"show only the snapshots of this agent session ID"`
+	Session string           `json:"session,omitempty" jsonschema:"show only the snapshots of the agent's session ID"`
 }
 
-// DiffInput is checkpoint_diff's arguments (casckpt diff).
+// DiffInput is checkpoint_diff's arguments (casckpt diff --patch).
 type DiffInput struct {
-	Dir   casckpt.JSONPath `json:"dir" jsonschema:"the project directory (absolute)"`
-	Snap  string           `json:"snap" jsonschema:"the checkpoint to compare from: an ID, a unique prefix of one, or @N (the Nth newest)"`
-	Snap2 string           `json:"snap2,omitempty" jsonschema:"the checkpoint to compare to (default: the working tree)"`
+	Dir           casckpt.JSONPath   `json:"dir" jsonschema:"the project directory (absolute)"`
+	Snap          string             `json:"snap" jsonschema:"the checkpoint to compare from: an ID, a unique prefix of one, or @N (the Nth newest)"`
+	Snap2         string             `json:"snap2,omitempty" jsonschema:"the checkpoint to compare to (default: the working tree)"`
+	Paths         []casckpt.JSONPath `json:"paths,omitempty" jsonschema:"give the patch of these files only (relative to dir; a directory selects the files below it); files still lists every change"`
+	MaxPatchBytes int                `json:"max_patch_bytes,omitempty" jsonschema:"cut the patches at N bytes in all, at a line end, and set patch_truncated (default 65536)"`
 }
 
 // RestoreInput is checkpoint_restore's arguments (casckpt restore).
@@ -26,21 +33,21 @@ type RestoreInput struct {
 	Paths         []casckpt.JSONPath `json:"paths,omitempty" jsonschema:"restore only these paths (relative to dir)"`
 	DryRun        *bool              `json:"dry_run,omitempty" jsonschema:"show what would change and change nothing (default true)"`
 	Safe          bool               `json:"safe,omitempty" jsonschema:"restore only what agents changed; keep and list everything else"`
-	MaxFileSizeMB int64              `json:"max_file_size_mb,omitempty" jsonschema:"files larger than N MiB that the checkpoint lacks are never touched (default: the checkpoint's own limit)"`
+	MaxFileSizeMB int64              `json:"max_file_size_mb,omitempty" jsonschema:"files larger than N MiB that SNAP lacks are excluded, so never touched (default: the snapshot's own limit)"`
 	MaxFiles      int                `json:"max_files,omitempty" jsonschema:"refuse a tree of more than N files (default 50000)"`
 }
 
 // CreateInput is checkpoint_create's arguments (casckpt snapshot).
 type CreateInput struct {
 	Dir           casckpt.JSONPath `json:"dir" jsonschema:"the project directory (absolute)"`
-	Message       string           `json:"message,omitempty" jsonschema:"why the checkpoint is taken"`
-	Keep          int              `json:"keep,omitempty" jsonschema:"keep at most N checkpoints of the project (default 50)"`
+	Message       string           `json:"message,omitempty" jsonschema:"why the snapshot is taken"`
+	Keep          int              `json:"keep,omitempty" jsonschema:"keep at most N snapshots of the project (older unpinned ones are dropped) (default 20)"`
 	MaxFileSizeMB int64            `json:"max_file_size_mb,omitempty" jsonschema:"leave out files larger than N MiB (default 10)"`
 	MaxFiles      int              `json:"max_files,omitempty" jsonschema:"refuse a tree of more than N files (default 50000)"`
-	MaxSizeMB     *int64           `json:"max_size_mb,omitempty" jsonschema:"keep the store under N MiB by dropping old checkpoints (0: no cap)"`
-	Session       string           `json:"session,omitempty" jsonschema:"label the checkpoint with the agent's session ID"`
-	Turn          string           `json:"turn,omitempty" jsonschema:"label the checkpoint with the agent's turn ID; the project's first checkpoint of a turn starts it"`
-	EndTurn       bool             `json:"end_turn,omitempty" jsonschema:"end the turn named by turn on this checkpoint"`
+	MaxSizeMB     *int64           `json:"max_size_mb,omitempty" jsonschema:"keep the store under N MiB by dropping old snapshots (0: no cap; default 500 on a local store, none on an s3:// one) (default 500)"`
+	Session       string           `json:"session,omitempty" jsonschema:"label the snapshot with the agent's session ID"`
+	Turn          string           `json:"turn,omitempty" jsonschema:"label the snapshot with the agent's turn ID; the project's first snapshot of a turn starts it"`
+	EndTurn       bool             `json:"end_turn,omitempty" jsonschema:"end the turn of --turn on this snapshot"`
 }
 
 // UndoInput is checkpoint_undo's arguments (casckpt undo).
@@ -53,7 +60,7 @@ type UndoInput struct {
 // TurnsInput is checkpoint_turns' arguments (casckpt turns).
 type TurnsInput struct {
 	Dir     casckpt.JSONPath `json:"dir" jsonschema:"the project directory (absolute)"`
-	Session string           `json:"session,omitempty" jsonschema:"show only the turns of this agent session ID"`
+	Session string           `json:"session,omitempty" jsonschema:"show only the turns of the agent's session ID"`
 }
 
 // FileHistoryInput is checkpoint_file_history's arguments (casckpt log).
@@ -69,11 +76,41 @@ type ReadFileInput struct {
 	Path casckpt.JSONPath `json:"path" jsonschema:"the file's path relative to dir"`
 }
 
-// The outputs: the documents of docs/commands.md, field for field.
+// LsInput is checkpoint_ls' arguments (casckpt ls).
+type LsInput struct {
+	Dir  casckpt.JSONPath `json:"dir" jsonschema:"the project directory (absolute)"`
+	Snap string           `json:"snap" jsonschema:"the checkpoint: an ID, a unique prefix of one, or @N"`
+}
+
+// PinInput is checkpoint_pin's arguments (casckpt pin).
+type PinInput struct {
+	Dir  casckpt.JSONPath `json:"dir" jsonschema:"the project directory (absolute)"`
+	Snap string           `json:"snap" jsonschema:"the checkpoint to keep through every automatic rule: an ID, a unique prefix of one, or @N"`
+}
+
+// RecordWriteInput is checkpoint_record_write's arguments (casckpt
+// record-write).
+type RecordWriteInput struct {
+	Dir   casckpt.JSONPath   `json:"dir" jsonschema:"the project directory (absolute)"`
+	Paths []casckpt.JSONPath `json:"paths" jsonschema:"the paths the agent has just written (relative to dir or absolute inside it); a missing path records a deletion"`
+}
+
+// The outputs: the documents of docs/commands.md, field for field, each
+// with the store it comes from (Origin).
+
+// Origin names the store a result comes from, so that a client whose
+// server runs with another environment than it expects sees which store
+// it reads (an empty list from the wrong store is not an empty project).
+type Origin struct {
+	Store string `json:"store" jsonschema:"the store the tool used: a directory or an s3:// URL"`
+}
+
+func (o *Origin) setStore(s string) { o.Store = s }
 
 // ListOutput is checkpoint_list's result: list's array, wrapped.
 type ListOutput struct {
 	Snapshots []ListItem `json:"snapshots"`
+	Origin
 }
 
 // ListItem is one element of list's document.
@@ -93,23 +130,52 @@ type ListItem struct {
 	Machine *string `json:"machine,omitempty"`
 }
 
-// DiffOutput is diff's document.
+// DiffOutput is diff --patch's document, its patches bounded: only the
+// selected files have a patch, and PatchTruncated says the patches were
+// cut short.
 type DiffOutput struct {
-	From         string     `json:"from"`
-	To           string     `json:"to"`
-	Files        []DiffFile `json:"files"`
-	FilesChanged int64      `json:"files_changed"`
-	Insertions   int64      `json:"insertions"`
-	Deletions    int64      `json:"deletions"`
+	From           string     `json:"from"`
+	To             string     `json:"to"`
+	Files          []DiffFile `json:"files"`
+	FilesChanged   int64      `json:"files_changed"`
+	Insertions     int64      `json:"insertions"`
+	Deletions      int64      `json:"deletions"`
+	PatchTruncated bool       `json:"patch_truncated"`
+	Origin
 }
 
-// DiffFile is one changed path of diff's document.
+// DiffFile is one changed path of diff's document, with its unified diff
+// (git's format) when it is selected.
 type DiffFile struct {
 	Path       casckpt.JSONPath `json:"path"`
 	Status     string           `json:"status"`
 	Insertions int64            `json:"insertions"`
 	Deletions  int64            `json:"deletions"`
 	Binary     bool             `json:"binary"`
+	Patch      *string          `json:"patch,omitempty"`
+}
+
+// text is the result's text for a model: a line per changed file, then
+// the patches it has, then a line when they were cut short.
+func (o DiffOutput) text() (string, bool) {
+	var b strings.Builder
+	for _, f := range o.Files {
+		fmt.Fprintf(&b, "%s %s (+%d -%d)\n", f.Status, casckpt.QuotePath(string(f.Path)), f.Insertions, f.Deletions)
+	}
+	if len(o.Files) == 0 {
+		fmt.Fprintf(&b, "no changes from %s to %s\n", o.From, o.To)
+	}
+	sep := "\n"
+	for _, f := range o.Files {
+		if f.Patch != nil {
+			b.WriteString(sep + *f.Patch)
+			sep = ""
+		}
+	}
+	if o.PatchTruncated {
+		b.WriteString("\n[the patches were cut short: select files with paths, or raise max_patch_bytes]\n")
+	}
+	return b.String(), true
 }
 
 // RestoreOutput is restore's document.
@@ -123,6 +189,7 @@ type RestoreOutput struct {
 	Skipped      []casckpt.JSONPath `json:"skipped"`
 	Safe         *bool              `json:"safe,omitempty"`
 	Kept         *[]PathReason      `json:"kept,omitempty"`
+	Origin
 }
 
 // RestoreChange is a file or link restore writes or deletes.
@@ -150,6 +217,7 @@ type CreateOutput struct {
 	// out; Unreadable names those that could not be read (not captured).
 	ExcludedByDefault int64              `json:"excluded_by_default"`
 	Unreadable        []casckpt.JSONPath `json:"unreadable"`
+	Origin
 }
 
 // UndoOutput is undo's document.
@@ -160,11 +228,13 @@ type UndoOutput struct {
 	Merged    []casckpt.JSONPath `json:"merged"`
 	Conflicts []PathReason       `json:"conflicts"`
 	DryRun    bool               `json:"dry_run"`
+	Origin
 }
 
 // TurnsOutput is checkpoint_turns' result: turns' array, wrapped.
 type TurnsOutput struct {
 	Turns []Turn `json:"turns"`
+	Origin
 }
 
 // Turn is one element of turns' document.
@@ -187,6 +257,7 @@ type Turn struct {
 // wrapped.
 type FileHistoryOutput struct {
 	History []HistoryItem `json:"history"`
+	Origin
 }
 
 // HistoryItem is one element of log's document.
@@ -208,6 +279,7 @@ type ReadFileOutput struct {
 	Path          casckpt.JSONPath `json:"path"`
 	Content       *string          `json:"content,omitempty"`
 	ContentBase64 *string          `json:"content_base64,omitempty"`
+	Origin
 }
 
 // text is the file's text, and whether it is text: the tool's text content,
@@ -217,4 +289,30 @@ func (o ReadFileOutput) text() (string, bool) {
 		return "", false
 	}
 	return *o.Content, true
+}
+
+// LsOutput is checkpoint_ls' result: ls' array, wrapped.
+type LsOutput struct {
+	Entries []LsItem `json:"entries"`
+	Origin
+}
+
+// LsItem is one element of ls' document: a file, link or directory.
+type LsItem struct {
+	Path casckpt.JSONPath `json:"path"`
+	Type string           `json:"type"`
+	Size int64            `json:"size"`
+	Mode uint32           `json:"mode"`
+}
+
+// PinOutput is pin's document.
+type PinOutput struct {
+	Pinned string `json:"pinned"`
+	Origin
+}
+
+// RecordWriteOutput is record-write's document.
+type RecordWriteOutput struct {
+	Recorded int `json:"recorded"`
+	Origin
 }

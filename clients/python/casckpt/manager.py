@@ -37,6 +37,20 @@ def _carry(doc: Dict, command: str) -> Dict:
     return {k: doc.get(k) for k in _FIELDS.get(command, [])}
 
 
+# What every call fails with when there is no casckpt program; logged once, at WARNING.
+_NO_BINARY = "casckpt binary not found (set CASCKPT_BIN)"
+_warned_no_binary = False
+
+
+def _no_binary() -> str:
+    """``_NO_BINARY``, warned about the first time in this process (a host's every call would repeat it)."""
+    global _warned_no_binary
+    if not _warned_no_binary:
+        _warned_no_binary = True
+        logger.warning(_NO_BINARY)
+    return _NO_BINARY
+
+
 def _find_binary(binary: Optional[str]) -> Optional[str]:
     """The casckpt program: ``binary``, else $CASCKPT_BIN, else ``casckpt`` on PATH; None when missing."""
     cand = binary or os.environ.get("CASCKPT_BIN") or "casckpt"
@@ -60,7 +74,7 @@ class _Runner:
         """``(ok, document, error)``; never raises."""
         binary = _find_binary(self.binary)
         if binary is None:
-            return False, None, "casckpt binary not found (set CASCKPT_BIN or put casckpt on PATH)"
+            return False, None, _no_binary()
         cmd = [binary] + (["--store", self.base] if self.base else []) + ["--json"] + list(args)
         try:
             res = subprocess.run(cmd, capture_output=True, timeout=self.timeout, stdin=subprocess.DEVNULL)
@@ -129,7 +143,7 @@ def _failure(err: str) -> Dict:
 
 def _not_found(commit_hash: str, err: str) -> Dict:
     """The failure dict for ``err``; casckpt's "not found" reads as Hermes' unknown-checkpoint message."""
-    if "not found" in err or "unknown" in err or "no snapshot" in err:
+    if err != _NO_BINARY and ("not found" in err or "unknown" in err or "no snapshot" in err):
         return {"success": False, "error": f"Checkpoint '{commit_hash}' not found", "debug": err}
     return _failure(err)
 

@@ -4,6 +4,7 @@ Run against the real binary: CASCKPT_BIN names it (the Go test in cmd/casckpt se
 """
 
 import fcntl
+import logging
 import os
 import shutil
 import tempfile
@@ -270,6 +271,17 @@ class TestNeverRaises(_Base):
         self.assertIn("error", casckpt.maybe_auto_prune_checkpoints(checkpoint_base=self.base, binary=bad))
         self.assertEqual(casckpt.store_status(checkpoint_base=self.base, binary=bad)["projects"], [])
         self.assertFalse(casckpt.clear_all(checkpoint_base=self.base, binary=bad)["deleted"])
+
+    def test_missing_binary_is_said_once_at_warning(self):
+        mgr._warned_no_binary = False
+        m = casckpt.CheckpointManager(enabled=True, checkpoint_base=self.base, binary="/nonexistent/casckpt")
+        with self.assertLogs("casckpt.manager", level="DEBUG") as logs:
+            self.assertFalse(m.ensure_checkpoint(str(self.work), "x"))
+            self.assertEqual(m.diff(str(self.work), "@1")["error"], "casckpt binary not found (set CASCKPT_BIN)")
+            m.new_turn()
+            self.assertFalse(m.ensure_checkpoint(str(self.work), "y"))
+        warnings = [r.getMessage() for r in logs.records if r.levelno >= logging.WARNING]
+        self.assertEqual(warnings, ["casckpt binary not found (set CASCKPT_BIN)"])
 
     def test_busy_store(self):
         self.assertTrue(self.mgr.ensure_checkpoint(str(self.work), "first"))

@@ -40,7 +40,8 @@ try {
   const { tools } = await client.listTools();
   const names = tools.map((t) => t.name).sort();
   const want = ["checkpoint_create", "checkpoint_diff", "checkpoint_file_history", "checkpoint_list",
-    "checkpoint_read_file", "checkpoint_restore", "checkpoint_turns", "checkpoint_undo"];
+    "checkpoint_ls", "checkpoint_pin", "checkpoint_read_file", "checkpoint_record_write", "checkpoint_restore",
+    "checkpoint_turns", "checkpoint_undo"];
   check(JSON.stringify(names) === JSON.stringify(want), `tools ${names}`);
   for (const t of tools) {
     check(t.inputSchema.type === "object" && t.inputSchema.required.includes("dir"), `${t.name}: input schema ${JSON.stringify(t.inputSchema)}`);
