@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -41,6 +42,7 @@ type stdio struct {
 type globals struct {
 	storeDir string
 	json     bool
+	here     bool // --here: DIR is its own project (see openProject)
 	io       stdio
 	env      func(string) string
 	now      func() time.Time
@@ -98,10 +100,17 @@ func run(ctx context.Context, args []string, std stdio, env func(string) string)
 		msg += "; the disk reported an I/O error: check it, then run casckpt verify"
 	}
 	fmt.Fprintln(std.err, errorPrefix+msg)
-	if g.json && g.ran && !g.jsonDone {
-		writeJSON(std.out, map[string]any{"error": msg})
+	if (g.json || (!g.ran && slices.Contains(args, "--json"))) && !g.jsonDone {
+		writeJSON(std.out, errorJSON{Error: msg, Exit: code})
 	}
 	return code
+}
+
+// errorJSON is the document --json prints for a command that failed or
+// was refused (exit 1), or misused (exit 2).
+type errorJSON struct {
+	Error string `json:"error"`
+	Exit  int    `json:"exit"`
 }
 
 // reportInterrupt ends a run that a signal (Ctrl-C) stopped: it clears the
@@ -116,14 +125,15 @@ func (g *globals) reportInterrupt(ctx context.Context) int {
 		msg += "; " + g.interrupted
 	}
 	fmt.Fprintln(g.io.err, errorPrefix+msg)
-	if g.json && g.ran && !g.jsonDone {
-		writeJSON(g.io.out, map[string]any{"error": msg})
-	}
+	code := exitInterrupted
 	var sig signalError
 	if errors.As(context.Cause(ctx), &sig) {
-		return 128 + int(sig.sig)
+		code = 128 + int(sig.sig)
 	}
-	return exitInterrupted
+	if g.json && g.ran && !g.jsonDone {
+		writeJSON(g.io.out, errorJSON{Error: msg, Exit: code})
+	}
+	return code
 }
 
 func newRootCommand(g *globals) *cobra.Command {
@@ -132,7 +142,15 @@ func newRootCommand(g *globals) *cobra.Command {
 		Short: "git-free checkpoints of working directories for AI coding agents",
 		Long: `casckpt snapshots a working directory before an agent changes it, and
 lists, diffs and restores the snapshots exactly. Content is stored once,
-BLAKE3-addressed and zstd-compressed, in a store shared by all projects.`,
+BLAKE3-addressed and zstd-compressed, in a store shared by all projects.
+
+SNAP is 4 to 64 hex digits of a snapshot ID, @N (the N-th newest snapshot:
+it moves down with every new one, a pre-restore snapshot included) or #N
+(the snapshot's stable number in its project, shown by list; quote it in a
+shell, '#12'). DIR defaults to the current directory; a DIR inside a
+project the store knows acts on that project, as git finds a repository
+from a subdirectory, and PATHs are relative to DIR; --here takes DIR as a
+project of its own.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {

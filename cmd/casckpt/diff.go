@@ -21,9 +21,9 @@ func newDiffCommand(g *globals) *cobra.Command {
 		Use:   "diff [DIR] SNAP [SNAP2]",
 		Short: "show what changed from SNAP to the working tree (or to SNAP2)",
 		Long: `diff compares snapshot SNAP with the working tree, or with SNAP2. With two
-arguments, the first is DIR unless it is a snapshot reference (hex digits or
-@N) and not an existing directory.`,
-		Args: cobra.RangeArgs(1, 3),
+arguments, the first is DIR unless it is a snapshot reference (hex digits,
+@N or #N) and not an existing directory.`,
+		Args: argsBetween(1, 3),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dir, refs := splitDir(args, 1)
 			if len(refs) > 2 {
@@ -33,6 +33,7 @@ arguments, the first is DIR unless it is a snapshot reference (hex digits or
 		},
 	}
 	cmd.Flags().BoolVar(&stat, "stat", false, "show a summary per file instead of the patch")
+	addHereFlag(cmd, g)
 	return cmd
 }
 
@@ -54,7 +55,7 @@ type diffJSON struct {
 }
 
 func runDiff(cmd *cobra.Command, g *globals, dir string, refs []string, stat bool) error {
-	store, err := g.open()
+	store, proj, err := g.openProject(cmd.Context(), dir)
 	if err != nil {
 		return err
 	}
@@ -62,7 +63,7 @@ func runDiff(cmd *cobra.Command, g *globals, dir string, refs []string, stat boo
 	if len(refs) == 2 {
 		opts.To = casckpt.Ref(refs[1])
 	}
-	res, err := store.Diff(cmd.Context(), dir, casckpt.Ref(refs[0]), opts)
+	res, err := store.Diff(cmd.Context(), proj.dir, casckpt.Ref(refs[0]), opts)
 	if err != nil {
 		return err
 	}

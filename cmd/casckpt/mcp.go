@@ -28,7 +28,7 @@ checkpoint_undo, checkpoint_turns, checkpoint_file_history and
 checkpoint_read_file. Each takes the project dir and the options of its
 command and returns the command's --json document. checkpoint_restore and
 checkpoint_undo are a dry run unless dry_run is false.`,
-		Args: cobra.NoArgs,
+		Args: argsBetween(0, 0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			out := &lockedWriter{w: g.io.out}
 			err := newMCPServer(g).Run(cmd.Context(), &sdk.IOTransport{Reader: wellFormed(g.io.in, out), Writer: out})

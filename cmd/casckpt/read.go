@@ -15,32 +15,34 @@ import (
 )
 
 func newCatCommand(g *globals) *cobra.Command {
-	return &cobra.Command{
+	cmd := &cobra.Command{
 		Use:   "cat [DIR] SNAP PATH",
 		Short: "write one file's bytes from snapshot SNAP to stdout",
 		Long: `cat writes the bytes of PATH (relative to the project) as snapshot SNAP
 holds them; for a symbolic link, its target. With --json it prints
 {"path": PATH, "content_base64": ...} instead.`,
-		Args: cobra.RangeArgs(2, 3),
+		Args: argsBetween(2, 3),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dir, rest, err := splitDirExact(cmd, args, 2)
 			if err != nil {
 				return err
 			}
-			store, err := g.open()
+			store, proj, err := g.openProject(cmd.Context(), dir)
 			if err != nil {
 				return err
 			}
 			if !g.json {
-				return store.Cat(cmd.Context(), dir, casckpt.Ref(rest[0]), rest[1], g.io.out)
+				return store.Cat(cmd.Context(), proj.dir, casckpt.Ref(rest[0]), proj.path(rest[1]), g.io.out)
 			}
 			var b bytes.Buffer
-			if err := store.Cat(cmd.Context(), dir, casckpt.Ref(rest[0]), rest[1], &b); err != nil {
+			if err := store.Cat(cmd.Context(), proj.dir, casckpt.Ref(rest[0]), proj.path(rest[1]), &b); err != nil {
 				return err
 			}
 			return writeJSON(g.io.out, map[string]string{"path": rest[1], "content_base64": base64.StdEncoding.EncodeToString(b.Bytes())})
 		},
 	}
+	addHereFlag(cmd, g)
+	return cmd
 }
 
 type lsItemJSON struct {
@@ -52,21 +54,28 @@ type lsItemJSON struct {
 }
 
 func newLsCommand(g *globals) *cobra.Command {
-	return &cobra.Command{
-		Use:   "ls [DIR] SNAP",
-		Short: "list every entry of snapshot SNAP",
-		Long:  `ls lists SNAP's files, links and directories. In JSON, mode is the permission bits as a number (420 is 0644).`,
-		Args:  cobra.RangeArgs(1, 2),
+	cmd := &cobra.Command{
+		Use:   "ls [DIR] SNAP [PATH]",
+		Short: "list the entries of snapshot SNAP (below PATH)",
+		Long: `ls lists SNAP's files, links and directories; with PATH (relative to DIR,
+default DIR itself), only that file or what is below that directory. Paths are shown relative to the project. With two arguments,
+the first is DIR unless it is a snapshot reference. In JSON, mode is the
+permission bits as a number (420 is 0644).`,
+		Args: argsBetween(1, 3),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			dir, rest, err := splitDirExact(cmd, args, 1)
+			dir, rest := splitDir(args, 1)
+			if len(rest) > 2 {
+				return usagef("ls takes [DIR] SNAP [PATH]; %q is not a directory", args[0])
+			}
+			store, proj, err := g.openProject(cmd.Context(), dir)
 			if err != nil {
 				return err
 			}
-			store, err := g.open()
-			if err != nil {
-				return err
+			p := proj.sub
+			if len(rest) == 2 {
+				p = proj.path(rest[1])
 			}
-			entries, err := store.Ls(cmd.Context(), dir, casckpt.Ref(rest[0]))
+			entries, err := store.LsPath(cmd.Context(), proj.dir, casckpt.Ref(rest[0]), p)
 			if err != nil {
 				return err
 			}
@@ -90,6 +99,8 @@ func newLsCommand(g *globals) *cobra.Command {
 			})
 		},
 	}
+	addHereFlag(cmd, g)
+	return cmd
 }
 
 func newExportCommand(g *globals) *cobra.Command {
@@ -97,7 +108,7 @@ func newExportCommand(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "export [DIR] SNAP -o FILE",
 		Short: "write snapshot SNAP as a POSIX tar archive (-o - for stdout)",
-		Args:  cobra.RangeArgs(1, 2),
+		Args:  argsBetween(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dir, rest, err := splitDirExact(cmd, args, 1)
 			if err != nil {
@@ -109,14 +120,14 @@ func newExportCommand(g *globals) *cobra.Command {
 			if out == "-" && g.json {
 				return usagef("export -o - writes the archive to stdout; it cannot also print JSON")
 			}
-			store, err := g.open()
+			store, proj, err := g.openProject(cmd.Context(), dir)
 			if err != nil {
 				return err
 			}
 			if out == "-" {
-				return store.Export(cmd.Context(), dir, casckpt.Ref(rest[0]), g.io.out)
+				return store.Export(cmd.Context(), proj.dir, casckpt.Ref(rest[0]), g.io.out)
 			}
-			if err := exportFile(cmd, store, dir, rest[0], out); err != nil {
+			if err := exportFile(cmd, store, proj.dir, rest[0], out); err != nil {
 				return err
 			}
 			abs, _ := filepath.Abs(out)
@@ -126,6 +137,7 @@ func newExportCommand(g *globals) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVarP(&out, "output", "o", "", "archive file to write, - for stdout")
+	addHereFlag(cmd, g)
 	return cmd
 }
 

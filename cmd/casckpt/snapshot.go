@@ -29,7 +29,7 @@ func newSnapshotCommand(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "snapshot [DIR]",
 		Short: "record the working tree of DIR (default .) unless it is unchanged",
-		Args:  cobra.MaximumNArgs(1),
+		Args:  argsBetween(0, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dir := "."
 			if len(args) == 1 {
@@ -53,6 +53,7 @@ func newSnapshotCommand(g *globals) *cobra.Command {
 	f.StringVar(&o.session, "session", "", "label the snapshot with the agent's session `ID`")
 	f.StringVar(&o.turn, "turn", "", "label the snapshot with the agent's turn `ID`; the project's first snapshot of a turn starts it")
 	f.BoolVar(&o.endTurn, "end-turn", false, "end the turn of --turn on this snapshot")
+	addHereFlag(cmd, g)
 	return cmd
 }
 
@@ -109,7 +110,7 @@ func runSnapshot(cmd *cobra.Command, g *globals, dir string, o snapshotOptions) 
 			progressbar.OptionThrottle(100e6))
 		g.uploaded = (&uploadNote{bar: bar}).add
 	}
-	store, err := g.open()
+	store, proj, err := g.openProject(cmd.Context(), dir)
 	if err != nil {
 		return err
 	}
@@ -130,7 +131,7 @@ func runSnapshot(cmd *cobra.Command, g *globals, dir string, o snapshotOptions) 
 			_ = bar.Set64(bytes)
 		}
 	}
-	res, err := store.Snapshot(cmd.Context(), dir, opts)
+	res, err := store.Snapshot(cmd.Context(), proj.dir, opts)
 	if bar != nil {
 		_ = bar.Clear()
 	}

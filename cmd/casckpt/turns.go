@@ -16,7 +16,7 @@ func newTurnsCommand(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "turns [DIR]",
 		Short: "list the agent's turns in DIR's project, newest first, with what each changed",
-		Args:  cobra.MaximumNArgs(1),
+		Args:  argsBetween(0, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dir := "."
 			if len(args) == 1 {
@@ -29,6 +29,7 @@ func newTurnsCommand(g *globals) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&session, "session", "", "show only the turns of the agent's session `ID`")
+	addHereFlag(cmd, g)
 	return cmd
 }
 
@@ -50,11 +51,11 @@ type turnJSON struct {
 }
 
 func runTurns(cmd *cobra.Command, g *globals, dir, session string) error {
-	store, err := g.open()
+	store, proj, err := g.openProject(cmd.Context(), dir)
 	if err != nil {
 		return err
 	}
-	turns, err := store.Turns(cmd.Context(), dir, session)
+	turns, err := store.Turns(cmd.Context(), proj.dir, session)
 	if err != nil {
 		return err
 	}

@@ -77,6 +77,7 @@ type ListOutput struct {
 // ListItem is one element of list's document.
 type ListItem struct {
 	ID           string  `json:"id"`
+	Number       uint64  `json:"number"` // the snapshot's stable #N in its project
 	ShortID      string  `json:"short_id"`
 	Time         string  `json:"time"`
 	Reason       string  `json:"reason"`
@@ -183,6 +184,7 @@ type FileHistoryOutput struct {
 // HistoryItem is one element of log's document.
 type HistoryItem struct {
 	ID         string  `json:"id"`
+	Number     uint64  `json:"number"` // the snapshot's stable #N in its project
 	ShortID    string  `json:"short_id"`
 	Time       string  `json:"time"`
 	Reason     string  `json:"reason"`
