@@ -2,11 +2,13 @@ package main
 
 import (
 	"bytes"
+	"compress/gzip"
 	"encoding/base64"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -108,7 +110,11 @@ func newExportCommand(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "export [DIR] SNAP -o FILE",
 		Short: "write snapshot SNAP as a POSIX tar archive (-o - for stdout)",
-		Args:  argsBetween(1, 2),
+		Long: `export writes snapshot SNAP as a POSIX (PAX) tar archive to FILE, gzip
+compressed when FILE ends in .tar.gz or .tgz; a name that asks for another
+compression (.zst, .xz, .bz2, .zip, ...) is refused. -o - writes the plain
+archive to stdout. JSON: {"snapshot": SNAP, "file": FILE}.`,
+		Args: argsBetween(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dir, rest, err := splitDirExact(cmd, args, 1)
 			if err != nil {
@@ -120,6 +126,10 @@ func newExportCommand(g *globals) *cobra.Command {
 			if out == "-" && g.json {
 				return usagef("export -o - writes the archive to stdout; it cannot also print JSON")
 			}
+			gzipped, err := archiveKind(out)
+			if err != nil {
+				return err
+			}
 			store, proj, err := g.openProject(cmd.Context(), dir)
 			if err != nil {
 				return err
@@ -127,7 +137,7 @@ func newExportCommand(g *globals) *cobra.Command {
 			if out == "-" {
 				return store.Export(cmd.Context(), proj.dir, casckpt.Ref(rest[0]), g.io.out)
 			}
-			if err := exportFile(cmd, store, proj.dir, rest[0], out); err != nil {
+			if err := exportFile(cmd, store, proj.dir, rest[0], out, gzipped); err != nil {
 				return err
 			}
 			abs, _ := filepath.Abs(out)
@@ -141,14 +151,38 @@ func newExportCommand(g *globals) *cobra.Command {
 	return cmd
 }
 
-// exportFile writes the archive to a temporary file beside out and renames
-// it into place, so a failed export leaves no partial archive.
-func exportFile(cmd *cobra.Command, store *casckpt.Store, dir, ref, out string) error {
+// archiveKind says whether export writes file out gzip compressed (.tar.gz,
+// .tgz), refusing a name that asks for a compression it does not write.
+func archiveKind(out string) (gzipped bool, err error) {
+	lower := strings.ToLower(out)
+	switch {
+	case strings.HasSuffix(lower, ".tar.gz") || strings.HasSuffix(lower, ".tgz"):
+		return true, nil
+	}
+	for _, ext := range []string{".gz", ".zst", ".zstd", ".xz", ".bz2", ".lz4", ".lz", ".lzma", ".z", ".zip", ".7z", ".tbz", ".tbz2", ".txz", ".tzst"} {
+		if strings.HasSuffix(lower, ext) {
+			return false, usagef("export writes a .tar or .tar.gz (.tgz) archive; %q asks for another format", out)
+		}
+	}
+	return false, nil
+}
+
+// exportFile writes the archive (gzip compressed if gzipped) to a temporary
+// file beside out and renames it into place, so a failed export leaves no
+// partial archive.
+func exportFile(cmd *cobra.Command, store *casckpt.Store, dir, ref, out string, gzipped bool) error {
 	tmp, err := os.CreateTemp(filepath.Dir(out), ".casckpt-export-*")
 	if err != nil {
 		return err
 	}
-	err = store.Export(cmd.Context(), dir, casckpt.Ref(ref), tmp)
+	if gzipped {
+		zw := gzip.NewWriter(tmp)
+		if err = store.Export(cmd.Context(), dir, casckpt.Ref(ref), zw); err == nil {
+			err = zw.Close()
+		}
+	} else {
+		err = store.Export(cmd.Context(), dir, casckpt.Ref(ref), tmp)
+	}
 	if err == nil {
 		err = tmp.Sync()
 	}

@@ -111,9 +111,7 @@ func runRestore(cmd *cobra.Command, g *globals, dir, ref string, paths []string,
 				if total == 0 {
 					total = -1 // links only: no byte total to show
 				}
-				bar = progressbar.NewOptions64(total, progressbar.OptionSetWriter(g.io.err),
-					progressbar.OptionShowBytes(true), progressbar.OptionSetPredictTime(false),
-					progressbar.OptionClearOnFinish(), progressbar.OptionThrottle(100e6))
+				bar = newBytesBar(g.io.err, total, progressbar.OptionSetPredictTime(false))
 			}
 			bar.Describe(fmt.Sprintf("restoring %s/%s files", count(files), count(filesTotal)))
 			_ = bar.Set64(bytes)

@@ -1,8 +1,11 @@
 package main
 
 import (
+	"archive/tar"
+	"compress/gzip"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -183,4 +186,63 @@ func TestUsageErrorsSayWhatIsMissing(t *testing.T) {
 			t.Errorf("%q: exit %d, stdout %q, stderr %q", c.args, r.code, r.out, r.err)
 		}
 	}
+}
+
+// TestExportGzipAndLsPath: export -o NAME.tar.gz writes a gzip compressed
+// archive (and refuses a name asking for a format it does not write); ls
+// SNAP PATH lists what is below PATH only.
+func TestExportGzipAndLsPath(t *testing.T) {
+	e := newEnv(t)
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"a.txt": "a", "src/b.txt": "b", "src/c/d.txt": "d"})
+	e.ok("snapshot", dir)
+	out := t.TempDir()
+	for _, name := range []string{"x.tar.gz", "x.tgz"} {
+		e.ok("export", dir, "@1", "-o", filepath.Join(out, name))
+		f, err := os.Open(filepath.Join(out, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		zr, err := gzip.NewReader(f)
+		if err != nil {
+			t.Fatalf("%s is not gzip: %v", name, err)
+		}
+		tr := tar.NewReader(zr)
+		var names []string
+		for {
+			h, err := tr.Next()
+			if err != nil {
+				break
+			}
+			names = append(names, h.Name)
+		}
+		f.Close()
+		if !slices.Contains(names, "src/c/d.txt") {
+			t.Fatalf("%s holds %q", name, names)
+		}
+	}
+	for _, name := range []string{"x.tar.zst", "x.tar.xz", "x.zip", "x.tar.bz2"} {
+		failsWith(t, e.run("export", dir, "@1", "-o", filepath.Join(out, name)), 2, "asks for another format")
+		if _, err := os.Stat(filepath.Join(out, name)); err == nil {
+			t.Fatalf("%s was written", name)
+		}
+	}
+	paths := func(args ...string) string {
+		var ps []string
+		for _, it := range jsonOf[[]map[string]any](t, e.ok(append(args, "--json")...).out) {
+			ps = append(ps, it["path"].(string))
+		}
+		return strings.Join(ps, " ")
+	}
+	if got := paths("ls", dir, "@1", "src"); got != "src/b.txt src/c src/c/d.txt" {
+		t.Fatalf("ls @1 src: %q", got)
+	}
+	if got := paths("ls", dir, "@1", "src/c/d.txt"); got != "src/c/d.txt" {
+		t.Fatalf("ls @1 src/c/d.txt: %q", got)
+	}
+	t.Chdir(dir)
+	if got := paths("ls", "@1", "src/c"); got != "src/c/d.txt" {
+		t.Fatalf("ls @1 src/c (SNAP PATH): %q", got)
+	}
+	failsWith(t, e.run("ls", dir, "@1", "nope"), 1, "not found")
 }

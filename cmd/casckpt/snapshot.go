@@ -105,9 +105,7 @@ func runSnapshot(cmd *cobra.Command, g *globals, dir string, o snapshotOptions) 
 	}
 	var bar *progressbar.ProgressBar
 	if g.stderrTerminal() {
-		bar = progressbar.NewOptions64(-1, progressbar.OptionSetWriter(g.io.err), progressbar.OptionSetDescription("hashing"),
-			progressbar.OptionShowBytes(true), progressbar.OptionUseIECUnits(true), progressbar.OptionShowCount(), progressbar.OptionClearOnFinish(),
-			progressbar.OptionThrottle(100e6))
+		bar = newBytesBar(g.io.err, -1, progressbar.OptionSetDescription("hashing"), progressbar.OptionUseIECUnits(true), progressbar.OptionShowCount())
 		g.uploaded = (&uploadNote{bar: bar}).add
 	}
 	store, proj, err := g.openProject(cmd.Context(), dir)
