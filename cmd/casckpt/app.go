@@ -42,7 +42,8 @@ type stdio struct {
 type globals struct {
 	storeDir string
 	json     bool
-	here     bool // --here: DIR is its own project (see openProject)
+	here     bool   // --here: DIR is its own project (see openProject)
+	color    string // --color: auto, always or never (see useColour)
 	io       stdio
 	env      func(string) string
 	now      func() time.Time
@@ -155,6 +156,9 @@ project of its own.`,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
 			g.ran = true
+			if g.color != "auto" && g.color != "always" && g.color != "never" {
+				return usagef("--color takes auto, always or never, not %q", g.color)
+			}
 			if v := g.env("CASCKPT_NOW"); v != "" {
 				t, err := parseNow(v)
 				if err != nil {
@@ -175,6 +179,7 @@ project of its own.`,
 	root.Flags().BoolVar(&showVersion, "version", false, "print the version (as the version command does)")
 	root.PersistentFlags().StringVar(&g.storeDir, "store", "", "store directory or s3://BUCKET[/PREFIX] (default $CASCKPT_HOME, $XDG_DATA_HOME/casckpt, ~/.local/share/casckpt)")
 	root.PersistentFlags().BoolVar(&g.json, "json", false, "print one JSON document on stdout")
+	root.PersistentFlags().StringVar(&g.color, "color", "auto", "colour the output: auto (on a terminal, unless NO_COLOR is set), always or never")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	root.CompletionOptions.DisableDefaultCmd = true
 	root.AddCommand(

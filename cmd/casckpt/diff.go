@@ -75,14 +75,21 @@ func runDiff(cmd *cobra.Command, g *globals, dir string, refs []string, stat boo
 	for _, f := range res.Files {
 		doc.Files = append(doc.Files, diffFileJSON{Path: f.Path, Status: string(f.Status), Insertions: f.Insertions, Deletions: f.Deletions, Binary: f.Binary})
 	}
-	return g.emit(doc, func(w io.Writer) {
-		if stat {
-			writeStat(w, res, g.statWidth())
-			return
-		}
-		for _, f := range res.Files {
-			io.WriteString(w, f.Patch)
-		}
+	colour := g.colour()
+	return g.emit(doc, func(io.Writer) {
+		g.withPager(func(w io.Writer) {
+			if stat {
+				writeStat(w, res, g.statWidth())
+				return
+			}
+			for _, f := range res.Files {
+				if colour {
+					colourPatch(w, f.Patch)
+				} else {
+					io.WriteString(w, f.Patch)
+				}
+			}
+		})
 	})
 }
 

@@ -103,7 +103,7 @@ func runList(cmd *cobra.Command, g *globals, dir, session string, n int) error {
 				mark = " (pinned)"
 			}
 			if e.Damaged {
-				mark += " (DAMAGED)"
+				mark += " (" + g.paint(ansiRed, "DAMAGED") + ")"
 			}
 			turn := ""
 			if labelled {

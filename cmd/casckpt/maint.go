@@ -243,7 +243,7 @@ func newVerifyCommand(g *globals) *cobra.Command {
 			doc := map[string]any{"snapshots_checked": res.SnapshotsChecked, "objects_checked": res.ObjectsChecked, "damaged": damaged}
 			if err := g.emit(doc, func(w io.Writer) {
 				for _, d := range res.Damaged {
-					fmt.Fprintf(w, "DAMAGED %s %s: %s\n", oneLine(d.Project), d.ID.Short(), oneLine(d.Reason))
+					fmt.Fprintf(w, "%s %s %s: %s\n", g.paint(ansiRed, "DAMAGED"), oneLine(d.Project), d.ID.Short(), oneLine(d.Reason))
 				}
 				fmt.Fprintf(w, "checked %s, %s: %s damaged\n", countOf(int64(res.SnapshotsChecked), "snapshot"), countOf(int64(res.ObjectsChecked), "object"), count(int64(len(res.Damaged))))
 			}); err != nil {

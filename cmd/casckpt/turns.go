@@ -86,7 +86,7 @@ func runTurns(cmd *cobra.Command, g *globals, dir, session string) error {
 				changes += " (" + d + " dropped)"
 			}
 			if t.Damaged {
-				changes += " (DAMAGED)"
+				changes += " (" + g.paint(ansiRed, "DAMAGED") + ")"
 			}
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", oneLine(t.ID), oneLine(t.Session), ago(t.Started, g.now()), t.Start.Short(), end, changes)
 		}

@@ -90,7 +90,7 @@ func runUndo(cmd *cobra.Command, g *globals, dir, turn string, dryRun bool) erro
 			fmt.Fprintf(w, "merged    %s\n", p)
 		}
 		for _, c := range res.Conflicts {
-			fmt.Fprintf(w, "conflict  %s: %s\n", c.Path, c.Reason)
+			fmt.Fprintf(w, "%s  %s: %s\n", g.paint(ansiRed, "conflict"), c.Path, c.Reason)
 		}
 		verb := "undid"
 		if dryRun {
