@@ -166,6 +166,8 @@ type Turn struct {
 	Session      *string  `json:"session"`
 	Start        string   `json:"start"`
 	End          *string  `json:"end"`
+	StartNumber  *uint64  `json:"start_number"` // the start's #N; null when dropped
+	EndNumber    *uint64  `json:"end_number"`   // the end's #N; null when dropped or open
 	Started      string   `json:"started"`
 	Ended        *string  `json:"ended"`
 	FilesChanged int64    `json:"files_changed"`
