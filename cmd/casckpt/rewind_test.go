@@ -3,11 +3,14 @@ package main
 import (
 	"archive/tar"
 	"compress/gzip"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/casckpt/casckpt/internal/s3test"
 )
 
 // TestSubdirectoryActsOnProject: every command run in a subdirectory of a
@@ -245,4 +248,42 @@ func TestExportGzipAndLsPath(t *testing.T) {
 		t.Fatalf("ls @1 src/c (SNAP PATH): %q", got)
 	}
 	failsWith(t, e.run("ls", dir, "@1", "nope"), 1, "not found")
+}
+
+// TestS3NumbersSurviveACacheRebuild: a bucket store's cache, deleted and
+// rebuilt from the bucket, gives each snapshot the #N its writer gave it,
+// though a dropped snapshot left a gap.
+func TestS3NumbersSurviveACacheRebuild(t *testing.T) {
+	b := newBinEnv(t)
+	s3Env(t, b, s3test.Start(t))
+	dir := t.TempDir()
+	for _, v := range []string{"1", "2", "3"} {
+		writeFiles(t, dir, map[string]string{"f": v})
+		b.ok("snapshot", dir)
+	}
+	b.ok("forget", dir, "#2")
+	numbers := func() string {
+		var out []string
+		for _, it := range jsonOf[[]map[string]any](t, b.ok("list", dir, "--json").out) {
+			out = append(out, fmt.Sprint(it["number"]))
+		}
+		return strings.Join(out, " ")
+	}
+	if got := numbers(); got != "3 1" {
+		t.Fatalf("numbers %q, want 3 1", got)
+	}
+	if err := os.RemoveAll(filepath.Join(b.home, "cache")); err != nil {
+		t.Fatal(err)
+	}
+	if got := numbers(); got != "3 1" {
+		t.Fatalf("numbers on a rebuilt cache %q, want 3 1", got)
+	}
+	writeFiles(t, dir, map[string]string{"f": "4"})
+	b.ok("snapshot", dir)
+	if got := numbers(); got != "4 3 1" {
+		t.Fatalf("numbers after a new snapshot %q, want 4 3 1", got)
+	}
+	if out := b.ok("cat", dir, "#3", "f").out; out != "3" {
+		t.Fatalf("cat #3 on the rebuilt cache: %q", out)
+	}
 }
