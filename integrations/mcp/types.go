@@ -13,14 +13,14 @@ type ListInput struct {
 // DiffInput is checkpoint_diff's arguments (casckpt diff).
 type DiffInput struct {
 	Dir   string `json:"dir" jsonschema:"the project directory (absolute)"`
-	Snap  string `json:"snap" jsonschema:"the checkpoint to compare from: an ID, a unique prefix of one, or @N (the Nth newest)"`
+	Snap  string `json:"snap" jsonschema:"the checkpoint to compare from: an ID, a unique prefix of one, @N (the N-th newest) or #N (its stable number) (the Nth newest)"`
 	Snap2 string `json:"snap2,omitempty" jsonschema:"the checkpoint to compare to (default: the working tree)"`
 }
 
 // RestoreInput is checkpoint_restore's arguments (casckpt restore).
 type RestoreInput struct {
 	Dir           string   `json:"dir" jsonschema:"the project directory (absolute)"`
-	Snap          string   `json:"snap" jsonschema:"the checkpoint to restore: an ID, a unique prefix of one, or @N"`
+	Snap          string   `json:"snap" jsonschema:"the checkpoint to restore: an ID, a unique prefix of one, @N (the N-th newest) or #N (its stable number)"`
 	Paths         []string `json:"paths,omitempty" jsonschema:"restore only these paths (relative to dir)"`
 	DryRun        *bool    `json:"dry_run,omitempty" jsonschema:"show what would change and change nothing (default true)"`
 	Safe          bool     `json:"safe,omitempty" jsonschema:"restore only what agents changed; keep and list everything else"`
@@ -63,7 +63,7 @@ type FileHistoryInput struct {
 // ReadFileInput is checkpoint_read_file's arguments (casckpt cat).
 type ReadFileInput struct {
 	Dir  string `json:"dir" jsonschema:"the project directory (absolute)"`
-	Snap string `json:"snap" jsonschema:"the checkpoint: an ID, a unique prefix of one, or @N"`
+	Snap string `json:"snap" jsonschema:"the checkpoint: an ID, a unique prefix of one, @N (the N-th newest) or #N (its stable number)"`
 	Path string `json:"path" jsonschema:"the file's path relative to dir"`
 }
 
