@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"compress/gzip"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -285,5 +286,39 @@ func TestS3NumbersSurviveACacheRebuild(t *testing.T) {
 	}
 	if out := b.ok("cat", dir, "#3", "f").out; out != "3" {
 		t.Fatalf("cat #3 on the rebuilt cache: %q", out)
+	}
+}
+
+// TestNumbersSurviveRepair: a lost index rebuilt by repair from the
+// packs gives each snapshot the #N it had, and the next snapshot the next.
+func TestNumbersSurviveRepair(t *testing.T) {
+	e := newEnv(t)
+	dir := t.TempDir()
+	for _, v := range []string{"1", "2", "3"} {
+		writeFiles(t, dir, map[string]string{"f": v})
+		e.ok("snapshot", dir)
+	}
+	numbers := func() map[string]float64 {
+		out := map[string]float64{}
+		for _, it := range jsonOf[[]map[string]any](t, e.ok("list", dir, "--json").out) {
+			out[it["id"].(string)] = it["number"].(float64)
+		}
+		return out
+	}
+	before := numbers()
+	if len(before) != 3 {
+		t.Fatalf("numbers %v", before)
+	}
+	if err := os.Remove(filepath.Join(e.store, "casckpt.db")); err != nil {
+		t.Fatal(err)
+	}
+	e.ok("repair")
+	if after := numbers(); !maps.Equal(after, before) {
+		t.Fatalf("numbers after repair %v, want %v", after, before)
+	}
+	writeFiles(t, dir, map[string]string{"f": "4"})
+	id := jsonOf[map[string]any](t, e.ok("snapshot", dir, "--json").out)["id"].(string)
+	if got := numbers()[id]; got != 4 {
+		t.Fatalf("the snapshot after repair is #%v, want #4", got)
 	}
 }
