@@ -95,16 +95,21 @@ func (s *Store) FindRoot(ctx context.Context, path string) (root string, found b
 // git finds a subdirectory's repository: dir itself when the store has
 // snapshots of it, else the nearest directory above it that the store has
 // snapshots of. sub is dir's place in it, slash-separated ("" for the
-// project itself). found is false when no such project is known; dir need
-// not exist.
+// project itself). found is false when no such project is known. A dir
+// that does not exist is only ever its own project (a deleted project's
+// snapshots can still be read), so that a mistyped name never acts on the
+// project above it.
 func (s *Store) EnclosingProject(ctx context.Context, dir string) (workdir, sub string, found bool, _ error) {
 	start, err := knownWorkdir(dir)
 	if err != nil {
 		return "", "", false, err
 	}
-	start = resolveExisting(start)
+	candidates := ancestors(start, "")
+	if st, err := os.Stat(start); err != nil || !st.IsDir() {
+		candidates = candidates[:1]
+	}
 	err = s.read(ctx, func(v view) error {
-		for _, d := range ancestors(start, "") {
+		for _, d := range candidates {
 			if v.tx.HasSnapshots(d) {
 				workdir, found = d, true
 				return nil

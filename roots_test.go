@@ -184,7 +184,8 @@ func TestFindRootSaysWhetherFound(t *testing.T) {
 
 // TestEnclosingProject: a directory resolves to the nearest project at or
 // above it that the store has snapshots of, with its place in it; one in
-// no such project (markers do not count) is found in none.
+// no such project (markers do not count), or one that does not exist, is
+// found in none.
 func TestEnclosingProject(t *testing.T) {
 	ctx := context.Background()
 	s := openStore(t)
@@ -203,7 +204,7 @@ func TestEnclosingProject(t *testing.T) {
 	}{
 		{proj, proj, "", true},
 		{filepath.Join(proj, "a", "b"), proj, "a/b", true},
-		{filepath.Join(proj, "a", "gone"), proj, "a/gone", true}, // need not exist
+		{filepath.Join(proj, "a", "gone"), "", "", false}, // a mistyped name: never the project above
 		{filepath.Join(base, "other"), "", "", false},
 		{base, "", "", false},
 	} {

@@ -37,6 +37,13 @@ func TestSubdirectoryActsOnProject(t *testing.T) {
 	if len(list) != 2 || list[0]["reason"] != "from src" {
 		t.Fatalf("list in the subdirectory: %v", list)
 	}
+	// A mistyped DIR is never taken for the project above it.
+	if r := e.run("snapshot", filepath.Join(src, "nope")); r.code != 1 {
+		t.Fatalf("snapshot of a missing directory: exit %d %q", r.code, r.err)
+	}
+	if got := jsonOf[[]map[string]any](t, e.ok("list", "--json").out); len(got) != 2 {
+		t.Fatalf("snapshot of a missing directory changed the project: %v", got)
+	}
 
 	// PATHs are relative to the subdirectory.
 	if out := e.ok("cat", "@2", "f.txt").out; out != "one\n" {
