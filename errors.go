@@ -12,7 +12,7 @@ var (
 	ErrNotFound = errors.New("not found")
 	// ErrAmbiguousRef: a hex prefix matches several snapshots.
 	ErrAmbiguousRef = errors.New("ambiguous snapshot reference")
-	// ErrBadRef: a reference is neither hex digits nor @N.
+	// ErrBadRef: a reference is neither hex digits, @N nor #N.
 	ErrBadRef = errors.New("malformed snapshot reference")
 	// ErrRefused: the operation is not allowed on this input (the root or
 	// home directory, too many files, a path outside the project).

@@ -16,6 +16,9 @@ import (
 // a path it holds was added).
 type LogEntry struct {
 	Snapshot
+	// Number is the snapshot's place among the project's snapshots,
+	// newest first from 1: @Number refers to it (see Ref).
+	Number int
 	Status Status
 	// Old and New are the path's entries in the next older snapshot and in
 	// this one: Old is unset (Kind 0) when the path was added, New when it
@@ -100,7 +103,7 @@ func fileLog(ctx context.Context, g cas.Getter, snaps []record, p string) ([]Log
 		if err != nil {
 			return nil, damaged(sn, err)
 		}
-		out = append(out, LogEntry{Snapshot: hostSnapshot(sn), Status: status, Old: at[i+1], New: at[i], Insertions: ins, Deletions: del})
+		out = append(out, LogEntry{Snapshot: hostSnapshot(sn), Number: i + 1, Status: status, Old: at[i+1], New: at[i], Insertions: ins, Deletions: del})
 	}
 	return out, nil
 }

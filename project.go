@@ -76,15 +76,11 @@ func (s *Store) FindRoot(ctx context.Context, path string) (root string, found b
 	if err != nil {
 		return "", false, err
 	}
-	home := resolveExisting(s.opts.HomeDir)
 	root = start
 	err = s.read(ctx, func(v view) error {
-		for d := start; d != home; d = filepath.Dir(d) {
+		for _, d := range ancestors(start, resolveExisting(s.opts.HomeDir)) {
 			if (v.tx.HasSnapshots(d) && s.actsOn(v.tx, d)) || hasMarker(d) {
 				root, found = d, true
-				return nil
-			}
-			if filepath.Dir(d) == d {
 				return nil
 			}
 		}
@@ -94,6 +90,59 @@ func (s *Store) FindRoot(ctx context.Context, path string) (root string, found b
 		return "", false, fmt.Errorf("root of %s: %w", path, err)
 	}
 	return root, found, nil
+}
+
+// EnclosingProject finds the project that directory dir belongs to, as
+// git finds a subdirectory's repository: dir itself when the store has
+// snapshots of it, else the nearest directory above it that the store has
+// snapshots of. sub is dir's place in it, slash-separated ("" for the
+// project itself). found is false when no such project is known. A dir
+// that does not exist is only ever its own project (a deleted project's
+// snapshots can still be read), so that a mistyped name never acts on the
+// project above it.
+func (s *Store) EnclosingProject(ctx context.Context, dir string) (workdir, sub string, found bool, _ error) {
+	start, err := knownWorkdir(dir)
+	if err != nil {
+		return "", "", false, err
+	}
+	candidates := ancestors(start, "")
+	if st, err := os.Stat(start); err != nil || !st.IsDir() {
+		candidates = candidates[:1]
+	}
+	err = s.read(ctx, func(v view) error {
+		for _, d := range candidates {
+			if v.tx.HasSnapshots(d) && s.actsOn(v.tx, d) {
+				workdir, found = d, true
+				return nil
+			}
+		}
+		return nil
+	})
+	if err != nil || !found {
+		return "", "", false, err
+	}
+	rel, err := filepath.Rel(workdir, start)
+	if err != nil {
+		return "", "", false, err
+	}
+	if rel == "." {
+		rel = ""
+	}
+	return workdir, filepath.ToSlash(rel), true, nil
+}
+
+// ancestors returns the clean absolute directory start and those above
+// it, nearest first, up to the file system root or, when stop is one of
+// them, up to below stop.
+func ancestors(start, stop string) []string {
+	var out []string
+	for d := start; d != stop; d = filepath.Dir(d) {
+		out = append(out, d)
+		if filepath.Dir(d) == d {
+			break
+		}
+	}
+	return out
 }
 
 // walkStart returns where the root lookup of path begins: path itself if

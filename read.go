@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"path"
 
 	"github.com/casckpt/casckpt/internal/restorer"
 	"github.com/casckpt/casckpt/manifest"
@@ -65,10 +66,35 @@ type LsEntry struct {
 
 // Ls lists every entry of snapshot ref, parents before children.
 func (s *Store) Ls(ctx context.Context, dir string, ref Ref) ([]LsEntry, error) {
+	return s.LsPath(ctx, dir, ref, "")
+}
+
+// LsPath is Ls of what p (relative to the project; "" for all of it) is in
+// the snapshot: a file or link itself, a directory's entries below it.
+// Paths stay relative to the project.
+func (s *Store) LsPath(ctx context.Context, dir string, ref Ref, p string) ([]LsEntry, error) {
+	clean := ""
+	if p != "" {
+		var err error
+		if clean, err = relPath(p); err != nil {
+			return nil, err
+		}
+	}
 	out := []LsEntry{}
 	err := s.withSnapshot(ctx, dir, ref, func(v view, sn record) error {
-		return manifest.Walk(ctx, v.objects, sn.Root, func(p string, e manifest.Entry) error {
-			out = append(out, LsEntry{Path: p, Entry: e})
+		e, err := manifest.Lookup(ctx, v.objects, sn.Root, clean)
+		if errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("%s: %w in snapshot %s", p, ErrNotFound, sn.ID.Short())
+		}
+		if err != nil {
+			return err
+		}
+		if e.Kind != manifest.KindDir {
+			out = append(out, LsEntry{Path: clean, Entry: e})
+			return nil
+		}
+		return manifest.Walk(ctx, v.objects, e.Tree, func(q string, e manifest.Entry) error {
+			out = append(out, LsEntry{Path: path.Join(clean, q), Entry: e})
 			return nil
 		})
 	})

@@ -181,3 +181,36 @@ func TestFindRootSaysWhetherFound(t *testing.T) {
 		}
 	}
 }
+
+// TestEnclosingProject: a directory resolves to the nearest project at or
+// above it that the store has snapshots of, with its place in it; one in
+// no such project (markers do not count), or one that does not exist, is
+// found in none.
+func TestEnclosingProject(t *testing.T) {
+	ctx := context.Background()
+	s := openStore(t)
+	base, _ := filepath.EvalSymlinks(t.TempDir())
+	proj := filepath.Join(base, "p")
+	os.MkdirAll(filepath.Join(proj, "a", "b"), 0o755)
+	os.MkdirAll(filepath.Join(base, "other"), 0o755)
+	os.WriteFile(filepath.Join(base, "other", "go.mod"), []byte("module x\n"), 0o644)
+	os.WriteFile(filepath.Join(proj, "f"), []byte("f"), 0o644)
+	if _, err := s.Snapshot(ctx, proj, casckpt.SnapshotOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		dir, workdir, sub string
+		found             bool
+	}{
+		{proj, proj, "", true},
+		{filepath.Join(proj, "a", "b"), proj, "a/b", true},
+		{filepath.Join(proj, "a", "gone"), "", "", false}, // a mistyped name: never the project above
+		{filepath.Join(base, "other"), "", "", false},
+		{base, "", "", false},
+	} {
+		workdir, sub, found, err := s.EnclosingProject(ctx, c.dir)
+		if err != nil || workdir != c.workdir || sub != c.sub || found != c.found {
+			t.Errorf("EnclosingProject(%s) = %q, %q, %v, %v; want %q, %q, %v", c.dir, workdir, sub, found, err, c.workdir, c.sub, c.found)
+		}
+	}
+}

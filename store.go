@@ -108,11 +108,15 @@ type record = index.Snapshot
 type Snapshot struct {
 	ID      cas.ID
 	Project string // the project's workdir
-	Time    time.Time
-	Reason  string
-	Pinned  bool
-	Files   int64 // files and links captured
-	Bytes   int64 // their total size
+	// Serial is the snapshot's stable number in its project, #Serial: 1
+	// for the project's first snapshot, one more for each later one, never
+	// given again once its snapshot is dropped.
+	Serial uint64
+	Time   time.Time
+	Reason string
+	Pinned bool
+	Files  int64 // files and links captured
+	Bytes  int64 // their total size
 	// MaxFileSize is the size limit it was taken with (0: unknown): larger
 	// files were left out, and a restore of it leaves them alone.
 	MaxFileSize int64
@@ -123,7 +127,7 @@ type Snapshot struct {
 
 // hostSnapshot returns what a host sees of record r.
 func hostSnapshot(r record) Snapshot {
-	return Snapshot{ID: r.ID, Project: r.Project, Time: r.Time, Reason: r.Reason, Pinned: r.Pinned, Files: r.Stats.Files, Bytes: r.Stats.Bytes, MaxFileSize: r.MaxFileSize,
+	return Snapshot{ID: r.ID, Project: r.Project, Serial: r.Seq, Time: r.Time, Reason: r.Reason, Pinned: r.Pinned, Files: r.Stats.Files, Bytes: r.Stats.Bytes, MaxFileSize: r.MaxFileSize,
 		Session: r.Session, Turn: r.Turn}
 }
 

@@ -44,10 +44,13 @@ type TurnInfo struct {
 	ID      string // the host's turn ID
 	Session string // the host's session ID ("" when it gave none)
 	Project string
-	Start   cas.ID    // the snapshot the turn started on
-	End     cas.ID    // the snapshot it ended on; zero while it is open
-	Started time.Time // when it started
-	Ended   time.Time // when it ended; zero while it is open
+	Start   cas.ID // the snapshot the turn started on
+	End     cas.ID // the snapshot it ended on; zero while it is open
+	// StartAt and EndAt are where those snapshots stand in the project
+	// (#N and @N); zero when the snapshot was dropped or the turn is open.
+	StartAt, EndAt SnapshotPlace
+	Started        time.Time // when it started
+	Ended          time.Time // when it ended; zero while it is open
 	// StartDropped and EndDropped say that the snapshot the turn started or
 	// ended on was dropped (by keep, the size cap, prune or forget): the
 	// turn is still listed but can no longer be undone. A turn goes when
@@ -126,8 +129,10 @@ func projectTurns(tx *index.Tx, workdir, session string) ([]TurnInfo, map[cas.ID
 		return nil, nil, err
 	}
 	roots := make(map[cas.ID]cas.ID, len(snaps))
-	for _, sn := range snaps {
+	places := make(map[cas.ID]SnapshotPlace, len(snaps))
+	for i, sn := range snaps {
 		roots[sn.ID] = sn.Root
+		places[sn.ID] = SnapshotPlace{Serial: sn.Seq, Number: i + 1}
 	}
 	turns, err := tx.Turns(workdir)
 	if err != nil {
@@ -141,6 +146,7 @@ func projectTurns(tx *index.Tx, workdir, session string) ([]TurnInfo, map[cas.ID
 		_, startKept := roots[tr.Start]
 		_, endKept := roots[tr.End]
 		out = append(out, TurnInfo{ID: tr.ID, Session: tr.Session, Project: tr.Project, Start: tr.Start, End: tr.End,
+			StartAt: places[tr.Start], EndAt: places[tr.End],
 			Started: tr.Started, Ended: tr.Ended, StartDropped: !startKept, EndDropped: !tr.Open() && !endKept})
 	}
 	return out, roots, nil

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -41,6 +42,8 @@ type stdio struct {
 type globals struct {
 	storeDir string
 	json     bool
+	here     bool   // --here: DIR is its own project (see openProject)
+	color    string // --color: auto, always or never (see useColour)
 	io       stdio
 	env      func(string) string
 	now      func() time.Time
@@ -101,10 +104,17 @@ func run(ctx context.Context, args []string, std stdio, env func(string) string)
 		msg += "; the disk reported an I/O error: check it, then run casckpt verify"
 	}
 	fmt.Fprintln(std.err, errorPrefix+msg)
-	if g.json && g.ran && !g.jsonDone {
-		writeJSON(std.out, map[string]any{"error": msg})
+	if (g.json || (!g.ran && slices.Contains(args, "--json"))) && !g.jsonDone {
+		writeJSON(std.out, errorJSON{Error: msg, Exit: code})
 	}
 	return code
+}
+
+// errorJSON is the document --json prints for a command that failed or
+// was refused (exit 1), or misused (exit 2).
+type errorJSON struct {
+	Error string `json:"error"`
+	Exit  int    `json:"exit"`
 }
 
 // reportInterrupt ends a run that a signal (Ctrl-C) stopped: it clears the
@@ -119,14 +129,15 @@ func (g *globals) reportInterrupt(ctx context.Context) int {
 		msg += "; " + g.interrupted
 	}
 	fmt.Fprintln(g.io.err, errorPrefix+msg)
-	if g.json && g.ran && !g.jsonDone {
-		writeJSON(g.io.out, map[string]any{"error": msg})
-	}
+	code := exitInterrupted
 	var sig signalError
 	if errors.As(context.Cause(ctx), &sig) {
-		return 128 + int(sig.sig)
+		code = 128 + int(sig.sig)
 	}
-	return exitInterrupted
+	if g.json && g.ran && !g.jsonDone {
+		writeJSON(g.io.out, errorJSON{Error: msg, Exit: code})
+	}
+	return code
 }
 
 func newRootCommand(g *globals) *cobra.Command {
@@ -135,11 +146,22 @@ func newRootCommand(g *globals) *cobra.Command {
 		Short: "git-free checkpoints of working directories for AI coding agents",
 		Long: `casckpt snapshots a working directory before an agent changes it, and
 lists, diffs and restores the snapshots exactly. Content is stored once,
-BLAKE3-addressed and zstd-compressed, in a store shared by all projects.`,
+BLAKE3-addressed and zstd-compressed, in a store shared by all projects.
+
+SNAP is 4 to 64 hex digits of a snapshot ID, @N (the N-th newest snapshot:
+it moves down with every new one, a pre-restore snapshot included) or #N
+(the snapshot's stable number in its project, shown by list; quote it in a
+shell, '#12'). DIR defaults to the current directory; a DIR inside a
+project the store knows acts on that project, as git finds a repository
+from a subdirectory, and PATHs are relative to DIR; --here takes DIR as a
+project of its own.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
 			g.ran = true
+			if g.color != "auto" && g.color != "always" && g.color != "never" {
+				return usagef("--color takes auto, always or never, not %q", g.color)
+			}
 			if v := g.env("CASCKPT_NOW"); v != "" {
 				t, err := parseNow(v)
 				if err != nil {
@@ -160,6 +182,7 @@ BLAKE3-addressed and zstd-compressed, in a store shared by all projects.`,
 	root.Flags().BoolVar(&showVersion, "version", false, "print the version (as the version command does)")
 	root.PersistentFlags().StringVar(&g.storeDir, "store", "", "store directory or s3://BUCKET[/PREFIX] (default $CASCKPT_HOME, $XDG_DATA_HOME/casckpt, ~/.local/share/casckpt)")
 	root.PersistentFlags().BoolVar(&g.json, "json", false, "print one JSON document on stdout")
+	root.PersistentFlags().StringVar(&g.color, "color", "auto", "colour the output: auto (on a terminal, unless NO_COLOR is set), always or never")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	root.CompletionOptions.DisableDefaultCmd = true
 	root.AddCommand(

@@ -12,7 +12,7 @@ import (
 )
 
 // isRef reports whether s has the shape of a snapshot reference (hex digits
-// or @N) and is not an existing directory, which the user more likely meant.
+// @N or #N) and is not an existing directory, which the user more likely meant.
 func isRef(s string) bool {
 	if casckpt.Ref(s).Validate() != nil {
 		return false
@@ -92,4 +92,43 @@ func parseNow(v string) (time.Time, error) {
 			v, earliestTime.Truncate(time.Second).Add(time.Second).Format(time.RFC3339), latestTime.Truncate(time.Second).Format(time.RFC3339))
 	}
 	return t, nil
+}
+
+// argsBetween is a cobra.PositionalArgs that takes lo to hi arguments
+// (hi < 0: any number from lo): a wrong count is a usage error of one
+// line that names what is missing or unexpected, with the command's
+// synopsis.
+func argsBetween(lo, hi int) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		name, synopsis, _ := strings.Cut(cmd.Use, " ")
+		switch {
+		case len(args) < lo:
+			missing := required(synopsis)
+			missing = missing[min(len(args), len(missing)):]
+			if len(missing) == 0 {
+				missing = []string{"more arguments"}
+			}
+			return usagef("%s needs %s: %s %s", name, strings.Join(missing, " and "), name, synopsis)
+		case hi == 0 && len(args) > 0:
+			return usagef("%s takes no arguments; unexpected argument %q", name, args[0])
+		case hi > 0 && len(args) > hi:
+			return usagef("%s takes %s; unexpected argument %q", name, synopsis, args[hi])
+		}
+		return nil
+	}
+}
+
+// required returns the arguments a synopsis requires, in order: its words
+// before the first flag that are not [optional] ("SNAP..." gives "SNAP").
+func required(synopsis string) []string {
+	var out []string
+	for _, w := range strings.Fields(synopsis) {
+		if strings.HasPrefix(w, "-") || strings.HasPrefix(w, "[-") {
+			break
+		}
+		if !strings.HasPrefix(w, "[") {
+			out = append(out, strings.TrimSuffix(w, "..."))
+		}
+	}
+	return out
 }

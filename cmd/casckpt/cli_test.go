@@ -29,8 +29,8 @@ func TestExtraArgumentsRefused(t *testing.T) {
 		{"pin", "@1", "@2"},
 		{"pin", dir, "@1", "@2"},
 		{"unpin", "@1", "@2"},
-		{"ls", "@1", "http"},
-		{"ls", dir, "@1", "http"},
+		{"ls", "@1", "f", "extra"},
+		{"ls", dir, "@1", "f", "extra"},
 		{"cat", "@1", "f", "extra"},
 		{"cat", dir, "@1", "f", "extra"},
 		{"export", "@1", "extra", "-o", tar},
@@ -348,6 +348,7 @@ func TestNumbersAndPlurals(t *testing.T) {
 }
 
 // TestListInSubdirectoryNamesProject: list in a subdirectory of a project
+// lists the project's snapshots, as git finds a repository; with --here it
 // says which project holds the snapshots (JSON stays []).
 func TestListInSubdirectoryNamesProject(t *testing.T) {
 	e := newEnv(t)
@@ -359,11 +360,14 @@ func TestListInSubdirectoryNamesProject(t *testing.T) {
 	}
 	sub := filepath.Join(dir, "sub")
 	want := "no snapshots of " + filepath.Join(real, "sub") + "; " + real + " holds 3 snapshots: casckpt list " + real + "\n"
-	if out := e.ok("list", sub).out; out != want {
-		t.Fatalf("list in a subdirectory: %q, want %q", out, want)
+	if out := e.ok("list", sub, "--here").out; out != want {
+		t.Fatalf("list --here in a subdirectory: %q, want %q", out, want)
 	}
-	if out := e.ok("list", sub, "--json").out; strings.TrimSpace(out) != "[]" {
-		t.Fatalf("list --json in a subdirectory: %q", out)
+	if out := e.ok("list", sub, "--here", "--json").out; strings.TrimSpace(out) != "[]" {
+		t.Fatalf("list --here --json in a subdirectory: %q", out)
+	}
+	if list := jsonOf[[]map[string]any](t, e.ok("list", sub, "--json").out); len(list) != 3 {
+		t.Fatalf("list in a subdirectory lists %d snapshots, want the project's 3", len(list))
 	}
 	other := t.TempDir()
 	realOther, _ := filepath.EvalSymlinks(other)

@@ -21,9 +21,9 @@ func newDiffCommand(g *globals) *cobra.Command {
 		Use:   "diff [DIR] SNAP [SNAP2]",
 		Short: "show what changed from SNAP to the working tree (or to SNAP2)",
 		Long: `diff compares snapshot SNAP with the working tree, or with SNAP2. With two
-arguments, the first is DIR unless it is a snapshot reference (hex digits or
-@N) and not an existing directory.`,
-		Args: cobra.RangeArgs(1, 3),
+arguments, the first is DIR unless it is a snapshot reference (hex digits,
+@N or #N) and not an existing directory.`,
+		Args: argsBetween(1, 3),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dir, refs := splitDir(args, 1)
 			if len(refs) > 2 {
@@ -34,6 +34,7 @@ arguments, the first is DIR unless it is a snapshot reference (hex digits or
 	}
 	cmd.Flags().BoolVar(&stat, "stat", false, "show a summary per file instead of the patch")
 	cmd.Flags().BoolVar(&patch, "patch", false, "with --json: give each file's unified diff as its patch")
+	addHereFlag(cmd, g)
 	return cmd
 }
 
@@ -57,7 +58,7 @@ type diffJSON struct {
 }
 
 func runDiff(cmd *cobra.Command, g *globals, dir string, refs []string, stat, patch bool) error {
-	store, err := g.open()
+	store, proj, err := g.openProject(cmd.Context(), dir)
 	if err != nil {
 		return err
 	}
@@ -65,7 +66,7 @@ func runDiff(cmd *cobra.Command, g *globals, dir string, refs []string, stat, pa
 	if len(refs) == 2 {
 		opts.To = casckpt.Ref(refs[1])
 	}
-	res, err := store.Diff(cmd.Context(), dir, casckpt.Ref(refs[0]), opts)
+	res, err := store.Diff(cmd.Context(), proj.dir, casckpt.Ref(refs[0]), opts)
 	if err != nil {
 		return err
 	}
@@ -81,14 +82,21 @@ func runDiff(cmd *cobra.Command, g *globals, dir string, refs []string, stat, pa
 		}
 		doc.Files = append(doc.Files, file)
 	}
-	return g.emit(doc, func(w io.Writer) {
-		if stat {
-			writeStat(w, res, g.statWidth())
-			return
-		}
-		for _, f := range res.Files {
-			io.WriteString(w, f.Patch)
-		}
+	colour := g.colour()
+	return g.emit(doc, func(io.Writer) {
+		g.withPager(func(w io.Writer) {
+			if stat {
+				writeStat(w, res, g.statWidth())
+				return
+			}
+			for _, f := range res.Files {
+				if colour {
+					colourPatch(w, f.Patch)
+				} else {
+					io.WriteString(w, f.Patch)
+				}
+			}
+		})
 	})
 }
 

@@ -22,7 +22,7 @@ func newListCommand(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "list [DIR]",
 		Short: "list the snapshots of DIR's project, newest first",
-		Args:  cobra.MaximumNArgs(1),
+		Args:  argsBetween(0, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dir := "."
 			if len(args) == 1 {
@@ -39,12 +39,15 @@ func newListCommand(g *globals) *cobra.Command {
 	}
 	cmd.Flags().IntVarP(&n, "number", "n", 0, "show the newest N only (0: all)")
 	cmd.Flags().StringVar(&session, "session", "", "show only the snapshots of the agent's session `ID`")
+	addHereFlag(cmd, g)
 	return cmd
 }
 
 // listItemJSON is one element of the contract's list document.
 type listItemJSON struct {
-	ID           string  `json:"id"`
+	ID     string `json:"id"`
+	Number uint64 `json:"number"` // the stable #N
+
 	ShortID      string  `json:"short_id"`
 	Time         string  `json:"time"`
 	Reason       string  `json:"reason"`
@@ -61,10 +64,11 @@ type listItemJSON struct {
 }
 
 func runList(cmd *cobra.Command, g *globals, dir, session string, n int) error {
-	store, err := g.open()
+	store, proj, err := g.openProject(cmd.Context(), dir)
 	if err != nil {
 		return err
 	}
+	dir = proj.dir
 	list, err := store.ListSession(cmd.Context(), dir, session, n)
 	if err != nil {
 		return err
@@ -73,7 +77,7 @@ func runList(cmd *cobra.Command, g *globals, dir, session string, n int) error {
 	labelled := false
 	for _, e := range list {
 		items = append(items, listItemJSON{
-			ID: e.ID.String(), ShortID: e.ID.Short(), Time: e.Time.Format(time.RFC3339), Reason: e.Reason,
+			ID: e.ID.String(), Number: e.Serial, ShortID: e.ID.Short(), Time: e.Time.Format(time.RFC3339), Reason: e.Reason,
 			FilesChanged: e.FilesChanged, Insertions: e.Insertions, Deletions: e.Deletions, Pinned: e.Pinned,
 			Session: labelOrNull(e.Session), Turn: labelOrNull(e.Turn), Damaged: e.Damaged, Machine: g.readMachine(store),
 		})
@@ -98,20 +102,20 @@ func runList(cmd *cobra.Command, g *globals, dir, session string, n int) error {
 		}
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		turnColumn := map[bool]string{true: "TURN\t"}
-		fmt.Fprintln(tw, "#\tID\tWHEN\tCHANGES\t"+turnColumn[labelled]+"REASON")
+		fmt.Fprintln(tw, "@N\t#N\tID\tWHEN\tCHANGES\t"+turnColumn[labelled]+"REASON")
 		for _, e := range list {
 			mark := ""
 			if e.Pinned {
 				mark = " (pinned)"
 			}
 			if e.Damaged {
-				mark += " (DAMAGED)"
+				mark += " (" + g.paint(ansiRed, "DAMAGED") + ")"
 			}
 			turn := ""
 			if labelled {
 				turn = oneLine(e.Turn) + "\t"
 			}
-			fmt.Fprintf(tw, "@%d\t%s\t%s\t%s +%s -%s\t%s%s%s\n", e.Number, e.ID.Short(), ago(e.Time, g.now()),
+			fmt.Fprintf(tw, "@%d\t#%d\t%s\t%s\t%s +%s -%s\t%s%s%s\n", e.Number, e.Serial, e.ID.Short(), ago(e.Time, g.now()),
 				countOf(e.FilesChanged, "file"), count(e.Insertions), count(e.Deletions), turn, oneLine(e.Reason), mark)
 		}
 		tw.Flush()

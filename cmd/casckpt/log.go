@@ -10,7 +10,7 @@ import (
 )
 
 func newLogCommand(g *globals) *cobra.Command {
-	return &cobra.Command{
+	cmd := &cobra.Command{
 		Use:   "log [DIR] PATH",
 		Short: "list the snapshots in which PATH changed, newest first",
 		Long: `log lists the snapshots of DIR's project in which PATH (a file, link or
@@ -18,7 +18,7 @@ directory, relative to DIR or absolute inside it) changed, newest first:
 whether it was added, modified, deleted or changed type since the snapshot
 before, and the lines inserted and deleted (for a directory, in the files
 below it). A path that no snapshot holds has an empty log.`,
-		Args: cobra.RangeArgs(1, 2),
+		Args: argsBetween(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dir, p := ".", args[0]
 			if len(args) == 2 {
@@ -27,11 +27,14 @@ below it). A path that no snapshot holds has an empty log.`,
 			return runLog(cmd, g, dir, p)
 		},
 	}
+	addHereFlag(cmd, g)
+	return cmd
 }
 
 // logItemJSON is one element of the contract's log document.
 type logItemJSON struct {
 	ID         string  `json:"id"`
+	Number     uint64  `json:"number"` // the stable #N
 	ShortID    string  `json:"short_id"`
 	Time       string  `json:"time"`
 	Reason     string  `json:"reason"`
@@ -43,18 +46,18 @@ type logItemJSON struct {
 }
 
 func runLog(cmd *cobra.Command, g *globals, dir, p string) error {
-	store, err := g.open()
+	store, proj, err := g.openProject(cmd.Context(), dir)
 	if err != nil {
 		return err
 	}
-	log, err := store.FileLog(cmd.Context(), dir, p)
+	log, err := store.FileLog(cmd.Context(), proj.dir, proj.path(p))
 	if err != nil {
 		return err
 	}
 	items := make([]logItemJSON, 0, len(log))
 	for _, e := range log {
 		items = append(items, logItemJSON{
-			ID: e.ID.String(), ShortID: e.ID.Short(), Time: e.Time.Format(time.RFC3339), Reason: e.Reason,
+			ID: e.ID.String(), Number: e.Serial, ShortID: e.ID.Short(), Time: e.Time.Format(time.RFC3339), Reason: e.Reason,
 			Status: string(e.Status), Insertions: e.Insertions, Deletions: e.Deletions, Turn: labelOrNull(e.Turn), Session: labelOrNull(e.Session),
 		})
 	}
@@ -64,9 +67,9 @@ func runLog(cmd *cobra.Command, g *globals, dir, p string) error {
 			return
 		}
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "ID\tWHEN\tSTATUS\tLINES\tREASON")
+		fmt.Fprintln(tw, "@N\t#N\tID\tWHEN\tSTATUS\tLINES\tREASON")
 		for _, e := range log {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t+%s -%s\t%s\n", e.ID.Short(), ago(e.Time, g.now()),
+			fmt.Fprintf(tw, "@%d\t#%d\t%s\t%s\t%s\t+%s -%s\t%s\n", e.Number, e.Serial, e.ID.Short(), ago(e.Time, g.now()),
 				e.Status, count(e.Insertions), count(e.Deletions), oneLine(e.Reason))
 		}
 		tw.Flush()

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -38,7 +39,7 @@ func logHistory(t *testing.T, b *binEnv) string {
 // checking that every entry holds exactly the contract's fields.
 func logLines(t *testing.T, out string) []string {
 	t.Helper()
-	want := []string{"deletions", "id", "insertions", "reason", "session", "short_id", "status", "time", "turn"}
+	want := []string{"deletions", "id", "insertions", "number", "reason", "session", "short_id", "status", "time", "turn"}
 	var lines []string
 	for _, e := range jsonOf[[]map[string]any](t, out) {
 		if !slices.Equal(keys(e), want) {
@@ -101,13 +102,16 @@ func TestLogText(t *testing.T) {
 	dir := logHistory(t, b)
 	ids := jsonOf[[]map[string]any](t, b.ok("log", dir, "src/a.go", "--json").out)
 	lines := strings.Split(strings.TrimRight(b.ok("log", dir, "src/a.go").out, "\n"), "\n")
-	if len(lines) != 4 || strings.Join(strings.Fields(lines[0]), " ") != "ID WHEN STATUS LINES REASON" {
+	if len(lines) != 4 || strings.Join(strings.Fields(lines[0]), " ") != "@N #N ID WHEN STATUS LINES REASON" {
 		t.Fatalf("log text:\n%s", strings.Join(lines, "\n"))
 	}
-	for i, want := range []string{"deleted +0 -3 s4", "modified +2 -1 s2", "added +2 -0 s1"} {
+	// Each line names the snapshot's @N now and its stable #N (the JSON's
+	// number): s4 is the 4th snapshot taken and, s5 after it, now @2.
+	for i, want := range []struct{ at, number, rest string }{{"@2", "#4", "deleted +0 -3 s4"}, {"@4", "#2", "modified +2 -1 s2"}, {"@5", "#1", "added +2 -0 s1"}} {
 		f := strings.Fields(lines[i+1])
-		if f[0] != ids[i]["short_id"] || strings.Join(f[len(f)-4:], " ") != want {
-			t.Errorf("log line %d: %q, want %s ... %s", i+1, lines[i+1], ids[i]["short_id"], want)
+		if f[0] != want.at || f[1] != want.number || f[2] != ids[i]["short_id"] || strings.Join(f[len(f)-4:], " ") != want.rest ||
+			"#"+strconv.Itoa(int(ids[i]["number"].(float64))) != want.number {
+			t.Errorf("log line %d: %q (JSON number %v), want %s %s %s ... %s", i+1, lines[i+1], ids[i]["number"], want.at, want.number, ids[i]["short_id"], want.rest)
 		}
 	}
 }

@@ -18,7 +18,7 @@ func newGCCommand(g *globals) *cobra.Command {
 	return &cobra.Command{
 		Use:   "gc",
 		Short: "delete every stored object no snapshot reaches",
-		Args:  cobra.NoArgs,
+		Args:  argsBetween(0, 0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			store, err := g.open()
 			if err != nil {
@@ -58,7 +58,7 @@ whose directory is out of sight otherwise (an unmounted volume, a missing or
 replaced parent) is unreachable: prune keeps it unless it is stale. Pinned
 snapshots keep their project. --auto skips the whole run if the last prune
 was less than --min-interval-hours ago (for host start-up hooks).`,
-		Args: cobra.NoArgs,
+		Args: argsBetween(0, 0),
 		RunE: func(cmd *cobra.Command, _ []string) error { return runPrune(cmd, g, o) },
 	}
 	f := cmd.Flags()
@@ -172,7 +172,7 @@ func newStatusCommand(g *globals) *cobra.Command {
 	return &cobra.Command{
 		Use:   "status",
 		Short: "show the store's size and projects (live, orphan or unreachable)",
-		Args:  cobra.NoArgs,
+		Args:  argsBetween(0, 0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			store, err := g.open()
 			if err != nil {
@@ -258,7 +258,7 @@ func newVerifyCommand(g *globals) *cobra.Command {
 	return &cobra.Command{
 		Use:   "verify",
 		Short: "check every snapshot's trees and data against their hashes",
-		Args:  cobra.NoArgs,
+		Args:  argsBetween(0, 0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			store, err := g.open()
 			if err != nil {
@@ -281,7 +281,7 @@ func newVerifyCommand(g *globals) *cobra.Command {
 				"damaged_objects": damagedObjectsJSON(res.DamagedObjects)}
 			if err := g.emit(doc, func(w io.Writer) {
 				for _, d := range damaged {
-					fmt.Fprintf(w, "DAMAGED %s %s: %s\n", oneLine(string(d.Project)), d.ID[:12], oneLine(d.Reason))
+					fmt.Fprintf(w, "%s %s %s: %s\n", g.paint(ansiRed, "DAMAGED"), oneLine(string(d.Project)), d.ID[:12], oneLine(d.Reason))
 				}
 				for _, r := range res.Rejected {
 					fmt.Fprintf(w, "REJECTED %s: %s\n", oneLine(r.Key), r.Reason)
@@ -348,7 +348,7 @@ database still holds. Snapshots dropped earlier stay out when the old
 database still says so; if it cannot, they may come back (forget them
 again). A snapshot whose commit a crash cut short comes back too, whole.
 The old database is kept beside the new one. Run verify afterwards.`,
-		Args: cobra.NoArgs,
+		Args: argsBetween(0, 0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			store, err := g.open()
 			if err != nil {
@@ -395,7 +395,7 @@ func newClearCommand(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "clear",
 		Short: "delete the whole store",
-		Args:  cobra.NoArgs,
+		Args:  argsBetween(0, 0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			store, err := g.open()
 			if err != nil {

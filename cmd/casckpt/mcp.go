@@ -30,7 +30,7 @@ checkpoint_undo are a dry run unless dry_run is false. A message longer than
 16 MiB, or a batch in a session of protocol version 2025-06-18 or later, is
 refused with a JSON-RPC error; when stdin ends, the requests still running
 are answered before mcp exits.`,
-		Args: cobra.NoArgs,
+		Args: argsBetween(0, 0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			stdio := newMCPStdio(g.io.out)
 			// MaxLineLength -1: stdio bounds the lines (maxRequestLine) and

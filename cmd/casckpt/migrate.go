@@ -35,7 +35,7 @@ func newMigrateCommand(g *globals) *cobra.Command {
 snapshot of its project, oldest first. As for a snapshot, files larger than
 10 MiB are left out and a commit of more than 50,000 files is not imported.
 A second run imports nothing; the sources are never changed.`,
-		Args: cobra.NoArgs,
+		Args: argsBetween(0, 0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			store, err := g.open()
 			if err != nil {
@@ -89,7 +89,7 @@ func newClearLegacyCommand(g *globals) *cobra.Command {
 		Short: "delete the legacy Hermes stores that are fully imported",
 		Long: `clear-legacy deletes the legacy Hermes stores under --from whose every
 commit has been imported, and names and keeps (exit 1) any that are not.`,
-		Args: cobra.NoArgs,
+		Args: argsBetween(0, 0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			store, err := g.open()
 			if err != nil {

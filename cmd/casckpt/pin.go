@@ -14,17 +14,17 @@ func newPinCommand(g *globals, pin bool) *cobra.Command {
 	if !pin {
 		use, short, key = "unpin [DIR] SNAP", "let the automatic rules drop snapshot SNAP again", "unpinned"
 	}
-	return &cobra.Command{
+	cmd := &cobra.Command{
 		Use:   use,
 		Short: short,
 		Long:  short + `. JSON: {"` + key + `": ID}.`,
-		Args:  cobra.RangeArgs(1, 2),
+		Args:  argsBetween(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dir, rest, err := splitDirExact(cmd, args, 1)
 			if err != nil {
 				return err
 			}
-			store, err := g.open()
+			store, proj, err := g.openProject(cmd.Context(), dir)
 			if err != nil {
 				return err
 			}
@@ -32,7 +32,7 @@ func newPinCommand(g *globals, pin bool) *cobra.Command {
 			if pin {
 				pinOrUnpin = store.Pin
 			}
-			id, err := pinOrUnpin(cmd.Context(), dir, casckpt.Ref(rest[0]))
+			id, err := pinOrUnpin(cmd.Context(), proj.dir, casckpt.Ref(rest[0]))
 			if err != nil {
 				return err
 			}
@@ -41,17 +41,19 @@ func newPinCommand(g *globals, pin bool) *cobra.Command {
 			})
 		},
 	}
+	addHereFlag(cmd, g)
+	return cmd
 }
 
 func newForgetCommand(g *globals) *cobra.Command {
-	return &cobra.Command{
+	cmd := &cobra.Command{
 		Use:   "forget [DIR] SNAP...",
 		Short: "drop snapshots, pinned or not (gc returns their space)",
 		Long:  `forget drops the named snapshots of the project. JSON: {"forgotten": [ID...]}.`,
-		Args:  cobra.MinimumNArgs(1),
+		Args:  argsBetween(1, -1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dir, rest := splitDir(args, 1)
-			store, err := g.open()
+			store, proj, err := g.openProject(cmd.Context(), dir)
 			if err != nil {
 				return err
 			}
@@ -59,7 +61,7 @@ func newForgetCommand(g *globals) *cobra.Command {
 			for i, r := range rest {
 				refs[i] = casckpt.Ref(r)
 			}
-			ids, err := store.Forget(cmd.Context(), dir, refs...)
+			ids, err := store.Forget(cmd.Context(), proj.dir, refs...)
 			if err != nil {
 				return err
 			}
@@ -74,6 +76,8 @@ func newForgetCommand(g *globals) *cobra.Command {
 			})
 		},
 	}
+	addHereFlag(cmd, g)
+	return cmd
 }
 
 func newRootPathCommand(g *globals) *cobra.Command {
@@ -86,7 +90,7 @@ holds .git, go.mod, package.json, pyproject.toml, Cargo.toml, Makefile,
 pom.xml, .hg or Gemfile; else PATH's own directory. The walk never goes
 above the home directory, and a marker in the home directory itself does not
 count. JSON: {"root": DIR}.`,
-		Args: cobra.ExactArgs(1),
+		Args: argsBetween(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			store, err := g.open()
 			if err != nil {

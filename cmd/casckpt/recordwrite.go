@@ -9,7 +9,7 @@ import (
 )
 
 func newRecordWriteCommand(g *globals) *cobra.Command {
-	return &cobra.Command{
+	cmd := &cobra.Command{
 		Use:   "record-write [DIR] PATH...",
 		Short: "record that the agent has just written PATHs",
 		Long: `record-write records in the project's write ledger that the agent has just
@@ -18,17 +18,17 @@ is the agent's, and restore --safe puts it back while it is still so. A
 missing PATH records a deletion; a link is never followed. With two or more
 arguments, the first is DIR when it names an existing directory. A project
 with no snapshot records nothing. JSON: {"recorded": int}.`,
-		Args: cobra.MinimumNArgs(1),
+		Args: argsBetween(1, -1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dir, paths := ".", args
 			if st, err := os.Stat(args[0]); len(args) > 1 && err == nil && st.IsDir() {
 				dir, paths = args[0], args[1:]
 			}
-			store, err := g.open()
+			store, proj, err := g.openProject(cmd.Context(), dir)
 			if err != nil {
 				return err
 			}
-			n, err := store.RecordWrite(cmd.Context(), dir, paths...)
+			n, err := store.RecordWrite(cmd.Context(), proj.dir, proj.paths(paths)...)
 			if err != nil {
 				return err
 			}
@@ -41,4 +41,6 @@ with no snapshot records nothing. JSON: {"recorded": int}.`,
 			})
 		},
 	}
+	addHereFlag(cmd, g)
+	return cmd
 }

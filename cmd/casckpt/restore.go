@@ -28,14 +28,14 @@ func newRestoreCommand(g *globals) *cobra.Command {
 		Long: `restore first snapshots the current tree (reason "pre-restore: ..."), then
 writes every file, link and directory of SNAP and deletes what SNAP lacks.
 Ignored and excluded paths that SNAP lacks are never touched. The first
-argument is DIR unless it is a snapshot reference (hex digits or @N).
+argument is DIR unless it is a snapshot reference (hex digits, @N or #N).
 
 With --safe, only what agents changed is restored: a path is put back when
 it is still as an agent left it (at the end of the newest turn since SNAP
 that changed it, or as record-write last recorded it); every other path is
 kept and listed with why. When nothing is known of agents since SNAP (no
 turn ended, no write recorded), --safe restores everything and says so.`,
-		Args: cobra.MinimumNArgs(1),
+		Args: argsBetween(1, -1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dir, rest := splitDir(args, 1)
 			if cmd.Flags().Changed("max-file-size-mb") {
@@ -56,6 +56,7 @@ turn ended, no write recorded), --safe restores everything and says so.`,
 	// No default shown by the flag: it is the snapshot's own limit.
 	f.Int64Var(&o.maxFileMB, "max-file-size-mb", 0, "files larger than N MiB that SNAP lacks are excluded, so never touched (default: the snapshot's own limit)")
 	f.IntVar(&o.maxFiles, "max-files", 50_000, "refuse a tree of more than N files")
+	addHereFlag(cmd, g)
 	return cmd
 }
 
@@ -94,11 +95,11 @@ type restoreChangeJSON struct {
 }
 
 func runRestore(cmd *cobra.Command, g *globals, dir, ref string, paths []string, o restoreOptions) error {
-	store, err := g.open()
+	store, proj, err := g.openProject(cmd.Context(), dir)
 	if err != nil {
 		return err
 	}
-	opts := casckpt.RestoreOptions{Paths: paths, DryRun: o.dryRun, MaxFiles: o.maxFiles, MaxFileSize: o.maxFileSize, Safe: o.safe, BeforeApply: beforeApply}
+	opts := casckpt.RestoreOptions{Paths: proj.paths(paths), DryRun: o.dryRun, MaxFiles: o.maxFiles, MaxFileSize: o.maxFileSize, Safe: o.safe, BeforeApply: beforeApply}
 	var (
 		mu  sync.Mutex
 		bar *progressbar.ProgressBar
@@ -115,15 +116,13 @@ func runRestore(cmd *cobra.Command, g *globals, dir, ref string, paths []string,
 				if total == 0 {
 					total = -1 // links only: no byte total to show
 				}
-				bar = progressbar.NewOptions64(total, progressbar.OptionSetWriter(g.io.err),
-					progressbar.OptionShowBytes(true), progressbar.OptionSetPredictTime(false),
-					progressbar.OptionClearOnFinish(), progressbar.OptionThrottle(100e6))
+				bar = newBytesBar(g.io.err, total, progressbar.OptionSetPredictTime(false))
 			}
 			bar.Describe(fmt.Sprintf("restoring %s/%s files", count(files), count(filesTotal)))
 			_ = bar.Set64(bytes)
 		}
 	}
-	res, err := store.Restore(cmd.Context(), dir, casckpt.Ref(ref), opts)
+	res, err := store.Restore(cmd.Context(), proj.dir, casckpt.Ref(ref), opts)
 	mu.Lock()
 	if bar != nil {
 		_ = bar.Finish()
@@ -150,6 +149,12 @@ func runRestore(cmd *cobra.Command, g *globals, dir, ref string, paths []string,
 		g.warn(fmt.Sprintf("%s left alone: %s", p, why))
 	}
 	doc := newRestoreJSON(res, o.safe)
+	// Where the restored snapshot stands now (the pre-restore snapshot
+	// moved it down); the restore is done even if this cannot be read.
+	name := res.RestoredTo.Short()
+	if place, err := store.Place(cmd.Context(), proj.dir, casckpt.Ref(res.RestoredTo.String())); err == nil {
+		name = fmt.Sprintf("%s (#%d, now @%d)", name, place.Serial, place.Number)
+	}
 	return g.emit(doc, func(w io.Writer) {
 		if o.safe {
 			printSafe(w, res)
@@ -162,12 +167,12 @@ func runRestore(cmd *cobra.Command, g *globals, dir, ref string, paths []string,
 				mark := map[casckpt.Status]string{casckpt.Added: "+", casckpt.Modified: "M", casckpt.Deleted: "-", casckpt.TypeChanged: "T"}[c.Status]
 				fmt.Fprintf(w, "%s %s\n", mark, c.Path)
 			}
-			fmt.Fprintf(w, "would restore %s: %s written, %s deleted\n", res.RestoredTo.Short(), count(int64(res.Written)), count(int64(res.Deleted)))
+			fmt.Fprintf(w, "would restore %s: %s written, %s deleted\n", name, count(int64(res.Written)), count(int64(res.Deleted)))
 			return
 		}
-		fmt.Fprintf(w, "restored %s: %s written, %s deleted", res.RestoredTo.Short(), count(int64(res.Written)), count(int64(res.Deleted)))
+		fmt.Fprintf(w, "restored %s: %s written, %s deleted", name, count(int64(res.Written)), count(int64(res.Deleted)))
 		if !res.PreRestoreID.IsZero() {
-			fmt.Fprintf(w, " (the tree before is snapshot %s)", res.PreRestoreID.Short())
+			fmt.Fprintf(w, " (the tree before is snapshot %s, now @1)", res.PreRestoreID.Short())
 		}
 		fmt.Fprintln(w)
 	})

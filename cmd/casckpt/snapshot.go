@@ -37,7 +37,7 @@ func newSnapshotCommand(g *globals) *cobra.Command {
 			"A .gitignore negation (!build/) brings a default-excluded path back, and so does the project's\n" +
 			"git index when it tracks the path. Files that cannot be read are not captured and are never\n" +
 			"touched by restore or undo (--json: unreadable).",
-		Args: cobra.MaximumNArgs(1),
+		Args: argsBetween(0, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dir := "."
 			if len(args) == 1 {
@@ -61,6 +61,7 @@ func newSnapshotCommand(g *globals) *cobra.Command {
 	f.StringVar(&o.session, "session", "", "label the snapshot with the agent's session `ID`")
 	f.StringVar(&o.turn, "turn", "", "label the snapshot with the agent's turn `ID`; the project's first snapshot of a turn starts it")
 	f.BoolVar(&o.endTurn, "end-turn", false, "end the turn of --turn on this snapshot")
+	addHereFlag(cmd, g)
 	return cmd
 }
 
@@ -135,12 +136,10 @@ func runSnapshot(cmd *cobra.Command, g *globals, dir string, o snapshotOptions) 
 	}
 	var bar *progressbar.ProgressBar
 	if g.stderrTerminal() {
-		bar = progressbar.NewOptions64(-1, progressbar.OptionSetWriter(g.io.err), progressbar.OptionSetDescription("hashing"),
-			progressbar.OptionShowBytes(true), progressbar.OptionUseIECUnits(true), progressbar.OptionShowCount(), progressbar.OptionClearOnFinish(),
-			progressbar.OptionThrottle(100e6))
+		bar = newBytesBar(g.io.err, -1, progressbar.OptionSetDescription("hashing"), progressbar.OptionUseIECUnits(true), progressbar.OptionShowCount())
 		g.uploaded = (&uploadNote{bar: bar}).add
 	}
-	store, err := g.open()
+	store, proj, err := g.openProject(cmd.Context(), dir)
 	if err != nil {
 		return err
 	}
@@ -161,7 +160,7 @@ func runSnapshot(cmd *cobra.Command, g *globals, dir string, o snapshotOptions) 
 			_ = bar.Set64(bytes)
 		}
 	}
-	res, err := store.Snapshot(cmd.Context(), dir, opts)
+	res, err := store.Snapshot(cmd.Context(), proj.dir, opts)
 	if bar != nil {
 		_ = bar.Clear()
 	}

@@ -16,7 +16,7 @@ func newTurnsCommand(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "turns [DIR]",
 		Short: "list the agent's turns in DIR's project, newest first, with what each changed",
-		Args:  cobra.MaximumNArgs(1),
+		Args:  argsBetween(0, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dir := "."
 			if len(args) == 1 {
@@ -29,6 +29,7 @@ func newTurnsCommand(g *globals) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&session, "session", "", "show only the turns of the agent's session `ID`")
+	addHereFlag(cmd, g)
 	return cmd
 }
 
@@ -40,6 +41,8 @@ type turnJSON struct {
 	Session      *string  `json:"session"`
 	Start        string   `json:"start"`
 	End          any      `json:"end"`
+	StartNumber  any      `json:"start_number"` // #N of start; null when dropped
+	EndNumber    any      `json:"end_number"`   // #N of end; null when dropped or open
 	Started      string   `json:"started"`
 	Ended        any      `json:"ended"`
 	FilesChanged int64    `json:"files_changed"`
@@ -51,17 +54,18 @@ type turnJSON struct {
 }
 
 func runTurns(cmd *cobra.Command, g *globals, dir, session string) error {
-	store, err := g.open()
+	store, proj, err := g.openProject(cmd.Context(), dir)
 	if err != nil {
 		return err
 	}
-	turns, err := store.Turns(cmd.Context(), dir, session)
+	turns, err := store.Turns(cmd.Context(), proj.dir, session)
 	if err != nil {
 		return err
 	}
 	items := make([]turnJSON, 0, len(turns))
 	for _, t := range turns {
 		item := turnJSON{Turn: t.ID, Session: labelOrNull(t.Session), Start: t.Start.String(), End: idOrNull(t.End),
+			StartNumber: numberOrNull(t.StartAt), EndNumber: numberOrNull(t.EndAt),
 			Started: t.Started.Format(time.RFC3339), FilesChanged: t.FilesChanged, Insertions: t.Insertions,
 			Deletions: t.Deletions, Dropped: dropped(t), Damaged: t.Damaged, Machine: g.readMachine(store)}
 		if !t.Open() {
@@ -82,19 +86,36 @@ func runTurns(cmd *cobra.Command, g *globals, dir, session string) error {
 		for _, t := range turns {
 			end, changes := "open", "-"
 			if !t.Open() {
-				end = t.End.Short()
+				end = placed(t.EndAt, t.End)
 				changes = fmt.Sprintf("%s +%s -%s", countOf(t.FilesChanged, "file"), count(t.Insertions), count(t.Deletions))
 			}
 			for _, d := range dropped(t) {
 				changes += " (" + d + " dropped)"
 			}
 			if t.Damaged {
-				changes += " (DAMAGED)"
+				changes += " (" + g.paint(ansiRed, "DAMAGED") + ")"
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", oneLine(t.ID), oneLine(t.Session), ago(t.Started, g.now()), t.Start.Short(), end, changes)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", oneLine(t.ID), oneLine(t.Session), ago(t.Started, g.now()), placed(t.StartAt, t.Start), end, changes)
 		}
 		tw.Flush()
 	})
+}
+
+// numberOrNull is a snapshot's #N for JSON: null when it was dropped.
+func numberOrNull(p casckpt.SnapshotPlace) any {
+	if p.Serial == 0 {
+		return nil
+	}
+	return p.Serial
+}
+
+// placed is snapshot id for a table: "@N #N ID", or its ID alone when it
+// was dropped.
+func placed(p casckpt.SnapshotPlace, id casckpt.ID) string {
+	if p.Serial == 0 {
+		return id.Short()
+	}
+	return fmt.Sprintf("@%d #%d %s", p.Number, p.Serial, id.Short())
 }
 
 // dropped names the snapshots of t that were dropped.

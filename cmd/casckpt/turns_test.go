@@ -20,7 +20,7 @@ func TestTurnsThroughTheBinary(t *testing.T) {
 	dir := t.TempDir()
 	writeFiles(t, dir, map[string]string{"a.txt": "one\n", "gone.txt": "x\ny\n"})
 	start := jsonOf[map[string]any](t, b.ok("snapshot", dir, "--session", "s1", "--turn", "t1", "--json").out)
-	if want := []string{"bytes", "created", "files", "id", "project", "session", "turn"}; !slices.Equal(keys(start), want) {
+	if want := []string{"bytes", "created", "excluded_by_default", "files", "id", "project", "session", "turn", "unreadable"}; !slices.Equal(keys(start), want) {
 		t.Fatalf("snapshot JSON keys %v, want %v", keys(start), want)
 	}
 	if start["created"] != true || start["session"] != "s1" || start["turn"] != "t1" {
@@ -40,7 +40,7 @@ func TestTurnsThroughTheBinary(t *testing.T) {
 		t.Fatalf("a turn started on an unchanged tree: %v", same)
 	}
 	turns := turnsOf(t, b, dir)
-	want := []string{"deletions", "dropped", "end", "ended", "files_changed", "insertions", "session", "start", "started", "turn"}
+	want := []string{"deletions", "dropped", "end", "end_number", "ended", "files_changed", "insertions", "session", "start", "start_number", "started", "turn"}
 	if len(turns) != 2 || !slices.Equal(keys(turns[0]), want) {
 		t.Fatalf("turns: %v, keys want %v", turns, want)
 	}
@@ -50,6 +50,13 @@ func TestTurnsThroughTheBinary(t *testing.T) {
 	}
 	if t1["turn"] != "t1" || t1["start"] != start["id"] || t1["end"] != end["id"] || t1["ended"] == nil || len(t1["dropped"].([]any)) != 0 {
 		t.Fatalf("the ended turn t1: %v", t1)
+	}
+	// The stable numbers of the turns' snapshots: t1 went from #1 to #2.
+	if t1["start_number"] != 1.0 || t1["end_number"] != 2.0 || t2["start_number"] != 2.0 || t2["end_number"] != nil {
+		t.Fatalf("turns' #N: t1 %v..%v, t2 %v..%v", t1["start_number"], t1["end_number"], t2["start_number"], t2["end_number"])
+	}
+	if text := b.ok("turns", dir).out; !strings.Contains(text, " @1 #2 "+end["id"].(string)[:12]+" ") || !strings.Contains(text, " @2 #1 "+start["id"].(string)[:12]+" ") {
+		t.Fatalf("turns text does not show @N #N beside the IDs:\n%s", text)
 	}
 	// a.txt +2, new.txt +1, gone.txt -2: as list counts them.
 	if t1["files_changed"] != 3.0 || t1["insertions"] != 3.0 || t1["deletions"] != 2.0 {

@@ -43,6 +43,7 @@ is DIR when it names an existing directory, else TURN.`,
 		},
 	}
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "show what would change and change nothing")
+	addHereFlag(cmd, g)
 	return cmd
 }
 
@@ -62,11 +63,11 @@ type conflictJSON struct {
 }
 
 func runUndo(cmd *cobra.Command, g *globals, dir, turn string, dryRun bool) error {
-	store, err := g.open()
+	store, proj, err := g.openProject(cmd.Context(), dir)
 	if err != nil {
 		return err
 	}
-	res, err := store.Undo(cmd.Context(), dir, turn, casckpt.UndoOptions{DryRun: dryRun, BeforeApply: beforeApply})
+	res, err := store.Undo(cmd.Context(), proj.dir, turn, casckpt.UndoOptions{DryRun: dryRun, BeforeApply: beforeApply})
 	if err != nil {
 		if !dryRun {
 			g.interrupted = "files may be partly reverted; if so, the newest snapshot (@1) holds the tree from before"
@@ -89,7 +90,7 @@ func runUndo(cmd *cobra.Command, g *globals, dir, turn string, dryRun bool) erro
 			fmt.Fprintf(w, "merged    %s\n", p)
 		}
 		for _, c := range res.Conflicts {
-			fmt.Fprintf(w, "conflict  %s: %s\n", c.Path, c.Reason)
+			fmt.Fprintf(w, "%s  %s: %s\n", g.paint(ansiRed, "conflict"), c.Path, c.Reason)
 		}
 		verb := "undid"
 		if dryRun {

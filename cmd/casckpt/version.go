@@ -58,7 +58,7 @@ func newVersionCommand(g *globals) *cobra.Command {
 		Use:   "version",
 		Short: "print the version, commit and Go release of this build",
 		Long:  `version prints the version, commit and Go release of this build (also casckpt --version). JSON: {"version", "commit", "go"}.`,
-		Args:  cobra.NoArgs,
+		Args:  argsBetween(0, 0),
 		RunE:  func(*cobra.Command, []string) error { return printVersion(g) },
 	}
 }

@@ -20,7 +20,7 @@ type ListInput struct {
 // DiffInput is checkpoint_diff's arguments (casckpt diff --patch).
 type DiffInput struct {
 	Dir           casckpt.JSONPath   `json:"dir" jsonschema:"the project directory (absolute)"`
-	Snap          string             `json:"snap" jsonschema:"the checkpoint to compare from: an ID, a unique prefix of one, or @N (the Nth newest)"`
+	Snap          string             `json:"snap" jsonschema:"the checkpoint to compare from: an ID, a unique prefix of one, @N (the N-th newest) or #N (its stable number)"`
 	Snap2         string             `json:"snap2,omitempty" jsonschema:"the checkpoint to compare to (default: the working tree)"`
 	Paths         []casckpt.JSONPath `json:"paths,omitempty" jsonschema:"give the patch of these files only (relative to dir; a directory selects the files below it); files still lists every change"`
 	MaxPatchBytes int                `json:"max_patch_bytes,omitempty" jsonschema:"cut the patches at N bytes in all, at a line end, and set patch_truncated (default 65536)"`
@@ -29,7 +29,7 @@ type DiffInput struct {
 // RestoreInput is checkpoint_restore's arguments (casckpt restore).
 type RestoreInput struct {
 	Dir           casckpt.JSONPath   `json:"dir" jsonschema:"the project directory (absolute)"`
-	Snap          string             `json:"snap" jsonschema:"the checkpoint to restore: an ID, a unique prefix of one, or @N"`
+	Snap          string             `json:"snap" jsonschema:"the checkpoint to restore: an ID, a unique prefix of one, @N (the N-th newest) or #N (its stable number)"`
 	Paths         []casckpt.JSONPath `json:"paths,omitempty" jsonschema:"restore only these paths (relative to dir)"`
 	DryRun        *bool              `json:"dry_run,omitempty" jsonschema:"show what would change and change nothing (default true)"`
 	Safe          bool               `json:"safe,omitempty" jsonschema:"restore only what agents changed; keep and list everything else"`
@@ -72,20 +72,20 @@ type FileHistoryInput struct {
 // ReadFileInput is checkpoint_read_file's arguments (casckpt cat).
 type ReadFileInput struct {
 	Dir  casckpt.JSONPath `json:"dir" jsonschema:"the project directory (absolute)"`
-	Snap string           `json:"snap" jsonschema:"the checkpoint: an ID, a unique prefix of one, or @N"`
+	Snap string           `json:"snap" jsonschema:"the checkpoint: an ID, a unique prefix of one, @N (the N-th newest) or #N (its stable number)"`
 	Path casckpt.JSONPath `json:"path" jsonschema:"the file's path relative to dir"`
 }
 
 // LsInput is checkpoint_ls' arguments (casckpt ls).
 type LsInput struct {
 	Dir  casckpt.JSONPath `json:"dir" jsonschema:"the project directory (absolute)"`
-	Snap string           `json:"snap" jsonschema:"the checkpoint: an ID, a unique prefix of one, or @N"`
+	Snap string           `json:"snap" jsonschema:"the checkpoint: an ID, a unique prefix of one, @N (the N-th newest) or #N (its stable number)"`
 }
 
 // PinInput is checkpoint_pin's arguments (casckpt pin).
 type PinInput struct {
 	Dir  casckpt.JSONPath `json:"dir" jsonschema:"the project directory (absolute)"`
-	Snap string           `json:"snap" jsonschema:"the checkpoint to keep through every automatic rule: an ID, a unique prefix of one, or @N"`
+	Snap string           `json:"snap" jsonschema:"the checkpoint to keep through every automatic rule: an ID, a unique prefix of one, @N (the N-th newest) or #N (its stable number)"`
 }
 
 // RecordWriteInput is checkpoint_record_write's arguments (casckpt
@@ -116,6 +116,7 @@ type ListOutput struct {
 // ListItem is one element of list's document.
 type ListItem struct {
 	ID           string  `json:"id"`
+	Number       uint64  `json:"number"` // the snapshot's stable #N in its project
 	ShortID      string  `json:"short_id"`
 	Time         string  `json:"time"`
 	Reason       string  `json:"reason"`
@@ -243,6 +244,8 @@ type Turn struct {
 	Session      *string  `json:"session"`
 	Start        string   `json:"start"`
 	End          *string  `json:"end"`
+	StartNumber  *uint64  `json:"start_number"` // the start's #N; null when dropped
+	EndNumber    *uint64  `json:"end_number"`   // the end's #N; null when dropped or open
 	Started      string   `json:"started"`
 	Ended        *string  `json:"ended"`
 	FilesChanged int64    `json:"files_changed"`
@@ -263,6 +266,7 @@ type FileHistoryOutput struct {
 // HistoryItem is one element of log's document.
 type HistoryItem struct {
 	ID         string  `json:"id"`
+	Number     uint64  `json:"number"` // the snapshot's stable #N in its project
 	ShortID    string  `json:"short_id"`
 	Time       string  `json:"time"`
 	Reason     string  `json:"reason"`
