@@ -101,6 +101,11 @@ func (s *Store) Restore(ctx context.Context, dir string, ref Ref, opts RestoreOp
 	}, func(v view) error {
 		return ss.s.apply(ctx, workdir, v.objects, plan, opts.Progress)
 	})
+	if err == nil && !opts.DryRun {
+		if err = ss.recordOwnWrites(ctx, workdir, plan.Changes); err != nil {
+			err = fmt.Errorf("restored, but recording the restore's writes failed: %w", err)
+		}
+	}
 	return res, err
 }
 

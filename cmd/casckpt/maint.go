@@ -192,9 +192,13 @@ func newStatusCommand(g *globals) *cobra.Command {
 			for _, l := range found {
 				legacy = append(legacy, legacyJSON{Path: l.Path, SizeBytes: l.SizeBytes, Migrated: l.Migrated})
 			}
-			doc := map[string]any{"store": st.Store, "size_bytes": st.SizeBytes, "projects": projects, "legacy": legacy}
+			misses := g.hookMisses(hookMissesShown)
+			doc := map[string]any{"store": st.Store, "size_bytes": st.SizeBytes, "projects": projects, "legacy": legacy, "hook_misses": misses}
 			return g.emit(doc, func(w io.Writer) {
 				fmt.Fprintf(w, "store %s, %s, %s\n", st.Store, humanBytes(st.SizeBytes), countOf(int64(len(projects)), "project"))
+				for _, m := range misses {
+					fmt.Fprintf(w, "hook miss: %s\n", oneLine(m))
+				}
 				for _, l := range legacy {
 					state := "not yet imported: run casckpt migrate"
 					if l.Migrated {
