@@ -1,0 +1,171 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// promptEvent is a UserPromptSubmit payload with prompt text and prompt_id
+// id, as Claude Code sends it.
+func (h *hookSession) promptEvent(id, text string) string {
+	h.t.Helper()
+	m := jsonOf[map[string]any](h.t, h.fixture("user_prompt_submit", map[string]string{"prompt": "x"}))
+	m["prompt"], m["prompt_id"] = text, id
+	data, err := json.Marshal(m)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return string(data)
+}
+
+// in plays fixture name as an event of prompt id (tool events and Stop
+// carry the prompt_id).
+func (h *hookSession) in(id, name string, vars map[string]string) {
+	h.t.Helper()
+	h.send(withPromptID(h.t, h.fixture(name, vars), id))
+}
+
+// writeIn plays a Write tool call of prompt id.
+func (h *hookSession) writeIn(id, path, content string) {
+	h.t.Helper()
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(h.cwd, path)
+	}
+	vars := map[string]string{"file": path, "content": strings.TrimSpace(content)}
+	h.in(id, "pre_tool_use_write", vars)
+	must(h.t, os.MkdirAll(filepath.Dir(path), 0o755))
+	must(h.t, os.WriteFile(path, []byte(content), 0o644))
+	h.in(id, "post_tool_use_write", vars)
+}
+
+// TestHookRewind: a scripted Claude Code session of five prompts (the
+// fourth interrupted with Esc, so with no Stop), a person's edit between
+// prompts and a scratch write in /tmp leaves five turns with titles, the
+// interrupted one ended where the next began; undo three times walks back
+// three prompts, redo re-applies the last undone, and restore --safe to
+// the session's start then takes back everything the agent, its undo and
+// its redo wrote, and keeps only the person's edit.
+func TestHookRewind(t *testing.T) {
+	h := &hookSession{t: t, b: newBinEnv(t), cwd: t.TempDir(), session: "0c5e2d4a-5b7f-4c1e-9d2a-6f3b8e1a7c90"}
+	writeFiles(t, h.cwd, map[string]string{"README.md": "demo\n", "notes.txt": "mine\n"})
+	scratch, err := os.MkdirTemp("", "casckpt-scratch-")
+	must(t, err)
+	t.Cleanup(func() { os.RemoveAll(scratch) })
+
+	h.send(h.promptEvent("P1", "create app.py\nwith a main function"))
+	h.writeIn("P1", "app.py", "v1\n")
+	h.in("P1", "stop", nil)
+
+	h.send(h.promptEvent("P2", "\tadd a helper\x07 module"))
+	h.writeIn("P2", "lib/helper.py", "helper\n")
+	h.in("P2", "stop", nil)
+
+	writeFiles(t, h.cwd, map[string]string{"notes.txt": "mine, edited by a person\n"})
+
+	h.send(h.promptEvent("P3", "bump app.py"))
+	h.writeIn("P3", "app.py", "v2\n")
+	h.writeIn("P3", filepath.Join(scratch, "try.py"), "print(1)\n")
+	h.in("P3", "stop", nil)
+
+	h.send(h.promptEvent("P4", "write the docs"))
+	h.writeIn("P4", "docs.md", "docs\n") // then Esc: no Stop
+
+	long := strings.Repeat("long ", 40)
+	h.send(h.promptEvent("P5", long))
+	h.writeIn("P5", "app.py", "v3\n")
+	h.writeIn("P5", "test.py", "test\n")
+	h.in("P5", "stop", nil)
+
+	turns := turnsOf(t, h.b, h.cwd)
+	want := []struct{ id, title string }{
+		{"P5", strings.TrimSpace(long[:120])}, {"P4", "write the docs"}, {"P3", "bump app.py"},
+		{"P2", "add a helper module"}, {"P1", "create app.py"},
+	}
+	if len(turns) != len(want) {
+		t.Fatalf("turns: %v", turns)
+	}
+	for i, w := range want {
+		tr := turns[i]
+		if tr["turn"] != w.id || tr["title"] != w.title || tr["end"] == nil || tr["undone_by"] != nil || tr["interrupted"] != (w.id == "P4") {
+			t.Errorf("turn %d: %v, want %s titled %q", i, tr, w.id, w.title)
+		}
+	}
+	if turns[1]["end"] != turns[0]["start"] {
+		t.Errorf("the interrupted turn ended on %v, not on the next one's start %v", turns[1]["end"], turns[0]["start"])
+	}
+	if out := h.b.ok("turns", h.cwd).out; !strings.Contains(out, "(interrupted)") || !strings.Contains(out, "create app.py") {
+		t.Errorf("turns text:\n%s", out)
+	}
+	if ids := listing(t, h.b, scratch); len(ids) != 0 {
+		t.Errorf("the scratch directory was snapshotted: %v", ids)
+	}
+	if log := strings.Join(h.hookLog(), "\n"); !strings.Contains(log, filepath.Join(scratch, "try.py")+": in no project") {
+		t.Errorf("hook log:\n%s", log)
+	}
+
+	for _, id := range []string{"P5", "P4", "P3"} {
+		if doc := jsonOf[map[string]any](t, h.b.ok("undo", h.cwd, "--json").out); doc["turn"] != id {
+			t.Fatalf("undo: %v, want turn %s", doc, id)
+		}
+	}
+	sameFiles(t, h.cwd, map[string]string{"README.md": "demo\n", "notes.txt": "mine, edited by a person\n",
+		"app.py": "v1\n", "lib/helper.py": "helper\n"})
+	turns = turnsOf(t, h.b, h.cwd)
+	for i, tr := range turns {
+		if undone := tr["undone_by"] != nil; undone != (i < 3) {
+			t.Errorf("turn %v: undone_by %v", tr["turn"], tr["undone_by"])
+		}
+	}
+	if turns[2]["undone_by"] == turns[1]["undone_by"] {
+		t.Errorf("two undos with one pre-undo snapshot: %v", turns)
+	}
+
+	if doc := jsonOf[map[string]any](t, h.b.ok("redo", h.cwd, "--json").out); doc["turn"] != "P3" || doc["pre_undo_id"] == nil {
+		t.Fatalf("redo: %v", doc)
+	}
+	sameFiles(t, h.cwd, map[string]string{"README.md": "demo\n", "notes.txt": "mine, edited by a person\n",
+		"app.py": "v2\n", "lib/helper.py": "helper\n"})
+	if turns = turnsOf(t, h.b, h.cwd); turns[2]["turn"] != "P3" || turns[2]["undone_by"] != nil || turns[1]["undone_by"] == nil {
+		t.Errorf("after redo: %v", turns)
+	}
+
+	// app.py now holds what the redo wrote, not the end of P5 (the newest
+	// turn that changed it) nor the agent's last recorded write: the
+	// redo's own write makes it the agent's.
+	res := jsonOf[safeRestoreJSON](t, h.b.ok("restore", h.cwd, turns[4]["start"].(string), "--safe", "--json").out)
+	if res.Safe == nil || !*res.Safe || len(res.Kept) != 1 || res.Kept[0].Path != "notes.txt" {
+		t.Errorf("restore --safe: %+v", res)
+	}
+	sameFiles(t, h.cwd, map[string]string{"README.md": "demo\n", "notes.txt": "mine, edited by a person\n"})
+}
+
+// TestUndoWalksBackAndRedo: undo with no turn takes the newest ended turn
+// not yet undone; redo with nothing undone, and undo with nothing left to
+// undo, fail with one line; undo --redo is redo.
+func TestUndoWalksBackAndRedo(t *testing.T) {
+	b := newBinEnv(t)
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"a": "0"})
+	failsWith(t, b.run("redo", dir), 1, "no undone turn to redo")
+	for _, turn := range []string{"t1", "t2"} {
+		b.ok("snapshot", dir, "--turn", turn)
+		writeFiles(t, dir, map[string]string{"a": turn})
+		b.ok("snapshot", dir, "--turn", turn, "--end-turn")
+	}
+	b.ok("undo", dir)
+	b.ok("undo", dir)
+	sameFiles(t, dir, map[string]string{"a": "0"})
+	failsWith(t, b.run("undo", dir), 1, "no ended turn left to undo")
+	if doc := jsonOf[map[string]any](t, b.ok("undo", dir, "--redo", "--json").out); doc["turn"] != "t1" {
+		t.Errorf("undo --redo: %v", doc)
+	}
+	sameFiles(t, dir, map[string]string{"a": "t1"})
+	if out := b.ok("redo", dir).out; !strings.Contains(out, "redid turn t2") {
+		t.Errorf("redo said %q", out)
+	}
+	sameFiles(t, dir, map[string]string{"a": "t2"})
+	failsWith(t, b.run("undo", dir, "t1", "--redo"), 2, "redo takes [DIR]")
+}
