@@ -470,10 +470,11 @@ func putBackup(ctx context.Context, w cas.Putter, rec record, seq uint64, origin
 	return w.Put(ctx, cas.KindRecord, index.EncodeBackup(rec, origin))
 }
 
-// turnKeep returns the rule of applyKeep with opts.KeepTurns: a snapshot
-// is kept when it is no older (by sequence) than the oldest remaining
-// start or end of the project's KeepTurns newest turns, or it was taken in
-// the last KeepDays days. A project with fewer turns keeps every snapshot.
+// turnKeep returns the rule of applyKeep with opts.KeepTurns. The turns
+// kept are the project's KeepTurns newest and those started in the last
+// KeepDays days; a snapshot is kept when it is no older (by sequence) than
+// the oldest remaining start or end of a kept turn, or was taken in those
+// days. A project with fewer turns keeps every snapshot.
 func turnKeep(tx *index.Tx, workdir string, snaps []index.Snapshot, opts SnapshotOptions, now time.Time) (func(int, index.Snapshot) bool, error) {
 	turns, err := tx.Turns(workdir)
 	if err != nil {
@@ -482,17 +483,19 @@ func turnKeep(tx *index.Tx, workdir string, snaps []index.Snapshot, opts Snapsho
 	if len(turns) < opts.KeepTurns {
 		return func(int, index.Snapshot) bool { return true }, nil
 	}
-	ends := map[cas.ID]bool{}
-	for _, t := range turns[:opts.KeepTurns] {
-		ends[t.Start], ends[t.End] = true, true
+	since := now.AddDate(0, 0, -max(opts.KeepDays, 0))
+	kept := map[cas.ID]bool{}
+	for i, t := range turns {
+		if i < opts.KeepTurns || !t.Started.Before(since) {
+			kept[t.Start], kept[t.End] = true, true
+		}
 	}
 	var fromSeq uint64 // 0: no snapshot of those turns is left
 	for _, sn := range snaps {
-		if ends[sn.ID] && (fromSeq == 0 || sn.Seq < fromSeq) {
+		if kept[sn.ID] && (fromSeq == 0 || sn.Seq < fromSeq) {
 			fromSeq = sn.Seq
 		}
 	}
-	since := now.AddDate(0, 0, -max(opts.KeepDays, 0))
 	return func(_ int, sn index.Snapshot) bool {
 		return (fromSeq > 0 && sn.Seq >= fromSeq) || !sn.Time.Before(since)
 	}, nil

@@ -21,6 +21,7 @@ type hookSession struct {
 	b       *binEnv
 	cwd     string
 	session string
+	flags   []string // after hook claude-code
 }
 
 // fixture reads testdata/hooks/NAME.json with each {{key}} replaced by
@@ -54,7 +55,7 @@ func (h *hookSession) send(stdin string) result {
 // stdout; it must still exit 0.
 func (h *hookSession) sendTold(stdin string) result {
 	h.t.Helper()
-	c := h.b.command("hook", "claude-code")
+	c := h.b.command(append([]string{"hook", "claude-code"}, h.flags...)...)
 	c.Stdin = strings.NewReader(stdin)
 	r := h.b.runCmd(c)
 	if r.code != 0 {

@@ -4,8 +4,10 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // promptEvent is a UserPromptSubmit payload with prompt text and prompt_id
@@ -168,4 +170,77 @@ func TestUndoWalksBackAndRedo(t *testing.T) {
 	}
 	sameFiles(t, dir, map[string]string{"a": "t2"})
 	failsWith(t, b.run("undo", dir, "t1", "--redo"), 2, "redo takes [DIR]")
+}
+
+// prompts plays n prompts of one Write each, numbered from first, the
+// i-th at day plus i minutes.
+func (h *hookSession) prompts(day string, first, n int) {
+	h.t.Helper()
+	for i := first; i < first+n; i++ {
+		at, err := time.Parse(time.DateOnly, day)
+		must(h.t, err)
+		h.b.extra = []string{"CASCKPT_NOW=" + at.Add(time.Duration(i)*time.Minute).Format(time.RFC3339)}
+		id := "P" + strconv.Itoa(i)
+		h.send(h.promptEvent(id, "prompt "+strconv.Itoa(i)))
+		h.writeIn(id, "f.txt", strconv.Itoa(i)+"\n")
+		h.in(id, "stop", nil)
+	}
+}
+
+// undoable counts the turns of turns that can still be undone (none of
+// their snapshots dropped).
+func undoable(turns []map[string]any) int {
+	n := 0
+	for _, tr := range turns {
+		if len(tr["dropped"].([]any)) == 0 {
+			n++
+		}
+	}
+	return n
+}
+
+// TestHookKeepsTurns: the hook's snapshots keep turns, not a count of
+// snapshots: by default 12 prompts (24 snapshots, past the 20 a plain
+// snapshot keeps) all stay undoable; --keep-turns N keeps the last N
+// turns, and --keep-days D every turn of the last D days, whichever keeps
+// more.
+func TestHookKeepsTurns(t *testing.T) {
+	h := &hookSession{t: t, b: newBinEnv(t), cwd: t.TempDir(), session: "s1"}
+	writeFiles(t, h.cwd, map[string]string{"f.txt": "0\n"})
+	h.prompts("2026-01-01", 1, 12)
+	if turns := turnsOf(t, h.b, h.cwd); len(turns) != 12 || undoable(turns) != 12 {
+		t.Errorf("default retention: %d turns, %d undoable, want 12", len(turns), undoable(turns))
+	}
+
+	h = &hookSession{t: t, b: newBinEnv(t), cwd: t.TempDir(), session: "s1", flags: []string{"--keep-turns", "3", "--keep-days", "7"}}
+	writeFiles(t, h.cwd, map[string]string{"f.txt": "0\n"})
+	h.prompts("2026-01-01", 1, 5)
+	h.prompts("2026-01-20", 6, 1) // 19 days later: the last 3 turns only
+	turns := turnsOf(t, h.b, h.cwd)
+	if undoable(turns) != 3 || turns[2]["turn"] != "P4" || len(turns[3]["dropped"].([]any)) == 0 {
+		t.Errorf("--keep-turns 3, days ago: %d undoable of %v", undoable(turns), turns)
+	}
+	h.prompts("2026-01-22", 7, 4) // P6 and these are in the last 7 days
+	if turns := turnsOf(t, h.b, h.cwd); undoable(turns) != 5 || turns[4]["turn"] != "P6" {
+		t.Errorf("--keep-days 7 keeps more: %d undoable of %v", undoable(turns), turns)
+	}
+}
+
+// TestHookSessionEndsInterruptedTurn: SessionEnd (and SessionStart) end
+// the session's open turn, marked interrupted, so that it can be undone.
+func TestHookSessionEndsInterruptedTurn(t *testing.T) {
+	h := &hookSession{t: t, b: newBinEnv(t), cwd: t.TempDir(), session: "s1"}
+	writeFiles(t, h.cwd, map[string]string{"a.txt": "a\n"})
+	h.send(h.promptEvent("P1", "go"))
+	h.writeIn("P1", "a.txt", "agent\n") // then Esc, and the session ends
+	end := h.promptEvent("P1", "")
+	for _, event := range []string{"SessionEnd", "SessionStart"} {
+		h.send(strings.Replace(end, `"UserPromptSubmit"`, `"`+event+`"`, 1))
+		turns := turnsOf(t, h.b, h.cwd)
+		if len(turns) != 1 || turns[0]["end"] == nil || turns[0]["interrupted"] != true || turns[0]["files_changed"] != 1.0 {
+			t.Errorf("after %s: %v", event, turns)
+		}
+	}
+	h.b.ok("undo", h.cwd)
+	sameFiles(t, h.cwd, map[string]string{"a.txt": "a\n"})
 }
