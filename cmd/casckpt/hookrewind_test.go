@@ -101,6 +101,13 @@ func TestHookRewind(t *testing.T) {
 	if out := h.b.ok("turns", h.cwd).out; !strings.Contains(out, "(interrupted)") || !strings.Contains(out, "create app.py") {
 		t.Errorf("turns text:\n%s", out)
 	}
+	list := jsonOf[[]map[string]any](t, h.b.ok("list", h.cwd, "--json").out)
+	if first := list[len(list)-1]; first["turn"] != "P1" || first["title"] != "create app.py" {
+		t.Errorf("list: the first snapshot %v", first)
+	}
+	if out := h.b.ok("list", h.cwd).out; !strings.Contains(out, `"bump app.py"`) {
+		t.Errorf("list text:\n%s", out)
+	}
 	if ids := listing(t, h.b, scratch); len(ids) != 0 {
 		t.Errorf("the scratch directory was snapshotted: %v", ids)
 	}

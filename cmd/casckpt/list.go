@@ -54,6 +54,7 @@ type listItemJSON struct {
 	Pinned       bool    `json:"pinned"`
 	Session      *string `json:"session"`
 	Turn         *string `json:"turn"`
+	Title        *string `json:"title"`
 	Damaged      bool    `json:"damaged,omitempty"`
 }
 
@@ -72,7 +73,7 @@ func runList(cmd *cobra.Command, g *globals, dir, session string, n int) error {
 		items = append(items, listItemJSON{
 			ID: e.ID.String(), ShortID: e.ID.Short(), Time: e.Time.Format(time.RFC3339), Reason: e.Reason,
 			FilesChanged: e.FilesChanged, Insertions: e.Insertions, Deletions: e.Deletions, Pinned: e.Pinned,
-			Session: labelOrNull(e.Session), Turn: labelOrNull(e.Turn), Damaged: e.Damaged,
+			Session: labelOrNull(e.Session), Turn: labelOrNull(e.Turn), Title: labelOrNull(e.TurnTitle), Damaged: e.Damaged,
 		})
 		labelled = labelled || e.Turn != ""
 	}
@@ -104,6 +105,9 @@ func runList(cmd *cobra.Command, g *globals, dir, session string, n int) error {
 			turn := ""
 			if labelled {
 				turn = oneLine(e.Turn) + "\t"
+			}
+			if e.TurnTitle != "" {
+				mark += fmt.Sprintf(" %q", e.TurnTitle)
 			}
 			fmt.Fprintf(tw, "@%d\t%s\t%s\t%s +%s -%s\t%s%s%s\n", e.Number, e.ID.Short(), ago(e.Time, g.now()),
 				countOf(e.FilesChanged, "file"), count(e.Insertions), count(e.Deletions), turn, oneLine(e.Reason), mark)
