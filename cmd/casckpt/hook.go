@@ -111,14 +111,17 @@ keeping every other hook, and --uninstall removes it.`,
 			if (f.user || f.project) && !f.install && !f.uninstall {
 				return usagef("--user and --project go with --install or --uninstall")
 			}
-			if f.keepTurns < 1 || f.keepDays < 0 {
-				return usagef("--keep-turns must be at least 1 and --keep-days at least 0")
-			}
+			badKeep := f.keepTurns < 1 || f.keepDays < 0
 			switch {
+			case badKeep && (f.printSettings || f.install || f.uninstall):
+				return usagef("--keep-turns must be at least 1 and --keep-days at least 0")
 			case f.printSettings:
 				return printHookSettings(cmd, g)
 			case f.install || f.uninstall:
 				return installHook(cmd, g, f)
+			case badKeep: // the hook never fails: Claude Code would block the prompt
+				g.hookLog("-", fmt.Errorf("--keep-turns %d --keep-days %d: want at least 1 and 0; kept the defaults, %d and %d", f.keepTurns, f.keepDays, defaultKeepTurns, defaultKeepDays))
+				f.keepTurns, f.keepDays = defaultKeepTurns, defaultKeepDays
 			}
 			runHook(cmd.Context(), g, f)
 			return nil
