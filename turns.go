@@ -196,7 +196,8 @@ type turnChange struct {
 // when it changes no turn. The first snapshot with a turn ID starts the
 // turn (and ends it too with EndTurn: a turn ended before it was started
 // began and ended on snap); EndTurn ends an open turn on snap, and moves
-// the end of an ended one to snap (the agent kept working in it). The
+// the end of an ended one to snap (the agent kept working in it; an end
+// without opts.Interrupted clears the turn's interrupted mark). The
 // record's BackupID is left zero.
 func turnUpdate(tx *index.Tx, workdir string, opts SnapshotOptions, snap cas.ID, at time.Time) (*turnChange, error) {
 	if opts.Turn == "" || snap.IsZero() {
@@ -208,7 +209,7 @@ func turnUpdate(tx *index.Tx, workdir string, opts SnapshotOptions, snap cas.ID,
 		return nil, err
 	case !ok:
 		tr = index.Turn{Project: workdir, ID: opts.Turn, Session: opts.Session, Start: snap, Started: at, Title: TurnTitle(opts.Title)}
-	case !opts.EndTurn || tr.End == snap:
+	case !opts.EndTurn || (tr.End == snap && tr.Interrupted == opts.Interrupted):
 		return nil, nil
 	}
 	if opts.EndTurn {

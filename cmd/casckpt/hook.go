@@ -156,6 +156,7 @@ type hookEvent struct {
 	Name      string          `json:"hook_event_name"`
 	PromptID  string          `json:"prompt_id"`
 	Prompt    string          `json:"prompt"`
+	Source    string          `json:"source"` // SessionStart's: startup, resume, clear or compact
 	ToolName  string          `json:"tool_name"`
 	ToolInput json.RawMessage `json:"tool_input"`
 }
@@ -228,6 +229,9 @@ func (g *globals) hookEvent(ctx context.Context, ev hookEvent, f hookFlags) erro
 	case "UserPromptSubmit":
 		return h.promptSubmit()
 	case "SessionStart", "SessionEnd":
+		if ev.Source == "compact" {
+			return nil // the context was compacted: the prompt goes on
+		}
 		turns, err := h.store.SessionTurns(h.ctx, h.ev.SessionID)
 		if err != nil {
 			return err
@@ -347,7 +351,9 @@ func (h hookRun) postToolUse() error {
 	return err
 }
 
-// stop ends the prompt's turn in every project where it is open.
+// stop ends the prompt's turn in every project where it started; where
+// something ended it before (an event taken for an interruption), its end
+// moves to the Stop's snapshot, no longer interrupted.
 func (h hookRun) stop() error {
 	turns, err := h.store.SessionTurns(h.ctx, h.ev.SessionID)
 	if err != nil {
@@ -356,7 +362,7 @@ func (h hookRun) stop() error {
 	turn := h.promptOf(turns)
 	var errs []error
 	for _, t := range turns {
-		if t.ID == turn && t.Open {
+		if t.ID == turn {
 			errs = append(errs, h.snapshot(t.Project, turn, true, "claude-code: stop"))
 		}
 	}

@@ -234,10 +234,28 @@ func TestHookKeepsTurns(t *testing.T) {
 }
 
 // TestHookSessionEndsInterruptedTurn: SessionEnd (and SessionStart) end
-// the session's open turn, marked interrupted, so that it can be undone.
+// the session's open turn, marked interrupted, so that it can be undone;
+// SessionStart after a compaction does not (the prompt goes on), and a
+// Stop that comes after all moves the end there and clears the mark.
 func TestHookSessionEndsInterruptedTurn(t *testing.T) {
 	h := &hookSession{t: t, b: newBinEnv(t), cwd: t.TempDir(), session: "s1"}
 	writeFiles(t, h.cwd, map[string]string{"a.txt": "a\n"})
+	h.send(h.promptEvent("P0", "compacting"))
+	compact := strings.Replace(h.promptEvent("P0", ""), `"UserPromptSubmit"`, `"SessionStart", "source": "compact"`, 1)
+	h.send(compact)
+	h.writeIn("P0", "b.txt", "b\n")
+	if turns := turnsOf(t, h.b, h.cwd); len(turns) != 1 || turns[0]["end"] != nil {
+		t.Fatalf("after a compaction: %v", turns)
+	}
+	h.send(strings.Replace(h.promptEvent("P0", ""), `"UserPromptSubmit"`, `"SessionEnd"`, 1))
+	h.writeIn("P0", "c.txt", "c\n")
+	h.in("P0", "stop", nil)
+	if turns := turnsOf(t, h.b, h.cwd); len(turns) != 1 || turns[0]["interrupted"] != false || turns[0]["files_changed"] != 2.0 {
+		t.Fatalf("a Stop after the end: %v", turns)
+	}
+	h = &hookSession{t: t, b: newBinEnv(t), cwd: t.TempDir(), session: "s1"}
+	writeFiles(t, h.cwd, map[string]string{"a.txt": "a\n"})
+
 	h.send(h.promptEvent("P1", "go"))
 	h.writeIn("P1", "a.txt", "agent\n") // then Esc, and the session ends
 	end := h.promptEvent("P1", "")
