@@ -61,12 +61,13 @@ const (
 // keeps everything done since, as git revert does: turn names it (""
 // takes the newest ended turn not yet undone, so that undo after undo
 // walks back turn by turn). The turn is marked undone (TurnInfo.UndoneBy)
-// until a redo (UndoOptions.Redo) re-applies it. For each path the turn changed: if it is
-// still as the turn left it, it goes back to its state at the turn's
-// start; if it changed since and the three versions are text, their
-// three-way merge (base: the turn's end; ours: the working tree; theirs:
-// the turn's start) is written when it is clean; otherwise it is left
-// alone and reported as a conflict. It reads and verifies everything it
+// until a redo (UndoOptions.Redo) re-applies it, and what the undo wrote
+// is recorded in the write ledger as the agent's (see Store.RecordWrite).
+// For each path the turn changed: if it is still as the turn left it, it
+// goes back to its state at the turn's start; if it changed since and
+// the three versions are text, their three-way merge (base: the turn's
+// end; ours: the working tree; theirs: the turn's start) is written when
+// it is clean; otherwise it is left alone and reported as a conflict. It reads and verifies everything it
 // writes, then takes a pre-undo snapshot (unless the tree equals the
 // newest one) and replaces each file atomically, as Restore does.
 //
@@ -102,7 +103,7 @@ func (s *Store) Undo(ctx context.Context, dir, turn string, opts UndoOptions) (U
 		return res, err
 	}
 	if err := errors.Join(ss.recordOwnWrites(ctx, workdir, plan.Restore.Changes), ss.markUndone(workdir, res, opts.Redo)); err != nil {
-		return res, fmt.Errorf("turn %s was done, but recording it failed: %w", res.Turn, err)
+		return res, fmt.Errorf("undo of turn %s: the files are written, but recording the undo failed: %w", res.Turn, err)
 	}
 	return res, nil
 }
