@@ -77,10 +77,11 @@ Bash snapshots the project at cwd, and the project holding
 tool_input.file_path when the store knows it or it has a root marker (a
 file in no project is logged, not snapshotted), once per project per
 prompt; PostToolUse of a write tool records the write; Stop ends
-the turn in every project the prompt touched. Without a prompt_id, a prompt
-gets the ID "p-" and 16 hex digits of a hash of its session, text, time
-and the number of turns the store holds of the session, and a tool or Stop event belongs to its session's newest prompt, as
-the store records it.
+the turn in every project the prompt touched. Without a prompt_id, a
+prompt gets the ID "p-" and 16 hex digits of a hash of its session, text,
+time and the number of turns the store holds of the session, and a tool
+or Stop event belongs to its session's newest prompt, as the store
+records it.
 
 Its snapshots keep the last --keep-turns turns and every turn of the last
 --keep-days days, whichever keeps more (and the pinned snapshots).
@@ -91,8 +92,8 @@ shows the newest. On stdout it prints nothing, but when UserPromptSubmit
 fails to checkpoint, once per session, the JSON object
 {"systemMessage": "..."} that Claude Code shows the user.
 
---print-settings prints the hooks block for .claude/settings.json (one
-line); --install merges it into .claude/settings.json of the current
+--print-settings prints the hooks block for .claude/settings.json;
+--install merges it into .claude/settings.json of the current
 directory (--project, the default) or ~/.claude/settings.json (--user),
 keeping every other hook, and --uninstall removes it.`,
 		Args: cobra.NoArgs,

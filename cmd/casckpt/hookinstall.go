@@ -88,13 +88,15 @@ func (o *jsonObject) set(key string, v json.RawMessage) {
 	}
 }
 
-// isOurHook reports whether a hook's command line runs this hook.
+// isOurHook reports whether a hook's command line runs this hook: its
+// program is this binary or named casckpt*, with hook claude-code.
 func isOurHook(command string) bool {
 	first, _, _ := strings.Cut(command, " ")
 	if rest, ok := strings.CutPrefix(command, "'"); ok { // as shellQuote quotes it
 		first, _, _ = strings.Cut(rest, "'")
 	}
-	return strings.Contains(command, " hook claude-code") && strings.HasPrefix(filepath.Base(first), "casckpt")
+	self, _ := os.Executable()
+	return strings.Contains(command, " hook claude-code") && (first == self || strings.HasPrefix(filepath.Base(first), "casckpt"))
 }
 
 // settingsPath is the settings file --install and --uninstall change:
