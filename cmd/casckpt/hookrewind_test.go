@@ -269,3 +269,21 @@ func TestHookSessionEndsInterruptedTurn(t *testing.T) {
 	h.b.ok("undo", h.cwd)
 	sameFiles(t, h.cwd, map[string]string{"a.txt": "a\n"})
 }
+
+// TestHookTellsOfAHomeSession: a session in $HOME gets no checkpoint; its
+// first prompt tells the user why, as Claude Code shows a hook's message,
+// and later prompts say nothing more; a tool event never prints.
+func TestHookTellsOfAHomeSession(t *testing.T) {
+	b := newBinEnv(t)
+	h := &hookSession{t: t, b: b, cwd: b.home, session: "s1"}
+	r := h.sendTold(h.promptEvent("P1", "hi"))
+	told := jsonOf[map[string]string](t, r.out)
+	if len(told) != 1 || !strings.Contains(told["systemMessage"], "is your home directory") || strings.Count(r.out, "\n") != 1 {
+		t.Errorf("the user is told %q", r.out)
+	}
+	h.writeIn("P1", "x.txt", "x\n") // send: nothing on stdout
+	h.send(h.promptEvent("P2", "again"))
+	if log := h.hookLog(); len(log) != 3 {
+		t.Errorf("hook log: %q", log)
+	}
+}
