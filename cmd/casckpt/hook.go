@@ -450,9 +450,10 @@ const (
 
 // hookTell tells the user that the prompt got no checkpoint, once per
 // session: it prints the JSON object whose systemMessage Claude Code shows.
-// When the note of sessions told cannot be kept, it tells every time.
+// When the note of sessions told cannot be kept (or the event names no
+// session), it tells every time.
 func (g *globals) hookTell(session string, err error) {
-	if dir, derr := g.hookStateDir(); derr == nil {
+	if dir, derr := g.hookStateDir(); derr == nil && session != "" {
 		name := filepath.Join(dir, hookToldName)
 		data, _ := os.ReadFile(name)
 		told := strings.Split(strings.TrimSpace(string(data)), "\n")

@@ -287,3 +287,29 @@ func TestHookTellsOfAHomeSession(t *testing.T) {
 		t.Errorf("hook log: %q", log)
 	}
 }
+
+// TestHookRealPayloads: the hook events a real Claude Code (2.1.332) sent
+// for one prompt (Write, Edit, Bash, Stop; testdata/hooks/
+// claude-code-2.1.332.jsonl), played in a project with the files written
+// as it wrote them, leave one ended turn named by the payloads' prompt_id
+// and titled with the prompt.
+func TestHookRealPayloads(t *testing.T) {
+	h := &hookSession{t: t, b: newBinEnv(t), cwd: t.TempDir()}
+	writeFiles(t, h.cwd, map[string]string{"README.md": "demo\n"})
+	data, err := os.ReadFile(filepath.Join("testdata", "hooks", "claude-code-2.1.332.jsonl"))
+	must(t, err)
+	writes := map[int]map[string]string{ // what each PreToolUse's tool wrote
+		1: {"hello.txt": "hello from scripted model\n"},
+		3: {"hello.txt": "HELLO from scripted model\n"},
+		5: {"bash_out.txt": "HELLO from scripted model\n"},
+	}
+	for i, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		h.send(strings.ReplaceAll(line, "/tmp/e2e/claude-test/proj", h.cwd))
+		writeFiles(t, h.cwd, writes[i])
+	}
+	turns := turnsOf(t, h.b, h.cwd)
+	if len(turns) != 1 || turns[0]["turn"] != "c57f4580-4236-4650-a23c-72232c112871" || turns[0]["title"] != "make a file" ||
+		turns[0]["end"] == nil || turns[0]["files_changed"] != 2.0 || turns[0]["interrupted"] != false {
+		t.Errorf("turns: %v", turns)
+	}
+}
