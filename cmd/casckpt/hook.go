@@ -198,7 +198,7 @@ func runHook(ctx context.Context, g *globals, f hookFlags) {
 	name = oneLine(ev.Name)
 	if err := g.hookEvent(ctx, ev, f); err != nil {
 		fail(err)
-		if ev.Name == "UserPromptSubmit" {
+		if ended := (endError{}); ev.Name == "UserPromptSubmit" && !errors.As(err, &ended) {
 			g.hookTell(ev.SessionID, err)
 		}
 	}
@@ -275,9 +275,20 @@ func (h hookRun) promptSubmit() error {
 	ended := h.interrupt(turns, turn)
 	opts := h.options(turn, "claude-code: prompt submitted")
 	opts.Title = h.ev.Prompt
-	_, err = h.store.Snapshot(h.ctx, project, opts)
-	return errors.Join(ended, err)
+	if _, err = h.store.Snapshot(h.ctx, project, opts); err != nil {
+		return errors.Join(ended, err)
+	}
+	if ended != nil {
+		return endError{ended}
+	}
+	return nil
 }
+
+// endError is the failure to end an earlier turn, the prompt's own
+// checkpoint having been taken: logged, not told to the user.
+type endError struct{ error }
+
+func (e endError) Unwrap() error { return e.error }
 
 // interrupt ends the session's open turns but turn, each in every project
 // where it is open, marked interrupted: Claude Code sends no Stop for a

@@ -313,3 +313,23 @@ func TestHookRealPayloads(t *testing.T) {
 		t.Errorf("turns: %v", turns)
 	}
 }
+
+// TestHookOpenTurnInAGoneProject: when the session's open turn cannot be
+// ended (its project was deleted), the next prompt still starts its own
+// turn, and the miss is logged, not told: the prompt has its checkpoint.
+func TestHookOpenTurnInAGoneProject(t *testing.T) {
+	h := &hookSession{t: t, b: newBinEnv(t), cwd: t.TempDir(), session: "s1"}
+	other := filepath.Join(t.TempDir(), "other")
+	writeFiles(t, h.cwd, map[string]string{"a.txt": "a\n"})
+	writeFiles(t, other, map[string]string{"go.mod": "module x\n"})
+	h.send(h.promptEvent("P1", "go"))
+	h.writeIn("P1", filepath.Join(other, "b.go"), "package x\n") // then Esc
+	must(t, os.RemoveAll(other))
+	h.send(h.promptEvent("P2", "next")) // prints nothing
+	if turns := turnsOf(t, h.b, h.cwd); len(turns) != 2 || turns[0]["turn"] != "P2" || turns[1]["interrupted"] != true {
+		t.Errorf("turns: %v", turns)
+	}
+	if log := h.hookLog(); len(log) != 1 || !strings.Contains(log[0], " UserPromptSubmit ") {
+		t.Errorf("hook log: %q", log)
+	}
+}
