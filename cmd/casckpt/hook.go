@@ -487,8 +487,9 @@ func (g *globals) hookTell(session string, err error) {
 		" (casckpt status shows the hook's recent misses; said once per session)"})
 }
 
-// hookStateDir is where the hook keeps its notes: the store's directory,
-// or for a store in a bucket the local cache directory.
+// hookStateDir is where the hook keeps its notes and where status looks
+// for its log: the store's directory, or for a store in a bucket the
+// local cache directory.
 func (g *globals) hookStateDir() (string, error) {
 	dir, err := g.storePath()
 	if err != nil || !casckpt.IsRemote(dir) {
@@ -511,8 +512,8 @@ const hookMissesShown = 5
 // newest n: what status shows.
 func (g *globals) hookMisses(n int) []string {
 	out := []string{}
-	dir, err := g.storePath()
-	if err != nil || casckpt.IsRemote(dir) {
+	dir, err := g.hookStateDir()
+	if err != nil {
 		return out
 	}
 	data, err := os.ReadFile(filepath.Join(dir, hookLogName))
