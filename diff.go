@@ -52,19 +52,22 @@ type DiffOptions struct {
 }
 
 // Diff compares snapshot from of the project in dir with another snapshot
-// or with the working tree. It changes nothing.
+// or with the working tree (on a bucket store with Options.ReadMachine, a
+// snapshot of that machine's project at dir with the working tree here).
+// It changes nothing.
 func (s *Store) Diff(ctx context.Context, dir string, from Ref, opts DiffOptions) (DiffResult, error) {
 	workdir, err := knownWorkdir(dir)
 	if err != nil {
 		return DiffResult{}, err
 	}
+	project := s.machineWorkdir(workdir) // another machine's with Options.ReadMachine
 	var res DiffResult
 	err = s.read(ctx, func(v view) error {
-		snaps, err := v.tx.Snapshots(workdir)
+		snaps, err := v.tx.Snapshots(project)
 		if err != nil {
 			return err
 		}
-		a, _, err := resolve(snaps, from, workdir)
+		a, _, err := resolve(snaps, from, project)
 		if err != nil {
 			return err
 		}
@@ -78,7 +81,7 @@ func (s *Store) Diff(ctx context.Context, dir string, from Ref, opts DiffOptions
 			getter cas.Getter = v.objects
 		)
 		if opts.To != "" {
-			b, _, err := resolve(snaps, opts.To, workdir)
+			b, _, err := resolve(snaps, opts.To, project)
 			if err != nil {
 				return err
 			}
@@ -211,10 +214,10 @@ func gitMode(e manifest.Entry) string {
 func fileDiff(ctx context.Context, c manifest.Change, older, newer contentSource, patch bool) (FileDiff, error) {
 	d := FileDiff{Path: c.Path, Status: c.Status, Old: c.Old, New: c.New}
 	var header strings.Builder
+	oldLabel, newLabel := QuotePath("a/"+c.Path), QuotePath("b/"+c.Path)
 	if patch {
-		fmt.Fprintf(&header, "diff --git a/%s b/%s\n", c.Path, c.Path)
+		fmt.Fprintf(&header, "diff --git %s %s\n", oldLabel, newLabel)
 	}
-	oldLabel, newLabel := "a/"+c.Path, "b/"+c.Path
 	switch c.Status {
 	case manifest.Added:
 		lines, bin := entryLines(c.New)
@@ -263,12 +266,9 @@ func fileDiff(ctx context.Context, c manifest.Change, older, newer contentSource
 		}
 		var r textdiff.Result
 		if patch {
-			r, err = textdiff.Unified(oldLabel, newLabel, oldText, newText)
+			r = textdiff.Unified(nameLabel(oldLabel, c.Path), nameLabel(newLabel, c.Path), oldText, newText)
 		} else {
-			r, err = textdiff.Count(oldText, newText)
-		}
-		if err != nil {
-			return d, err
+			r = textdiff.Count(oldText, newText)
 		}
 		d.Insertions, d.Deletions = r.Insertions, r.Deletions
 		if patch {
@@ -277,6 +277,20 @@ func fileDiff(ctx context.Context, c manifest.Change, older, newer contentSource
 		}
 	}
 	return d, nil
+}
+
+// QuotePath quotes a path as git does in a patch's headers and in diff
+// --stat (with core.quotePath off): in double quotes with C escapes when
+// it holds a control character, a quote or a backslash.
+func QuotePath(p string) string { return textdiff.QuotePath(p) }
+
+// nameLabel is the "---" or "+++" label of a patch of path: git follows a
+// file's name with a tab when path holds a space (not "/dev/null").
+func nameLabel(label, path string) string {
+	if label != "/dev/null" && strings.Contains(path, " ") {
+		return label + "\t"
+	}
+	return label
 }
 
 // treeOverlay is a Putter that keeps trees in memory and only hashes file

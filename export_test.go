@@ -2,6 +2,8 @@ package casckpt
 
 import (
 	"fmt"
+	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 )
@@ -21,4 +23,16 @@ func SeparateGCLeases(t *testing.T) {
 func OnClear(t *testing.T, fn func()) {
 	clearHook = fn
 	t.Cleanup(func() { clearHook = nil })
+}
+
+// OnProjectLockWait makes a restore or undo call fn when it finds its
+// project's writer lock held, before it waits for it, until the test
+// ends.
+func OnProjectLockWait(t *testing.T, fn func()) {
+	lockWaitHook = func(path string) {
+		if strings.HasPrefix(filepath.Base(path), "project-") {
+			fn()
+		}
+	}
+	t.Cleanup(func() { lockWaitHook = nil })
 }

@@ -4,7 +4,6 @@ go 1.26.0
 
 require (
 	github.com/PlakarKorp/go-cdc-chunkers v1.1.0
-	github.com/aymanbagabas/go-udiff v0.4.1
 	github.com/go-git/go-billy/v5 v5.9.2
 	github.com/go-git/go-git/v5 v5.19.3
 	github.com/google/jsonschema-go v0.4.3

@@ -30,9 +30,10 @@ var layers = map[string][]string{
 	"integrations/mcp":   {"casckpt"},
 	"casckpt":            {"index", "gc", "manifest", "cas", "cas/packstore/...", "cas/s3store", "internal/..."},
 	"internal/restorer":  {"manifest", "cas"},
-	"internal/textdiff":  {}, // udiff only
+	"internal/textdiff":  {}, // the standard library only
 	"internal/undo":      {"internal/restorer", "internal/textdiff", "manifest", "cas"},
-	"internal/scan":      {"manifest", "cas", "internal/statcache"},
+	"internal/scan":      {"manifest", "cas", "internal/statcache", "internal/gitindex"},
+	"internal/gitindex":  {}, // the standard library only
 	"internal/statcache": {"cas"},
 	"internal/testtree":  {}, // the standard library only
 	"internal/remote":    {"cas"},

@@ -50,7 +50,7 @@ func (s *Store) List(ctx context.Context, dir string, n int) ([]ListEntry, error
 // when session is ""). Each snapshot's change is still from the next older
 // snapshot of the project, whatever its session.
 func (s *Store) ListSession(ctx context.Context, dir, session string, n int) ([]ListEntry, error) {
-	workdir, err := knownWorkdir(dir)
+	workdir, err := s.readWorkdir(dir)
 	if err != nil {
 		return nil, err
 	}

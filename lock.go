@@ -2,9 +2,12 @@ package casckpt
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -42,6 +45,9 @@ func lockStore(ctx context.Context, path string, exclusive bool, deadline time.T
 			f.Close()
 			return nil, fmt.Errorf("lock %s: %w", path, err)
 		}
+		if lockWaitHook != nil && wait == time.Millisecond {
+			lockWaitHook(path)
+		}
 		if time.Now().After(deadline) {
 			f.Close()
 			return nil, fmt.Errorf("%w: another casckpt process held %s for %s; try again when it finishes", ErrBusy, path, timeout)
@@ -56,6 +62,10 @@ func lockStore(ctx context.Context, path string, exclusive bool, deadline time.T
 	}
 }
 
+// lockWaitHook, when set by a test, is called by lockStore with the lock
+// file's path when it first finds the lock held, before it waits.
+var lockWaitHook func(path string)
+
 // sameFile reports whether the open file f is the file now at path (same
 // device and inode).
 func sameFile(f *os.File, path string) bool {
@@ -69,5 +79,35 @@ func sameFile(f *os.File, path string) bool {
 func (l *storeLock) unlock() {
 	if l != nil {
 		l.f.Close() // closing the last descriptor releases the flock
+	}
+}
+
+// lockProject takes the project's writer lock, which restores and undos
+// of project workdir hold while they scan, plan and change its tree, so
+// that they run one at a time and each plans from what the one before
+// left. It waits as the store lock does, and returns its release. The
+// lock file is in the store's locks directory (cleared with the store,
+// which no one clears while this session holds the store lock, which a
+// session that writes always holds).
+func (ss *session) lockProject(ctx context.Context, workdir string) (func(), error) {
+	dir := filepath.Join(ss.s.dir, "locks")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("project lock: %w", err)
+	}
+	sum := sha256.Sum256([]byte(workdir))
+	name := filepath.Join(dir, "project-"+hex.EncodeToString(sum[:12]))
+	deadline := time.Now().Add(ss.s.opts.LockTimeout)
+	for {
+		l, err := lockStore(ctx, name, true, deadline, ss.s.opts.LockTimeout)
+		if errors.Is(err, errLockReplaced) {
+			continue
+		}
+		if errors.Is(err, ErrBusy) {
+			err = fmt.Errorf("%w: another restore or undo of %s held it for %s; try again when it finishes", ErrBusy, workdir, ss.s.opts.LockTimeout)
+		}
+		if err != nil {
+			return nil, err
+		}
+		return l.unlock, nil
 	}
 }

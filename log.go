@@ -48,7 +48,7 @@ func (s *Store) FileLog(ctx context.Context, dir, p string) ([]LogEntry, error) 
 	}
 	out := []LogEntry{}
 	err = s.read(ctx, func(v view) error {
-		snaps, err := v.tx.Snapshots(workdir)
+		snaps, err := v.tx.Snapshots(s.machineWorkdir(workdir))
 		if err != nil {
 			return err
 		}
@@ -106,10 +106,12 @@ func fileLog(ctx context.Context, g cas.Getter, snaps []record, p string) ([]Log
 }
 
 // pathStatus says how a path went from entry old to entry new (an unset
-// entry: absent), and whether it changed at all.
+// entry: absent), and whether it changed at all: not when either was not
+// captured (unreadable).
 func pathStatus(old, new manifest.Entry) (manifest.Status, bool) {
 	switch {
-	case old.Kind == 0 && new.Kind == 0:
+	case old.Kind == 0 && new.Kind == 0,
+		old.Kind == manifest.KindUnreadable || new.Kind == manifest.KindUnreadable: // not captured: not known
 		return "", false
 	case old.Kind == 0:
 		return manifest.Added, true
@@ -207,10 +209,10 @@ func (r *pathResolver) resolve(root cas.ID) (manifest.Entry, error) {
 			return manifest.Entry{}, err
 		}
 		e, ok := t.Lookup(r.names[k])
-		if !ok || (k < len(r.names)-1 && e.Kind != manifest.KindDir) {
+		if !ok || (k < len(r.names)-1 && e.Kind != manifest.KindDir && e.Kind != manifest.KindUnreadable) {
 			e = manifest.Entry{}
 		}
-		if e.Kind == 0 || k == len(r.names)-1 {
+		if e.Kind == 0 || e.Kind == manifest.KindUnreadable || k == len(r.names)-1 { // below an unreadable directory: unreadable too
 			r.way, r.entry = way, e
 			return e, nil
 		}

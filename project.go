@@ -55,7 +55,8 @@ var rootMarkers = []string{".git", "go.mod", "package.json", "pyproject.toml", "
 
 // Root returns the root of the project that path belongs to: the nearest
 // directory, from path itself (if a directory) or its directory upwards,
-// that the store has snapshots of or that holds one of .git, go.mod,
+// that the store has snapshots of (on a bucket store, that this machine
+// snapshotted itself) or that holds one of .git, go.mod,
 // package.json, pyproject.toml, Cargo.toml, Makefile, pom.xml, .hg or
 // Gemfile; else the directory of path (path itself if a directory). The
 // walk stops below the user's home directory (Options.HomeDir): a marker
@@ -79,7 +80,7 @@ func (s *Store) FindRoot(ctx context.Context, path string) (root string, found b
 	root = start
 	err = s.read(ctx, func(v view) error {
 		for d := start; d != home; d = filepath.Dir(d) {
-			if v.tx.HasSnapshots(d) || hasMarker(d) {
+			if (v.tx.HasSnapshots(d) && s.actsOn(v.tx, d)) || hasMarker(d) {
 				root, found = d, true
 				return nil
 			}
@@ -168,7 +169,13 @@ func dirIdentity(p string) (index.DirID, bool) {
 // unmounted is the loss the rule exists to prevent. Such a project is
 // still dropped by the stale rule once untouched long enough, and its next
 // snapshot records the identity.
+//
+// Another machine's project of a bucket store is Unreachable: its
+// directory is not on this machine.
 func projectState(p index.Project) gc.State {
+	if m, _ := SplitWorkdir(p.Workdir); m != "" {
+		return gc.Unreachable
+	}
 	st, err := os.Stat(p.Workdir)
 	switch {
 	case err == nil && st.IsDir():

@@ -14,7 +14,7 @@ import (
 // withSnapshot resolves ref in the project of dir and runs fn under a read
 // view.
 func (s *Store) withSnapshot(ctx context.Context, dir string, ref Ref, fn func(v view, sn record) error) error {
-	workdir, err := knownWorkdir(dir)
+	workdir, err := s.readWorkdir(dir)
 	if err != nil {
 		return err
 	}

@@ -49,6 +49,7 @@ func resolve(snaps []record, r Ref, project string) (record, int, error) {
 	if err != nil {
 		return record{}, 0, err
 	}
+	project = workdirName(project)
 	if p.nth > 0 {
 		if p.nth > len(snaps) {
 			return record{}, 0, fmt.Errorf("snapshot %s: %w: %s has %d snapshots", r, ErrNotFound, project, len(snaps))

@@ -28,7 +28,8 @@ func IsRemote(location string) bool { return strings.HasPrefix(location, "s3://"
 // bucket of an S3-compatible server, "s3://BUCKET[/PREFIX]" (see
 // docs/remote.md). The server and its credentials come from
 // AWS_ENDPOINT_URL, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and
-// AWS_REGION, read through opts.Getenv. A store in a bucket keeps its
+// AWS_REGION, and the wait on a silent server from CASCKPT_S3_TIMEOUT,
+// read through opts.Getenv. A store in a bucket keeps its
 // index in a cache directory under opts.CacheDir, which may be deleted at
 // any time: the bucket is the truth. The first use of a cache probes the
 // server's conditional writes, and refuses a server that ignores them.
@@ -45,6 +46,9 @@ func OpenURL(ctx context.Context, location string, opts Options) (*Store, error)
 		return nil, err
 	}
 	cfg.Transport, cfg.Progress = opts.S3Transport, opts.UploadProgress
+	if opts.S3Timeout > 0 && (cfg.Timeout == 0 || opts.S3Timeout < cfg.Timeout) {
+		cfg.Timeout = opts.S3Timeout
+	}
 	if opts.GCGrace, err = gcGrace(opts.GCGrace, getenv); err != nil {
 		return nil, err
 	}
@@ -58,6 +62,10 @@ func OpenURL(ctx context.Context, location string, opts Options) (*Store, error)
 			return nil, fmt.Errorf("store %s: no cache directory (%v): set XDG_CACHE_HOME or HOME", location, err)
 		}
 		cacheRoot = filepath.Join(cacheRoot, "casckpt")
+	}
+	machine, err := machineID(opts.Machine, cacheRoot)
+	if err != nil {
+		return nil, err
 	}
 	sum := sha256.Sum256([]byte(cfg.Endpoint + "\x00" + cfg.Bucket + "\x00" + cfg.Prefix))
 	s, err := Open(filepath.Join(cacheRoot, cfg.Bucket+"-"+hex.EncodeToString(sum[:8])), opts)
@@ -73,7 +81,8 @@ func OpenURL(ctx context.Context, location string, opts Options) (*Store, error)
 		return nil, err
 	}
 	s.packs = keepPacks{bucket}
-	s.remote = &bucketStore{url: location, bucket: bucket, grace: opts.GCGrace, horizon: horizon}
+	s.remote = &bucketStore{url: location, bucket: bucket, grace: opts.GCGrace, horizon: horizon,
+		machine: machine, key: remote.NewFleetKey(opts.FleetKey)}
 	return s, nil
 }
 
@@ -85,6 +94,9 @@ type bucketStore struct {
 	// horizon is the age by the server's clock past which gc removes
 	// deleted lists (docs/remote.md, "Horizon").
 	horizon time.Duration
+	// machine is this machine's ID; key the fleet key (nil: none).
+	machine string
+	key     *remote.FleetKey
 
 	mu     sync.Mutex
 	synced time.Time // when the cache was last brought up to date
@@ -140,7 +152,10 @@ func (ss *session) publish(ctx context.Context, tx *index.Tx, p *pendingSnapshot
 	if r == nil {
 		return nil
 	}
-	var c remote.Commit
+	if err := tx.Remote().SetOwn(p.workdir); err != nil {
+		return err
+	}
+	c := remote.Commit{Machine: r.machine}
 	if p.rec != nil {
 		c.Records = append(c.Records, remote.Record{Kind: remote.RecordSnapshot, BackupID: p.rec.BackupID, Data: index.EncodeBackup(*p.rec, "")})
 	}
@@ -161,12 +176,12 @@ func (ss *session) publish(ctx context.Context, tx *index.Tx, p *pendingSnapshot
 			return err
 		}
 		key := remote.CommitKey(time.Now(), c.Records[0].BackupID) // the wall clock, not opts.Now: keys order the listing
-		if err := r.bucket.PutNew(ctx, key, remote.EncodeCommit(c)); err != nil {
+		if err := r.bucket.PutNew(ctx, key, r.key.Seal(key, remote.EncodeCommit(c))); err != nil {
 			return fmt.Errorf("publish the snapshot's commit: %w", err)
 		}
 		if err := ss.recheck(ctx); errors.Is(err, errGCMeanwhile) && p.rec != nil {
 			// Stopped between the check and the PUT: take the commit back.
-			if derr := r.bucket.PutNew(ctx, remote.DroppedKey(time.Now(), p.rec.ID), nil); derr != nil {
+			if derr := r.bucket.PutNew(ctx, r.key.SignName(remote.DroppedKey(time.Now(), p.rec.ID)), nil); derr != nil {
 				return fmt.Errorf("%w; and the drop of the commit failed (%v): run casckpt verify", err, derr)
 			}
 			return err
@@ -198,9 +213,9 @@ func (ss *session) publishWrites(ctx context.Context, tx *index.Tx, workdir stri
 	if _, err := rand.Read(id[:]); err != nil {
 		return err
 	}
-	c := remote.Commit{Records: []remote.Record{{Kind: remote.RecordWrites, BackupID: id, Data: index.EncodeWrites(workdir, writes)}}}
+	c := remote.Commit{Machine: r.machine, Records: []remote.Record{{Kind: remote.RecordWrites, BackupID: id, Data: index.EncodeWrites(workdir, writes)}}}
 	key := remote.CommitKey(time.Now(), id)
-	if err := r.bucket.PutNew(ctx, key, remote.EncodeCommit(c)); err != nil {
+	if err := r.bucket.PutNew(ctx, key, r.key.Seal(key, remote.EncodeCommit(c))); err != nil {
 		return fmt.Errorf("publish the recorded writes: %w", err)
 	}
 	return tx.Remote().SetApplied(key)
@@ -212,7 +227,7 @@ func (s *Store) markDropped(ctx context.Context, tx *index.Tx, id cas.ID) error 
 	if s.remote == nil {
 		return nil
 	}
-	key := remote.DroppedKey(time.Now(), id)
+	key := s.remote.key.SignName(remote.DroppedKey(time.Now(), id))
 	if err := s.remote.bucket.PutNew(ctx, key, nil); err != nil {
 		return fmt.Errorf("record the drop of %s in the bucket: %w", id.Short(), err)
 	}
@@ -231,11 +246,11 @@ func (s *Store) markPinned(ctx context.Context, id cas.ID, pinned bool) error {
 	key := remote.PinKey(id)
 	var err error
 	if pinned {
-		if err = s.remote.bucket.PutNew(ctx, key, nil); errors.Is(err, fs.ErrExist) {
+		if err = s.remote.bucket.PutNew(ctx, s.remote.key.SignName(key), nil); errors.Is(err, fs.ErrExist) {
 			err = nil // pinned already, by this machine or another
 		}
-	} else {
-		err = s.remote.bucket.Delete(ctx, key)
+	} else if err = s.remote.bucket.Delete(ctx, key); err == nil && s.remote.key != nil {
+		err = s.remote.bucket.Delete(ctx, s.remote.key.SignName(key)) // as a machine with the key put it
 	}
 	if err != nil {
 		return fmt.Errorf("record the pin of %s in the bucket: %w", id.Short(), err)
@@ -284,9 +299,18 @@ func (s *Store) repairCache(ctx context.Context) (RepairResult, error) {
 
 // rebuildCache replaces the cache's index with an empty one brought up
 // to date from the bucket, and returns the name under which the old one
-// is kept. The caller holds the cache's exclusive lock.
+// is kept. The projects the old one recorded as this machine's own are
+// kept (when it can be read). The caller holds the cache's exclusive lock.
 func (s *Store) rebuildCache(ctx context.Context) (string, error) {
-	old, err := s.db.Rebuild(s.opts.Now(), func(*index.Tx) error { return nil })
+	own := s.ownProjects() // what the bucket cannot tell: kept
+	old, err := s.db.Rebuild(s.opts.Now(), func(tx *index.Tx) error {
+		for _, w := range own {
+			if err := tx.Remote().SetOwn(w); err != nil {
+				return err
+			}
+		}
+		return tx.Remote().SetView(s.remote.view())
+	})
 	if err != nil {
 		return old, err
 	}

@@ -11,9 +11,10 @@ import (
 
 // applyFetched records in the cache, in one transaction, what a sync read
 // of the bucket: the new packs' objects, the new commits' records (in key
-// order), the dropped markers, the pins, and the new watermark (never
-// moved back from mark).
-func applyFetched(tx *index.Tx, f *fetched, mark time.Time) error {
+// order, another machine's in its projects), the dropped markers, the
+// pins, the objects the fleet key refused, the view and the new watermark
+// (never moved back from mark).
+func (r *bucketStore) applyFetched(tx *index.Tx, f *fetched, mark time.Time) error {
 	packs, err := tx.Objects().Packs()
 	if err != nil {
 		return err
@@ -40,12 +41,28 @@ func applyFetched(tx *index.Tx, f *fetched, mark time.Time) error {
 	if err := applyGCLists(tx, f.gcLists); err != nil {
 		return err
 	}
-	a := applier{tx: tx, pins: f.pins}
+	a := applier{tx: tx, pins: f.pins, machine: r.machine}
 	if err := a.load(); err != nil {
 		return err
 	}
 	for _, fc := range f.commits {
+		if fc.damaged != "" { // skipped; verify and status name it
+			if err := tx.Remote().SetApplied(fc.key); err != nil {
+				return err
+			}
+			if err := tx.Remote().SetDamaged(fc.key, fc.damaged); err != nil {
+				return err
+			}
+			continue
+		}
 		whole := fc.ok
+		if fc.rejected != "" {
+			// Its packs are no garbage to gc until someone looks: gc
+			// refuses, as for a commit it cannot read.
+			if err := tx.Remote().SetRejected(fc.key, fc.rejected); err != nil {
+				return err
+			}
+		}
 		if fc.ok {
 			if whole, err = a.commit(fc.c); err != nil {
 				return err
@@ -60,10 +77,21 @@ func applyFetched(tx *index.Tx, f *fetched, mark time.Time) error {
 			}
 		}
 	}
-	for _, key := range f.dropped {
-		if err := a.drop(key); err != nil {
+	for _, d := range f.dropped {
+		if err := a.drop(d); err != nil {
 			return err
 		}
+	}
+	for key, why := range f.rejected {
+		if err := tx.Remote().SetRejected(key, why); err != nil {
+			return err
+		}
+		if err := tx.Remote().SetApplied(key); err != nil {
+			return err
+		}
+	}
+	if err := tx.Remote().SetView(r.view()); err != nil {
+		return err
 	}
 	if err := a.applyPins(); err != nil {
 		return err
@@ -79,10 +107,11 @@ func applyFetched(tx *index.Tx, f *fetched, mark time.Time) error {
 
 // applier adds a sync's records to the cache.
 type applier struct {
-	tx    *index.Tx
-	pins  map[cas.ID]bool
-	snaps map[cas.ID]record // every snapshot of the cache, by ID
-	tombs map[cas.ID][16]byte
+	tx      *index.Tx
+	machine string // this machine's ID
+	pins    map[cas.ID]bool
+	snaps   map[cas.ID]record // every snapshot of the cache, by ID
+	tombs   map[cas.ID][16]byte
 }
 
 func (a *applier) load() error {
@@ -104,6 +133,12 @@ func (a *applier) load() error {
 // false when a record could not be read.
 func (a *applier) commit(c remote.Commit) (whole bool, _ error) {
 	whole = true
+	// A commit of another machine goes to its projects; one older than
+	// machines to this machine's (docs/remote.md, "Machines").
+	workdir := func(w string) string { return w }
+	if c.Machine != "" && c.Machine != a.machine {
+		workdir = func(w string) string { return foreignWorkdir(c.Machine, w) }
+	}
 	for _, r := range c.Records {
 		switch r.Kind {
 		case remote.RecordSnapshot:
@@ -112,6 +147,7 @@ func (a *applier) commit(c remote.Commit) (whole bool, _ error) {
 				whole = false // not a record this version reads
 				continue
 			}
+			sn.Project = workdir(sn.Project)
 			if err := a.snapshot(sn, r.BackupID, origin); err != nil {
 				return false, err
 			}
@@ -121,17 +157,17 @@ func (a *applier) commit(c remote.Commit) (whole bool, _ error) {
 				whole = false
 				continue
 			}
-			tr.BackupID = r.BackupID
+			tr.BackupID, tr.Project = r.BackupID, workdir(tr.Project)
 			if err := a.turn(tr); err != nil {
 				return false, err
 			}
 		case remote.RecordWrites:
-			workdir, writes, err := index.DecodeWrites(r.Data)
+			wd, writes, err := index.DecodeWrites(r.Data)
 			if err != nil {
 				whole = false
 				continue
 			}
-			if err := a.tx.ApplyWrites(workdir, writes); err != nil {
+			if err := a.tx.ApplyWrites(workdir(wd), writes); err != nil {
 				return false, err
 			}
 		}
@@ -184,20 +220,18 @@ func (a *applier) turn(tr index.Turn) error {
 	return a.tx.PutTurn(tr)
 }
 
-// drop applies the dropped marker under key.
-func (a *applier) drop(key string) error {
-	if _, id, ok := remote.ParseTimed(remote.DroppedDir, key); ok {
-		if err := a.tx.Remote().SetDropped(id); err != nil {
+// drop applies dropped marker d.
+func (a *applier) drop(d droppedKey) error {
+	if err := a.tx.Remote().SetDropped(d.id); err != nil {
+		return err
+	}
+	if sn, ok := a.snaps[d.id]; ok {
+		if err := a.tx.DeleteSnapshot(sn); err != nil {
 			return err
 		}
-		if sn, ok := a.snaps[id]; ok {
-			if err := a.tx.DeleteSnapshot(sn); err != nil {
-				return err
-			}
-			delete(a.snaps, id)
-		}
+		delete(a.snaps, d.id)
 	}
-	return a.tx.Remote().SetApplied(key)
+	return a.tx.Remote().SetApplied(d.key)
 }
 
 // applyPins makes the cache's pins the bucket's.
@@ -271,6 +305,11 @@ func applyGCLists(tx *index.Tx, lists []gcList) error {
 		}
 		if err := tx.Remote().SetApplied(l.key); err != nil {
 			return err
+		}
+		if l.damaged != "" {
+			if err := tx.Remote().SetDamaged(l.key, l.damaged); err != nil {
+				return err
+			}
 		}
 	}
 	if err := forgetPacks(tx, deleted); err != nil {

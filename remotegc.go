@@ -49,7 +49,7 @@ func (ss *session) remoteCollect(ctx context.Context) (GCResult, error) {
 		return res, err
 	}
 	err = r.syncFrom(ctx, s, true, true) // after the lease's time: see recheck
-	if errors.Is(err, errBehindHorizon) {
+	if errors.Is(err, errBehindHorizon) || errors.Is(err, errCacheView) {
 		if err = s.rebuildCacheDiscarding(ctx); err == nil {
 			err = r.syncFrom(ctx, s, true, true)
 		}
@@ -98,7 +98,9 @@ type bucketMark struct {
 func (s *Store) markBucket(ctx context.Context) (*bucketMark, error) {
 	m := &bucketMark{livePacks: map[[16]byte]bool{}, stored: map[[16]byte]int64{}}
 	err := s.db.View(func(tx *index.Tx) error {
-		if key := tx.Remote().FirstUnread(); key != "" {
+		if key := tx.Remote().FirstUnread(); key != "" && tx.Remote().Rejected(key) {
+			return fmt.Errorf("gc: commit %s in %s carries no valid fleet signature, so its packs cannot be told apart from garbage; nothing was deleted: if no machine of the fleet wrote it, delete it from the bucket and run casckpt repair (casckpt verify names every such object)", key, s.remote.url)
+		} else if key != "" {
 			return fmt.Errorf("gc: commit %s in %s could not be read whole (damaged, or written by a newer casckpt), so its packs cannot be told apart from garbage; nothing was deleted: upgrade casckpt, or delete that commit", key, s.remote.url)
 		}
 		objects := cas.NewStore(s.packs, tx.Objects())
@@ -196,13 +198,15 @@ func (r *bucketStore) unneeded(ctx context.Context, m *bucketMark, names [][16]b
 // are still unneeded, then the list: first a deleted list naming them, so
 // every cache forgets them, then each pack.
 func (r *bucketStore) deletePending(ctx context.Context, l *lease, m *bucketMark, key string, res *GCResult) error {
-	b, err := r.bucket.Get(ctx, key)
+	b, err := r.bucket.Get(ctx, key, remote.MaxPackList)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil // another gc finished it
+	} else if errors.Is(err, s3store.ErrTooLarge) {
+		return nil // damaged, as verify says: nothing is deleted by it
 	} else if err != nil {
 		return fmt.Errorf("gc: %w; nothing more was deleted", err)
 	}
-	names, err := remote.DecodePackList(b)
+	names, err := remote.DecodePackList(remote.Unsealed(key, b)) // re-marked: signed or not
 	if err != nil {
 		return fmt.Errorf("gc: pending list %s: %w; nothing more was deleted: delete that list", key, err)
 	}
@@ -215,7 +219,8 @@ func (r *bucketStore) deletePending(ctx context.Context, l *lease, m *bucketMark
 			return err
 		}
 		gone := sortedNames(dead)
-		if err := r.bucket.PutNew(ctx, remote.GCKey(remote.DeletedDir, time.Now()), remote.EncodePackList(gone)); err != nil {
+		deleted := remote.GCKey(remote.DeletedDir, time.Now())
+		if err := r.bucket.PutNew(ctx, deleted, r.key.Seal(deleted, remote.EncodePackList(gone))); err != nil {
 			return fmt.Errorf("gc: %w; nothing more was deleted", err)
 		}
 		for _, name := range gone {
@@ -249,7 +254,8 @@ func (r *bucketStore) writePending(ctx context.Context, l *lease, m *bucketMark)
 	if err := l.renew(ctx); err != nil {
 		return err
 	}
-	if err := r.bucket.PutNew(ctx, remote.GCKey(remote.PendingDir, time.Now()), remote.EncodePackList(sortedNames(dead))); err != nil {
+	key := remote.GCKey(remote.PendingDir, time.Now())
+	if err := r.bucket.PutNew(ctx, key, r.key.Seal(key, remote.EncodePackList(sortedNames(dead)))); err != nil {
 		return fmt.Errorf("gc: %w", err)
 	}
 	return nil
@@ -401,13 +407,13 @@ func (r *bucketStore) advanceHorizon(ctx context.Context, l *lease) error {
 	}
 	merged := map[[16]byte]int{}
 	for _, key := range old {
-		b, err := r.bucket.Get(ctx, key)
+		b, err := r.bucket.Get(ctx, key, remote.MaxPackList)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue // another gc removed it, after its horizon generation named its packs
 		} else if err != nil {
 			return gcErr(err)
 		}
-		names, err := remote.DecodePackList(b)
+		names, err := remote.DecodePackList(remote.Unsealed(key, b))
 		if err != nil {
 			return fmt.Errorf("gc: deleted list %s: %w; nothing more was deleted: delete that list", key, err)
 		}
@@ -418,7 +424,7 @@ func (r *bucketStore) advanceHorizon(ctx context.Context, l *lease) error {
 	if err := l.renew(ctx); err != nil {
 		return err
 	}
-	err = r.bucket.PutNew(ctx, remote.HorizonKey(next), remote.EncodePackList(sortedNames(merged)))
+	err = r.bucket.PutNew(ctx, remote.HorizonKey(next), r.key.Seal(remote.HorizonKey(next), remote.EncodePackList(sortedNames(merged))))
 	if errors.Is(err, fs.ErrExist) {
 		return nil // another gc wrote this generation: it removes its lists
 	} else if err != nil {

@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/casckpt/casckpt/cas"
+	"github.com/casckpt/casckpt/cas/s3store"
 	"github.com/casckpt/casckpt/index"
 	"github.com/casckpt/casckpt/internal/remote"
 )
@@ -34,13 +35,16 @@ const (
 // packs the new commits name.
 type fetched struct {
 	commits []fetchedCommit
-	dropped []string // keys
+	dropped []droppedKey
 	pins    map[cas.ID]bool
-	tables  map[[16]byte]cas.SalvagedPack
-	newest  time.Time       // the newest key time listed
-	gcKeys  map[string]bool // every pending and deleted list of gc
-	gcLists []gcList        // those the cache has not applied
-	listed  map[string]bool // with full: every commit key listed
+	// rejected are the objects the fleet key refused, not yet recorded:
+	// key and why.
+	rejected map[string]string
+	tables   map[[16]byte]cas.SalvagedPack
+	newest   time.Time       // the newest key time listed
+	gcKeys   map[string]bool // every pending and deleted list of gc
+	gcLists  []gcList        // those the cache has not applied
+	listed   map[string]bool // with full: every commit key listed
 }
 
 // gcList is a pending or deleted list of gc (see internal/remote).
@@ -48,13 +52,29 @@ type gcList struct {
 	key     string
 	deleted bool
 	packs   [][16]byte
+	// damaged says why the list is skipped (it is larger than any list,
+	// so no gc deletes by it either); "" if it is not.
+	damaged string
+}
+
+// droppedKey is a dropped marker listed: its key and the snapshot it
+// names.
+type droppedKey struct {
+	key string
+	id  cas.ID
 }
 
 type fetchedCommit struct {
 	key  string
 	c    remote.Commit
-	ok   bool // decoded
+	ok   bool // decoded, and signed when there is a fleet key
 	gone bool // deleted since the listing
+	// rejected says why the fleet key refused it ("": it did not).
+	rejected string
+	// damaged says why the commit is skipped and named by verify and
+	// status: it does not decode, is too large, or names a pack of
+	// another size than it says ("" if none of these).
+	damaged string
 }
 
 // sync brings the cache up to date with the bucket (at most every
@@ -73,10 +93,11 @@ func (r *bucketStore) syncFrom(ctx context.Context, s *Store, force, full bool) 
 		return nil
 	}
 	var mark time.Time
-	var probed bool
+	var probed, viewed bool
 	if err := s.db.View(func(tx *index.Tx) error {
 		mark, probed = tx.Remote().Watermark(), tx.Remote().Probed()
-		return nil
+		_, viewed = tx.Remote().View()
+		return r.checkView(tx)
 	}); err != nil {
 		return err
 	}
@@ -96,8 +117,8 @@ func (r *bucketStore) syncFrom(ctx context.Context, s *Store, force, full bool) 
 	}
 	// The watermark moves with the newest key listed even when the cache
 	// had applied it (its own commit): the next listing starts there.
-	if len(f.commits) > 0 || len(f.dropped) > 0 || len(f.gcLists) > 0 || !probed || f.newest.After(mark) || pinsDiffer(s, f.pins) {
-		if err := s.db.Update(func(tx *index.Tx) error { return applyFetched(tx, f, mark) }); err != nil {
+	if len(f.commits) > 0 || len(f.dropped) > 0 || len(f.gcLists) > 0 || len(f.rejected) > 0 || !probed || !viewed || f.newest.After(mark) || pinsDiffer(s, f.pins) {
+		if err := s.db.Update(func(tx *index.Tx) error { return r.applyFetched(tx, f, mark) }); err != nil {
 			return err
 		}
 		s.opts.Logger.Debug("cache brought up to date with the bucket", "store", r.url, "commits", len(f.commits), "dropped", len(f.dropped), "watermark", f.newest)
@@ -109,7 +130,13 @@ func (r *bucketStore) syncFrom(ctx context.Context, s *Store, force, full bool) 
 // fetch lists the bucket after watermark mark (less skewMargin) and reads
 // what the cache lacks.
 func (r *bucketStore) fetch(ctx context.Context, s *Store, mark time.Time) (*fetched, error) {
-	f := &fetched{pins: map[cas.ID]bool{}, tables: map[[16]byte]cas.SalvagedPack{}, gcKeys: map[string]bool{}}
+	f := &fetched{pins: map[cas.ID]bool{}, tables: map[[16]byte]cas.SalvagedPack{}, gcKeys: map[string]bool{}, rejected: map[string]string{}}
+	var mu sync.Mutex // f.rejected, from the listings at once
+	reject := func(key string, err error) {
+		mu.Lock()
+		f.rejected[key] = rejectReason(err)
+		mu.Unlock()
+	}
 	from := time.Time{}
 	if !mark.IsZero() {
 		from = mark.Add(-skewMargin)
@@ -119,28 +146,44 @@ func (r *bucketStore) fetch(ctx context.Context, s *Store, mark time.Time) (*fet
 	// no other request.
 	var commitKeys []string
 	var commitsNewest, droppedNewest time.Time
-	// list lists dir after from into keys and newest; gcKeys gets the
-	// lists of gc, which sort after the dropped markers (nil: dir holds
-	// none).
-	list := func(dir string, keys *[]string, newest *time.Time, gcKeys map[string]bool) error {
-		return r.bucket.ListAfter(ctx, dir, remote.StartAfter(dir, from), func(key string) error {
-			if gcKeys != nil && isPackList(key) { // after the dropped markers: always listed
-				gcKeys[key] = true
-			} else if at, _, ok := remote.ParseTimed(dir, key); ok {
-				*keys = append(*keys, key)
-				if at.After(*newest) {
-					*newest = at
+	// A commit larger than any commit is damaged before it is read (only
+	// the listing of commits writes the map).
+	oversized := map[string]bool{}
+	var g errgroup.Group
+	g.Go(func() error {
+		return r.bucket.ListInfo(ctx, remote.CommitsDir, remote.StartAfter(remote.CommitsDir, from), func(o s3store.ObjectInfo) error {
+			if at, _, ok := remote.ParseTimed(remote.CommitsDir, o.Key); ok {
+				commitKeys = append(commitKeys, o.Key)
+				commitsNewest = later(commitsNewest, at)
+				if o.Size > remote.MaxCommit {
+					oversized[o.Key] = true
 				}
 			}
 			return nil
 		})
-	}
-	var g errgroup.Group
-	g.Go(func() error { return list(remote.CommitsDir, &commitKeys, &commitsNewest, nil) })
-	g.Go(func() error { return list(remote.DroppedDir, &f.dropped, &droppedNewest, f.gcKeys) })
+	})
+	g.Go(func() error {
+		return r.bucket.ListAfter(ctx, remote.DroppedDir, remote.StartAfter(remote.DroppedDir, from), func(key string) error {
+			if isPackList(key) { // after the dropped markers: always listed
+				f.gcKeys[key] = true
+				return nil
+			}
+			name, err := r.key.OpenName(key)
+			if err != nil {
+				reject(key, err)
+			} else if at, id, ok := remote.ParseTimed(remote.DroppedDir, name); ok {
+				f.dropped = append(f.dropped, droppedKey{key, id})
+				droppedNewest = later(droppedNewest, at)
+			}
+			return nil
+		})
+	})
 	g.Go(func() error {
 		return r.bucket.ListAfter(ctx, remote.PinsDir, "", func(key string) error {
-			if id, ok := remote.ParsePin(key); ok {
+			name, err := r.key.OpenName(key)
+			if err != nil {
+				reject(key, err)
+			} else if id, ok := remote.ParsePin(name); ok {
 				f.pins[id] = true
 			}
 			return nil
@@ -175,7 +218,12 @@ func (r *bucketStore) fetch(ctx context.Context, s *Store, mark time.Time) (*fet
 			}
 		}
 		commitKeys = slices.DeleteFunc(commitKeys, tx.Remote().Applied)
-		f.dropped = slices.DeleteFunc(f.dropped, tx.Remote().Applied)
+		f.dropped = slices.DeleteFunc(f.dropped, func(d droppedKey) bool { return tx.Remote().Applied(d.key) })
+		for key := range f.rejected {
+			if tx.Remote().Applied(key) {
+				delete(f.rejected, key) // recorded already
+			}
+		}
 		for key := range f.gcKeys {
 			if !tx.Remote().Applied(key) {
 				gcKeys = append(gcKeys, key)
@@ -185,7 +233,7 @@ func (r *bucketStore) fetch(ctx context.Context, s *Store, mark time.Time) (*fet
 	}); err != nil {
 		return nil, err
 	}
-	if err := r.readCommits(ctx, f, commitKeys); err != nil {
+	if err := r.readCommits(ctx, f, commitKeys, oversized); err != nil {
 		return nil, err
 	}
 	if err := r.readGCLists(ctx, f, gcKeys, len(known) > 0); err != nil {
@@ -194,22 +242,41 @@ func (r *bucketStore) fetch(ctx context.Context, s *Store, mark time.Time) (*fet
 	return f, r.readTables(ctx, f, known)
 }
 
-// readCommits GETs the commits under keys, in parallel.
-func (r *bucketStore) readCommits(ctx context.Context, f *fetched, keys []string) error {
+// readCommits GETs the commits under keys, in parallel, each bounded by
+// remote.MaxCommit; it GETs none of those the listing found oversized.
+// One too large or that does not decode is damaged; one a newer casckpt
+// wrote is not read (ok false).
+func (r *bucketStore) readCommits(ctx context.Context, f *fetched, keys []string, oversized map[string]bool) error {
 	f.commits = make([]fetchedCommit, len(keys))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(syncParallel)
 	for i, key := range keys {
 		g.Go(func() error {
-			b, err := r.bucket.Get(gctx, key)
-			if errors.Is(err, fs.ErrNotExist) {
+			var b []byte
+			err := fmt.Errorf("%w: listed larger", s3store.ErrTooLarge)
+			if !oversized[key] {
+				b, err = r.bucket.Get(gctx, key, remote.MaxCommit)
+			}
+			switch {
+			case errors.Is(err, fs.ErrNotExist):
 				f.commits[i] = fetchedCommit{key: key, gone: true} // skipped
 				return nil
-			} else if err != nil {
+			case errors.Is(err, s3store.ErrTooLarge):
+				f.commits[i] = fetchedCommit{key: key, damaged: fmt.Sprintf("more than the %d bytes a commit may hold", remote.MaxCommit)}
+				return nil
+			case err != nil:
 				return err
 			}
-			c, err := remote.DecodeCommit(b)
-			f.commits[i] = fetchedCommit{key: key, c: c, ok: err == nil} // a bad one is skipped
+			body, err := r.key.Open(key, b)
+			if err != nil {
+				f.commits[i] = fetchedCommit{key: key, rejected: rejectReason(err)} // skipped, named by verify
+				return nil
+			}
+			c, err := remote.DecodeCommit(body)
+			f.commits[i] = fetchedCommit{key: key, c: c, ok: err == nil}
+			if err != nil && !errors.Is(err, remote.ErrNewerCommit) {
+				f.commits[i].damaged = err.Error() // skipped, named by verify and status
+			}
 			return nil
 		})
 	}
@@ -245,19 +312,29 @@ func (r *bucketStore) checkHorizon(tx *index.Tx, keys map[string]bool) error {
 // pending list gone since the listing is skipped, and so is a deleted one
 // when the cache knows no pack (holds false); otherwise a deleted list the cache
 // never applied was removed behind the horizon: errBehindHorizon. One that
-// does not decode is an error, since the packs it names would be reused.
+// does not decode is an error, since the packs it names would be reused;
+// one larger than remote.MaxPackList is damaged: no gc reads it either.
 func (r *bucketStore) readGCLists(ctx context.Context, f *fetched, keys []string, holds bool) error {
 	slices.Sort(keys)
 	for _, key := range keys {
-		b, err := r.bucket.Get(ctx, key)
+		b, err := r.bucket.Get(ctx, key, remote.MaxPackList)
 		if errors.Is(err, fs.ErrNotExist) && holds && !strings.HasPrefix(key, remote.PendingDir) {
 			return errBehindHorizon
 		} else if errors.Is(err, fs.ErrNotExist) {
 			continue
+		} else if errors.Is(err, s3store.ErrTooLarge) {
+			f.gcLists = append(f.gcLists, gcList{key: key, damaged: fmt.Sprintf("more than the %d bytes a list of gc may hold", remote.MaxPackList)})
+			continue
 		} else if err != nil {
 			return err
 		}
-		packs, err := remote.DecodePackList(b)
+		// Applied whether signed or not: a list only makes the cache
+		// avoid packs, and one ignored could make a writer reuse a pack
+		// that a gc is deleting.
+		if _, err := r.key.Open(key, b); err != nil {
+			f.rejected[key] = rejectReason(err)
+		}
+		packs, err := remote.DecodePackList(remote.Unsealed(key, b))
 		if err != nil {
 			return fmt.Errorf("gc list %s in %s: %w: delete it, and run casckpt gc again", key, r.url, err)
 		}
@@ -268,12 +345,14 @@ func (r *bucketStore) readGCLists(ctx context.Context, f *fetched, keys []string
 
 // readTables reads the table of every pack the new commits name that the
 // cache does not know, with ranged reads of each pack's end. A pack that
-// is gone is left out: verify reports the snapshots that needed it.
+// is gone is left out: verify reports the snapshots that needed it. A
+// pack whose end is not a table, or that is not the size its commit
+// says, makes that commit damaged.
 func (r *bucketStore) readTables(ctx context.Context, f *fetched, known map[[16]byte]bool) error {
 	var mu sync.Mutex
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(syncParallel)
-	for _, fc := range f.commits {
+	for i, fc := range f.commits {
 		for _, p := range fc.c.Packs {
 			if known[p.Name] {
 				continue
@@ -284,14 +363,17 @@ func (r *bucketStore) readTables(ctx context.Context, f *fetched, known map[[16]
 				entries, err := cas.ReadTableFromTail(p.Size, func(n int64) ([]byte, error) {
 					return r.bucket.ReadTail(gctx, name, p.Size, n)
 				})
-				if errors.Is(err, fs.ErrNotExist) || errors.Is(err, cas.ErrBadPack) {
-					return nil
-				} else if err != nil {
-					return err
-				}
 				mu.Lock()
-				f.tables[p.Name] = cas.SalvagedPack{Name: p.Name, Size: p.Size, Entries: entries}
-				mu.Unlock()
+				defer mu.Unlock()
+				switch {
+				case errors.Is(err, fs.ErrNotExist):
+				case errors.Is(err, cas.ErrBadPack):
+					f.commits[i].damaged = fmt.Sprintf("pack %s: %v", name, err)
+				case err != nil:
+					return err
+				default:
+					f.tables[p.Name] = cas.SalvagedPack{Name: p.Name, Size: p.Size, Entries: entries}
+				}
 				return nil
 			})
 		}
@@ -324,11 +406,31 @@ func isPackList(key string) bool {
 // cache applied: commits are never deleted, so the listing was cut short.
 func (r *bucketStore) checkComplete(s *Store, listed map[string]bool) error {
 	return s.db.View(func(tx *index.Tx) error {
+		damaged := map[string]bool{} // deleted on purpose, as verify says to
+		if err := tx.Remote().EachDamaged(func(key, _ string) error { damaged[key] = true; return nil }); err != nil {
+			return err
+		}
 		return tx.Remote().EachApplied(remote.CommitsDir, func(key string) error {
-			if !listed[key] {
+			if !listed[key] && !damaged[key] {
 				return fmt.Errorf("the listing of %s lacks commit %s, which this cache read before: it looks incomplete, so nothing is deleted: try again later (or run casckpt repair if that commit was deleted on purpose)", r.url, key)
 			}
 			return nil
 		})
 	})
+}
+
+// later returns the later of a and b.
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
+
+// rejectReason is why the fleet key refused an object, as verify says it.
+func rejectReason(err error) string {
+	if errors.Is(err, remote.ErrUnsigned) {
+		return remote.ErrUnsigned.Error()
+	}
+	return remote.ErrBadSignature.Error()
 }

@@ -5,14 +5,18 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
 	"strings"
+	"sync"
+	"syscall"
 
 	"github.com/casckpt/casckpt/cas"
 	"github.com/casckpt/casckpt/internal/restorer"
 	"github.com/casckpt/casckpt/internal/scan"
+	"github.com/casckpt/casckpt/internal/statcache"
 	"github.com/casckpt/casckpt/manifest"
 )
 
@@ -38,10 +42,15 @@ type RestoreOptions struct {
 	// differs from the snapshot is restored when its current state is one
 	// an agent left it in since the snapshot, at the end of the newest
 	// turn that changed it or as RecordWrite last recorded it; every other
-	// one is kept and listed in RestoreResult.Kept. When the store knows of
-	// no turn ended and no write recorded since the snapshot, everything is
+	// one is kept and listed in RestoreResult.Kept (a path excluded now
+	// with the reason ReasonExcludedNow). When the store knows of no turn
+	// ended and no write recorded since the snapshot, everything is
 	// restored (RestoreResult.Safe is then false).
 	Safe bool
+	// BeforeApply, if set, is called once everything is planned and
+	// verified and the pre-restore snapshot is taken, right before the
+	// working tree is changed (tests change the tree there).
+	BeforeApply func()
 }
 
 // RestoreResult says what Restore did (or, in a dry run, would do).
@@ -54,8 +63,13 @@ type RestoreResult struct {
 	// Changes is the plan: every path written or deleted, in order.
 	Changes []manifest.Change
 	// Skipped names paths left alone because an excluded entry (ignored,
-	// over the size limit, unreadable) the snapshot lacks is in the way.
+	// over the size limit, unreadable) the snapshot lacks is in the way,
+	// or because they changed after the scan (those are in Changed too).
 	Skipped []string
+	// Changed names the paths left alone because they changed after the
+	// scan (someone saved them while the restore ran), in no particular
+	// order: ReasonChangedDuring. Never nil.
+	Changed []string
 	// Safe is set when a safe restore restored only what agents changed;
 	// false when it fell back to restoring everything, knowing nothing of
 	// agents since the snapshot.
@@ -65,6 +79,10 @@ type RestoreResult struct {
 	Kept []KeptPath
 }
 
+// ReasonChangedDuring is why restore and undo leave alone a path that
+// changed after their scan: "changed during restore".
+const ReasonChangedDuring = restorer.ReasonChangedDuring
+
 // PreRestorePrefix starts the reason of every pre-restore snapshot.
 const PreRestorePrefix = "pre-restore"
 
@@ -72,15 +90,21 @@ const PreRestorePrefix = "pre-restore"
 // snapshot ref: every entry of the snapshot is written with its bytes,
 // executable bit and link target, and every path a snapshot would capture
 // that the snapshot lacks is deleted. Excluded paths the snapshot lacks
-// are never touched (a path it holds is restored even if excluded now) and
+// are never touched (a path it holds is restored even if excluded now:
+// the pre-restore snapshot holds what is there, whatever its size) and
 // nothing is written outside the project directory, whatever links it
 // holds. Files that already match are left as they are. It reads and
 // verifies every tree and chunk it needs, then takes a pre-restore
 // snapshot, and replaces each file atomically with a new one (never
-// changing an inode in place). Temporary files of killed restores are
-// removed. With opts.Safe only what agents changed is restored.
+// changing an inode in place), right after checking that it is as the
+// scan found it (one that changed is left alone, in Changed). Restores and
+// undos of one project run one at a time. Temporary files of killed
+// restores are removed. With opts.Safe only what agents changed is
+// restored. On a bucket store with Options.ReadMachine, ref is a snapshot
+// of that machine's project at the same path (the pre-restore snapshot is
+// this machine's).
 func (s *Store) Restore(ctx context.Context, dir string, ref Ref, opts RestoreOptions) (RestoreResult, error) {
-	res := RestoreResult{DryRun: opts.DryRun, Kept: []KeptPath{}}
+	res := RestoreResult{DryRun: opts.DryRun, Kept: []KeptPath{}, Changed: []string{}}
 	workdir, err := Workdir(dir)
 	if err != nil {
 		return res, err
@@ -94,15 +118,32 @@ func (s *Store) Restore(ctx context.Context, dir string, ref Ref, opts RestoreOp
 		return res, err
 	}
 	defer ss.end()
+	if !opts.DryRun {
+		unlock, err := ss.lockProject(ctx, workdir)
+		if err != nil {
+			return res, err
+		}
+		defer unlock()
+	}
 	var plan restorer.Plan
+	var current scan.Result
 	res.PreRestoreID, err = ss.changeTree(ctx, opts.DryRun, PreRestorePrefix, func(v view) (p *pendingSnapshot, err error) {
-		p, plan, err = ss.prepareRestore(ctx, v, &res, workdir, ref, paths, opts)
+		p, plan, current, err = ss.prepareRestore(ctx, v, &res, workdir, ref, paths, opts)
 		return p, err
 	}, func(v view) error {
-		return ss.s.apply(ctx, workdir, v.objects, plan, opts.Progress)
-	})
+		left, err := ss.s.apply(ctx, workdir, v.objects, plan, current, opts.Progress)
+		done := plan.Without(left)
+		res.Changes, res.Written, res.Deleted = done.Changes, done.Written, done.Deleted
+		res.Skipped, res.Changed = append(res.Skipped, left...), append(res.Changed, left...)
+		if opts.Safe && res.Safe {
+			for _, p := range left {
+				res.Kept = append(res.Kept, KeptPath{Path: p, Reason: ReasonChangedDuring})
+			}
+		}
+		return err
+	}, opts.BeforeApply)
 	if err == nil && !opts.DryRun {
-		if err = ss.recordOwnWrites(ctx, workdir, plan.Changes); err != nil {
+		if err = ss.recordOwnWrites(ctx, workdir, res.Changes); err != nil {
 			err = fmt.Errorf("restored, but recording the restore's writes failed: %w", err)
 		}
 	}
@@ -112,10 +153,11 @@ func (s *Store) Restore(ctx context.Context, dir string, ref Ref, opts RestoreOp
 // changeTree carries out an operation that rewrites the working tree, as
 // Restore and Undo do. prepare plans it in one read view and returns the
 // uncommitted snapshot of the tree as it is; unless dryRun, that snapshot
-// is committed (errors name it by what, e.g. "pre-restore") and write then
-// writes the plan in a new read view. It returns the snapshot's ID, zero
-// when none was taken (a dry run, or a tree equal to the newest snapshot).
-func (ss *session) changeTree(ctx context.Context, dryRun bool, what string, prepare func(v view) (*pendingSnapshot, error), write func(v view) error) (ID, error) {
+// is committed (errors name it by what, e.g. "pre-restore"), before (if
+// not nil) is called, in no transaction, and write then writes the plan in
+// a new read view. It returns the snapshot's ID, zero when none was taken
+// (a dry run, or a tree equal to the newest snapshot).
+func (ss *session) changeTree(ctx context.Context, dryRun bool, what string, prepare func(v view) (*pendingSnapshot, error), write func(v view) error, before func()) (ID, error) {
 	var pending *pendingSnapshot
 	err := ss.read(func(v view) (err error) {
 		pending, err = prepare(v)
@@ -132,6 +174,9 @@ func (ss *session) changeTree(ctx context.Context, dryRun bool, what string, pre
 	if pre.Created {
 		id = pre.ID
 	}
+	if before != nil {
+		before()
+	}
 	return id, ss.read(write)
 }
 
@@ -142,7 +187,7 @@ func (ss *session) scanBefore(ctx context.Context, v view, workdir string, overl
 	if dryRun {
 		current, err := scan.Scan(ctx, workdir, overlay, scan.Options{
 			MaxFileSize: opts.MaxFileSize, MaxFiles: opts.MaxFiles,
-			Cache: v.tx.StatCache(workdir), Trees: v.objects, Skip: ss.s.skipDirs(),
+			Cache: v.tx.StatCache(workdir), Trees: v.objects, Skip: ss.s.skipDirs(), Capture: opts.capture,
 		})
 		return current, nil, err
 	}
@@ -155,18 +200,25 @@ func (ss *session) scanBefore(ctx context.Context, v view, workdir string, overl
 
 // prepareRestore resolves the snapshot, checks that it is whole, scans the
 // current tree and plans the restore (summed up in res), reading and
-// verifying every chunk the plan writes. Outside a dry run the scan stores the current
-// tree as the pre-restore snapshot, returned uncommitted: it is committed
-// only once everything the plan writes has been read and verified, so a
-// refused restore changes nothing, not even the list of snapshots.
-func (ss *session) prepareRestore(ctx context.Context, v view, res *RestoreResult, workdir string, ref Ref, paths []string, opts RestoreOptions) (*pendingSnapshot, restorer.Plan, error) {
-	snaps, err := v.tx.Snapshots(workdir)
+// verifying every chunk the plan writes. The scan captures the excluded
+// entries that the snapshot holds (so the restore writes over nothing
+// that its snapshot from before lacks). Outside a dry run the scan stores
+// the current tree as the pre-restore snapshot, returned uncommitted: it
+// is committed only once everything the plan writes has been read and
+// verified, so a refused restore changes nothing, not even the list of
+// snapshots.
+func (ss *session) prepareRestore(ctx context.Context, v view, res *RestoreResult, workdir string, ref Ref, paths []string, opts RestoreOptions) (*pendingSnapshot, restorer.Plan, scan.Result, error) {
+	from := ss.s.machineWorkdir(workdir) // another machine's project with Options.ReadMachine
+	if from != workdir && opts.Safe {
+		return nil, restorer.Plan{}, scan.Result{}, fmt.Errorf("%w: --safe keeps what this machine's agents did not write, which says nothing of another machine's snapshot: restore it without --safe", ErrRefused)
+	}
+	snaps, err := v.tx.Snapshots(from)
 	if err != nil {
-		return nil, restorer.Plan{}, err
+		return nil, restorer.Plan{}, scan.Result{}, err
 	}
 	target, _, err := resolve(snaps, ref, workdir)
 	if err != nil {
-		return nil, restorer.Plan{}, err
+		return nil, restorer.Plan{}, scan.Result{}, err
 	}
 	res.RestoredTo = target.ID
 	if opts.MaxFileSize <= 0 {
@@ -175,9 +227,9 @@ func (ss *session) prepareRestore(ctx context.Context, v view, res *RestoreResul
 	for _, p := range paths {
 		if _, err := manifest.Lookup(ctx, v.objects, target.Root, p); err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
-				return nil, restorer.Plan{}, fmt.Errorf("restore %s: %w in snapshot %s", p, ErrNotFound, target.ID.Short())
+				return nil, restorer.Plan{}, scan.Result{}, fmt.Errorf("restore %s: %w in snapshot %s", p, ErrNotFound, target.ID.Short())
 			}
-			return nil, restorer.Plan{}, refuseDamaged(ctx, v, snaps, target, err)
+			return nil, restorer.Plan{}, scan.Result{}, refuseDamaged(ctx, v, snaps, target, err)
 		}
 	}
 	// The snapshot's root must be readable; the rest is checked as the
@@ -186,47 +238,51 @@ func (ss *session) prepareRestore(ctx context.Context, v view, res *RestoreResul
 	// the snapshot shares with the current tree is stored by the
 	// pre-restore snapshot and never needs reading.
 	if _, err := manifest.Load(ctx, v.objects, target.Root); err != nil {
-		return nil, restorer.Plan{}, refuseDamaged(ctx, v, snaps, target, err)
+		return nil, restorer.Plan{}, scan.Result{}, refuseDamaged(ctx, v, snaps, target, err)
 	}
 	var prov *provenance
 	if opts.Safe {
 		p, err := loadProvenance(v.tx, workdir, snaps, target)
 		if err != nil {
-			return nil, restorer.Plan{}, err
+			return nil, restorer.Plan{}, scan.Result{}, err
 		}
 		if p.known {
 			prov, res.Safe = &p, true
 		}
 	}
 	overlay := newTreeOverlay(v.objects)
+	excludedNow := newCapture(ctx, v.objects, target.Root)
 	current, pending, err := ss.scanBefore(ctx, v, workdir, overlay, opts.DryRun, SnapshotOptions{
 		Reason:      fmt.Sprintf("%s: before restoring %s", PreRestorePrefix, target.ID.Short()),
 		Keep:        -1, // a restore never drops snapshots
 		MaxFileSize: opts.MaxFileSize, MaxFiles: opts.MaxFiles,
+		capture: excludedNow.capture,
 	})
 	if err != nil && !opts.DryRun {
 		err = fmt.Errorf("pre-restore snapshot: %w", err)
 	}
 	if err != nil {
-		return nil, restorer.Plan{}, err
+		return nil, restorer.Plan{}, scan.Result{}, err
 	}
-	plan, kept, err := planRestore(ctx, v.objects, overlay, workdir, current, target, paths, prov)
+	plan, kept, err := planRestore(ctx, v.objects, overlay, workdir, current, target, paths, prov, excludedNow.captured())
 	res.Changes, res.Skipped, res.Written, res.Deleted = plan.Changes, plan.Skipped, plan.Written, plan.Deleted
 	res.Kept = kept
 	if err != nil {
 		if pending != nil {
 			pending.abort()
 		}
-		return nil, restorer.Plan{}, refuseDamaged(ctx, v, snaps, target, err)
+		return nil, restorer.Plan{}, scan.Result{}, refuseDamaged(ctx, v, snaps, target, err)
 	}
-	return pending, plan, nil
+	return pending, plan, current, nil
 }
 
 // planRestore returns the changes that make the tree scanned as current
 // equal to target (within paths), reading the current tree's objects from
 // g, narrowed to what agents changed when prov is set (with the paths
-// kept), and reads and verifies from objects every chunk to be written.
-func planRestore(ctx context.Context, objects, g cas.Getter, workdir string, current scan.Result, target record, paths []string, prov *provenance) (restorer.Plan, []KeptPath, error) {
+// kept; those excludedNow holds, which the scan captured though excluded,
+// with ReasonExcludedNow), and reads and verifies from objects every chunk
+// to be written.
+func planRestore(ctx context.Context, objects, g cas.Getter, workdir string, current scan.Result, target record, paths []string, prov *provenance, excludedNow map[string]bool) (restorer.Plan, []KeptPath, error) {
 	kept := []KeptPath{}
 	changes, err := manifest.Diff(ctx, g, current.Root, target.Root)
 	if err != nil {
@@ -237,19 +293,33 @@ func planRestore(ctx context.Context, objects, g cas.Getter, workdir string, cur
 		if plan, kept, err = prov.safePlan(ctx, g, plan); err != nil {
 			return restorer.Plan{}, []KeptPath{}, err
 		}
+		for i, k := range kept {
+			if excludedNow[k.Path] {
+				kept[i].Reason = ReasonExcludedNow
+			}
+		}
 	}
 	return plan, kept, restorer.Verify(ctx, objects, plan)
 }
 
 // apply carries out plan inside workdir through an os.Root (wrapped by
-// s.projectFS), so no link in the tree can lead a write outside it.
-func (s *Store) apply(ctx context.Context, workdir string, g cas.Getter, plan restorer.Plan, progress func(filesDone, filesTotal, bytesDone, bytesTotal int64)) error {
+// s.projectFS), so no link in the tree can lead a write outside it,
+// leaving alone (and returning) the paths that changed since they were
+// scanned as scanned.
+func (s *Store) apply(ctx context.Context, workdir string, g cas.Getter, plan restorer.Plan, scanned scan.Result, progress func(filesDone, filesTotal, bytesDone, bytesTotal int64)) ([]string, error) {
 	root, err := os.OpenRoot(workdir)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer root.Close()
-	return restorer.Apply(ctx, s.projectFS(root), g, plan, progress)
+	return restorer.Apply(ctx, s.projectFS(root), g, plan, restorer.Options{
+		Progress: progress,
+		SameFile: func(p string, now fs.FileInfo) bool {
+			st, ok := now.Sys().(*syscall.Stat_t)
+			want, captured := scanned.Stamp(p)
+			return ok && captured && want == statcache.CurrentStamp(st.Size, st.Mtim.Nano(), st.Ctim.Nano(), st.Ino, st.Mode)
+		},
+	})
 }
 
 // cleanRestorePaths checks restore paths; "." (or none) is the whole tree.
@@ -312,4 +382,74 @@ func refuseDamaged(ctx context.Context, v view, snaps []record, target record, c
 		}
 	}
 	return fmt.Errorf("%w; nothing was changed; no intact snapshot of this project is left", err)
+}
+
+// targetCapture is what a restore's scan captures though excluded: the
+// entries that the snapshot restored to holds (a directory where it holds
+// one, a file or link where it holds either), which the restore would
+// write over. It reads each tree of the snapshot once and is safe for
+// concurrent use.
+type targetCapture struct {
+	ctx   context.Context
+	g     cas.Getter
+	root  cas.ID
+	mu    sync.Mutex
+	trees map[string]*manifest.Tree // by directory path; nil: none there
+	taken map[string]bool
+}
+
+// newCapture returns the capture of the snapshot whose root tree is root.
+func newCapture(ctx context.Context, g cas.Getter, root cas.ID) *targetCapture {
+	return &targetCapture{ctx: ctx, g: g, root: root, trees: map[string]*manifest.Tree{}, taken: map[string]bool{}}
+}
+
+// capture is scan.Options.Capture.
+func (c *targetCapture) capture(rel string, dir bool) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	t := c.tree(path.Dir(rel))
+	if t == nil {
+		return false
+	}
+	e, ok := t.Lookup(path.Base(rel))
+	if !ok || e.Kind == manifest.KindUnreadable || (e.Kind == manifest.KindDir) != dir {
+		return false
+	}
+	c.taken[rel] = true
+	return true
+}
+
+// tree returns the snapshot's tree of directory d ("." for the root), nil
+// where it holds no directory or the tree cannot be read (the restore
+// reads it again, and fails then). It is called with c.mu held.
+func (c *targetCapture) tree(d string) *manifest.Tree {
+	if t, ok := c.trees[d]; ok {
+		return t
+	}
+	id := c.root
+	if d != "." {
+		parent := c.tree(path.Dir(d))
+		if parent == nil {
+			return nil
+		}
+		e, ok := parent.Lookup(path.Base(d))
+		if !ok || e.Kind != manifest.KindDir {
+			c.trees[d] = nil
+			return nil
+		}
+		id = e.Tree
+	}
+	var t *manifest.Tree
+	if loaded, err := manifest.Load(c.ctx, c.g, id); err == nil {
+		t = &loaded
+	}
+	c.trees[d] = t
+	return t
+}
+
+// captured returns the paths captured so far.
+func (c *targetCapture) captured() map[string]bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return maps.Clone(c.taken)
 }

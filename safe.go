@@ -14,12 +14,18 @@ import (
 
 // KeptPath is a path that a safe restore left as it is, and why: "changed
 // since the agent's last write", "not changed by an agent since the
-// snapshot", "holds paths that are kept" (a directory), or "a kept path
-// above it is not a directory".
+// snapshot", "holds paths that are kept" (a directory), "a kept path
+// above it is not a directory", ReasonExcludedNow or "changed during
+// restore" (restorer.ReasonChangedDuring).
 type KeptPath struct {
 	Path   string
 	Reason string
 }
+
+// ReasonExcludedNow is why a safe restore keeps a path that snapshots
+// exclude now (ignored, or over the size limit) and that no record says an
+// agent left as it is: it is a person's.
+const ReasonExcludedNow = "excluded now"
 
 // provenance is what the store knows of agents' work in a project since a
 // snapshot, for a safe restore.

@@ -17,7 +17,8 @@ type SessionTurn struct {
 	Open    bool // the turn has not ended in this project
 }
 
-// SessionTurns returns the turns of session in every project, newest first
+// SessionTurns returns the turns of session in every project (on a bucket
+// store, every project this machine snapshotted itself), newest first
 // (by start, then project). It lets a host that keeps no state between
 // processes (a hook) find its session's newest turn and the projects a
 // turn has started in, from the store alone.
@@ -29,6 +30,9 @@ func (s *Store) SessionTurns(ctx context.Context, session string) ([]SessionTurn
 			return err
 		}
 		for _, p := range projects {
+			if !s.actsOn(v.tx, p.Workdir) {
+				continue // another machine's, or named only by the bucket
+			}
 			turns, err := v.tx.Turns(p.Workdir)
 			if err != nil {
 				return err

@@ -60,6 +60,9 @@ type SnapshotOptions struct {
 	// last KeepDays days, whichever keeps more, and the pinned ones.
 	KeepTurns int
 	KeepDays  int
+	// capture is scan.Options.Capture: a restore's snapshot from before
+	// holds what the restore overwrites, whatever its exclusion.
+	capture func(rel string, dir bool) bool
 }
 
 // check refuses labels that are not valid IDs, and EndTurn without Turn.
@@ -106,6 +109,14 @@ type SnapshotResult struct {
 	BytesFreed int64
 	// Warnings name files not captured or changing while read.
 	Warnings []string
+	// Unreadable are the paths (relative to the project, sorted) that
+	// were there but could not be read: the tree records them as not
+	// captured (manifest.KindUnreadable), so that no diff, restore or undo
+	// treats them as deleted.
+	Unreadable []string
+	// ExcludedByDefault counts the paths that the default exclude list
+	// (scan.DefaultExcludes) alone left out.
+	ExcludedByDefault int64
 	// TurnStarted and TurnEnded say that the snapshot started or ended
 	// the turn of SnapshotOptions.Turn.
 	TurnStarted bool
@@ -181,7 +192,7 @@ type listing struct {
 
 // listOptions are the options of a snapshot's walk of its tree.
 func (s *Store) listOptions(opts SnapshotOptions) scan.Options {
-	return scan.Options{MaxFileSize: opts.MaxFileSize, MaxFiles: opts.MaxFiles, Skip: s.skipDirs()}
+	return scan.Options{MaxFileSize: opts.MaxFileSize, MaxFiles: opts.MaxFiles, Skip: s.skipDirs(), Capture: opts.capture}
 }
 
 // snapshot is Snapshot under a held lock, of the tree listed (or, when
@@ -303,6 +314,7 @@ func (ss *session) commitSnapshot(ctx context.Context, p *pendingSnapshot) (Snap
 	res := SnapshotResult{Project: p.workdir}
 	scanned := p.scanned
 	res.Files, res.Bytes, res.Hashed, res.Warnings = scanned.Files, scanned.Bytes, scanned.Hashed, scanned.Warnings
+	res.Unreadable, res.ExcludedByDefault = scanned.Unreadable, scanned.ExcludedByDefault
 	if p.rec == nil {
 		if p.newest != nil {
 			res.ID = p.newest.ID

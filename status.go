@@ -30,7 +30,11 @@ const (
 
 // ProjectStatus describes one project of the store.
 type ProjectStatus struct {
-	Workdir   string
+	// Workdir is the project's path; on a bucket store, on Machine.
+	Workdir string
+	// Machine is, on a bucket store, the machine whose project it is
+	// (Store.Machine for this one's); "" for a store in a directory.
+	Machine   string
 	Snapshots int
 	Created   time.Time
 	LastTouch time.Time
@@ -44,6 +48,9 @@ type StatusResult struct {
 	// in a bucket, the packs its cache knows of.
 	SizeBytes int64
 	Projects  []ProjectStatus
+	// DamagedObjects are the objects of a bucket store that syncs skip
+	// (see Verify; none for a store in a directory).
+	DamagedObjects []DamagedObject
 }
 
 // Status describes the store and its projects. A store that does not exist
@@ -51,15 +58,22 @@ type StatusResult struct {
 func (s *Store) Status(ctx context.Context) (StatusResult, error) {
 	res := StatusResult{Store: s.Location(), Projects: []ProjectStatus{}}
 	err := s.read(ctx, func(v view) error {
+		var err error
+		if res.DamagedObjects, err = damagedObjects(v.tx); err != nil {
+			return err
+		}
 		if s.remote != nil {
-			var err error
 			if res.SizeBytes, err = v.tx.PackBytes(); err != nil {
 				return err
 			}
 		}
 		return v.tx.EachProject(func(p index.ProjectSnapshots) error {
+			machine, path := SplitWorkdir(p.Workdir)
+			if machine == "" {
+				machine = s.Machine()
+			}
 			res.Projects = append(res.Projects, ProjectStatus{
-				Workdir: p.Workdir, Snapshots: len(p.Snapshots), Created: p.Created,
+				Workdir: path, Machine: machine, Snapshots: len(p.Snapshots), Created: p.Created,
 				LastTouch: p.LastTouch, State: projectState(p.Project),
 			})
 			return nil

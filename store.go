@@ -48,6 +48,25 @@ type Options struct {
 	// duration, else 1 hour). Every snapshot must finish well within half
 	// of it, or it re-checks before it commits.
 	GCGrace time.Duration
+	// Machine is, on an s3:// store, this machine's ID (1 to 64 letters,
+	// digits, dots, dashes and underscores): its projects are its own
+	// (docs/remote.md, "Machines"). Default: the ID kept in CacheDir,
+	// made there the first time.
+	Machine string
+	// ReadMachine is, on an s3:// store, the machine whose project at the
+	// given directory the reading use cases (List, Diff, FileLog, Turns,
+	// Cat and the other reads of a snapshot) read, and whose snapshot
+	// Restore restores into the directory; "" is this machine.
+	ReadMachine string
+	// FleetKey is, on an s3:// store, the fleet's secret: every object
+	// this store puts carries a keyed BLAKE3 MAC derived from it, and
+	// objects without a valid one are ignored (VerifyResult.Rejected
+	// names them). It is never stored, in the bucket or the cache.
+	FleetKey string
+	// S3Timeout, if set, caps how long an operation on an s3:// store
+	// waits on a silent server (default: $CASCKPT_S3_TIMEOUT read
+	// through Getenv, else 20 seconds): the hook's one second.
+	S3Timeout time.Duration
 }
 
 func (o Options) withDefaults() Options {
@@ -222,6 +241,8 @@ func (s *Store) beginAlongside(ctx context.Context, exclusive, create bool, alon
 				why := "the cache is behind the bucket's gc horizon"
 				if s.cacheDamaged(err) {
 					why = "the cache database is damaged"
+				} else if errors.Is(err, errCacheView) {
+					why = errCacheView.Error()
 				} else if !errors.Is(err, errBehindHorizon) {
 					return nil, err
 				}

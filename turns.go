@@ -122,7 +122,7 @@ func (t TurnInfo) Undoable() error {
 // Turns returns the turns of the project in dir, newest first (by start),
 // only those of session unless it is "", with the changes each made.
 func (s *Store) Turns(ctx context.Context, dir, session string) ([]TurnInfo, error) {
-	workdir, err := knownWorkdir(dir)
+	workdir, err := s.readWorkdir(dir)
 	if err != nil {
 		return nil, err
 	}

@@ -31,6 +31,8 @@ type UndoOptions struct {
 	// ""): the turn it undid has its changes made again, by the same rules
 	// run the other way, after a pre-redo snapshot.
 	Redo bool
+	// BeforeApply, if set, is called as RestoreOptions.BeforeApply is.
+	BeforeApply func()
 }
 
 // Conflict is a path that Undo left alone, and why (one line).
@@ -69,7 +71,10 @@ const (
 // end; ours: the working tree; theirs: the turn's start) is written when
 // it is clean; otherwise it is left alone and reported as a conflict. It reads and verifies everything it
 // writes, then takes a pre-undo snapshot (unless the tree equals the
-// newest one) and replaces each file atomically, as Restore does.
+// newest one) and replaces each file atomically, as Restore does: a path
+// that changed since the scan is left alone, a conflict with the reason
+// ReasonChangedDuring. Restores and undos of one project run one
+// at a time.
 //
 // An unknown turn is ErrNotFound; an open one, or one whose start or end
 // snapshot was dropped, ErrRefused (see TurnInfo.Undoable). Conflicts are
@@ -88,17 +93,29 @@ func (s *Store) Undo(ctx context.Context, dir, turn string, opts UndoOptions) (U
 		return res, err
 	}
 	defer ss.end()
+	if !opts.DryRun {
+		unlock, err := ss.lockProject(ctx, workdir)
+		if err != nil {
+			return res, err
+		}
+		defer unlock()
+	}
 	var plan undo.Plan
 	what := PreUndoPrefix
 	if opts.Redo {
 		what = PreRedoPrefix
 	}
+	var current scan.Result
 	res.PreUndoID, err = ss.changeTree(ctx, opts.DryRun, what, func(v view) (p *pendingSnapshot, err error) {
-		p, plan, err = ss.prepareUndo(ctx, v, &res, workdir, turn, opts)
+		p, plan, current, err = ss.prepareUndo(ctx, v, &res, workdir, turn, opts)
 		return p, err
 	}, func(v view) error {
-		return ss.s.apply(ctx, workdir, plan.Content(v.objects), plan.Restore, opts.Progress)
-	})
+		left, err := ss.s.apply(ctx, workdir, plan.Content(v.objects), plan.Restore, current, opts.Progress)
+		plan = plan.Without(left, ReasonChangedDuring)
+		res.Reverted, res.Merged, res.Conflicts = plan.Reverted, plan.Merged, plan.Conflicts
+		res.Written, res.Deleted = plan.Restore.Written, plan.Restore.Deleted
+		return err
+	}, opts.BeforeApply)
 	if err != nil || opts.DryRun {
 		return res, err
 	}
@@ -135,14 +152,14 @@ func (ss *session) markUndone(workdir string, res UndoResult, redo bool) error {
 // and plans the undo (summed up in res), reading and verifying every chunk
 // it writes. Outside a dry run the scan is stored as the pre-undo
 // snapshot, returned uncommitted: a refused undo changes nothing.
-func (ss *session) prepareUndo(ctx context.Context, v view, res *UndoResult, workdir, turnID string, opts UndoOptions) (*pendingSnapshot, undo.Plan, error) {
+func (ss *session) prepareUndo(ctx context.Context, v view, res *UndoResult, workdir, turnID string, opts UndoOptions) (*pendingSnapshot, undo.Plan, scan.Result, error) {
 	snaps, err := v.tx.Snapshots(workdir)
 	if err != nil {
-		return nil, undo.Plan{}, err
+		return nil, undo.Plan{}, scan.Result{}, err
 	}
 	tr, err := findTurn(v.tx, workdir, turnID, opts.Redo)
 	if err != nil {
-		return nil, undo.Plan{}, err
+		return nil, undo.Plan{}, scan.Result{}, err
 	}
 	res.Turn = tr.ID
 	var start, end record // both kept: the turn is undoable
@@ -169,18 +186,18 @@ func (ss *session) prepareUndo(ctx context.Context, v view, res *UndoResult, wor
 		MaxFileSize: opts.MaxFileSize, MaxFiles: opts.MaxFiles,
 	})
 	if err != nil {
-		return nil, undo.Plan{}, fmt.Errorf("pre-undo snapshot: %w", err)
+		return nil, undo.Plan{}, scan.Result{}, fmt.Errorf("pre-undo snapshot: %w", err)
 	}
 	plan, err := planUndo(ctx, v, overlay, workdir, start, end, current)
 	if err != nil {
 		if pending != nil {
 			pending.abort()
 		}
-		return nil, undo.Plan{}, err
+		return nil, undo.Plan{}, scan.Result{}, err
 	}
 	res.Reverted, res.Merged, res.Conflicts = plan.Reverted, plan.Merged, plan.Conflicts
 	res.Written, res.Deleted = plan.Restore.Written, plan.Restore.Deleted
-	return pending, plan, nil
+	return pending, plan, current, nil
 }
 
 // findTurn returns turn id of the project (its newest ended turn not yet

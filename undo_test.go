@@ -237,3 +237,43 @@ func TestUndoRefusesDamagedTurn(t *testing.T) {
 		t.Errorf("a refused undo changed something: %s", d)
 	}
 }
+
+// TestUndosOfOneProjectRunOneAtATime: an undo started while another undo
+// of the project is between its plan and its writes waits for it, and
+// plans from what it left: both turns' changes to one file are reverted.
+func TestUndosOfOneProjectRunOneAtATime(t *testing.T) {
+	ctx := context.Background()
+	s := openStore(t)
+	dir := t.TempDir()
+	testtree.Write(t, dir, testtree.Tree{"notes.txt": {Data: lines()}})
+	r := &turnRecorder{t, s, dir}
+	r.turn("t1", testtree.Tree{"notes.txt": {Data: lines(2, "t1")}})
+	r.turn("t2", testtree.Tree{"notes.txt": {Data: lines(2, "t1", 9, "t2")}})
+
+	second := make(chan error, 1)
+	waiting := make(chan struct{})
+	casckpt.OnProjectLockWait(t, func() { close(waiting) })
+	first, err := s.Undo(ctx, dir, "t1", casckpt.UndoOptions{BeforeApply: func() {
+		go func() {
+			res, err := s.Undo(ctx, dir, "t2", casckpt.UndoOptions{})
+			if err == nil && len(res.Reverted)+len(res.Merged) != 1 {
+				err = fmt.Errorf("the second undo reverted %q, merged %q", res.Reverted, res.Merged)
+			}
+			second <- err
+		}()
+		select {
+		case <-waiting: // it waits for this undo: good
+		case err := <-second: // it ran in this undo's window
+			second <- err
+		}
+	}})
+	if err != nil || len(first.Merged) != 1 {
+		t.Fatalf("the first undo: %+v %v", first, err)
+	}
+	if err := <-second; err != nil {
+		t.Fatal(err)
+	}
+	if got := testtree.Read(t, dir)["notes.txt"].Data; got != lines() {
+		t.Fatalf("after both undos notes.txt holds\n%s", got)
+	}
+}

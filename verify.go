@@ -18,23 +18,56 @@ type DamagedSnapshot struct {
 	Reason  string
 }
 
+// DamagedObject is an object of a bucket store that syncs skip: a commit
+// that does not decode, is too large, or names a pack of another size
+// than it says. Its key is relative to the store's prefix.
+type DamagedObject struct {
+	Key    string
+	Reason string
+}
+
 // VerifyResult says what Verify checked and found.
 type VerifyResult struct {
 	SnapshotsChecked int
 	ObjectsChecked   int
 	Damaged          []DamagedSnapshot
+	// Rejected are the objects of a bucket store that its fleet key
+	// refused (Options.FleetKey), which every command ignores. Never nil.
+	Rejected []RejectedObject
+	// DamagedObjects are the objects of a bucket store that syncs
+	// skipped (none for a store in a directory).
+	DamagedObjects []DamagedObject
+}
+
+// RejectedObject is an object of the bucket that the fleet key refused:
+// its key (under the store's prefix) and why.
+type RejectedObject struct {
+	Key    string
+	Reason string
 }
 
 // Verify reads every tree and chunk every snapshot refers to and checks it
 // against its hash, and each snapshot's and each turn's record backup
 // against its record (a damaged turn backup is reported against the
-// turn's start snapshot). Each object is read once.
+// turn's start snapshot). Each object is read once. For a bucket store it
+// names the objects syncs skipped as damaged.
 func (s *Store) Verify(ctx context.Context) (VerifyResult, error) {
-	res := VerifyResult{Damaged: []DamagedSnapshot{}}
+	res := VerifyResult{Damaged: []DamagedSnapshot{}, Rejected: []RejectedObject{}}
 	err := s.read(ctx, func(v view) error {
+		if err := v.tx.Remote().EachRejected(func(key, why string) error {
+			res.Rejected = append(res.Rejected, RejectedObject{Key: key, Reason: why})
+			return nil
+		}); err != nil {
+			return err
+		}
+		damaged, err := damagedObjects(v.tx)
+		if err != nil {
+			return err
+		}
+		res.DamagedObjects = damaged
 		check := newDataCheck(v.objects)
 		backups := 0
-		err := v.tx.EachProject(func(p index.ProjectSnapshots) error {
+		err = v.tx.EachProject(func(p index.ProjectSnapshots) error {
 			for _, sn := range p.Snapshots {
 				res.SnapshotsChecked++
 				err := check.snapshot(ctx, sn)
@@ -67,6 +100,17 @@ func (s *Store) Verify(ctx context.Context) (VerifyResult, error) {
 	return res, err
 }
 
+// damagedObjects returns the objects of the bucket that syncs skipped as
+// damaged (none for a store in a directory).
+func damagedObjects(tx *index.Tx) ([]DamagedObject, error) {
+	out := []DamagedObject{}
+	err := tx.Remote().EachDamaged(func(key, reason string) error {
+		out = append(out, DamagedObject{Key: key, Reason: reason})
+		return nil
+	})
+	return out, err
+}
+
 // verifyBackup checks that the backup of sn's record stored in the packs
 // (for repair) is there and says what the record says.
 func verifyBackup(ctx context.Context, g cas.Getter, sn record) error {
@@ -78,7 +122,7 @@ func verifyBackup(ctx context.Context, g cas.Getter, sn record) error {
 	if err != nil {
 		return fmt.Errorf("the backup of its record: %w", err)
 	}
-	if c.ID != sn.ID || c.Project != sn.Project || c.Root != sn.Root || !c.Time.Equal(sn.Time) || c.Reason != sn.Reason {
+	if _, path := SplitWorkdir(sn.Project); c.ID != sn.ID || c.Project != path || c.Root != sn.Root || !c.Time.Equal(sn.Time) || c.Reason != sn.Reason {
 		return fmt.Errorf("the backup of its record says otherwise")
 	}
 	return nil
@@ -90,7 +134,8 @@ func verifyTurnBackup(ctx context.Context, g cas.Getter, tr index.Turn) error {
 	b, err := g.Get(ctx, tr.BackupID)
 	if err == nil {
 		var c index.Turn
-		if c, err = index.DecodeTurnBackup(b); err == nil && (c.ID != tr.ID || c.Project != tr.Project || c.Start != tr.Start || c.End != tr.End) {
+		_, path := SplitWorkdir(tr.Project)
+		if c, err = index.DecodeTurnBackup(b); err == nil && (c.ID != tr.ID || c.Project != path || c.Start != tr.Start || c.End != tr.End) {
 			err = errors.New("it says otherwise")
 		}
 	}

@@ -1,7 +1,10 @@
 package casckpt
 
 import (
+	"slices"
+
 	"github.com/casckpt/casckpt/cas"
+	"github.com/casckpt/casckpt/internal/scan"
 	"github.com/casckpt/casckpt/manifest"
 )
 
@@ -23,7 +26,15 @@ const (
 	KindFile    = manifest.KindFile
 	KindSymlink = manifest.KindSymlink
 	KindDir     = manifest.KindDir
+	// KindUnreadable is a path that was there but could not be read: not
+	// captured, and never shown by Ls nor touched by Restore or Undo.
+	KindUnreadable = manifest.KindUnreadable
 )
+
+// DefaultExcludes returns the patterns a snapshot leaves out by default
+// (a pattern ending in '/' matches directories), at any depth, unless a
+// .gitignore negation or the project's git index brings a path back.
+func DefaultExcludes() []string { return slices.Clone(scan.DefaultExcludes) }
 
 // Change is one path that differs between two trees: its entry before
 // (Old) and after (New).

@@ -10,8 +10,10 @@ import (
 
 // bucketRemote holds what the cache of a store in a bucket knows of the
 // bucket: keys "k/<commit or dropped key>" of the objects already applied, "x/<snapshot ID>" of the snapshots a dropped marker
-// names, and "w" the watermark (see package internal/remote) and "p" the
-// probe's mark.
+// names, "w" the watermark (see package internal/remote), "p" the
+// probe's mark, "v" the view (Remote.View), "o/<workdir>" the projects
+// this machine recorded (Remote.Own) and "r/<key>" the objects the fleet
+// key refused (Remote.SetRejected).
 var bucketRemote = []byte("remote")
 
 var (
@@ -132,6 +134,105 @@ func (r Remote) EachApplied(prefix string, fn func(key string) error) error {
 	c := b.Cursor()
 	for k, _ := c.Seek(p); bytes.HasPrefix(k, p); k, _ = c.Next() {
 		if err := fn(string(k[2:])); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// prefixOwn keys "o/<workdir>": the projects this machine snapshotted
+// itself, as opposed to those only a record from the bucket names.
+var prefixOwn = []byte("o/")
+
+// Own reports whether this machine recorded project workdir itself
+// (SetOwn); a project that only records from the bucket name is not.
+func (r Remote) Own(workdir string) bool {
+	return r.t.get(bucketRemote, append(bytes.Clone(prefixOwn), workdir...)) != nil
+}
+
+// SetOwn records that this machine snapshotted project workdir itself.
+func (r Remote) SetOwn(workdir string) error {
+	return r.put(append(bytes.Clone(prefixOwn), workdir...), []byte{})
+}
+
+// OwnWorkdirs returns the workdirs SetOwn recorded, in order.
+func (r Remote) OwnWorkdirs() []string {
+	out := []string{}
+	b := r.t.bucket(bucketRemote)
+	if b == nil {
+		return out
+	}
+	c := b.Cursor()
+	for k, _ := c.Seek(prefixOwn); bytes.HasPrefix(k, prefixOwn); k, _ = c.Next() {
+		out = append(out, string(k[len(prefixOwn):]))
+	}
+	return out
+}
+
+// keyView is the key of the view the cache was built for: the machine
+// and fleet key its records were applied with (an opaque string the
+// caller makes; absent in a cache older than machines).
+var keyView = []byte("v")
+
+// View returns the view SetView recorded; ok is false when none was.
+func (r Remote) View() (view string, ok bool) {
+	v := r.t.get(bucketRemote, keyView)
+	return string(v), v != nil
+}
+
+// SetView records the view the cache's records were applied with.
+func (r Remote) SetView(view string) error { return r.put(keyView, []byte(view)) }
+
+// prefixRejected keys "r/<key>": objects of the bucket that the fleet
+// key refused, with why.
+var prefixRejected = []byte("r/")
+
+// SetRejected records that the object under key was refused, and why.
+func (r Remote) SetRejected(key, why string) error {
+	return r.put(append(bytes.Clone(prefixRejected), key...), []byte(why))
+}
+
+// Rejected reports whether SetRejected recorded the object under key.
+func (r Remote) Rejected(key string) bool {
+	return r.t.get(bucketRemote, append(bytes.Clone(prefixRejected), key...)) != nil
+}
+
+// EachRejected calls fn with every object SetRejected recorded, in key
+// order.
+func (r Remote) EachRejected(fn func(key, why string) error) error {
+	b := r.t.bucket(bucketRemote)
+	if b == nil {
+		return nil
+	}
+	c := b.Cursor()
+	for k, v := c.Seek(prefixRejected); bytes.HasPrefix(k, prefixRejected); k, v = c.Next() {
+		if err := fn(string(k[len(prefixRejected):]), string(v)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// prefixDamaged keys "d/<key>", valued with the reason: objects of the
+// bucket a sync skipped because they are damaged (a commit that does not
+// decode, is too large, or names a pack of another size than it says).
+var prefixDamaged = []byte("d/")
+
+// SetDamaged records that the object under key is damaged, and why.
+func (r Remote) SetDamaged(key, reason string) error {
+	return r.put(append(bytes.Clone(prefixDamaged), key...), []byte(reason))
+}
+
+// EachDamaged calls fn with every object SetDamaged recorded, in key
+// order.
+func (r Remote) EachDamaged(fn func(key, reason string) error) error {
+	b := r.t.bucket(bucketRemote)
+	if b == nil {
+		return nil
+	}
+	c := b.Cursor()
+	for k, v := c.Seek(prefixDamaged); bytes.HasPrefix(k, prefixDamaged); k, v = c.Next() {
+		if err := fn(string(k[len(prefixDamaged):]), string(v)); err != nil {
 			return err
 		}
 	}

@@ -33,6 +33,9 @@ type Change struct {
 // listed itself, only what changed inside it. Subtrees with equal IDs are
 // not read, and every other tree is read once. A diff that visits more than
 // MaxEntries entries fails with ErrTooLarge.
+//
+// A path that either tree holds as KindUnreadable is not a change, nor is
+// anything below it: what it held is not known.
 func Diff(ctx context.Context, g cas.Getter, a, b cas.ID) ([]Change, error) {
 	d := &differ{sz: newSizer(ctx, g)}
 	err := d.trees(a, b, "")
@@ -90,6 +93,7 @@ func (d *differ) trees(a, b cas.ID, dir string) error {
 			ea, eb := ta.Entries[i], tb.Entries[j]
 			p := path.Join(dir, ea.Name)
 			switch {
+			case ea.Kind == KindUnreadable || eb.Kind == KindUnreadable: // not known: no change
 			case ea.Kind == KindDir && eb.Kind == KindDir:
 				if err := d.trees(ea.Tree, eb.Tree, p); err != nil {
 					return err
@@ -114,6 +118,9 @@ func (d *differ) trees(a, b cas.ID, dir string) error {
 
 // addAll lists e and, for a directory, everything below it.
 func (d *differ) addAll(e Entry, dir string, s Status) error {
+	if e.Kind == KindUnreadable {
+		return nil
+	}
 	p := path.Join(dir, e.Name)
 	c := Change{Path: p, Status: s}
 	if s == Deleted {

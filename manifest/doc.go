@@ -4,8 +4,12 @@
 // Vocabulary:
 //   - A Tree is one directory: its Entries sorted by name (byte order).
 //   - An Entry is a regular file (size, executable bit, the IDs of its
-//     chunks in order), a symbolic link (its target text) or a directory (the
-//     ID of its Tree).
+//     chunks in order), a symbolic link (its target text), a directory (the
+//     ID of its Tree), or a path that was there but could not be read
+//     (KindUnreadable: its name alone, no payload). Diff never reports a
+//     change at or below an unreadable entry, and Walk and Lookup do not
+//     show it, so nothing that restores from a diff ever touches it. Trees
+//     without one encode exactly as before it existed.
 //   - A file's content is cut into chunks by PutFile (PutContent for a
 //     caller that reads files itself): one chunk up to 256 KiB, FastCDC
 //     (16/64/256 KiB) above, so the same bytes always make the same chunks.

@@ -132,6 +132,7 @@ func FuzzDecode(f *testing.F) {
 		{Name: "a", Kind: KindFile, Size: 3, Lines: 1, Chunks: []cas.ID{chunk("a")}},
 		{Name: "d", Kind: KindDir},
 		{Name: "l", Kind: KindSymlink, Target: "a"},
+		{Name: "u", Kind: KindUnreadable},
 	}})
 	f.Add(b)
 	f.Add([]byte{1, 0})
@@ -186,5 +187,70 @@ func TestWalkAndDiffOfABomb(t *testing.T) {
 	}
 	if changes, err := Diff(ctx, m, top, top); err != nil || len(changes) != 0 {
 		t.Fatalf("diff of a bomb with itself: %d changes, %v", len(changes), err)
+	}
+}
+
+// TestUnreadableEntries: a KindUnreadable entry round-trips by name
+// alone; Diff reports no change at it or below it, whatever the other tree
+// holds there (nothing, a file, a directory), Walk does not show it, and
+// Lookup finds neither it nor what lies below it.
+func TestUnreadableEntries(t *testing.T) {
+	ctx := context.Background()
+	m := castest.NewMemory()
+	put := func(tr Tree) cas.ID {
+		id, err := Put(ctx, m, tr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return id
+	}
+	sub := put(Tree{Entries: []Entry{{Name: "x", Kind: KindFile, Chunks: []cas.ID{chunk("x")}, Size: 1}}})
+	unread := Tree{Entries: []Entry{
+		{Name: "dir", Kind: KindUnreadable},
+		{Name: "f", Kind: KindFile, Chunks: []cas.ID{chunk("f1")}, Size: 2},
+		{Name: "gone", Kind: KindUnreadable},
+		{Name: "secret", Kind: KindUnreadable},
+	}}
+	b, err := Encode(unread)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back, err := Decode(b); err != nil || len(back.Entries) != 4 || back.Entries[3].Kind != KindUnreadable || back.Entries[3].Name != "secret" {
+		t.Fatalf("decoded %+v, %v", back, err)
+	}
+	a := put(unread)
+	full := put(Tree{Entries: []Entry{
+		{Name: "dir", Kind: KindDir, Tree: sub},
+		{Name: "f", Kind: KindFile, Chunks: []cas.ID{chunk("f2")}, Size: 2},
+		{Name: "new", Kind: KindDir, Tree: a}, // an added directory holding unreadable entries
+		{Name: "secret", Kind: KindFile, Chunks: []cas.ID{chunk("s")}, Size: 1},
+	}})
+	for _, pair := range [][2]cas.ID{{a, full}, {full, a}} {
+		changes, err := Diff(ctx, m, pair[0], pair[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, c := range changes {
+			got = append(got, string(c.Status)+" "+c.Path)
+		}
+		if s := strings.Join(got, "|"); s != "modified f|added new|added new/f" && s != "modified f|deleted new|deleted new/f" {
+			t.Errorf("diff = %q: only f and new/f changed", s)
+		}
+	}
+	var walked []string
+	if err := Walk(ctx, m, full, func(p string, e Entry) error { walked = append(walked, p); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(walked, " ") != "dir dir/x f new new/f secret" {
+		t.Fatalf("walk shows %q", walked)
+	}
+	for _, c := range []struct {
+		root cas.ID
+		p    string
+	}{{a, "secret"}, {a, "dir"}, {a, "dir/x"}, {full, "new/secret"}, {full, "new/dir/x"}} {
+		if _, err := Lookup(ctx, m, c.root, c.p); !errors.Is(err, ErrNotExist) {
+			t.Errorf("lookup %s: %v, want ErrNotExist", c.p, err)
+		}
 	}
 }

@@ -19,6 +19,12 @@ const (
 	KindFile    Kind = 1
 	KindSymlink Kind = 2
 	KindDir     Kind = 3
+	// KindUnreadable marks a path that was there but could not be read
+	// (its permissions, a read error): it was not captured, and nothing is
+	// known of it but its name. Diff never reports a change at or below
+	// such a path, Walk and Lookup do not show it, so neither a restore nor
+	// an undo ever writes or deletes it. Trees without one encode as before.
+	KindUnreadable Kind = 4
 )
 
 // String returns the contract's name of the kind: file, symlink or dir.
@@ -30,6 +36,8 @@ func (k Kind) String() string {
 		return "symlink"
 	case KindDir:
 		return "dir"
+	case KindUnreadable:
+		return "unreadable"
 	}
 	return fmt.Sprintf("kind(%d)", uint8(k))
 }
@@ -167,6 +175,7 @@ func Encode(t Tree) ([]byte, error) {
 			b = append(b, e.Target...)
 		case KindDir:
 			b = append(b, e.Tree[:]...)
+		case KindUnreadable: // the name alone
 		default:
 			return nil, fmt.Errorf("manifest: %q has invalid %v", e.Name, e.Kind)
 		}
@@ -280,6 +289,7 @@ func Decode(b []byte) (Tree, error) {
 			e.Size = int64(len(target))
 		case KindDir:
 			copy(e.Tree[:], d.bytes(cas.IDSize))
+		case KindUnreadable:
 		default:
 			d.fail("bad kind")
 		}

@@ -22,7 +22,8 @@ import (
 const MaxEntries = 10 * 50_000
 
 // Walk calls fn for every entry below tree root, depth first, parents before
-// their children and siblings in name order. Paths are slash-separated and
+// their children and siblings in name order, passing over KindUnreadable
+// entries (not captured). Paths are slash-separated and
 // relative to the root. If fn returns fs.SkipDir for a directory, its
 // contents are skipped; any other error stops the walk and is returned.
 //
@@ -47,6 +48,9 @@ func Walk(ctx context.Context, g cas.Getter, root cas.ID, fn func(p string, e En
 // walk visits tree id, whose subtrees are all in trees.
 func walk(trees map[cas.ID]Tree, id cas.ID, dir string, fn func(string, Entry) error) error {
 	for _, e := range trees[id].Entries {
+		if e.Kind == KindUnreadable {
+			continue // not captured: nothing to show
+		}
 		p := path.Join(dir, e.Name)
 		err := fn(p, e)
 		if e.Kind == KindDir {
@@ -127,7 +131,8 @@ func (s *sizer) load(id cas.ID) (Tree, error) {
 }
 
 // Lookup returns the entry at slash-separated path p below root. The empty
-// path and "." name the root directory itself.
+// path and "." name the root directory itself. A KindUnreadable entry (not
+// captured) is ErrNotExist, as is every path below it.
 func Lookup(ctx context.Context, g cas.Getter, root cas.ID, p string) (Entry, error) {
 	e := Entry{Kind: KindDir, Tree: root}
 	p = strings.Trim(path.Clean("/"+p), "/")
@@ -143,7 +148,7 @@ func Lookup(ctx context.Context, g cas.Getter, root cas.ID, p string) (Entry, er
 			return Entry{}, err
 		}
 		var ok bool
-		if e, ok = t.Lookup(name); !ok {
+		if e, ok = t.Lookup(name); !ok || e.Kind == KindUnreadable {
 			return Entry{}, fmt.Errorf("%s: %w", p, ErrNotExist)
 		}
 	}

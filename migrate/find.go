@@ -16,6 +16,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/storer"
 	"github.com/go-git/go-git/v5/storage/filesystem"
+
+	"github.com/casckpt/casckpt"
 )
 
 // Kind is the layout of a legacy repository.
@@ -268,9 +270,9 @@ const hermesRefs = "refs/hermes/"
 
 // projectRecord is a shared store's projects/<hash>.json.
 type projectRecord struct {
-	Workdir   string   `json:"workdir"`
-	CreatedAt *float64 `json:"created_at"`
-	LastTouch *float64 `json:"last_touch"`
+	Workdir   casckpt.JSONPath `json:"workdir"`
+	CreatedAt *float64         `json:"created_at"`
+	LastTouch *float64         `json:"last_touch"`
 }
 
 // sharedProjects assigns a shared store's refs/hermes/<hash> to the
@@ -288,7 +290,7 @@ func sharedProjects(s *Source, tips []tip) {
 			s.unowned = append(s.unowned, t)
 			continue
 		}
-		p := Project{Workdir: rec.Workdir, Refs: []string{t.name}, tips: []plumbing.Hash{t.hash},
+		p := Project{Workdir: string(rec.Workdir), Refs: []string{t.name}, tips: []plumbing.Hash{t.hash},
 			Created: unixTime(rec.CreatedAt), LastTouch: unixTime(rec.LastTouch)}
 		s.Projects = append(s.Projects, p)
 	}
@@ -308,7 +310,8 @@ func readRecord(path string) (projectRecord, error) {
 	if err := json.Unmarshal(stripBOM(b), &rec); err != nil {
 		return rec, fmt.Errorf("project record %s: %w", filepath.Base(path), err)
 	}
-	rec.Workdir, err = checkWorkdir(rec.Workdir)
+	workdir, err := checkWorkdir(string(rec.Workdir))
+	rec.Workdir = casckpt.JSONPath(workdir)
 	if err != nil {
 		return rec, fmt.Errorf("project record %s: %w", filepath.Base(path), err)
 	}

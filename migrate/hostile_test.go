@@ -147,3 +147,25 @@ func TestMigrateHostileStore(t *testing.T) {
 		t.Errorf("the imported snapshot's size limit: %+v %v", list, err)
 	}
 }
+
+// TestMigrateWorkdirNotUTF8: Hermes writes a project record with Python's
+// json, so a workdir that is not UTF-8 comes as \udcXX (its
+// surrogateescape string): the project is imported at the directory with
+// those bytes, not at one with U+FFFD in its name.
+func TestMigrateWorkdirNotUTF8(t *testing.T) {
+	checkpoints := t.TempDir()
+	r := newRawStore(t, checkpoints)
+	wd := filepath.Join(t.TempDir(), "proj\xffect")
+	r.project("k", wd, r.put("tree", tree(rawEntry{"100644", "f", r.put("blob", []byte("x\n"))})))
+	record := `{"workdir":"` + strings.ReplaceAll(wd, "\xff", `\udcff`) + `"}`
+	must(os.WriteFile(filepath.Join(r.dir, "projects", "k.json"), []byte(record), 0o644))
+	store := newStore(t)
+	rep, err := Run(context.Background(), store, checkpoints, Options{})
+	if err != nil || rep.SnapshotsImported != 1 || len(rep.Errors) != 0 {
+		t.Fatalf("migrate: %+v %v", rep, err)
+	}
+	files, _ := snapshotView(t, store, wd, mustOnly(t, store, wd))
+	if !mapsEqualEntries(files, map[string]gitEntry{"f": {"file", "x\n"}}) {
+		t.Errorf("%q holds %v", wd, files)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Config says which bucket New opens and how to reach it.
@@ -38,6 +39,11 @@ type Config struct {
 	// MaxRetries is how often minio-go tries a failed request in all;
 	// 0 means its default (10), 1 no retry.
 	MaxRetries int
+	// Timeout is the longest an operation waits on a silent server: to
+	// connect, for it to take the next bytes of a request, for its answer
+	// or the answer's next bytes, or between tries. The operation then
+	// fails with an error matching ErrNoAnswer. 0 means 20 seconds.
+	Timeout time.Duration
 }
 
 // awsEndpoint is the server of an s3:// URL when AWS_ENDPOINT_URL is unset.
@@ -48,7 +54,7 @@ const awsEndpoint = "s3.amazonaws.com"
 // AWS_ENDPOINT_URL (default https://s3.amazonaws.com), AWS_ACCESS_KEY_ID,
 // AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN and AWS_REGION, and the tries
 // per request from AWS_MAX_ATTEMPTS (as the AWS SDKs read it; default
-// minio-go's 10).
+// minio-go's 10), and Timeout from CASCKPT_S3_TIMEOUT (a Go duration).
 func ParseURL(storeURL string, getenv func(string) string) (Config, error) {
 	rest, ok := strings.CutPrefix(storeURL, "s3://")
 	if !ok {
@@ -60,7 +66,7 @@ func ParseURL(storeURL string, getenv func(string) string) (Config, error) {
 		return Config{}, fmt.Errorf("s3 store: %q names no bucket: write s3://BUCKET or s3://BUCKET/PREFIX", storeURL)
 	}
 	if strings.ContainsAny(bucket, "?#:@") || strings.ContainsAny(prefix, "?#") {
-		return Config{}, fmt.Errorf("s3 store: %q holds a query, fragment or user: write s3://BUCKET or s3://BUCKET/PREFIX", storeURL)
+		return Config{}, fmt.Errorf("s3 store: %q holds a query, fragment or user: write s3://BUCKET or s3://BUCKET/PREFIX", Redact(storeURL))
 	}
 	if prefix != "" && slices.ContainsFunc(strings.Split(prefix, "/"), func(seg string) bool { return seg == "" || seg == "." || seg == ".." }) {
 		return Config{}, fmt.Errorf("s3 store: the prefix of %q has an empty, \".\" or \"..\" segment: write it as a/b/c", storeURL)
@@ -83,6 +89,13 @@ func ParseURL(storeURL string, getenv func(string) string) (Config, error) {
 		}
 		c.MaxRetries = n
 	}
+	if v := getenv("CASCKPT_S3_TIMEOUT"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return Config{}, fmt.Errorf("s3 store: CASCKPT_S3_TIMEOUT %q is not a positive Go duration (like 5s or 1m)", v)
+		}
+		c.Timeout = d
+	}
 	var err error
 	c.Endpoint, c.Secure, err = parseEndpoint(getenv("AWS_ENDPOINT_URL"))
 	return c, err
@@ -93,10 +106,34 @@ func parseEndpoint(raw string) (host string, secure bool, err error) {
 	if raw == "" {
 		return awsEndpoint, true, nil
 	}
+	if shown := Redact(raw); shown != raw {
+		return "", false, fmt.Errorf("s3 store: AWS_ENDPOINT_URL %q holds credentials: write http://HOST:PORT or https://HOST, and set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY", shown)
+	}
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" ||
-		strings.Trim(u.Path, "/") != "" || u.RawQuery != "" || u.User != nil {
+		strings.Trim(u.Path, "/") != "" || u.RawQuery != "" {
 		return "", false, fmt.Errorf("s3 store: AWS_ENDPOINT_URL %q is not a server URL: write http://HOST:PORT or https://HOST", raw)
 	}
 	return u.Host, u.Scheme == "https", nil
+}
+
+// Redact returns raw, a URL or a host, with the user information before
+// its host ("user:password@") replaced by "REDACTED@", whether or not it
+// parses: what a message may show of AWS_ENDPOINT_URL or a store URL.
+func Redact(raw string) string {
+	scheme, rest, ok := strings.Cut(raw, "://")
+	if !ok {
+		scheme, rest = "", raw
+	} else {
+		scheme += "://"
+	}
+	end := strings.IndexAny(rest, "/?#")
+	if end < 0 {
+		end = len(rest)
+	}
+	at := strings.LastIndex(rest[:end], "@")
+	if at < 0 {
+		return raw
+	}
+	return scheme + "REDACTED@" + rest[at+1:]
 }

@@ -69,3 +69,33 @@ func TestParseURLEnvironment(t *testing.T) {
 		}
 	}
 }
+
+// TestParseURLRedactsCredentials: credentials written into
+// AWS_ENDPOINT_URL or the store URL are refused, and the error shows
+// neither the user nor the password.
+func TestParseURLRedactsCredentials(t *testing.T) {
+	env := map[string]string{"AWS_ACCESS_KEY_ID": "k", "AWS_SECRET_ACCESS_KEY": "s"}
+	for _, tc := range []struct{ store, endpoint string }{
+		{"s3://b/p", "http://alice:hunter2@127.0.0.1:9000"},
+		{"s3://b/p", "https://alice:hunter2@s3.example.com/"},
+		{"s3://b/p", "http://alice:hunter2@[::1:9000"}, // does not parse
+		{"s3://b/p", "alice:hunter2@host:9000"},
+		{"s3://alice:hunter2@b/p", ""},
+	} {
+		env["AWS_ENDPOINT_URL"] = tc.endpoint
+		_, err := s3store.ParseURL(tc.store, func(k string) string { return env[k] })
+		if err == nil || strings.Contains(err.Error(), "hunter2") || strings.Contains(err.Error(), "alice") {
+			t.Errorf("store %q, endpoint %q: %v, want an error without the credentials", tc.store, tc.endpoint, err)
+		}
+	}
+	for raw, want := range map[string]string{
+		"http://u:p@h:9/x?y@z": "http://REDACTED@h:9/x?y@z",
+		"http://h:9":           "http://h:9",
+		"u:p@h":                "REDACTED@h",
+		"http://h/a@b":         "http://h/a@b",
+	} {
+		if got := s3store.Redact(raw); got != want {
+			t.Errorf("Redact(%q) = %q, want %q", raw, got, want)
+		}
+	}
+}

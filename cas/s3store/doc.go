@@ -44,5 +44,11 @@
 //   - Sync sends nothing: a PUT, COPY or DELETE that returned is durable.
 //   - Reads are bound to the object's ETag at Open: a pack removed and
 //     written again under its name fails the reads of readers opened
-//     before, instead of mixing bytes of the two.
+//     before, instead of mixing bytes of the two. A pack shorter than the
+//     size a reader was opened with reads as cas.ErrCorrupt.
+//   - Every operation has a deadline of silence (Config.Timeout): it fails
+//     with ErrNoAnswer once the server has said nothing for that long, to
+//     connect, to take a request, to answer, or between minio-go's tries.
+//   - Get reads at most the limit its caller gives (ErrTooLarge past it,
+//     found from the answer's size before the body is read).
 package s3store

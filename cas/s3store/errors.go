@@ -13,11 +13,18 @@ import (
 	"github.com/minio/minio-go/v7"
 )
 
+// ErrTooLarge is the error of an object larger than its reader allows
+// (see Store.Get).
+var ErrTooLarge = errors.New("object too large")
+
 // wrap turns an error of minio-go about what (a pack name or key) into
 // one line that says what to do. A missing object matches fs.ErrNotExist,
 // an object a conditional put found fs.ErrExist, a context's end its
-// error.
-func (s *Store) wrap(op, what string, err error) error {
+// error, and the end of an operation its watch ended ErrNoAnswer.
+func (s *Store) wrap(ctx context.Context, op, what string, err error) error {
+	if silent := silence(ctx); silent != nil {
+		return fmt.Errorf("s3 store: %s %s: %w", op, what, silent)
+	}
 	var netErr net.Error
 	var urlErr *url.Error
 	switch {

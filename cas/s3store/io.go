@@ -5,8 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
+	"strconv"
+	"strings"
 	"sync/atomic"
 
+	"github.com/casckpt/casckpt/cas"
 	"github.com/minio/minio-go/v7"
 )
 
@@ -127,16 +131,23 @@ func (r *reader) fetch(lo, hi int64) ([][]byte, error) {
 			return nil, fmt.Errorf("s3 store: read %s: %v", r.name, err)
 		}
 	}
-	body, _, _, err := r.s.core.GetObject(context.Background(), r.s.bucket, r.key, opts)
+	ctx, w := r.s.watch(context.Background())
+	defer w.stop()
+	body, _, header, err := r.s.core.GetObject(ctx, r.s.bucket, r.key, opts)
 	if isPreconditionFailed(err) {
 		return nil, fmt.Errorf("s3 store: read %s: the pack changed since it was opened (removed and written again): open it again", r.name)
+	} else if errorResponse(err).StatusCode == http.StatusRequestedRangeNotSatisfiable {
+		return nil, fmt.Errorf("s3 store: read %s: %w: the pack is shorter than the %d bytes its index says", r.name, cas.ErrCorrupt, r.size)
 	} else if err != nil {
-		return nil, r.s.wrap("read", r.name, err)
+		return nil, r.s.wrap(ctx, "read", r.name, err)
 	}
 	defer body.Close()
+	if total, ok := rangeTotal(header.Get("Content-Range")); ok && total != r.size {
+		return nil, fmt.Errorf("s3 store: read %s: %w: the pack is %d bytes, not the %d its index says", r.name, cas.ErrCorrupt, total, r.size)
+	}
 	buf := make([]byte, end-start)
 	if _, err := io.ReadFull(body, buf); err != nil {
-		return nil, r.s.wrap("read", r.name, err)
+		return nil, r.s.wrap(ctx, "read", r.name, err)
 	}
 	var blocks [][]byte
 	for n := lo; n <= hi; n++ {
@@ -145,6 +156,14 @@ func (r *reader) fetch(lo, hi int64) ([][]byte, error) {
 		blocks = append(blocks, b)
 	}
 	return blocks, nil
+}
+
+// rangeTotal returns the size of the whole object that a Content-Range
+// header ("bytes 0-99/1000") gives, if it gives one.
+func rangeTotal(contentRange string) (int64, bool) {
+	_, total, ok := strings.Cut(contentRange, "/")
+	n, err := strconv.ParseInt(total, 10, 64)
+	return n, ok && err == nil
 }
 
 // errEnded: Write or Close after the writer closed or aborted.

@@ -11,7 +11,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/casckpt/casckpt/cas"
 	"github.com/casckpt/casckpt/cas/packtest"
+	"github.com/casckpt/casckpt/cas/s3store"
 	"github.com/casckpt/casckpt/internal/s3test"
 	"github.com/minio/minio-go/v7"
 )
@@ -34,10 +36,13 @@ func TestSmallObjects(t *testing.T) {
 	if err := s.PutNew(ctx, "commits/2", []byte("commits/2")); err != nil {
 		t.Fatalf("a put of the same bytes again (a retry): %v", err)
 	}
-	if b, err := s.Get(ctx, "commits/2"); err != nil || string(b) != "commits/2" {
+	if b, err := s.Get(ctx, "commits/2", 9); err != nil || string(b) != "commits/2" {
 		t.Fatalf("get: %q %v", b, err)
 	}
-	if _, err := s.Get(ctx, "commits/9"); !errors.Is(err, fs.ErrNotExist) {
+	if b, err := s.Get(ctx, "commits/2", 8); !errors.Is(err, s3store.ErrTooLarge) {
+		t.Fatalf("get of an object over the limit: %q %v", b, err)
+	}
+	if _, err := s.Get(ctx, "commits/9", 100); !errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf("get of a missing key: %v", err)
 	}
 	var keys []string
@@ -66,8 +71,24 @@ func TestSmallObjects(t *testing.T) {
 			t.Fatalf("tail of %d bytes: %d bytes, %v", n, len(got), err)
 		}
 	}
-	if _, err := s.ReadTail(ctx, name, 2000, 16); err == nil {
-		t.Fatal("a tail read with the wrong size went through")
+	// A pack of another size than its commit says is a bad pack, not a
+	// failure of the server: the 416 of a range past its end included.
+	for _, size := range []int64{2000, 1001} {
+		if _, err := s.ReadTail(ctx, name, size, 16); !errors.Is(err, cas.ErrBadPack) {
+			t.Fatalf("a tail read with the wrong size %d: %v", size, err)
+		}
+	}
+	// A reader of a pack shorter than its index says finds it corrupt,
+	// past its end and across it.
+	r, err := s.OpenSized(ctx, name, 1<<20+5000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	for _, off := range []int64{1<<20 + 10, 900} {
+		if _, err := r.ReadAt(make([]byte, 200), off); !errors.Is(err, cas.ErrCorrupt) {
+			t.Fatalf("a read at %d of a pack shorter than its index says: %v", off, err)
+		}
 	}
 }
 

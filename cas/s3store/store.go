@@ -35,10 +35,11 @@ type Store struct {
 	prefix   string // "" or ending in "/"
 	endpoint string // for messages
 	staleAge time.Duration
-	blocks   *blockCache // of pack reads
-	uploads  *uploads    // of packs closed
-	progress func(int64) // Config.Progress
-	secure   bool        // Config.Secure
+	blocks   *blockCache   // of pack reads
+	uploads  *uploads      // of packs closed
+	progress func(int64)   // Config.Progress
+	secure   bool          // Config.Secure
+	timeout  time.Duration // Config.Timeout
 }
 
 var (
@@ -56,11 +57,19 @@ func New(ctx context.Context, c Config) (*Store, error) {
 	if c.Bucket == "" || c.Endpoint == "" {
 		return nil, fmt.Errorf("s3 store: no bucket or no endpoint given: write the store as s3://BUCKET[/PREFIX]")
 	}
+	transport := c.Transport
+	if transport == nil {
+		t, err := minio.DefaultTransport(c.Secure)
+		if err != nil {
+			return nil, fmt.Errorf("s3 store: endpoint %q: %v: check AWS_ENDPOINT_URL", c.Endpoint, err)
+		}
+		transport = t
+	}
 	client, err := minio.New(c.Endpoint, &minio.Options{
 		Creds:      credentials.NewStaticV4(c.AccessKey, c.SecretKey, c.SessionToken),
 		Secure:     c.Secure,
 		Region:     c.Region,
-		Transport:  c.Transport,
+		Transport:  watchedTransport{transport},
 		MaxRetries: c.MaxRetries,
 	})
 	if err != nil {
@@ -76,6 +85,10 @@ func New(ctx context.Context, c Config) (*Store, error) {
 		uploads:  newUploads(),
 		progress: c.Progress,
 		secure:   c.Secure,
+		timeout:  c.Timeout,
+	}
+	if s.timeout <= 0 {
+		s.timeout = defaultTimeout
 	}
 	if c.Prefix != "" {
 		s.prefix = strings.Trim(c.Prefix, "/") + "/"
@@ -92,12 +105,14 @@ func New(ctx context.Context, c Config) (*Store, error) {
 // probe checks that the server refuses a conditional put over an object,
 // and deletes its probe object.
 func (s *Store) probe(ctx context.Context) error {
+	ctx, w := s.watch(ctx)
+	defer w.stop()
 	var id [8]byte
 	rand.Read(id[:]) // never fails (crypto/rand)
 	key := s.prefix + "probe-" + hex.EncodeToString(id[:])
 	data := []byte("casckpt checks that this server honours If-None-Match: *\n")
 	if err := s.put(ctx, key, data); err != nil {
-		return s.wrap("probe: put", key, err)
+		return s.wrap(ctx, "probe: put", key, err)
 	}
 	second := s.put(ctx, key, data)
 	removed := s.client.RemoveObject(ctx, s.bucket, key, minio.RemoveObjectOptions{})
@@ -105,9 +120,9 @@ func (s *Store) probe(ctx context.Context) error {
 	case second == nil || status == 501:
 		return fmt.Errorf("s3 store: the server at %s ignores conditional writes (If-None-Match: *), and casckpt needs them to keep many writers safe: use a server that supports them", s.endpoint)
 	case !isPreconditionFailed(second):
-		return s.wrap("probe: second put", key, second)
+		return s.wrap(ctx, "probe: second put", key, second)
 	case removed != nil:
-		return s.wrap("probe: delete", key, removed)
+		return s.wrap(ctx, "probe: delete", key, removed)
 	}
 	return nil
 }
@@ -205,9 +220,11 @@ func (s *Store) Open(ctx context.Context, name string) (cas.PackReader, error) {
 	if err != nil {
 		return nil, err
 	}
+	ctx, w := s.watch(ctx)
+	defer w.stop()
 	info, err := s.client.StatObject(ctx, s.bucket, key, minio.StatObjectOptions{})
 	if err != nil {
-		return nil, s.wrap("open", name, err)
+		return nil, s.wrap(ctx, "open", name, err)
 	}
 	return &reader{s: s, name: name, key: key, etag: info.ETag, size: info.Size}, nil
 }
@@ -250,9 +267,11 @@ func (s *Store) Stat(ctx context.Context, name string) (cas.StoredPack, error) {
 	if err := s.waitUpload(ctx, name); err != nil {
 		return cas.StoredPack{}, err
 	}
+	ctx, w := s.watch(ctx)
+	defer w.stop()
 	info, err := s.client.StatObject(ctx, s.bucket, key, minio.StatObjectOptions{})
 	if err != nil {
-		return cas.StoredPack{}, s.wrap("stat", name, err)
+		return cas.StoredPack{}, s.wrap(ctx, "stat", name, err)
 	}
 	return cas.StoredPack{Name: name, Size: info.Size}, nil
 }
@@ -266,18 +285,21 @@ func (s *Store) List(ctx context.Context, fn func(cas.StoredPack) error) error {
 	if err := s.waitUploads(ctx); err != nil {
 		return err
 	}
-	ctx, cancel := context.WithCancel(ctx) // stops minio-go's lister when fn fails
-	defer cancel()
+	ctx, w := s.watch(ctx) // its end stops minio-go's lister when fn fails
+	defer w.stop()
 	dir := s.prefix + packsDir
 	for obj := range s.client.ListObjects(ctx, s.bucket, minio.ListObjectsOptions{Prefix: dir, Recursive: true}) {
 		if obj.Err != nil {
-			return s.wrap("list", dir, obj.Err)
+			return s.wrap(ctx, "list", dir, obj.Err)
 		}
 		name := strings.TrimPrefix(obj.Key, dir)
 		if _, ok := cas.PackName(name); !ok {
 			continue
 		}
-		if err := fn(cas.StoredPack{Name: name, Size: obj.Size}); err != nil {
+		w.pause()
+		err := fn(cas.StoredPack{Name: name, Size: obj.Size})
+		w.resume()
+		if err != nil {
 			return err
 		}
 	}
@@ -297,11 +319,13 @@ func (s *Store) Remove(ctx context.Context, name string) error {
 	if err := s.waitUpload(ctx, name); err != nil {
 		return err
 	}
+	ctx, w := s.watch(ctx)
+	defer w.stop()
 	if _, err := s.client.StatObject(ctx, s.bucket, key, minio.StatObjectOptions{}); err != nil {
-		return s.wrap("remove", name, err)
+		return s.wrap(ctx, "remove", name, err)
 	}
 	if err := s.client.RemoveObject(ctx, s.bucket, key, minio.RemoveObjectOptions{}); err != nil {
-		return s.wrap("remove", name, err)
+		return s.wrap(ctx, "remove", name, err)
 	}
 	return nil
 }
@@ -319,12 +343,14 @@ func (s *Store) SetAside(ctx context.Context, name string) error {
 	if err := s.waitUpload(ctx, name); err != nil {
 		return err
 	}
+	ctx, w := s.watch(ctx)
+	defer w.stop()
 	dst := s.prefix + damagedDir + name
 	if _, err := s.core.CopyObject(ctx, s.bucket, key, s.bucket, dst, nil, minio.CopySrcOptions{}, minio.PutObjectOptions{}); err != nil {
-		return s.wrap("set aside", name, err)
+		return s.wrap(ctx, "set aside", name, err)
 	}
 	if err := s.client.RemoveObject(ctx, s.bucket, key, minio.RemoveObjectOptions{}); err != nil {
-		return s.wrap("set aside", name, err)
+		return s.wrap(ctx, "set aside", name, err)
 	}
 	return nil
 }
@@ -337,23 +363,23 @@ func (s *Store) RemoveIncomplete(ctx context.Context) (int64, error) {
 	if err := ctx.Err(); err != nil {
 		return 0, err
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
+	ctx, w := s.watch(ctx)
+	defer w.stop()
 	dir := s.prefix + packsDir
 	var freed int64
 	for up := range s.client.ListIncompleteUploads(ctx, s.bucket, dir, true) {
 		if up.Err != nil {
-			return freed, s.wrap("list incomplete uploads", dir, up.Err)
+			return freed, s.wrap(ctx, "list incomplete uploads", dir, up.Err)
 		}
 		if time.Since(up.Initiated) < s.staleAge {
 			continue
 		}
 		size, err := s.uploadSize(ctx, up.Key, up.UploadID)
 		if err != nil {
-			return freed, s.wrap("list the parts of upload", up.Key, err)
+			return freed, s.wrap(ctx, "list the parts of upload", up.Key, err)
 		}
 		if err := s.core.AbortMultipartUpload(ctx, s.bucket, up.Key, up.UploadID); err != nil {
-			return freed, s.wrap("abort upload", up.Key, err)
+			return freed, s.wrap(ctx, "abort upload", up.Key, err)
 		}
 		freed += size
 	}

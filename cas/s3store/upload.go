@@ -98,6 +98,8 @@ func (s *Store) startUpload(ctx context.Context, name, key string, data *segment
 // whether the object stored is this very pack (a PUT that minio-go
 // retried after its first try had landed) and takes it as done if so.
 func (s *Store) putPack(ctx context.Context, name, key string, data *segments) error {
+	ctx, w := s.watch(ctx)
+	defer w.stop()
 	opts := s.putOptions()
 	opts.SetMatchETagExcept("*")
 	if s.progress != nil {
@@ -107,7 +109,7 @@ func (s *Store) putPack(ctx context.Context, name, key string, data *segments) e
 	if err == nil || (isPreconditionFailed(err) && s.holdsPack(ctx, key, data)) {
 		return nil
 	}
-	return s.wrap("upload", name, err)
+	return s.wrap(ctx, "upload", name, err)
 }
 
 // holdsPack reports whether the object under key is data, as its size and

@@ -53,6 +53,9 @@ type globals struct {
 	// uploaded, if set, receives the bytes of packs an s3:// store sends
 	// (casckpt.Options.UploadProgress of the store open opens).
 	uploaded func(bytes int64)
+	// machine is --machine: the machine of a bucket store whose project
+	// a reading command reads (and whose snapshot restore restores).
+	machine string
 }
 
 // signalError is the cause of a context cancelled by a signal.
@@ -169,6 +172,11 @@ BLAKE3-addressed and zstd-compressed, in a store shared by all projects.`,
 		newTurnsCommand(g), newRecordWriteCommand(g), newHookCommand(g),
 		newMCPCommand(g),
 	)
+	for _, c := range root.Commands() {
+		if machineCommands[c.Name()] {
+			addMachineFlag(c, g)
+		}
+	}
 	return root
 }
 
@@ -194,7 +202,35 @@ func (g *globals) open() (*casckpt.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	return g.openAt(dir, casckpt.Options{Now: g.now, HomeDir: g.env("HOME"), UploadProgress: g.uploaded})
+	switch {
+	case g.machine != "" && !casckpt.IsRemote(dir):
+		return nil, usagef("--machine reads another machine's projects of a bucket store; %s is a directory", dir)
+	case g.machine != "" && !casckpt.ValidMachine(g.machine):
+		return nil, usagef("--machine %q: a machine is 1 to 64 letters, digits, dots, dashes and underscores (see casckpt status)", g.machine)
+	}
+	return g.openAt(dir, casckpt.Options{Now: g.now, HomeDir: g.env("HOME"), UploadProgress: g.uploaded, ReadMachine: g.machine})
+}
+
+// machineCommands are the commands that take --machine: those that read
+// a project, and restore.
+var machineCommands = map[string]bool{"list": true, "diff": true, "cat": true, "ls": true, "export": true, "log": true, "turns": true, "restore": true}
+
+// readMachine is the machine whose project a reading command read from
+// store: --machine, else this one; nil for a store in a directory.
+func (g *globals) readMachine(store *casckpt.Store) *string {
+	m := store.Machine()
+	if m == "" {
+		return nil
+	}
+	if g.machine != "" {
+		m = g.machine
+	}
+	return &m
+}
+
+// addMachineFlag gives a reading command (and restore) --machine.
+func addMachineFlag(cmd *cobra.Command, g *globals) {
+	cmd.Flags().StringVar(&g.machine, "machine", "", "on a bucket store, read machine M's project at this path (see casckpt status)")
 }
 
 // openAt opens the store at location, a directory or an s3:// URL whose
@@ -204,15 +240,24 @@ func (g *globals) openAt(location string, opts casckpt.Options) (*casckpt.Store,
 		return casckpt.Open(location, opts)
 	}
 	opts.Getenv = g.env
-	switch {
-	case g.env("XDG_CACHE_HOME") != "":
-		opts.CacheDir = filepath.Join(g.env("XDG_CACHE_HOME"), "casckpt")
-	case g.env("HOME") != "":
-		opts.CacheDir = filepath.Join(g.env("HOME"), ".cache", "casckpt")
-	default:
-		return nil, errors.New("no cache directory for the s3:// store: set XDG_CACHE_HOME or HOME")
+	opts.Machine, opts.FleetKey = g.env("CASCKPT_MACHINE"), g.env("CASCKPT_FLEET_KEY")
+	var err error
+	if opts.CacheDir, err = g.cacheRoot(); err != nil {
+		return nil, err
 	}
 	return casckpt.OpenURL(g.ctx, location, opts)
+}
+
+// cacheRoot is the directory of the caches of s3:// stores (and of the
+// hook log for them): $XDG_CACHE_HOME/casckpt, else ~/.cache/casckpt.
+func (g *globals) cacheRoot() (string, error) {
+	switch {
+	case g.env("XDG_CACHE_HOME") != "":
+		return filepath.Join(g.env("XDG_CACHE_HOME"), "casckpt"), nil
+	case g.env("HOME") != "":
+		return filepath.Join(g.env("HOME"), ".cache", "casckpt"), nil
+	}
+	return "", errors.New("no cache directory for the s3:// store: set XDG_CACHE_HOME or HOME")
 }
 
 // emit prints v as the command's JSON document, or calls human otherwise.

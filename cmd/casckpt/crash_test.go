@@ -33,7 +33,8 @@ func digest(t *testing.T, dir string) map[string][32]byte {
 // TestCrashLoop starts snapshot, restore, restore --safe, undo, gc, prune
 // and repair and kills each with SIGKILL at a random moment, then checks
 // that the store verifies clean, that a killed restore, safe restore or
-// undo left every file old or new, that a finished safe restore or undo
+// undo left every file old or new and its project lock free, that a
+// finished safe restore or undo
 // changed the tree as its JSON says, that the next command needs no
 // repair, and that every snapshot reported complete restores byte for
 // byte. Snapshots start and end turns in turn, so that there are turns to
@@ -321,6 +322,9 @@ func (l *crashLoop) check(i int, a crashAttempt, out []byte, done bool) {
 			}
 		}
 	}
+	if (a.op == "restore" || a.op == "restore-safe" || a.op == "undo") && !done {
+		l.checkProjectLockFree(i, a.op)
+	}
 	now := listedIDs(t, l.mustRun("list", l.dir, "--json"))
 	if a.op == "repair" {
 		l.checkRepair(i, listedIDs(t, a.listedBefore), now, done)
@@ -337,6 +341,24 @@ func (l *crashLoop) check(i int, a crashAttempt, out []byte, done bool) {
 	}
 	if err := json.Unmarshal(l.mustRun("verify", "--json"), &v); err != nil || len(v.Damaged) != 0 {
 		t.Fatalf("iteration %d (%s killed): verify: %v %v", i, a.op, v.Damaged, err)
+	}
+}
+
+// checkProjectLockFree fails unless the project writer locks are free
+// after run i of op was killed: the kernel released the dead process's,
+// so the next restore or undo does not wait for it.
+func (l *crashLoop) checkProjectLockFree(i int, op string) {
+	locks, _ := filepath.Glob(filepath.Join(l.bin.store(), "locks", "project-*"))
+	for _, p := range locks {
+		f, err := os.Open(p)
+		if err != nil {
+			l.t.Fatal(err)
+		}
+		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		f.Close()
+		if err != nil {
+			l.t.Fatalf("iteration %d: the project lock %s is still held after %s was killed: %v", i, p, op, err)
+		}
 	}
 }
 
@@ -507,10 +529,10 @@ func (l *crashLoop) undone(before map[string][32]byte, dry undoJSON, start, end 
 	t := l.t
 	decided := map[string]int{}
 	for _, p := range slices.Concat(dry.Reverted, dry.Merged) {
-		decided[p]++
+		decided[string(p)]++
 	}
 	for _, c := range dry.Conflicts {
-		decided[c.Path]++
+		decided[string(c.Path)]++
 	}
 	s, e := fileDigests(start), fileDigests(end)
 	for p := range mergedKeys(s, e) {
@@ -519,7 +541,8 @@ func (l *crashLoop) undone(before map[string][32]byte, dry undoJSON, start, end 
 		}
 	}
 	after := maps.Clone(before)
-	for _, p := range dry.Reverted {
+	for _, jp := range dry.Reverted {
+		p := string(jp)
 		if w := state(before, p); w != state(e, p) && w != state(s, p) {
 			t.Fatalf("undo of %s reverts %s, changed since the turn", dry.Turn, p)
 		}
@@ -529,7 +552,8 @@ func (l *crashLoop) undone(before map[string][32]byte, dry undoJSON, start, end 
 			delete(after, p)
 		}
 	}
-	for _, p := range dry.Merged {
+	for _, jp := range dry.Merged {
+		p := string(jp)
 		w, err := os.ReadFile(filepath.Join(l.dir, filepath.FromSlash(p)))
 		merged, ok := mergeLines(end[p].Data, string(w), start[p].Data)
 		if err != nil || !ok {
@@ -685,21 +709,22 @@ func (l *crashLoop) prepareSafe(a crashAttempt, k knownSnapshot) crashAttempt {
 	a.safeDry, a.before = dry, digest(t, l.dir)
 	kept := map[string]bool{}
 	for _, kp := range *dry.Kept {
-		kept[kp.Path] = true
+		kept[string(kp.Path)] = true
 	}
 	a.target = maps.Clone(a.before)
 	for _, c := range dry.Changes {
-		h, ok := k.tree[c.Path]
+		p := string(c.Path)
+		h, ok := k.tree[p]
 		switch {
 		case c.Action == "write" && ok:
-			a.target[c.Path] = h
+			a.target[p] = h
 		case c.Action == "delete" && !ok:
-			delete(a.target, c.Path)
+			delete(a.target, p)
 		default:
-			t.Fatalf("restore %s --safe would %s %s, which the snapshot holds: %v", k.id, c.Action, c.Path, ok)
+			t.Fatalf("restore %s --safe would %s %s, which the snapshot holds: %v", k.id, c.Action, p, ok)
 		}
-		if keptAt(kept, c.Path) {
-			t.Fatalf("restore %s --safe would both restore and keep %s", k.id, c.Path)
+		if keptAt(kept, p) {
+			t.Fatalf("restore %s --safe would both restore and keep %s", k.id, p)
 		}
 	}
 	for p := range mergedKeys(a.before, k.tree) {

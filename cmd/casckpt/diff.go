@@ -37,11 +37,11 @@ arguments, the first is DIR unless it is a snapshot reference (hex digits or
 }
 
 type diffFileJSON struct {
-	Path       string `json:"path"`
-	Status     string `json:"status"`
-	Insertions int64  `json:"insertions"`
-	Deletions  int64  `json:"deletions"`
-	Binary     bool   `json:"binary"`
+	Path       casckpt.JSONPath `json:"path"`
+	Status     string           `json:"status"`
+	Insertions int64            `json:"insertions"`
+	Deletions  int64            `json:"deletions"`
+	Binary     bool             `json:"binary"`
 }
 
 type diffJSON struct {
@@ -72,7 +72,7 @@ func runDiff(cmd *cobra.Command, g *globals, dir string, refs []string, stat boo
 		doc.To = res.To.String()
 	}
 	for _, f := range res.Files {
-		doc.Files = append(doc.Files, diffFileJSON{Path: f.Path, Status: string(f.Status), Insertions: f.Insertions, Deletions: f.Deletions, Binary: f.Binary})
+		doc.Files = append(doc.Files, diffFileJSON{Path: casckpt.JSONPath(f.Path), Status: string(f.Status), Insertions: f.Insertions, Deletions: f.Deletions, Binary: f.Binary})
 	}
 	return g.emit(doc, func(w io.Writer) {
 		if stat {
@@ -141,7 +141,7 @@ func layOutStat(changed []casckpt.FileDiff, total int64) ([]statFile, statLayout
 	files := make([]statFile, len(changed))
 	var maxLen, maxChange, binWidth, numberWidth int64
 	for i, f := range changed {
-		sf := statFile{name: quotePath(f.Path), added: f.Insertions, deleted: f.Deletions, binary: f.Binary}
+		sf := statFile{name: casckpt.QuotePath(f.Path), added: f.Insertions, deleted: f.Deletions, binary: f.Binary}
 		maxLen = max(maxLen, int64(uniseg.StringWidth(sf.name)))
 		if f.Binary {
 			sf.added, sf.deleted = 0, 0
@@ -263,44 +263,4 @@ func statSummary(files, ins, del int64) string {
 		s += fmt.Sprintf(", %d deletion%s(-)", del, plural(del))
 	}
 	return s
-}
-
-// quotePath quotes a path as git does with core.quotePath off: in double
-// quotes with C escapes when it holds a control character, a quote or a
-// backslash.
-func quotePath(p string) string {
-	if !strings.ContainsFunc(p, func(r rune) bool { return r < 0x20 || r == '"' || r == '\\' || r == 0x7f }) {
-		return p
-	}
-	var b strings.Builder
-	b.WriteByte('"')
-	for i := 0; i < len(p); i++ {
-		switch c := p[i]; c {
-		case '\a':
-			b.WriteString(`\a`)
-		case '\b':
-			b.WriteString(`\b`)
-		case '\t':
-			b.WriteString(`\t`)
-		case '\n':
-			b.WriteString(`\n`)
-		case '\v':
-			b.WriteString(`\v`)
-		case '\f':
-			b.WriteString(`\f`)
-		case '\r':
-			b.WriteString(`\r`)
-		case '"', '\\':
-			b.WriteByte('\\')
-			b.WriteByte(c)
-		default:
-			if c < 0x20 || c == 0x7f {
-				fmt.Fprintf(&b, "\\%03o", c)
-			} else {
-				b.WriteByte(c)
-			}
-		}
-	}
-	b.WriteByte('"')
-	return b.String()
 }

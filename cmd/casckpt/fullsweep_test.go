@@ -34,13 +34,18 @@ func sweepTrees() map[string]testtree.Tree {
 		}
 		return out
 	}
-	a := testtree.Tree{"main.go": {Data: "package main\n"}, "lib/a.go": {Data: "package lib\n"}, "big.bin": {Data: string(big)}, "run.sh": {Data: "#!/bin/sh\n", Exec: true}}
+	a := testtree.Tree{"main.go": {Data: "package main\n"}, "lib/a.go": {Data: "package lib\n"}, "big.bin": {Data: string(big)}, "run.sh": {Data: "#!/bin/sh\n", Exec: true},
+		"private.md": {Data: "v1\n"}}
 	b := testtree.Edit(testtree.Edit(a, many("b")), testtree.Tree{"lib/b.go": {Data: "package lib // b\n"}, "big.bin": {Data: string(big[:50<<10]) + "b" + string(big[50<<10:])}})
 	d := testtree.Edit(a, testtree.Tree{"d.txt": {Data: "d\n"}})
 	e := testtree.Edit(d, testtree.Tree{"e.txt": {Data: "e\n"}, "lib/b.go": b["lib/b.go"]}, "main.go") // keeps part of B's pack live
 	c := testtree.Edit(testtree.Edit(a, many("c")), testtree.Tree{"main.go": {Data: "package main // c\n"}, "new/c.txt": {Data: "c\n"}, "big.bin": {Data: "c" + string(big)}}, "lib/a.go")
 	f := testtree.Edit(e, testtree.Tree{"f.txt": {Data: "f\n"}})
-	trees := map[string]testtree.Tree{"A": a, "B": b, "C": c, "D": d, "E": e, "F": f}
+	// CI is C with a person's private.md ignored now: restore (to A) goes
+	// from CI, so its pre-restore snapshot must capture that file, which
+	// it writes over, though ignored.
+	ci := testtree.Edit(c, testtree.Tree{".gitignore": {Data: "private.md\n"}, "private.md": {Data: "mine\n"}})
+	trees := map[string]testtree.Tree{"A": a, "B": b, "C": c, "CI": ci, "D": d, "E": e, "F": f}
 	maps.Copy(trees, sweepTurnTrees(c))
 	return trees
 }
@@ -114,7 +119,8 @@ func TestFullDiskAtEveryPoint(t *testing.T) {
 		step = 64 << 10
 	}
 	trees := sweepTrees()
-	// "restore" (to A) first takes its pre-restore snapshot of C, which
+	// "restore" (to A) first takes its pre-restore snapshot of CI (C with
+	// an ignored file it writes over, which the snapshot captures), which
 	// meets the full disk first. "restore-written" has C snapshotted
 	// already and goes to B, whose 600 small files replace C's: its own
 	// writes to the project meet it (in steps 8 times larger, as they need
@@ -166,7 +172,7 @@ func sweepOps(dir string, ids map[string]string) map[string]struct {
 	}{
 		"snapshot":        {args: []string{"snapshot", dir}},
 		"gc":              {args: []string{"gc"}},
-		"restore":         {[]string{"restore", dir, ids["A"]}, "C", "A"},
+		"restore":         {[]string{"restore", dir, ids["A"]}, "CI", "A"},
 		"restore-written": {[]string{"restore", dir, ids["B"]}, "C", "B"},
 		"undo":            {[]string{"undo", dir, "t1"}, "TW", "TU"},
 		"restore-safe":    {[]string{"restore", dir, ids["TS"], "--safe"}, "TW", "TR"},
@@ -276,6 +282,9 @@ func newSweep(t *testing.T, disk string, trees map[string]testtree.Tree, op stri
 	dir = filepath.Join(work, "project")
 	ids = map[string]string{}
 	names := []string{"A", "B", "D", "E", "F", "C"}
+	if op == "restore" {
+		names[len(names)-1] = "CI"
+	}
 	if op == "undo" || op == "restore-safe" {
 		names = append(names, "TS", "TE", "TW")
 	}
@@ -284,7 +293,7 @@ func newSweep(t *testing.T, disk string, trees map[string]testtree.Tree, op stri
 		testtree.Write(t, dir, trees[name])
 		args := []string{"snapshot", dir, "--json", "-m", name}
 		switch name {
-		case "C", "TW":
+		case "C", "CI", "TW":
 			if op != "restore-written" {
 				continue
 			}

@@ -20,9 +20,10 @@ import (
 	"github.com/casckpt/casckpt"
 )
 
-// hookLockTimeout bounds a hook's wait for a busy store: it records the miss
-// in the hook log rather than hold up the agent.
-const hookLockTimeout = time.Second
+// hookWait bounds a hook's wait for a busy store, and for a silent server
+// of an s3:// store (each request's silence, its tries included): it
+// records the miss in the hook log rather than hold up the agent.
+const hookWait = time.Second
 
 // hookLogName is the hook log's file name in the store directory; past
 // hookLogMax bytes it is moved aside to hookLogName.1.
@@ -86,9 +87,10 @@ records it.
 Its snapshots keep the last --keep-turns turns and every turn of the last
 --keep-days days, whichever keeps more (and the pinned snapshots).
 
-It always exits 0 and waits at most a second for a busy store. Failures
-and misses go to hook.log in the store, one line each, and casckpt status
-shows the newest. On stdout it prints nothing, but when UserPromptSubmit
+It always exits 0 and waits at most a second for a busy store, or for a
+silent server of an s3:// store. Failures and misses go to hook.log in the
+store (for an s3:// store, in its cache directory, $XDG_CACHE_HOME/casckpt),
+one line each, and casckpt status shows the newest. On stdout it prints nothing, but when UserPromptSubmit
 fails to checkpoint, once per session, the JSON object
 {"systemMessage": "..."} that Claude Code shows the user.
 
@@ -152,20 +154,20 @@ func countTrue(bs ...bool) int {
 // hookEvent is the part of a Claude Code hook event the hook reads; other
 // fields are ignored.
 type hookEvent struct {
-	SessionID string          `json:"session_id"`
-	Cwd       string          `json:"cwd"`
-	Name      string          `json:"hook_event_name"`
-	PromptID  string          `json:"prompt_id"`
-	Prompt    string          `json:"prompt"`
-	Source    string          `json:"source"` // SessionStart's: startup, resume, clear or compact
-	ToolName  string          `json:"tool_name"`
-	ToolInput json.RawMessage `json:"tool_input"`
+	SessionID string           `json:"session_id"`
+	Cwd       casckpt.JSONPath `json:"cwd"`
+	Name      string           `json:"hook_event_name"`
+	PromptID  string           `json:"prompt_id"`
+	Prompt    string           `json:"prompt"`
+	Source    string           `json:"source"` // SessionStart's: startup, resume, clear or compact
+	ToolName  string           `json:"tool_name"`
+	ToolInput json.RawMessage  `json:"tool_input"`
 }
 
 // toolInput is the part of a tool's input that names what it writes.
 type toolInput struct {
-	FilePath     string `json:"file_path"`
-	NotebookPath string `json:"notebook_path"`
+	FilePath     casckpt.JSONPath `json:"file_path"`
+	NotebookPath casckpt.JSONPath `json:"notebook_path"`
 }
 
 // runHook reads one event from stdin and acts on it, logging any failure;
@@ -221,7 +223,7 @@ func (g *globals) hookEvent(ctx context.Context, ev hookEvent, f hookFlags) erro
 	if err != nil {
 		return err
 	}
-	store, err := g.openAt(dir, casckpt.Options{Now: g.now, HomeDir: g.env("HOME"), LockTimeout: hookLockTimeout})
+	store, err := g.openAt(dir, casckpt.Options{Now: g.now, HomeDir: g.env("HOME"), LockTimeout: hookWait, S3Timeout: hookWait})
 	if err != nil {
 		return err
 	}
@@ -268,7 +270,7 @@ func (h hookRun) promptSubmit() error {
 		fmt.Fprintf(sum, "%s\x00%s\x00%d\x00%d", h.ev.SessionID, h.ev.Prompt, h.now().UnixNano(), len(turns))
 		turn = "p-" + hex.EncodeToString(sum.Sum(nil))[:16]
 	}
-	project, err := h.store.Root(h.ctx, h.ev.Cwd)
+	project, err := h.store.Root(h.ctx, string(h.ev.Cwd))
 	if err != nil {
 		return err
 	}
@@ -314,13 +316,13 @@ func (h hookRun) interrupt(turns []casckpt.SessionTurn, turn string) error {
 // marker. A file elsewhere (a scratch file in /tmp, a ../ path) is logged,
 // not snapshotted: its directory may be large, and is nobody's project.
 func (h hookRun) preToolUse() error {
-	session, err := h.store.Root(h.ctx, h.ev.Cwd)
+	session, err := h.store.Root(h.ctx, string(h.ev.Cwd))
 	if err != nil {
 		return err
 	}
 	projects := []string{session}
 	var scratch error
-	if path := h.target(); path != h.ev.Cwd {
+	if path := h.target(); path != string(h.ev.Cwd) {
 		root, found, err := h.store.FindRoot(h.ctx, path)
 		switch {
 		case err != nil:
@@ -352,7 +354,7 @@ func (h hookRun) postToolUse() error {
 		return nil
 	}
 	path := h.target()
-	if path == h.ev.Cwd {
+	if path == string(h.ev.Cwd) {
 		return fmt.Errorf("%s names no file_path or notebook_path: nothing to record", h.ev.ToolName)
 	}
 	project, err := h.store.Root(h.ctx, path)
@@ -395,17 +397,17 @@ func (h hookRun) promptOf(turns []casckpt.SessionTurn) string {
 func (h hookRun) target() string {
 	var in toolInput
 	if json.Unmarshal(h.ev.ToolInput, &in) != nil {
-		return h.ev.Cwd
+		return string(h.ev.Cwd)
 	}
-	p := in.FilePath
+	p := string(in.FilePath)
 	if p == "" {
-		p = in.NotebookPath
+		p = string(in.NotebookPath)
 	}
 	if p == "" {
-		return h.ev.Cwd
+		return string(h.ev.Cwd)
 	}
 	if !filepath.IsAbs(p) {
-		p = filepath.Join(h.ev.Cwd, p)
+		p = filepath.Join(string(h.ev.Cwd), p)
 	}
 	return p
 }
@@ -424,14 +426,15 @@ func (h hookRun) snapshot(project, turn string, end bool, reason string) error {
 	return err
 }
 
-// hookLog appends one line (time, event, error) to the store's hook log;
-// when it cannot, the line goes to stderr. A log past hookLogMax bytes is
+// hookLog appends one line (time, event, error) to the store's hook log,
+// for an s3:// store the one in the cache directory (see cacheRoot); when
+// it cannot, the line goes to stderr. A log past hookLogMax bytes is
 // first moved to hook.log.1 (replacing the one before).
 func (g *globals) hookLog(event string, err error) {
 	line := fmt.Sprintf("%s %s %s\n", g.now().UTC().Format(time.RFC3339), event, strings.ReplaceAll(err.Error(), "\n", " "))
 	dir, derr := g.storePath()
 	if derr == nil && casckpt.IsRemote(dir) {
-		derr = errors.New("a store in a bucket keeps no hook log") // the line goes to stderr
+		dir, derr = g.cacheRoot()
 	}
 	if derr == nil {
 		derr = os.MkdirAll(dir, 0o700)
@@ -495,13 +498,7 @@ func (g *globals) hookStateDir() (string, error) {
 	if err != nil || !casckpt.IsRemote(dir) {
 		return dir, err
 	}
-	switch {
-	case g.env("XDG_CACHE_HOME") != "":
-		return filepath.Join(g.env("XDG_CACHE_HOME"), "casckpt"), nil
-	case g.env("HOME") != "":
-		return filepath.Join(g.env("HOME"), ".cache", "casckpt"), nil
-	}
-	return "", errors.New("no cache directory: set XDG_CACHE_HOME or HOME")
+	return g.cacheRoot()
 }
 
 // hookMissesShown is how many of the hook log's lines of the last day

@@ -56,6 +56,9 @@ type listItemJSON struct {
 	Turn         *string `json:"turn"`
 	Title        *string `json:"title"`
 	Damaged      bool    `json:"damaged,omitempty"`
+	// Machine is, on a bucket store, the machine whose project it is
+	// (left out for a store in a directory).
+	Machine *string `json:"machine,omitempty"`
 }
 
 func runList(cmd *cobra.Command, g *globals, dir, session string, n int) error {
@@ -73,7 +76,7 @@ func runList(cmd *cobra.Command, g *globals, dir, session string, n int) error {
 		items = append(items, listItemJSON{
 			ID: e.ID.String(), ShortID: e.ID.Short(), Time: e.Time.Format(time.RFC3339), Reason: e.Reason,
 			FilesChanged: e.FilesChanged, Insertions: e.Insertions, Deletions: e.Deletions, Pinned: e.Pinned,
-			Session: labelOrNull(e.Session), Turn: labelOrNull(e.Turn), Title: labelOrNull(e.TurnTitle), Damaged: e.Damaged,
+			Session: labelOrNull(e.Session), Turn: labelOrNull(e.Turn), Title: labelOrNull(e.TurnTitle), Damaged: e.Damaged, Machine: g.readMachine(store),
 		})
 		labelled = labelled || e.Turn != ""
 	}
@@ -87,6 +90,9 @@ func runList(cmd *cobra.Command, g *globals, dir, session string, n int) error {
 		}
 	}
 	return g.emit(items, func(w io.Writer) {
+		if m := g.readMachine(store); m != nil {
+			fmt.Fprintf(w, "machine %s\n", *m)
+		}
 		if len(list) == 0 {
 			fmt.Fprintln(w, hint)
 			return
@@ -143,7 +149,7 @@ func enclosingProject(ctx context.Context, store *casckpt.Store, dir string) (st
 	}
 	var best casckpt.ProjectStatus
 	for _, p := range st.Projects {
-		if p.Snapshots > 0 && len(p.Workdir) > len(best.Workdir) && within(abs, p.Workdir) {
+		if p.Snapshots > 0 && p.Machine == store.Machine() && len(p.Workdir) > len(best.Workdir) && within(abs, p.Workdir) {
 			best = p
 		}
 	}

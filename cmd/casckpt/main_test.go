@@ -99,7 +99,7 @@ func TestSnapshotJSONAndUnchanged(t *testing.T) {
 	writeFiles(t, dir, map[string]string{"a.go": "package a\n", "sub/b.txt": "b"})
 	// Flags after the positional argument.
 	first := jsonOf[map[string]any](t, e.ok("snapshot", dir, "-m", "before patch", "--json").out)
-	if want := []string{"bytes", "created", "files", "id", "project", "session", "turn"}; !slices.Equal(keys(first), want) {
+	if want := []string{"bytes", "created", "excluded_by_default", "files", "id", "project", "session", "turn", "unreadable"}; !slices.Equal(keys(first), want) {
 		t.Fatalf("snapshot JSON keys %v, want %v", keys(first), want)
 	}
 	if first["created"] != true || first["files"] != 2.0 || first["bytes"] != 11.0 {
@@ -143,11 +143,11 @@ func TestReadOnlyCommandsOnMissingStore(t *testing.T) {
 		t.Fatalf("list of an empty store: %q", out)
 	}
 	st := jsonOf[map[string]any](t, e.ok("status", "--json").out)
-	if want := []string{"legacy", "projects", "size_bytes", "store"}; !slices.Equal(keys(st), want) {
+	if want := []string{"damaged_objects", "legacy", "projects", "size_bytes", "store"}; !slices.Equal(keys(st), want) {
 		t.Fatalf("status keys %v", keys(st))
 	}
 	v := jsonOf[map[string]any](t, e.ok("verify", "--json").out)
-	if want := []string{"damaged", "objects_checked", "snapshots_checked"}; !slices.Equal(keys(v), want) {
+	if want := []string{"damaged", "damaged_objects", "objects_checked", "rejected", "snapshots_checked"}; !slices.Equal(keys(v), want) {
 		t.Fatalf("verify keys %v", keys(v))
 	}
 	e.ok("gc", "--json")

@@ -105,14 +105,15 @@ func runPrune(cmd *cobra.Command, g *globals, o pruneOptions) error {
 	if !res.CapMet {
 		g.warn("the size cap cannot be met: pinned and newest snapshots need more room")
 	}
-	return emitPrune(g, res, o.dryRun)
+	return emitPrune(g, store, res, o.dryRun)
 }
 
 // emitPrune prints what a prune that ran dropped and freed.
-func emitPrune(g *globals, res casckpt.PruneResult, dryRun bool) error {
+func emitPrune(g *globals, store *casckpt.Store, res casckpt.PruneResult, dryRun bool) error {
 	drops := make([]dropJSON, 0, len(res.Drops))
 	for _, d := range res.Drops {
-		drops = append(drops, dropJSON{Project: d.Project, ID: d.ID.String(), Rule: d.Rule})
+		path, machine := projectOf(store, d.Project)
+		drops = append(drops, dropJSON{Project: path, Machine: machine, ID: d.ID.String(), Rule: d.Rule})
 	}
 	doc := map[string]any{"skipped": false, "scanned": res.Scanned, "deleted_orphan": res.DeletedOrphan,
 		"deleted_stale": res.DeletedStale, "snapshots_dropped": res.SnapshotsDropped, "bytes_freed": res.BytesFreed,
@@ -122,8 +123,8 @@ func emitPrune(g *globals, res casckpt.PruneResult, dryRun bool) error {
 		if dryRun {
 			verb = "would drop"
 		}
-		for _, d := range res.Drops {
-			fmt.Fprintf(w, "%s %s of %s (%s)\n", verb, d.ID.Short(), oneLine(d.Project), ruleText[d.Rule])
+		for _, d := range drops {
+			fmt.Fprintf(w, "%s %s of %s (%s)\n", verb, d.ID[:12], oneLine(string(d.Project)), ruleText[d.Rule])
 		}
 		fmt.Fprintf(w, "scanned %s; %s %s (%s and %s)", countOf(int64(res.Scanned), "project"), verb,
 			countOf(int64(res.SnapshotsDropped), "snapshot"), countOf(int64(res.DeletedOrphan), "orphan project"),
@@ -139,9 +140,10 @@ func emitPrune(g *globals, res casckpt.PruneResult, dryRun bool) error {
 // dropJSON is one snapshot a prune dropped (or would drop) and the rule
 // that dropped it: orphan, stale or size-cap.
 type dropJSON struct {
-	Project string `json:"project"`
-	ID      string `json:"id"`
-	Rule    string `json:"rule"`
+	Project casckpt.JSONPath `json:"project"`
+	Machine *string          `json:"machine,omitempty"` // as in status
+	ID      string           `json:"id"`
+	Rule    string           `json:"rule"`
 }
 
 // ruleText explains each rule of a prune for people.
@@ -152,17 +154,18 @@ var ruleText = map[string]string{
 }
 
 type projectJSON struct {
-	Workdir   string `json:"workdir"`
-	Snapshots int    `json:"snapshots"`
-	CreatedAt string `json:"created_at"`
-	LastTouch string `json:"last_touch"`
-	State     string `json:"state"`
+	Workdir   casckpt.JSONPath `json:"workdir"`
+	Machine   *string          `json:"machine,omitempty"` // left out for a store in a directory
+	Snapshots int              `json:"snapshots"`
+	CreatedAt string           `json:"created_at"`
+	LastTouch string           `json:"last_touch"`
+	State     string           `json:"state"`
 }
 
 type legacyJSON struct {
-	Path      string `json:"path"`
-	SizeBytes int64  `json:"size_bytes"`
-	Migrated  bool   `json:"migrated"`
+	Path      casckpt.JSONPath `json:"path"`
+	SizeBytes int64            `json:"size_bytes"`
+	Migrated  bool             `json:"migrated"`
 }
 
 func newStatusCommand(g *globals) *cobra.Command {
@@ -181,7 +184,7 @@ func newStatusCommand(g *globals) *cobra.Command {
 			}
 			projects := make([]projectJSON, 0, len(st.Projects))
 			for _, p := range st.Projects {
-				projects = append(projects, projectJSON{Workdir: p.Workdir, Snapshots: p.Snapshots,
+				projects = append(projects, projectJSON{Workdir: casckpt.JSONPath(p.Workdir), Machine: labelOrNull(p.Machine), Snapshots: p.Snapshots,
 					CreatedAt: p.Created.Format(time.RFC3339), LastTouch: p.LastTouch.Format(time.RFC3339), State: string(p.State)})
 			}
 			found, err := migrate.Status(cmd.Context(), store, g.legacyDir(""))
@@ -190,12 +193,14 @@ func newStatusCommand(g *globals) *cobra.Command {
 			}
 			legacy := make([]legacyJSON, 0, len(found))
 			for _, l := range found {
-				legacy = append(legacy, legacyJSON{Path: l.Path, SizeBytes: l.SizeBytes, Migrated: l.Migrated})
+				legacy = append(legacy, legacyJSON{Path: casckpt.JSONPath(l.Path), SizeBytes: l.SizeBytes, Migrated: l.Migrated})
 			}
 			misses := g.hookMisses(hookMissesShown)
-			doc := map[string]any{"store": st.Store, "size_bytes": st.SizeBytes, "projects": projects, "legacy": legacy, "hook_misses": misses}
+			doc := map[string]any{"store": casckpt.JSONPath(st.Store), "size_bytes": st.SizeBytes, "projects": projects, "legacy": legacy,
+				"damaged_objects": damagedObjectsJSON(st.DamagedObjects), "hook_misses": misses}
 			return g.emit(doc, func(w io.Writer) {
 				fmt.Fprintf(w, "store %s, %s, %s\n", st.Store, humanBytes(st.SizeBytes), countOf(int64(len(projects)), "project"))
+				printDamagedObjects(w, st.DamagedObjects)
 				for _, m := range misses {
 					fmt.Fprintf(w, "hook miss: %s\n", oneLine(m))
 				}
@@ -210,8 +215,12 @@ func newStatusCommand(g *globals) *cobra.Command {
 					return
 				}
 				tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-				fmt.Fprintln(tw, "PROJECT\tSNAPSHOTS\tCREATED\tLAST TOUCH\tSTATE")
+				machine := map[bool]string{true: "MACHINE\t"}[store.Machine() != ""]
+				fmt.Fprintln(tw, machine+"PROJECT\tSNAPSHOTS\tCREATED\tLAST TOUCH\tSTATE")
 				for _, p := range st.Projects {
+					if machine != "" {
+						fmt.Fprintf(tw, "%s\t", p.Machine)
+					}
 					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", oneLine(p.Workdir), count(int64(p.Snapshots)), ago(p.Created, g.now()), ago(p.LastTouch, g.now()), p.State)
 				}
 				tw.Flush()
@@ -220,10 +229,33 @@ func newStatusCommand(g *globals) *cobra.Command {
 	}
 }
 
+// damagedObjectJSON is an object of a bucket store that syncs skip.
+type damagedObjectJSON struct {
+	Key    string `json:"key"`
+	Reason string `json:"reason"`
+}
+
+// damagedObjectsJSON returns the JSON of objects, never nil.
+func damagedObjectsJSON(objects []casckpt.DamagedObject) []damagedObjectJSON {
+	out := make([]damagedObjectJSON, 0, len(objects))
+	for _, o := range objects {
+		out = append(out, damagedObjectJSON{Key: o.Key, Reason: o.Reason})
+	}
+	return out
+}
+
+// printDamagedObjects prints a line per damaged object of a bucket store.
+func printDamagedObjects(w io.Writer, objects []casckpt.DamagedObject) {
+	for _, o := range objects {
+		fmt.Fprintf(w, "DAMAGED OBJECT %s: %s\n", oneLine(o.Key), oneLine(o.Reason))
+	}
+}
+
 type damagedJSON struct {
-	Project string `json:"project"`
-	ID      string `json:"id"`
-	Reason  string `json:"reason"`
+	Project casckpt.JSONPath `json:"project"`
+	Machine *string          `json:"machine,omitempty"` // as in status
+	ID      string           `json:"id"`
+	Reason  string           `json:"reason"`
 }
 
 func newVerifyCommand(g *globals) *cobra.Command {
@@ -242,13 +274,23 @@ func newVerifyCommand(g *globals) *cobra.Command {
 			}
 			damaged := make([]damagedJSON, 0, len(res.Damaged))
 			for _, d := range res.Damaged {
-				damaged = append(damaged, damagedJSON{Project: d.Project, ID: d.ID.String(), Reason: d.Reason})
+				path, machine := projectOf(store, d.Project)
+				damaged = append(damaged, damagedJSON{Project: path, Machine: machine, ID: d.ID.String(), Reason: d.Reason})
 			}
-			doc := map[string]any{"snapshots_checked": res.SnapshotsChecked, "objects_checked": res.ObjectsChecked, "damaged": damaged}
+			rejected := make([]rejectedJSON, 0, len(res.Rejected))
+			for _, r := range res.Rejected {
+				rejected = append(rejected, rejectedJSON(r))
+			}
+			doc := map[string]any{"snapshots_checked": res.SnapshotsChecked, "objects_checked": res.ObjectsChecked, "damaged": damaged, "rejected": rejected,
+				"damaged_objects": damagedObjectsJSON(res.DamagedObjects)}
 			if err := g.emit(doc, func(w io.Writer) {
-				for _, d := range res.Damaged {
-					fmt.Fprintf(w, "DAMAGED %s %s: %s\n", oneLine(d.Project), d.ID.Short(), oneLine(d.Reason))
+				for _, d := range damaged {
+					fmt.Fprintf(w, "DAMAGED %s %s: %s\n", oneLine(string(d.Project)), d.ID[:12], oneLine(d.Reason))
 				}
+				for _, r := range res.Rejected {
+					fmt.Fprintf(w, "REJECTED %s: %s\n", oneLine(r.Key), r.Reason)
+				}
+				printDamagedObjects(w, res.DamagedObjects)
 				fmt.Fprintf(w, "checked %s, %s: %s damaged\n", countOf(int64(res.SnapshotsChecked), "snapshot"), countOf(int64(res.ObjectsChecked), "object"), count(int64(len(res.Damaged))))
 			}); err != nil {
 				return err
@@ -257,9 +299,33 @@ func newVerifyCommand(g *globals) *cobra.Command {
 				g.jsonDone = true
 				return fmt.Errorf("%s; restore refuses them and names the newest intact one; casckpt repair, then a snapshot of files that still hold the lost data, stores it again; forget removes them", countOf(int64(len(res.Damaged)), "damaged snapshot"))
 			}
+			if len(res.Rejected) > 0 {
+				g.jsonDone = true
+				return fmt.Errorf("%s in the bucket carry no valid fleet signature and are ignored (gc refuses while a commit is among them): unless they predate CASCKPT_FLEET_KEY, someone without the key wrote them (see docs/remote.md, Trust)", countOf(int64(len(res.Rejected)), "object"))
+			}
+			if len(res.DamagedObjects) > 0 {
+				g.jsonDone = true
+				return fmt.Errorf("%s in the bucket, skipped by every command: delete them from the bucket once you have looked, then run casckpt repair", countOf(int64(len(res.DamagedObjects)), "damaged object"))
+			}
 			return nil
 		},
 	}
+}
+
+// rejectedJSON is an object of the bucket the fleet key refused.
+type rejectedJSON struct {
+	Key    string `json:"key"`
+	Reason string `json:"reason"`
+}
+
+// projectOf splits the name under which store knows a project into its
+// path and, on a bucket store, its machine (nil for a directory's).
+func projectOf(store *casckpt.Store, workdir string) (casckpt.JSONPath, *string) {
+	m, path := casckpt.SplitWorkdir(workdir)
+	if m == "" {
+		m = store.Machine()
+	}
+	return casckpt.JSONPath(path), labelOrNull(m)
 }
 
 type repairJSON struct {
@@ -352,7 +418,7 @@ func newClearCommand(g *globals) *cobra.Command {
 			if err := store.Clear(cmd.Context()); err != nil {
 				return err
 			}
-			return g.emit(map[string]any{"cleared": store.Dir()}, func(w io.Writer) {
+			return g.emit(map[string]any{"cleared": casckpt.JSONPath(store.Dir())}, func(w io.Writer) {
 				fmt.Fprintf(w, "deleted %s\n", store.Dir())
 			})
 		},

@@ -43,8 +43,9 @@ func TestMCPEndToEnd(t *testing.T) {
 }
 
 // TestMCPMalformedMessages sends the built binary's server lines that are
-// no JSON-RPC message between real ones: each gets a parse error, the
-// session goes on, and the server exits 0 when stdin closes.
+// no JSON-RPC message, and one over maxRequestLine, between real ones: each
+// gets an error with a null id (a parse error; for the long one, an invalid
+// request), the session goes on, and the server exits 0 when stdin closes.
 func TestMCPMalformedMessages(t *testing.T) {
 	b := newBinEnv(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -62,8 +63,12 @@ func TestMCPMalformedMessages(t *testing.T) {
 		t.Fatal(err)
 	}
 	io.WriteString(stdin, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`+"\n"+
-		"not json\n{}\n[1]\n"+`{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n"+`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`+"\n")
-	var parseErrors int
+		"not json\n{}\n[1]\n[]\n"+`{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n")
+	// A notification too long to read (so without an id to answer), written
+	// while the answers are read.
+	go io.WriteString(stdin, `{"jsonrpc":"2.0","method":"notifications/progress","params":{"pad":"`+strings.Repeat("y", maxRequestLine)+`"}}`+"\n"+
+		`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`+"\n")
+	var parseErrors, tooLong int
 	sc := bufio.NewScanner(stdout)
 	sc.Buffer(nil, 1<<20)
 	for sc.Scan() {
@@ -78,6 +83,9 @@ func TestMCPMalformedMessages(t *testing.T) {
 		if msg.Error != nil && msg.Error.Code == -32700 && msg.ID == nil {
 			parseErrors++
 		}
+		if msg.Error != nil && msg.Error.Code == -32600 && msg.ID == nil {
+			tooLong++
+		}
 		if msg.ID != nil && *msg.ID == 2 {
 			if !strings.Contains(string(msg.Result), `"checkpoint_restore"`) {
 				t.Fatalf("tools/list: %s", sc.Bytes())
@@ -85,8 +93,8 @@ func TestMCPMalformedMessages(t *testing.T) {
 			break
 		}
 	}
-	if parseErrors != 3 {
-		t.Errorf("%d parse errors, want 3", parseErrors)
+	if parseErrors != 4 || tooLong != 1 {
+		t.Errorf("%d parse errors and %d invalid requests, want 4 and 1", parseErrors, tooLong)
 	}
 	stdin.Close()
 	go io.Copy(io.Discard, stdout)

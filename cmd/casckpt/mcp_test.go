@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -203,6 +204,49 @@ func TestMCPDiffRestoreAndErrors(t *testing.T) {
 	}
 }
 
+// TestMCPReadFileGivesTextAsText checks checkpoint_read_file: a UTF-8 text
+// file comes back as content and as the result's text, as it is; other
+// bytes (invalid UTF-8, a NUL) as content_base64, and cat --json agrees.
+func TestMCPReadFileGivesTextAsText(t *testing.T) {
+	e := newEnv(t)
+	dir := t.TempDir()
+	text := "héllo <wörld> & \"quotes\"\n\tline two\n"
+	binary := "\xff\xfe\x00bin"
+	writeFiles(t, dir, map[string]string{"a.txt": text, "b.bin": binary, "nul.txt": "a\x00b\n", "empty": ""})
+	e.ok("snapshot", dir)
+	cs := mcpSession(t, e)
+	for _, c := range []struct {
+		path, text, base64 string
+	}{
+		{"a.txt", text, ""},
+		{"empty", "", ""},
+		{"b.bin", "", base64.StdEncoding.EncodeToString([]byte(binary))},
+		{"nul.txt", "", base64.StdEncoding.EncodeToString([]byte("a\x00b\n"))},
+	} {
+		res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "checkpoint_read_file",
+			Arguments: map[string]any{"dir": dir, "snap": "@1", "path": c.path}})
+		if err != nil || res.IsError {
+			t.Fatalf("%s: %v %+v", c.path, err, res)
+		}
+		var out mcp.ReadFileOutput
+		raw, _ := json.Marshal(res.StructuredContent)
+		if err := json.Unmarshal(raw, &out); err != nil {
+			t.Fatal(err)
+		}
+		shown := res.Content[0].(*sdk.TextContent).Text
+		if c.base64 == "" {
+			if out.Content == nil || *out.Content != c.text || out.ContentBase64 != nil || shown != c.text {
+				t.Errorf("%s: structured %s, text %q; want the text %q as content and as the text", c.path, raw, shown, c.text)
+			}
+		} else if out.Content != nil || out.ContentBase64 == nil || *out.ContentBase64 != c.base64 || !strings.Contains(shown, c.base64) {
+			t.Errorf("%s: structured %s, text %q; want content_base64 %s", c.path, raw, shown, c.base64)
+		}
+		if cat := e.ok("cat", dir, "@1", c.path, "--json").out; !reflect.DeepEqual(jsonOf[map[string]any](t, cat), res.StructuredContent) {
+			t.Errorf("%s: cat --json %s, the tool %s", c.path, cat, raw)
+		}
+	}
+}
+
 // TestMCPOutputTypesCarryEveryCommandField fails when a command's JSON
 // document gains (or loses) a field that the MCP tool's output type, and
 // so its output schema, does not carry, optional fields included.
@@ -215,6 +259,7 @@ func TestMCPOutputTypesCarryEveryCommandField(t *testing.T) {
 		{undoJSON{}, mcp.UndoOutput{}},
 		{turnJSON{}, mcp.Turn{}},
 		{logItemJSON{}, mcp.HistoryItem{}},
+		{catJSON{}, mcp.ReadFileOutput{}},
 	}
 	for _, p := range pairs {
 		got, want := jsonFields(reflect.TypeOf(p.tool), ""), jsonFields(reflect.TypeOf(p.command), "")

@@ -96,7 +96,7 @@ count. JSON: {"root": DIR}.`,
 			if err != nil {
 				return err
 			}
-			return g.emit(map[string]string{"root": root}, func(w io.Writer) { fmt.Fprintln(w, root) })
+			return g.emit(map[string]any{"root": casckpt.JSONPath(root)}, func(w io.Writer) { fmt.Fprintln(w, root) })
 		},
 	}
 }

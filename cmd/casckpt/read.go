@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"text/tabwriter"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
@@ -20,7 +21,8 @@ func newCatCommand(g *globals) *cobra.Command {
 		Short: "write one file's bytes from snapshot SNAP to stdout",
 		Long: `cat writes the bytes of PATH (relative to the project) as snapshot SNAP
 holds them; for a symbolic link, its target. With --json it prints
-{"path": PATH, "content_base64": ...} instead.`,
+{"path": PATH, "content": TEXT} instead when the bytes are UTF-8 text (no
+NUL byte), else {"path": PATH, "content_base64": ...}.`,
 		Args: cobra.RangeArgs(2, 3),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dir, rest, err := splitDirExact(cmd, args, 2)
@@ -38,15 +40,34 @@ holds them; for a symbolic link, its target. With --json it prints
 			if err := store.Cat(cmd.Context(), dir, casckpt.Ref(rest[0]), rest[1], &b); err != nil {
 				return err
 			}
-			return writeJSON(g.io.out, map[string]string{"path": rest[1], "content_base64": base64.StdEncoding.EncodeToString(b.Bytes())})
+			return writeJSON(g.io.out, newCatJSON(rest[1], b.Bytes()))
 		},
 	}
 }
 
+// catJSON is cat's JSON document: the bytes as text when they are UTF-8
+// text, else in base64 (exactly one of the two is set).
+type catJSON struct {
+	Path          casckpt.JSONPath `json:"path"`
+	Content       *string          `json:"content,omitempty"`
+	ContentBase64 *string          `json:"content_base64,omitempty"`
+}
+
+// newCatJSON is cat's document for the bytes b of path. Text is valid
+// UTF-8 without a NUL byte (a NUL makes a file binary, as for diff).
+func newCatJSON(path string, b []byte) catJSON {
+	if utf8.Valid(b) && bytes.IndexByte(b, 0) < 0 {
+		text := string(b)
+		return catJSON{Path: casckpt.JSONPath(path), Content: &text}
+	}
+	enc := base64.StdEncoding.EncodeToString(b)
+	return catJSON{Path: casckpt.JSONPath(path), ContentBase64: &enc}
+}
+
 type lsItemJSON struct {
-	Path string `json:"path"`
-	Type string `json:"type"`
-	Size int64  `json:"size"`
+	Path casckpt.JSONPath `json:"path"`
+	Type string           `json:"type"`
+	Size int64            `json:"size"`
 	// Mode is the permission bits as a number (420 is 0644, 493 is 0755).
 	Mode uint32 `json:"mode"`
 }
@@ -72,12 +93,12 @@ func newLsCommand(g *globals) *cobra.Command {
 			}
 			items := make([]lsItemJSON, 0, len(entries))
 			for _, e := range entries {
-				items = append(items, lsItemJSON{Path: e.Path, Type: e.Entry.Kind.String(), Size: e.Entry.Size, Mode: e.Entry.Mode()})
+				items = append(items, lsItemJSON{Path: casckpt.JSONPath(e.Path), Type: e.Entry.Kind.String(), Size: e.Entry.Size, Mode: e.Entry.Mode()})
 			}
 			return g.emit(items, func(w io.Writer) {
 				tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 				for i, it := range items {
-					name := it.Path
+					name := string(it.Path)
 					switch it.Type {
 					case "dir":
 						name += "/"
@@ -120,7 +141,7 @@ func newExportCommand(g *globals) *cobra.Command {
 				return err
 			}
 			abs, _ := filepath.Abs(out)
-			return g.emit(map[string]string{"snapshot": rest[0], "file": abs}, func(w io.Writer) {
+			return g.emit(map[string]any{"snapshot": rest[0], "file": casckpt.JSONPath(abs)}, func(w io.Writer) {
 				fmt.Fprintf(w, "wrote %s\n", out)
 			})
 		},

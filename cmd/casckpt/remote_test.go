@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -30,6 +31,19 @@ type requestCounter struct {
 	commitsFrom string
 	// deletes are the paths of the packs deleted, in order.
 	deletes []string
+	// gets counts the GETs of each path.
+	gets map[string]int
+	// silent makes the proxy take requests and never answer, until
+	// release is closed.
+	silent  atomic.Bool
+	release chan struct{}
+}
+
+// getsOf returns how many GETs asked for path.
+func (c *requestCounter) getsOf(path string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.gets[path]
 }
 
 func (c *requestCounter) take() map[string]int {
@@ -64,10 +78,20 @@ func s3Env(t *testing.T, b *binEnv, srv *s3test.Server) *requestCounter {
 	target, _ := url.Parse(srv.URL())
 	proxy := httputil.NewSingleHostReverseProxy(target)
 	proxy.ErrorLog = log.New(io.Discard, "", 0) // a killed client's cut requests
-	c := &requestCounter{n: map[string]int{}}
+	c := &requestCounter{n: map[string]int{}, gets: map[string]int{}, release: make(chan struct{})}
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if c.silent.Load() {
+			select { // until the client gives up, or the test ends
+			case <-r.Context().Done():
+			case <-c.release:
+			}
+			return
+		}
 		c.mu.Lock()
 		c.n[r.Method]++
+		if r.Method == http.MethodGet {
+			c.gets[r.URL.Path]++
+		}
 		if r.Method == http.MethodDelete && strings.HasSuffix(r.URL.Path, ".pack") {
 			c.deletes = append(c.deletes, r.URL.Path)
 		}
@@ -78,6 +102,7 @@ func s3Env(t *testing.T, b *binEnv, srv *s3test.Server) *requestCounter {
 		proxy.ServeHTTP(w, r)
 	}))
 	t.Cleanup(ts.Close)
+	t.Cleanup(func() { close(c.release) }) // first
 	var id [6]byte
 	rand.Read(id[:])
 	b.extra = append(srv.Env(), "AWS_ENDPOINT_URL="+ts.URL, "CASCKPT_HOME=s3://"+srv.Bucket+"/t-"+hex.EncodeToString(id[:]),
@@ -299,8 +324,9 @@ func TestS3CacheDeletedIsRebuilt(t *testing.T) {
 	}
 }
 
-// TestS3TwoMachines: two caches (two machines) snapshot different projects
-// into one bucket; each sees the other's snapshots, pins and drops.
+// TestS3TwoMachines: two caches snapshot different projects into one
+// bucket; each sees the other's snapshots, pins and drops. Both are one
+// machine (the ID made from this host); TestS3TwoMachinesOnePath has two.
 func TestS3TwoMachines(t *testing.T) {
 	srv := s3test.Start(t)
 	a, b := newBinEnv(t), newBinEnv(t)

@@ -59,6 +59,11 @@ turn ended, no write recorded), --safe restores everything and says so.`,
 	return cmd
 }
 
+// beforeApply is RestoreOptions.BeforeApply and UndoOptions.BeforeApply
+// of every restore and undo: nil, but for tests that change the tree
+// between the plan and its writes.
+var beforeApply func()
+
 // restoreJSON is the contract's restore document, with the changes listed.
 type restoreJSON struct {
 	RestoredTo   string `json:"restored_to"`
@@ -70,8 +75,8 @@ type restoreJSON struct {
 	// run, to be), one per written or deleted count.
 	Changes []restoreChangeJSON `json:"changes"`
 	// Skipped are the paths left alone because an excluded entry is in
-	// the way.
-	Skipped []string `json:"skipped"`
+	// the way, or because they changed during the restore.
+	Skipped []casckpt.JSONPath `json:"skipped"`
 	// Safe and Kept are given with --safe: whether only agents' changes
 	// were restored, and the paths kept.
 	Safe *bool           `json:"safe,omitempty"`
@@ -79,13 +84,13 @@ type restoreJSON struct {
 }
 
 type keptPathJSON struct {
-	Path   string `json:"path"`
-	Reason string `json:"reason"`
+	Path   casckpt.JSONPath `json:"path"`
+	Reason string           `json:"reason"`
 }
 
 type restoreChangeJSON struct {
-	Path   string `json:"path"`
-	Action string `json:"action"` // "write" or "delete"
+	Path   casckpt.JSONPath `json:"path"`
+	Action string           `json:"action"` // "write" or "delete"
 }
 
 func runRestore(cmd *cobra.Command, g *globals, dir, ref string, paths []string, o restoreOptions) error {
@@ -93,7 +98,7 @@ func runRestore(cmd *cobra.Command, g *globals, dir, ref string, paths []string,
 	if err != nil {
 		return err
 	}
-	opts := casckpt.RestoreOptions{Paths: paths, DryRun: o.dryRun, MaxFiles: o.maxFiles, MaxFileSize: o.maxFileSize, Safe: o.safe}
+	opts := casckpt.RestoreOptions{Paths: paths, DryRun: o.dryRun, MaxFiles: o.maxFiles, MaxFileSize: o.maxFileSize, Safe: o.safe, BeforeApply: beforeApply}
 	var (
 		mu  sync.Mutex
 		bar *progressbar.ProgressBar
@@ -133,8 +138,16 @@ func runRestore(cmd *cobra.Command, g *globals, dir, ref string, paths []string,
 		}
 		return err
 	}
+	changed := map[string]bool{}
+	for _, p := range res.Changed {
+		changed[p] = true
+	}
 	for _, p := range res.Skipped {
-		g.warn(fmt.Sprintf("%s left alone: an excluded file is in the way", p))
+		why := "an excluded file is in the way"
+		if changed[p] {
+			why = casckpt.ReasonChangedDuring
+		}
+		g.warn(fmt.Sprintf("%s left alone: %s", p, why))
 	}
 	doc := newRestoreJSON(res, o.safe)
 	return g.emit(doc, func(w io.Writer) {
@@ -165,20 +178,20 @@ func runRestore(cmd *cobra.Command, g *globals, dir, ref string, paths []string,
 func newRestoreJSON(res casckpt.RestoreResult, safe bool) restoreJSON {
 	doc := restoreJSON{RestoredTo: res.RestoredTo.String(), PreRestoreID: idOrNull(res.PreRestoreID),
 		Written: res.Written, Deleted: res.Deleted, DryRun: res.DryRun,
-		Changes: []restoreChangeJSON{}, Skipped: append([]string{}, res.Skipped...)}
+		Changes: []restoreChangeJSON{}, Skipped: casckpt.JSONPaths(res.Skipped)}
 	if safe {
 		kept := make([]keptPathJSON, len(res.Kept))
 		for i, k := range res.Kept {
-			kept[i] = keptPathJSON(k)
+			kept[i] = keptPathJSON{casckpt.JSONPath(k.Path), k.Reason}
 		}
 		doc.Safe, doc.Kept = &res.Safe, &kept
 	}
 	for _, c := range res.Changes {
 		switch {
 		case c.Status == casckpt.Deleted && c.Old.Kind != casckpt.KindDir:
-			doc.Changes = append(doc.Changes, restoreChangeJSON{c.Path, "delete"})
+			doc.Changes = append(doc.Changes, restoreChangeJSON{casckpt.JSONPath(c.Path), "delete"})
 		case c.Status != casckpt.Deleted && c.New.Kind != casckpt.KindDir:
-			doc.Changes = append(doc.Changes, restoreChangeJSON{c.Path, "write"})
+			doc.Changes = append(doc.Changes, restoreChangeJSON{casckpt.JSONPath(c.Path), "write"})
 		}
 	}
 	return doc

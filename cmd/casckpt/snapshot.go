@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"runtime/debug"
+	"strings"
 	"sync"
 
 	"github.com/schollz/progressbar/v3"
@@ -29,7 +30,14 @@ func newSnapshotCommand(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "snapshot [DIR]",
 		Short: "record the working tree of DIR (default .) unless it is unchanged",
-		Args:  cobra.MaximumNArgs(1),
+		Long: "Records the working tree of DIR (default .) unless it is unchanged.\n\n" +
+			"Never captured: .git, paths a .gitignore ignores, files over --max-file-size-mb, and, by default,\n" +
+			"paths matching these patterns (a pattern ending in / matches directories), at any depth:\n\n" +
+			wrapWords(casckpt.DefaultExcludes(), 100, "  ") + "\n\n" +
+			"A .gitignore negation (!build/) brings a default-excluded path back, and so does the project's\n" +
+			"git index when it tracks the path. Files that cannot be read are not captured and are never\n" +
+			"touched by restore or undo (--json: unreadable).",
+		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dir := "."
 			if len(args) == 1 {
@@ -54,6 +62,25 @@ func newSnapshotCommand(g *globals) *cobra.Command {
 	f.StringVar(&o.turn, "turn", "", "label the snapshot with the agent's turn `ID`; the project's first snapshot of a turn starts it")
 	f.BoolVar(&o.endTurn, "end-turn", false, "end the turn of --turn on this snapshot")
 	return cmd
+}
+
+// wrapWords joins words with spaces into lines of at most width bytes,
+// each starting with indent.
+func wrapWords(words []string, width int, indent string) string {
+	var b strings.Builder
+	line := indent
+	for _, w := range words {
+		if len(line) > len(indent) && len(line)+1+len(w) > width {
+			b.WriteString(line + "\n")
+			line = indent
+		}
+		if len(line) > len(indent) {
+			line += " "
+		}
+		line += w
+	}
+	b.WriteString(line)
+	return b.String()
 }
 
 // checkLabels refuses (exit 2) a value of the named flags that is no valid
@@ -81,13 +108,17 @@ func labelOrNull(s string) *string {
 
 // snapshotJSON is the contract's snapshot document.
 type snapshotJSON struct {
-	Created bool    `json:"created"`
-	ID      any     `json:"id"`
-	Project string  `json:"project"`
-	Files   int64   `json:"files"`
-	Bytes   int64   `json:"bytes"`
-	Session *string `json:"session"`
-	Turn    *string `json:"turn"`
+	Created bool             `json:"created"`
+	ID      any              `json:"id"`
+	Project casckpt.JSONPath `json:"project"`
+	Files   int64            `json:"files"`
+	Bytes   int64            `json:"bytes"`
+	Session *string          `json:"session"`
+	Turn    *string          `json:"turn"`
+	// ExcludedByDefault counts the paths the default exclude list left
+	// out; Unreadable names those that could not be read (not captured).
+	ExcludedByDefault int64              `json:"excluded_by_default"`
+	Unreadable        []casckpt.JSONPath `json:"unreadable"`
 }
 
 func runSnapshot(cmd *cobra.Command, g *globals, dir string, o snapshotOptions) error {
@@ -144,8 +175,9 @@ func runSnapshot(cmd *cobra.Command, g *globals, dir string, o snapshotOptions) 
 	for _, w := range res.Warnings {
 		g.warn(w)
 	}
-	doc := snapshotJSON{Created: res.Created, ID: idOrNull(res.ID), Project: res.Project, Files: res.Files, Bytes: res.Bytes,
-		Session: labelOrNull(o.session), Turn: labelOrNull(o.turn)}
+	doc := snapshotJSON{Created: res.Created, ID: idOrNull(res.ID), Project: casckpt.JSONPath(res.Project), Files: res.Files, Bytes: res.Bytes,
+		Session: labelOrNull(o.session), Turn: labelOrNull(o.turn),
+		ExcludedByDefault: res.ExcludedByDefault, Unreadable: casckpt.JSONPaths(orEmpty(res.Unreadable))}
 	return g.emit(doc, func(w io.Writer) {
 		switch {
 		case res.Created:

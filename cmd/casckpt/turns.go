@@ -50,6 +50,7 @@ type turnJSON struct {
 	Title        *string  `json:"title"`
 	Interrupted  bool     `json:"interrupted"`
 	UndoneBy     any      `json:"undone_by"`
+	Machine      *string  `json:"machine,omitempty"` // as in list
 }
 
 func runTurns(cmd *cobra.Command, g *globals, dir, session string) error {
@@ -65,7 +66,7 @@ func runTurns(cmd *cobra.Command, g *globals, dir, session string) error {
 	for _, t := range turns {
 		item := turnJSON{Turn: t.ID, Session: labelOrNull(t.Session), Start: t.Start.String(), End: idOrNull(t.End),
 			Started: t.Started.Format(time.RFC3339), FilesChanged: t.FilesChanged, Insertions: t.Insertions,
-			Deletions: t.Deletions, Dropped: dropped(t), Damaged: t.Damaged,
+			Deletions: t.Deletions, Dropped: dropped(t), Damaged: t.Damaged, Machine: g.readMachine(store),
 			Title: labelOrNull(t.Title), Interrupted: t.Interrupted, UndoneBy: idOrNull(t.UndoneBy)}
 		if !t.Open() {
 			item.Ended = t.Ended.Format(time.RFC3339)
@@ -73,6 +74,9 @@ func runTurns(cmd *cobra.Command, g *globals, dir, session string) error {
 		items = append(items, item)
 	}
 	return g.emit(items, func(w io.Writer) {
+		if m := g.readMachine(store); m != nil {
+			fmt.Fprintf(w, "machine %s\n", *m)
+		}
 		if len(turns) == 0 {
 			fmt.Fprintln(w, "no turns")
 			return

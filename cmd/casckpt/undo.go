@@ -83,17 +83,17 @@ func runRedo(cmd *cobra.Command, g *globals, args []string, dryRun bool) error {
 
 // undoJSON is the contract's undo document.
 type undoJSON struct {
-	Turn      string         `json:"turn"`
-	PreUndoID any            `json:"pre_undo_id"`
-	Reverted  []string       `json:"reverted"`
-	Merged    []string       `json:"merged"`
-	Conflicts []conflictJSON `json:"conflicts"`
-	DryRun    bool           `json:"dry_run"`
+	Turn      string             `json:"turn"`
+	PreUndoID any                `json:"pre_undo_id"`
+	Reverted  []casckpt.JSONPath `json:"reverted"`
+	Merged    []casckpt.JSONPath `json:"merged"`
+	Conflicts []conflictJSON     `json:"conflicts"`
+	DryRun    bool               `json:"dry_run"`
 }
 
 type conflictJSON struct {
-	Path   string `json:"path"`
-	Reason string `json:"reason"`
+	Path   casckpt.JSONPath `json:"path"`
+	Reason string           `json:"reason"`
 }
 
 func runUndo(cmd *cobra.Command, g *globals, dir, turn string, opts casckpt.UndoOptions) error {
@@ -102,6 +102,7 @@ func runUndo(cmd *cobra.Command, g *globals, dir, turn string, opts casckpt.Undo
 		return err
 	}
 	dryRun := opts.DryRun
+	opts.BeforeApply = beforeApply
 	res, err := store.Undo(cmd.Context(), dir, turn, opts)
 	if err != nil {
 		if !dryRun {
@@ -113,9 +114,9 @@ func runUndo(cmd *cobra.Command, g *globals, dir, turn string, opts casckpt.Undo
 		return err
 	}
 	doc := undoJSON{Turn: res.Turn, PreUndoID: idOrNull(res.PreUndoID), DryRun: res.DryRun,
-		Reverted: append([]string{}, res.Reverted...), Merged: append([]string{}, res.Merged...), Conflicts: []conflictJSON{}}
+		Reverted: casckpt.JSONPaths(res.Reverted), Merged: casckpt.JSONPaths(res.Merged), Conflicts: []conflictJSON{}}
 	for _, c := range res.Conflicts {
-		doc.Conflicts = append(doc.Conflicts, conflictJSON{c.Path, c.Reason})
+		doc.Conflicts = append(doc.Conflicts, conflictJSON{casckpt.JSONPath(c.Path), c.Reason})
 	}
 	return g.emit(doc, func(w io.Writer) {
 		for _, p := range res.Reverted {

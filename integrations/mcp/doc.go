@@ -7,7 +7,10 @@
 // Vocabulary: a tool takes the project's dir and the options of its command
 // (an Input struct per tool) and returns the JSON document the command prints
 // with --json, as structured content (an Output struct per tool). The input
-// and output schemas are derived from those structs by the SDK.
+// and output schemas are derived from those structs (with the SDK's
+// jsonschema package). Arguments and documents are decoded and encoded
+// once, by encoding/json, so a path that is not valid UTF-8 keeps its
+// "\udcXX" escapes both ways (casckpt.JSONPath).
 //
 // The server does not open the store itself: it runs the command through a
 // Runner that the caller (cmd/casckpt) gives, with --json, and decodes what
@@ -19,7 +22,9 @@
 // Caveats: MCP structured content is a JSON object, so the commands that
 // print an array (list, turns, log) are wrapped in an object with one field
 // (snapshots, turns, history). checkpoint_restore and checkpoint_undo are
-// annotated destructive and default to dry_run: true. Every failure (an
+// annotated destructive and default to dry_run: true. checkpoint_read_file's
+// text content is the file's text when it is UTF-8 text, not the JSON of
+// its document, so that a model reads the file as it is. Every failure (an
 // unknown snapshot, a malformed argument, a busy store) is a tool error,
 // never an error of the protocol or a crash of the server.
 package mcp

@@ -9,6 +9,8 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/casckpt/casckpt"
 )
 
 // Runner runs casckpt with args (flags, "--json" among them, then "--",
@@ -45,7 +47,7 @@ func NewServer(run Runner, version string) *sdk.Server {
 		Description: "The checkpoints in which path changed, newest first (casckpt log --json, as {\"history\": [...]})."},
 		FileHistoryInput.args, func(v []HistoryItem) FileHistoryOutput { return FileHistoryOutput{History: v} })
 	addTool(s, run, &sdk.Tool{Name: "checkpoint_read_file", Annotations: readOnly,
-		Description: "One file's bytes (base64) as checkpoint snap holds it (casckpt cat --json)."},
+		Description: "One file as checkpoint snap holds it (casckpt cat --json): UTF-8 text as content (and as the result's text), other bytes as content_base64."},
 		ReadFileInput.args, same[ReadFileOutput])
 	return s
 }
@@ -56,6 +58,15 @@ func same[T any](v T) T { return v }
 // addTool adds tool name, which runs the command args(in) returns and
 // turns its document (a D) into the tool's output with wrap. tune may
 // change the derived input schema.
+//
+// It uses the SDK's raw Server.AddTool and does the rest here, as the
+// SDK's typed AddTool would (input and output schemas from In and Out,
+// arguments validated against the input schema, failures as tool
+// errors), except that the arguments and the output are decoded and
+// encoded once, by encoding/json with the types' own methods: the typed
+// AddTool validates a copy of each that it decodes and encodes again,
+// which turns a path's "\udcXX" (a byte that is not UTF-8, see
+// casckpt.JSONPath) into U+FFFD.
 func addTool[In, D, Out any](s *sdk.Server, run Runner, t *sdk.Tool, args func(In) []string, wrap func(D) Out, tune ...func(*jsonschema.Schema)) {
 	in, err := jsonschema.For[In](nil)
 	if err != nil {
@@ -64,26 +75,87 @@ func addTool[In, D, Out any](s *sdk.Server, run Runner, t *sdk.Tool, args func(I
 	for _, f := range tune {
 		f(in)
 	}
-	t.InputSchema = in
-	sdk.AddTool(s, t, func(ctx context.Context, _ *sdk.CallToolRequest, input In) (_ *sdk.CallToolResult, _ Out, err error) {
-		var zero Out
+	resolved, err := in.Resolve(nil)
+	if err != nil {
+		panic(fmt.Sprintf("mcp: schema of %s: %v", t.Name, err))
+	}
+	out, err := jsonschema.For[Out](nil)
+	if err != nil {
+		panic(fmt.Sprintf("mcp: output schema of %s: %v", t.Name, err))
+	}
+	t.InputSchema, t.OutputSchema = in, out
+	s.AddTool(t, func(ctx context.Context, req *sdk.CallToolRequest) (res *sdk.CallToolResult, _ error) {
 		defer func() {
 			if p := recover(); p != nil { // a bug must not end the session
-				err = fmt.Errorf("%s failed: %v: report this as a casckpt bug", t.Name, p)
+				res = toolError(fmt.Errorf("%s failed: %v: report this as a casckpt bug", t.Name, p))
 			}
 		}()
-		out, err := run(ctx, args(input))
+		input, err := arguments[In](req.Params.Arguments, resolved)
 		if err != nil {
-			return nil, zero, err
+			return toolError(err), nil
+		}
+		printed, err := run(ctx, args(input))
+		if err != nil {
+			return toolError(err), nil
 		}
 		var doc D
-		dec := json.NewDecoder(bytes.NewReader(out))
+		dec := json.NewDecoder(bytes.NewReader(printed))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&doc); err != nil {
-			return nil, zero, fmt.Errorf("the command's JSON does not fit the tool's output schema (%v): report this as a casckpt bug", err)
+			return toolError(fmt.Errorf("the command's JSON does not fit the tool's output schema (%v): report this as a casckpt bug", err)), nil
 		}
-		return nil, wrap(doc), nil
+		o := wrap(doc)
+		result, err := json.Marshal(o)
+		if err != nil {
+			return toolError(fmt.Errorf("%s failed: %v: report this as a casckpt bug", t.Name, err)), nil
+		}
+		text := string(result)
+		if t, ok := any(o).(texter); ok {
+			if s, ok := t.text(); ok {
+				text = s
+			}
+		}
+		return &sdk.CallToolResult{StructuredContent: json.RawMessage(result),
+			Content: []sdk.Content{&sdk.TextContent{Text: text}}}, nil
 	})
+}
+
+// texter is a tool output whose text content is the text it holds, when it
+// holds one, rather than its JSON.
+type texter interface {
+	text() (string, bool)
+}
+
+// arguments decodes a tool's arguments (raw, as the client sent them)
+// into an In after validating them against its input schema. A missing
+// argument is In's zero value: the schema's defaults (dry_run) are what
+// the zero values mean.
+func arguments[In any](raw json.RawMessage, schema *jsonschema.Resolved) (In, error) {
+	var in In
+	if len(raw) == 0 {
+		raw = json.RawMessage("{}")
+	}
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return in, fmt.Errorf("validating \"arguments\": %v", err)
+	}
+	if m == nil {
+		m = map[string]any{}
+	}
+	if err := schema.Validate(&m); err != nil {
+		return in, fmt.Errorf("validating \"arguments\": %v", err)
+	}
+	if err := json.Unmarshal(raw, &in); err != nil {
+		return in, fmt.Errorf("validating \"arguments\": %v", err)
+	}
+	return in, nil
+}
+
+// toolError is the result of a tool that failed with err.
+func toolError(err error) *sdk.CallToolResult {
+	var res sdk.CallToolResult
+	res.SetError(err)
+	return &res
 }
 
 // withDryRunDefault makes dry_run default to true in the input schema.
@@ -112,11 +184,11 @@ func flagIf(on bool, flag ...string) []string {
 func dryRun(p *bool) bool { return p == nil || *p }
 
 func (in ListInput) args() []string {
-	return command("list", append(flagIf(in.N > 0, "-n", strconv.Itoa(in.N)), flagIf(in.Session != "", "--session", in.Session)...), in.Dir)
+	return command("list", append(flagIf(in.N > 0, "-n", strconv.Itoa(in.N)), flagIf(in.Session != "", "--session", in.Session)...), string(in.Dir))
 }
 
 func (in DiffInput) args() []string {
-	pos := []string{in.Dir, in.Snap}
+	pos := []string{string(in.Dir), in.Snap}
 	if in.Snap2 != "" {
 		pos = append(pos, in.Snap2)
 	}
@@ -127,7 +199,7 @@ func (in RestoreInput) args() []string {
 	f := append(flagIf(dryRun(in.DryRun), "--dry-run"), flagIf(in.Safe, "--safe")...)
 	f = append(f, flagIf(in.MaxFileSizeMB > 0, "--max-file-size-mb", strconv.FormatInt(in.MaxFileSizeMB, 10))...)
 	f = append(f, flagIf(in.MaxFiles > 0, "--max-files", strconv.Itoa(in.MaxFiles))...)
-	return command("restore", f, append([]string{in.Dir, in.Snap}, in.Paths...)...)
+	return command("restore", f, append([]string{string(in.Dir), in.Snap}, pathStrings(in.Paths)...)...)
 }
 
 func (in CreateInput) args() []string {
@@ -138,11 +210,11 @@ func (in CreateInput) args() []string {
 	f = append(f, flagIf(in.Session != "", "--session", in.Session)...)
 	f = append(f, flagIf(in.Turn != "", "--turn", in.Turn)...)
 	f = append(f, flagIf(in.EndTurn, "--end-turn")...)
-	return command("snapshot", f, in.Dir)
+	return command("snapshot", f, string(in.Dir))
 }
 
 func (in UndoInput) args() []string {
-	pos := []string{in.Dir}
+	pos := []string{string(in.Dir)}
 	if in.Turn != "" {
 		pos = append(pos, in.Turn)
 	}
@@ -150,12 +222,25 @@ func (in UndoInput) args() []string {
 }
 
 func (in TurnsInput) args() []string {
-	return command("turns", flagIf(in.Session != "", "--session", in.Session), in.Dir)
+	return command("turns", flagIf(in.Session != "", "--session", in.Session), string(in.Dir))
 }
 
-func (in FileHistoryInput) args() []string { return command("log", nil, in.Dir, in.Path) }
+func (in FileHistoryInput) args() []string {
+	return command("log", nil, string(in.Dir), string(in.Path))
+}
 
-func (in ReadFileInput) args() []string { return command("cat", nil, in.Dir, in.Snap, in.Path) }
+func (in ReadFileInput) args() []string {
+	return command("cat", nil, string(in.Dir), in.Snap, string(in.Path))
+}
+
+// pathStrings is paths as command-line arguments.
+func pathStrings(paths []casckpt.JSONPath) []string {
+	out := make([]string, len(paths))
+	for i, p := range paths {
+		out[i] = string(p)
+	}
+	return out
+}
 
 func deref(p *int64) int64 {
 	if p == nil {

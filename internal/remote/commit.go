@@ -18,6 +18,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"strings"
 
 	"github.com/casckpt/casckpt/cas"
 )
@@ -51,23 +52,39 @@ type Pack struct {
 
 // Commit is a commit object.
 type Commit struct {
+	// Machine is the machine that wrote it (see docs/remote.md,
+	// "Machines"); "" in a commit of version 1, which predates machines.
+	Machine string
 	Records []Record
 	Packs   []Pack
 }
 
 const (
 	commitMagic = "CKCOMMIT"
-	version     = 1
-	// maxCommit bounds what DecodeCommit accepts: records are small, and a
-	// commit names at most a few thousand packs.
-	maxCommit = 64 << 20
+	// version 2 adds the machine after the version byte; a commit without
+	// one is written as version 1.
+	version = 2
+	// maxMachine bounds a machine's name.
+	maxMachine = 64
 )
+
+// MaxCommit bounds what DecodeCommit accepts, and so what a reader of a
+// commit reads of the bucket: records are small, and a commit names at
+// most a few thousand packs.
+const MaxCommit = 64 << 20
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // EncodeCommit returns the bytes of commit c.
 func EncodeCommit(c Commit) []byte {
-	b := append([]byte(commitMagic), version)
+	b := []byte(commitMagic)
+	if c.Machine == "" {
+		b = append(b, 1)
+	} else {
+		b = append(b, version)
+		b = binary.AppendUvarint(b, uint64(len(c.Machine)))
+		b = append(b, c.Machine...)
+	}
 	b = binary.AppendUvarint(b, uint64(len(c.Records)))
 	for _, r := range c.Records {
 		b = append(b, byte(r.Kind))
@@ -86,20 +103,31 @@ func EncodeCommit(c Commit) []byte {
 // ErrBadCommit is the error of a commit object that does not decode.
 var ErrBadCommit = errors.New("bad commit object")
 
+// ErrNewerCommit is the error, beside ErrBadCommit, of a commit object
+// whose checksum holds but whose version this casckpt does not know: a
+// newer casckpt wrote it, and it is not damaged.
+var ErrNewerCommit = errors.New("a newer casckpt wrote it")
+
 // DecodeCommit parses a commit object made by EncodeCommit.
 func DecodeCommit(b []byte) (Commit, error) {
-	if len(b) > maxCommit || len(b) < len(commitMagic)+1+4 || string(b[:len(commitMagic)]) != commitMagic {
+	if len(b) > MaxCommit || len(b) < len(commitMagic)+1+4 || string(b[:len(commitMagic)]) != commitMagic {
 		return Commit{}, fmt.Errorf("%w: no commit header", ErrBadCommit)
 	}
 	body := b[:len(b)-4]
 	if crc32.Checksum(body, castagnoli) != binary.LittleEndian.Uint32(b[len(b)-4:]) {
 		return Commit{}, fmt.Errorf("%w: checksum mismatch", ErrBadCommit)
 	}
-	if body[len(commitMagic)] != version {
-		return Commit{}, fmt.Errorf("%w: unknown version %d: a newer casckpt wrote it; upgrade", ErrBadCommit, body[len(commitMagic)])
+	v := body[len(commitMagic)]
+	if v != 1 && v != version {
+		return Commit{}, fmt.Errorf("%w: version %d: %w; upgrade", ErrBadCommit, v, ErrNewerCommit)
 	}
 	r := reader{b: body[len(commitMagic)+1:]}
 	var c Commit
+	if v >= 2 {
+		if c.Machine = string(r.bytes(r.count(1))); r.err == nil && !ValidMachine(c.Machine) {
+			r.err = errors.New("bad machine")
+		}
+	}
 	for n := r.count(1 + cas.IDSize + 1); n > 0 && r.err == nil; n-- {
 		rec := Record{Kind: RecordKind(r.byte())}
 		copy(rec.BackupID[:], r.bytes(cas.IDSize))
@@ -177,4 +205,10 @@ func (r *reader) bytes(n int) []byte {
 	v := r.b[:n:n]
 	r.b = r.b[n:]
 	return v
+}
+
+// ValidMachine reports whether m can name a machine: 1 to 64 letters,
+// digits, dots, dashes and underscores.
+func ValidMachine(m string) bool {
+	return m != "" && len(m) <= maxMachine && strings.Trim(m, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") == ""
 }

@@ -22,7 +22,9 @@ func sample() Commit {
 }
 
 func TestCommitRoundTrip(t *testing.T) {
-	for _, c := range []Commit{sample(), {Records: sample().Records[1:]}} {
+	withMachine := sample()
+	withMachine.Machine = "sandbox-7.a_b"
+	for _, c := range []Commit{sample(), {Records: sample().Records[1:]}, withMachine} {
 		got, err := DecodeCommit(EncodeCommit(c))
 		if err != nil || !reflect.DeepEqual(got, c) {
 			t.Fatalf("round trip: %+v %v, want %+v", got, err, c)
@@ -30,8 +32,24 @@ func TestCommitRoundTrip(t *testing.T) {
 	}
 }
 
+// TestCommitVersions: a commit without a machine is written as version 1,
+// as casckpt wrote every commit before machines, and one with a machine
+// as version 2; a machine that names none is refused.
+func TestCommitVersions(t *testing.T) {
+	if b := EncodeCommit(sample()); b[len(commitMagic)] != 1 {
+		t.Fatalf("a commit without a machine is version %d", b[len(commitMagic)])
+	}
+	c := sample()
+	c.Machine = "a/b"
+	if _, err := DecodeCommit(EncodeCommit(c)); !errors.Is(err, ErrBadCommit) {
+		t.Fatalf("a machine with a slash: %v", err)
+	}
+}
+
 func TestCommitRefusesDamage(t *testing.T) {
-	b := EncodeCommit(sample())
+	c := sample()
+	c.Machine = "m1"
+	b := EncodeCommit(c)
 	for i := range b {
 		d := bytes.Clone(b)
 		d[i] ^= 0x40
@@ -72,6 +90,7 @@ func TestKeysSortByTimeAndParse(t *testing.T) {
 func FuzzDecodeCommit(f *testing.F) {
 	f.Add(EncodeCommit(sample()))
 	f.Add(EncodeCommit(Commit{}))
+	f.Add(EncodeCommit(Commit{Machine: "m", Records: sample().Records[:1]}))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		c, err := DecodeCommit(b)
 		if err != nil {

@@ -65,10 +65,11 @@ func IsGCKey(dir, key string) bool {
 		len(r) == 16 && strings.Trim(r, "0123456789abcdef") == ""
 }
 
-const (
-	packListMagic = "CKPACKS1"
-	maxPackList   = 64 << 20
-)
+const packListMagic = "CKPACKS1"
+
+// MaxPackList bounds what DecodePackList accepts, and so what a reader
+// of a pack list reads of the bucket.
+const MaxPackList = 64 << 20
 
 // ErrBadPackList is the error of a pack list that does not decode.
 var ErrBadPackList = errors.New("bad pack list")
@@ -86,7 +87,7 @@ func EncodePackList(names [][16]byte) []byte {
 
 // DecodePackList parses a pack list made by EncodePackList.
 func DecodePackList(b []byte) ([][16]byte, error) {
-	if len(b) > maxPackList || len(b) < len(packListMagic)+1+4 || string(b[:len(packListMagic)]) != packListMagic {
+	if len(b) > MaxPackList || len(b) < len(packListMagic)+1+4 || string(b[:len(packListMagic)]) != packListMagic {
 		return nil, fmt.Errorf("%w: no header", ErrBadPackList)
 	}
 	body := b[:len(b)-4]

@@ -19,6 +19,29 @@ import (
 	"github.com/casckpt/casckpt/manifest"
 )
 
+// Options tune Apply. The zero value reports no progress and checks
+// nothing.
+type Options struct {
+	// Progress, if set, is called as files and links are written (or left
+	// alone), from any goroutine, never twice at once: first with nothing
+	// done, last (unless a step fails) with everything done, against the
+	// totals plan.Written and plan.Bytes.
+	Progress func(filesDone, filesTotal, bytesDone, bytesTotal int64)
+	// SameFile, if set, makes Apply check each path right before it
+	// deletes or replaces what is there, or writes where nothing was: the
+	// path must still hold what the plan found (a change's Old side,
+	// nothing for an addition): a directory, a link to the same target, or
+	// a regular file for which SameFile (given the path and what lstat
+	// says of it now) reports that it is as the plan's scan saw it. A path
+	// that changed is left alone, with every change below it: someone saved
+	// it after the scan.
+	SameFile func(p string, now fs.FileInfo) bool
+}
+
+// ReasonChangedDuring is why Apply leaves a path alone: it changed after
+// the scan the plan was made from.
+const ReasonChangedDuring = "changed during restore"
+
 // Apply carries out plan on dst, reading file content from g. Removals
 // come first, deepest first: deleted entries and the old side of type
 // changes. Then creations, parents before children: directories, and every
@@ -29,30 +52,116 @@ import (
 // less the umask, as git creates them. Last, every directory whose entries
 // changed is synced.
 //
-// A failing step stops the restore with an error naming its path; files
-// already replaced stay replaced. progress, if set, is called as files and
-// links are written, from any goroutine, never twice at once: first with
-// nothing done, last (unless a step fails) with everything done, against
-// the totals plan.Written and plan.Bytes.
-func Apply(ctx context.Context, dst FS, g cas.Getter, plan Plan, progress func(filesDone, filesTotal, bytesDone, bytesTotal int64)) error {
+// With opts.SameFile, the paths left alone because they changed after
+// the scan (see Options) are returned, in no particular order; the plan
+// less them (Plan.Without) is what was done. A failing step stops the
+// restore with an error naming its path; files already replaced stay
+// replaced.
+func Apply(ctx context.Context, dst FS, g cas.Getter, plan Plan, opts Options) ([]string, error) {
 	touched := map[string]bool{} // directories whose entries changed
-	if err := removeOld(dst, plan.Changes, touched); err != nil {
-		return err
+	gd := &guard{dst: dst, same: opts.SameFile}
+	if err := removeOld(dst, plan.Changes, touched, gd); err != nil {
+		return gd.left, err
 	}
-	err := create(ctx, dst, g, plan, newReporter(plan, progress), touched)
+	err := create(ctx, dst, g, plan, newReporter(plan, opts.Progress), touched, gd)
 	for d := range touched {
 		if serr := syncDir(dst, d); serr != nil && err == nil {
 			err = fmt.Errorf("restore: sync directory %s: %w; the files are in place but may not survive a power loss: check the disk", d, serr)
 		}
 	}
-	return err
+	return gd.left, err
 }
+
+// guard checks, right before Apply changes a path, that it still holds
+// what the plan found, and keeps the paths left alone. Without SameFile it
+// checks nothing. It is safe for concurrent use.
+type guard struct {
+	dst  FS
+	same func(p string, now fs.FileInfo) bool
+	mu   sync.Mutex
+	left []string
+}
+
+// unchanged reports whether the slash path p still holds e (Kind 0:
+// nothing). An lstat or readlink that fails otherwise than with
+// fs.ErrNotExist is an error.
+func (gd *guard) unchanged(p string, e manifest.Entry) (bool, error) {
+	if gd.same == nil {
+		return true, nil
+	}
+	name := filepath.FromSlash(p)
+	info, err := gd.dst.Lstat(name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return e.Kind == 0, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("restore: check %s: %w", p, err)
+	}
+	switch e.Kind {
+	case manifest.KindDir:
+		return info.IsDir(), nil
+	case manifest.KindFile:
+		return info.Mode().IsRegular() && gd.same(p, info), nil
+	case manifest.KindSymlink:
+		if info.Mode()&fs.ModeSymlink == 0 {
+			return false, nil
+		}
+		target, err := gd.dst.Readlink(name)
+		if errors.Is(err, fs.ErrNotExist) {
+			return false, nil
+		}
+		if err != nil {
+			return false, fmt.Errorf("restore: check %s: %w", p, err)
+		}
+		return target == e.Target, nil
+	}
+	return false, nil // something is where the plan found nothing
+}
+
+// room reports whether a directory can be made at p: nothing is there, or
+// a directory.
+func (gd *guard) room(p string) (bool, error) {
+	ok, err := gd.unchanged(p, manifest.Entry{})
+	if err == nil && !ok {
+		ok, err = gd.unchanged(p, manifest.Entry{Kind: manifest.KindDir})
+	}
+	return ok, err
+}
+
+// leave records that p is left alone.
+func (gd *guard) leave(p string) {
+	gd.mu.Lock()
+	defer gd.mu.Unlock()
+	gd.left = append(gd.left, p)
+}
+
+// leaveBelow reports whether p, or a directory above it, is left alone,
+// and then records p as left too (once).
+func (gd *guard) leaveBelow(p string) bool {
+	gd.mu.Lock()
+	defer gd.mu.Unlock()
+	for _, l := range gd.left {
+		if l == p {
+			return true
+		}
+		if under(p, l) {
+			gd.left = append(gd.left, p)
+			return true
+		}
+	}
+	return false
+}
+
+// errLeft stops the replacement of a path that changed since the scan.
+var errLeft = errors.New("changed since the scan")
 
 // removeOld removes, deepest first, the entries that plan deletes or
 // replaces with one of another kind, and marks their parents in touched.
 // A deleted directory that still holds entries (excluded ones, which are
-// never touched) is left in place.
-func removeOld(dst FS, plan []manifest.Change, touched map[string]bool) error {
+// never touched, or ones left alone) is left in place; so is, with gd
+// checking, a path that changed since the scan, and a directory to replace
+// that holds entries made since.
+func removeOld(dst FS, plan []manifest.Change, touched map[string]bool, gd *guard) error {
 	var removals []manifest.Change
 	for _, c := range plan {
 		if c.Status == manifest.Deleted || c.Status == manifest.TypeChanged {
@@ -63,12 +172,22 @@ func removeOld(dst FS, plan []manifest.Change, touched map[string]bool) error {
 		return strings.Count(b.Path, "/") - strings.Count(a.Path, "/")
 	})
 	for _, c := range removals {
+		if ok, err := gd.unchanged(c.Path, c.Old); err != nil {
+			return err
+		} else if !ok {
+			gd.leave(c.Path)
+			continue
+		}
 		err := dst.Remove(filepath.FromSlash(c.Path))
+		notEmpty := c.Old.Kind == manifest.KindDir && errors.Is(err, syscall.ENOTEMPTY)
 		switch {
 		case err == nil, errors.Is(err, fs.ErrNotExist):
 			delete(touched, c.Path) // gone: nothing in it to sync
-		case c.Old.Kind == manifest.KindDir && errors.Is(err, syscall.ENOTEMPTY) && c.Status == manifest.Deleted:
+		case notEmpty && c.Status == manifest.Deleted:
 			// It holds excluded entries, which are never touched.
+		case notEmpty && gd.same != nil:
+			gd.leave(c.Path) // it holds entries made since the scan
+			continue
 		default:
 			return fmt.Errorf("restore: delete %s: %w", c.Path, err)
 		}
@@ -78,9 +197,10 @@ func removeOld(dst FS, plan []manifest.Change, touched map[string]bool) error {
 }
 
 // create makes the directories of plan in order, and writes its files and
-// links in parallel, marking their parents in touched. After a failure it
-// starts no more writes and waits for those under way.
-func create(ctx context.Context, dst FS, g cas.Getter, plan Plan, report func(files, bytes int64), touched map[string]bool) error {
+// links in parallel, marking their parents in touched. A path gd leaves
+// alone, or one below it, is not written. After a failure it starts no
+// more writes and waits for those under way.
+func create(ctx context.Context, dst FS, g cas.Getter, plan Plan, report func(files, bytes int64), touched map[string]bool, gd *guard) error {
 	report(0, 0)
 	eg, gctx := errgroup.WithContext(ctx)
 	eg.SetLimit(4 * runtime.GOMAXPROCS(0)) // fsyncs overlap
@@ -90,8 +210,22 @@ func create(ctx context.Context, dst FS, g cas.Getter, plan Plan, report func(fi
 			continue
 		}
 		p := filepath.FromSlash(c.Path)
+		var before manifest.Entry // what is there now: removeOld removed the rest
+		if c.Status == manifest.Modified {
+			before = c.Old
+		}
+		if gd.leaveBelow(c.Path) {
+			continue
+		}
 		touched[path.Dir(c.Path)] = true
 		if c.New.Kind == manifest.KindDir {
+			if ok, err := gd.room(c.Path); err != nil || !ok {
+				if failed = err; err != nil {
+					break
+				}
+				gd.leave(c.Path)
+				continue
+			}
 			if err := dst.Mkdir(p, 0o777); err != nil && !errors.Is(err, fs.ErrExist) {
 				failed = fmt.Errorf("restore: create directory %s: %w", c.Path, err)
 				break
@@ -102,13 +236,22 @@ func create(ctx context.Context, dst FS, g cas.Getter, plan Plan, report func(fi
 			if err := gctx.Err(); err != nil {
 				return err // another write failed: replace no more
 			}
+			check := func() error {
+				ok, err := gd.unchanged(c.Path, before)
+				if err == nil && !ok {
+					err = errLeft
+				}
+				return err
+			}
 			var err error
 			if c.New.Kind == manifest.KindSymlink {
-				err = replaceLink(dst, p, c.New.Target)
+				err = replaceLink(dst, p, c.New.Target, check)
 			} else {
-				err = replaceFile(gctx, dst, p, g, c.New)
+				err = replaceFile(gctx, dst, p, g, c.New, check)
 			}
-			if err != nil {
+			if errors.Is(err, errLeft) {
+				gd.leave(c.Path)
+			} else if err != nil {
 				return fmt.Errorf("restore: write %s: %w", c.Path, err)
 			}
 			var size int64
@@ -164,10 +307,15 @@ func syncDir(dst FS, d string) error {
 	return err
 }
 
-// replaceLink replaces p with a new symbolic link to target.
-func replaceLink(dst FS, p, target string) error {
+// replaceLink replaces p with a new symbolic link to target, once check
+// allows (it returns errLeft, or another error, when not).
+func replaceLink(dst FS, p, target string, check func() error) error {
 	tmp := filepath.Join(filepath.Dir(p), manifest.TempName())
 	if err := dst.Symlink(target, tmp); err != nil {
+		return err
+	}
+	if err := check(); err != nil {
+		_ = dst.Remove(tmp)
 		return err
 	}
 	if err := dst.Rename(tmp, p); err != nil {
@@ -178,10 +326,11 @@ func replaceLink(dst FS, p, target string) error {
 }
 
 // replaceFile writes e's content to a new temporary file beside p, syncs
-// it and renames it over p, holding it locked until then: a crash leaves
-// p old or new, and a killed restore's temporary file is recognisably
+// it and, once check allows (it returns errLeft, or another error, when
+// not), renames it over p, holding it locked until then: a crash leaves p
+// old or new, and a killed restore's temporary file is recognisably
 // nobody's.
-func replaceFile(ctx context.Context, dst FS, p string, g cas.Getter, e manifest.Entry) error {
+func replaceFile(ctx context.Context, dst FS, p string, g cas.Getter, e manifest.Entry, check func() error) error {
 	perm := fs.FileMode(0o666)
 	if e.Exec {
 		perm = 0o777
@@ -201,6 +350,9 @@ func replaceFile(ctx context.Context, dst FS, p string, g cas.Getter, e manifest
 			}
 		}
 		if err := f.Sync(); err != nil {
+			return err
+		}
+		if err := check(); err != nil {
 			return err
 		}
 		return dst.Rename(tmp, p)

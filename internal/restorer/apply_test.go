@@ -3,6 +3,7 @@ package restorer
 import (
 	"context"
 	"errors"
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -82,7 +83,7 @@ func TestApplyOnAFakeFS(t *testing.T) {
 	}
 	dst := newMemFS(before)
 	var progress progressLog
-	if err := Apply(context.Background(), dst, m, plan, progress.report); err != nil {
+	if _, err := Apply(context.Background(), dst, m, plan, Options{Progress: progress.report}); err != nil {
 		t.Fatal(err)
 	}
 	sameSpec(t, dst.spec(), after)
@@ -198,7 +199,7 @@ func TestApplyLeavesUnplannedEntries(t *testing.T) {
 	plan := planOf(t, m, before, after)
 	ignored := spec{"gone/deep/ignored.log": {Data: "log"}}
 	dst := newMemFS(plus(before, ignored))
-	if err := Apply(context.Background(), dst, m, plan, nil); err != nil {
+	if _, err := Apply(context.Background(), dst, m, plan, Options{}); err != nil {
 		t.Fatal(err)
 	}
 	sameSpec(t, dst.spec(), plus(after, ignored))
@@ -233,7 +234,7 @@ func TestApplyReportsTheFailingStep(t *testing.T) {
 				}
 				return nil
 			}
-			err := Apply(context.Background(), dst, m, plan, nil)
+			_, err := Apply(context.Background(), dst, m, plan, Options{})
 			if !errors.Is(err, errInjected) || !strings.HasPrefix(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
 				t.Fatalf("error %q, want one line starting %q wrapping the failure", err, tc.want)
 			}
@@ -267,7 +268,7 @@ func TestApplyStopsOnAMissingChunk(t *testing.T) {
 		}
 	}
 	dst := newMemFS(before)
-	err := Apply(context.Background(), dst, m, plan, nil)
+	_, err := Apply(context.Background(), dst, m, plan, Options{})
 	if !strings.HasPrefix(err.Error(), "restore: write mod.txt: ") {
 		t.Fatalf("error %v", err)
 	}
@@ -295,7 +296,7 @@ func TestApplyToADirectory(t *testing.T) {
 	}
 	defer root.Close()
 	var progress progressLog
-	if err := Apply(context.Background(), RootFS(root), m, plan, progress.report); err != nil {
+	if _, err := Apply(context.Background(), RootFS(root), m, plan, Options{Progress: progress.report}); err != nil {
 		t.Fatal(err)
 	}
 	sameSpec(t, readDir(t, dir), plus(after, spec{"gone/deep/ignored.log": {Data: "log"}}))
@@ -364,5 +365,51 @@ func TestRemoveLeftovers(t *testing.T) {
 	sameSpec(t, readDir(t, dir), spec{"a": {Dir: true}, ".casckpt-0000000000000003.tmp": {Link: target}})
 	if b, _ := os.ReadFile(target); string(b) != "keep" {
 		t.Fatalf("the link's target was changed: %q", b)
+	}
+}
+
+// TestApplyLeavesWhatChangedSinceThePlan: with SameFile, each path is
+// checked right before it is changed; what someone saved, made, replaced
+// or deleted after the plan was made is left as it is (with what the plan
+// makes below it) and returned, the rest of the plan is carried out, and
+// Plan.Without counts what was done.
+func TestApplyLeavesWhatChangedSinceThePlan(t *testing.T) {
+	m := castest.NewMemory()
+	before := spec{
+		"mod.txt": {Data: "old"}, "same.txt": {Data: "same"}, "gone.txt": {Data: "gone"}, "del.txt": {Data: "del"},
+		"link": {Link: "a"}, "file2dir": {Data: "f"}, "dir2file/x": {Data: "x"}, "keep.txt": {Data: "k"},
+	}
+	after := spec{
+		"mod.txt": {Data: "new"}, "same.txt": {Data: "new too"}, "add.txt": {Data: "added"}, "newdir/y": {Data: "y"},
+		"link": {Link: "b"}, "file2dir/z": {Data: "z"}, "dir2file": {Data: "now a file"}, "keep.txt": {Data: "k"},
+	}
+	plan := planOf(t, m, before, after)
+	dst := newMemFS(before)
+	// Saved since the plan: a file to rewrite, one to delete, a link to
+	// replace, a file to replace by a directory; made since: a file where
+	// the plan adds one, a file in a directory to replace by a file, and
+	// a file where the plan makes a directory.
+	people := spec{
+		"mod.txt": {Data: "saved"}, "del.txt": {Data: "saved too"}, "link": {Link: "mine"}, "file2dir": {Data: "saved f"},
+		"add.txt": {Data: "made"}, "dir2file/new": {Data: "made in it"}, "newdir": {Data: "a file"},
+	}
+	for p, it := range people {
+		dst.nodes[p] = &memNode{item: it, synced: true}
+	}
+	same := func(p string, now fs.FileInfo) bool { return now.Sys().(string) == before[p].Data }
+	left, err := Apply(context.Background(), dst, m, plan, Options{SameFile: same})
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(left)
+	wantLeft := []string{"add.txt", "del.txt", "dir2file", "file2dir", "file2dir/z", "link", "mod.txt", "newdir", "newdir/y"}
+	if !slices.Equal(left, wantLeft) {
+		t.Fatalf("left %q, want %q", left, wantLeft)
+	}
+	want := plus(people, spec{"same.txt": {Data: "new too"}, "keep.txt": {Data: "k"}})
+	sameSpec(t, dst.spec(), want)
+	done := plan.Without(left)
+	if done.Written != 1 || done.Deleted != 2 { // same.txt; gone.txt and dir2file/x
+		t.Fatalf("done: %d written, %d deleted: %v", done.Written, done.Deleted, done.Changes)
 	}
 }

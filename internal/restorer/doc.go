@@ -18,14 +18,21 @@
 //     refuses the restore before anything is touched.
 //   - Apply carries a plan out on an FS, the narrow view of a directory a
 //     restore needs. RootFS is the real one, over an *os.Root, so no link
-//     in the tree can lead a write outside the directory.
+//     in the tree can lead a write outside the directory. With
+//     Options.SameFile it checks each path right before it changes it,
+//     and leaves alone one that changed since the plan's scan
+//     (ReasonChangedDuring); Plan.Without is then what was done.
 //   - A temporary file is a new file written beside its target and renamed
 //     over it (named by manifest.TempName); a leftover is one a killed
 //     restore left, which RemoveLeftovers deletes unless a live restore
 //     holds it locked.
 //   - Export writes a plan of additions (a PlanTree) as a PAX tar archive.
 //
-// Caveats: a restore is atomic per file, not as a whole: every file and
+// Caveats: the check before each change compares what lstat says with the
+// scan (for a file, through SameFile): an edit that keeps size, times,
+// inode and mode, within one tick of the file system's clock, is not seen,
+// and one made between the check and the rename (microseconds) is
+// overwritten. A restore is atomic per file, not as a whole: every file and
 // link is replaced by a rename, so a crash leaves each path old or new, but
 // an error part way leaves some paths restored and others not (the caller
 // keeps a snapshot of the tree from before to undo it). Only the

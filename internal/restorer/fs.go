@@ -39,6 +39,11 @@ type FS interface {
 	// Rename renames oldname to newname, replacing a file or link at
 	// newname atomically.
 	Rename(oldname, newname string) error
+	// Lstat describes name, never following a link; Readlink returns the
+	// target of the link name. A missing one is an error wrapping
+	// fs.ErrNotExist.
+	Lstat(name string) (fs.FileInfo, error)
+	Readlink(name string) (string, error)
 }
 
 // File is what Apply does to an open file or directory.

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/casckpt/casckpt/manifest"
 )
@@ -191,6 +192,55 @@ func (m *memFS) Rename(oldname, newname string) error {
 	delete(m.nodes, a)
 	m.nodes[b] = n
 	return nil
+}
+
+func (m *memFS) Lstat(name string) (fs.FileInfo, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	p := filepath.ToSlash(name)
+	if err := m.do("lstat", p); err != nil {
+		return nil, err
+	}
+	n := m.nodes[p]
+	if n == nil {
+		return nil, &fs.PathError{Op: "lstat", Path: p, Err: fs.ErrNotExist}
+	}
+	return memInfo{name: path.Base(p), n: *n}, nil
+}
+
+func (m *memFS) Readlink(name string) (string, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	p := filepath.ToSlash(name)
+	if err := m.do("readlink", p); err != nil {
+		return "", err
+	}
+	n := m.nodes[p]
+	if n == nil || n.Link == "" {
+		return "", &fs.PathError{Op: "readlink", Path: p, Err: fs.ErrNotExist}
+	}
+	return n.Link, nil
+}
+
+// memInfo is what Lstat tells of a memNode: its content is its Sys.
+type memInfo struct {
+	name string
+	n    memNode
+}
+
+func (i memInfo) Name() string       { return i.name }
+func (i memInfo) Size() int64        { return int64(len(i.n.Data)) }
+func (i memInfo) ModTime() time.Time { return time.Time{} }
+func (i memInfo) IsDir() bool        { return i.n.Dir }
+func (i memInfo) Sys() any           { return i.n.Data }
+func (i memInfo) Mode() fs.FileMode {
+	switch {
+	case i.n.Dir:
+		return fs.ModeDir | 0o777
+	case i.n.Link != "":
+		return fs.ModeSymlink | 0o777
+	}
+	return i.n.perm
 }
 
 // memFile is an open file or directory of a memFS.

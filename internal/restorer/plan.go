@@ -83,6 +83,25 @@ func (p *Plan) add(c manifest.Change) {
 	}
 }
 
+// Without returns the plan less the changes at the paths left (those
+// Apply left alone), recounted.
+func (p Plan) Without(left []string) Plan {
+	if len(left) == 0 {
+		return p
+	}
+	drop := make(map[string]bool, len(left))
+	for _, l := range left {
+		drop[l] = true
+	}
+	out := Plan{Changes: []manifest.Change{}, Skipped: p.Skipped}
+	for _, c := range p.Changes {
+		if !drop[c.Path] {
+			out.add(c)
+		}
+	}
+	return out
+}
+
 // PlanTree is the plan that writes tree root into an empty directory:
 // every entry added, parents before children, siblings in name order. It
 // reads (and so verifies) every tree below root, but no chunk.

@@ -241,3 +241,43 @@ func (s *Server) Getenv(key string) string {
 	}
 	return ""
 }
+
+// Silent returns the address ("127.0.0.1:PORT") of a server that accepts
+// every connection and never answers, for tests of deadlines. It stops
+// when the test ends.
+func Silent(t testing.TB) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("s3test: listen: %v", err)
+	}
+	var mu sync.Mutex
+	var conns []net.Conn
+	t.Cleanup(func() {
+		l.Close()
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range conns {
+			c.Close()
+		}
+	})
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+		}
+	}()
+	return l.Addr().String()
+}
+
+// Down returns an address on 127.0.0.1 that no one listens on: a server
+// that is down.
+func Down(t testing.TB) string {
+	t.Helper()
+	return freeAddr(t)
+}

@@ -13,7 +13,17 @@
 //     the project is ever read.
 //   - Excluded entries (ignored by .gitignore or the built-in patterns, over
 //     the size limit, unreadable) are reported in Result.Excluded; a
-//     restore never touches them.
+//     restore never touches them. The built-in patterns (DefaultExcludes)
+//     yield to a .gitignore negation and to the project's git index
+//     (package gitindex, read only when a pattern matches).
+//   - Unreadable entries (a file, link or directory there but not
+//     readable) are also kept in the tree as manifest.KindUnreadable, so
+//     that a later diff, restore or undo does not take them as deleted.
+//   - Options.Capture captures entries a rule or the size limit would
+//     exclude all the same, one by one: a restore's scan takes what the
+//     restore will write over.
+//   - Result.Stamp is a captured file's stamp as the scan saw it, to tell
+//     a file changed since the scan from one that is not.
 //   - A file whose stat cache stamp (package statcache) is unchanged takes
 //     its chunks from the cached tree without being read; a directory whose
 //     entries are all unchanged is its cached tree.

@@ -7,8 +7,11 @@ import (
 	ignore "github.com/sabhiram/go-gitignore"
 )
 
-// DefaultExcludes is the contract's list of paths never captured. Patterns
-// ending in '/' match directories only; the others match any entry by name.
+// DefaultExcludes is the contract's list of paths not captured by default.
+// Patterns ending in '/' match directories only; the others match any
+// entry by name. A .gitignore negation that matches a path ("!build/")
+// overrides the list for it, and so does the project's git index when it
+// tracks the path (a file, or a file below a directory).
 var DefaultExcludes = []string{
 	"node_modules/", "dist/", "build/", "target/", "out/", ".next/", ".nuxt/",
 	"__pycache__/", "*.pyc", "*.pyo", ".cache/", ".pytest_cache/", ".mypy_cache/",
@@ -104,15 +107,24 @@ func parseIgnore(parent *ignoreFile, base string, content []byte) *ignoreFile {
 	return f
 }
 
-// ignored reports whether the .gitignore files in effect exclude rel (a path
+// ignoreMatch is what the .gitignore files say of a path.
+type ignoreMatch uint8
+
+const (
+	noMatch ignoreMatch = iota // no line matches it
+	ignored                    // the last line that matches ignores it
+	negated                    // the last line that matches is a negation ("!build/")
+)
+
+// match tells what the .gitignore files in effect say of rel (a path
 // relative to the scan root). As in git, deeper files take precedence over
 // shallower ones and, within a file, the last matching line wins.
-func (f *ignoreFile) ignored(rel string, isDir bool) bool {
+func (f *ignoreFile) match(rel string, isDir bool) ignoreMatch {
 	var chain []*ignoreFile
 	for g := f; g != nil; g = g.parent {
 		chain = append(chain, g)
 	}
-	result := false
+	result := noMatch
 	for i := len(chain) - 1; i >= 0; i-- {
 		g := chain[i]
 		sub := rel
@@ -124,7 +136,10 @@ func (f *ignoreFile) ignored(rel string, isDir bool) bool {
 		}
 		for _, r := range g.rules {
 			if r.match.MatchesPath(sub) {
-				result = !r.negate
+				result = ignored
+				if r.negate {
+					result = negated
+				}
 			}
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -19,6 +20,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/casckpt/casckpt/cas"
+	"github.com/casckpt/casckpt/internal/gitindex"
 	"github.com/casckpt/casckpt/internal/statcache"
 	"github.com/casckpt/casckpt/manifest"
 )
@@ -44,6 +46,14 @@ type Options struct {
 	// Progress, if set, is called after each file is hashed, from any
 	// goroutine, with the running totals.
 	Progress func(filesHashed, bytesHashed int64)
+	// Capture, if set, is asked, from any goroutine, about each entry
+	// (rel: its slash path; dir: whether it is a directory) that an
+	// exclusion rule, a .gitignore or the size limit leaves out, and about
+	// each entry of a directory it captured: true captures it all the
+	// same, whatever its size. The Skip list, leftovers, special files and
+	// what cannot be read are never captured. A restore captures what it
+	// will overwrite, so that its snapshot from before holds it.
+	Capture func(rel string, dir bool) bool
 }
 
 // Trees reads stored trees and tells which objects are stored.
@@ -83,11 +93,44 @@ type Result struct {
 	// rule or the size limit, unreadable, or special files), relative to the
 	// root, outermost only: a restore must never touch them.
 	Excluded []string
+	// Unreadable lists the entries of Excluded that were there but could
+	// not be read (a file, link or directory the user may not read, a read
+	// error, a file that kept growing): the tree holds each as a
+	// manifest.KindUnreadable entry, so that no diff, restore or undo
+	// treats it as deleted.
+	Unreadable []string
+	// ExcludedByDefault counts the entries (outermost only) that the
+	// default list alone excluded: no .gitignore line ignored them, none
+	// negated them, and the project's git index tracks none of them.
+	ExcludedByDefault int64
 	// Warnings name files that could not be captured or were changing while
 	// read.
 	Warnings []string
 	// Leftovers are temporary files of a restore that was interrupted.
 	Leftovers []string
+	top       *node // the tree as the scan saw it, for Stamp
+}
+
+// Stamp returns the stamp of the regular file at rel (a slash path) as
+// the scan saw it, trusted: statcache.CurrentStamp of its metadata then.
+// ok is false when the scan captured no regular file there.
+func (r Result) Stamp(rel string) (stamp uint64, ok bool) {
+	n := r.top
+	for name := range strings.SplitSeq(rel, "/") {
+		if n == nil || n.dir == nil {
+			return 0, false
+		}
+		children := n.dir.children
+		i, found := slices.BinarySearchFunc(children, name, func(c *node, name string) int { return strings.Compare(c.name, name) })
+		if !found {
+			return 0, false
+		}
+		n = children[i]
+	}
+	if n == nil || n.kind != manifest.KindFile {
+		return 0, false
+	}
+	return n.stamp | 1, true // an untrusted stamp differs in its lowest bit only
 }
 
 // node is one entry the walk kept. A tree's nodes are all in memory
@@ -111,6 +154,7 @@ type node struct {
 	exec     bool
 	cached   bool // a file vouched for by the stat cache: chunks from dc.Tree
 	binary   bool
+	captured bool // excluded, but captured for Options.Capture: no size limit
 }
 
 // dirNode is what the walk and the stat cache tell of a directory.
@@ -123,6 +167,7 @@ type dirNode struct {
 	dc         *statcache.Dir
 	cachedTree *manifest.Tree
 	sameFiles  bool
+	captured   bool   // excluded, but captured for Options.Capture: so is each entry kept
 	tree       cas.ID // once built
 }
 
@@ -139,6 +184,10 @@ type scanner struct {
 	sem       chan struct{} // bounds parallel directory listing
 	mu        sync.Mutex    // guards the fields below
 	excluded  []string
+	unread    []string
+	byDefault atomic.Int64 // entries the default list alone excluded
+	indexOnce sync.Once
+	index     *gitindex.Tracked // the project's git index, once read (nil: none)
 	warnings  []string
 	leftovers []string
 	toHash    []hashJob
@@ -292,9 +341,13 @@ func (l *Listing) Store(put cas.Putter, cache map[string]statcache.Dir, trees Tr
 	res.CacheRemove = s.cacheRemove(l.top)
 	res.Excluded = s.excluded
 	slices.Sort(res.Excluded)
+	res.Unreadable = s.unread
+	slices.Sort(res.Unreadable)
+	res.ExcludedByDefault = s.byDefault.Load()
 	res.Warnings = s.warnings
 	slices.Sort(res.Warnings)
 	res.Leftovers = s.leftovers
+	res.top = l.top
 	return res, nil
 }
 
@@ -377,6 +430,15 @@ func (s *scanner) exclude(rel string) {
 	s.mu.Unlock()
 }
 
+// unreadable reports the entry at rel excluded because it could not be
+// read.
+func (s *scanner) unreadable(rel string) {
+	s.mu.Lock()
+	s.excluded = append(s.excluded, rel)
+	s.unread = append(s.unread, rel)
+	s.mu.Unlock()
+}
+
 // beneath is how openat2 resolves a path: never above the root, never
 // through a symlink.
 const beneath = unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS
@@ -454,11 +516,11 @@ func (s *scanner) walkDir(n *node, ign *ignoreFile, wg *sync.WaitGroup) {
 	d.children = make([]*node, 0, len(entries))
 	var subdirs []*node
 	for _, e := range entries {
-		st, ok := s.included(fd, rel, e, ign)
+		st, captured, ok := s.included(fd, d, e, ign)
 		if !ok {
 			continue
 		}
-		nodes = append(nodes, node{name: e.name})
+		nodes = append(nodes, node{name: e.name, captured: captured})
 		child := &nodes[len(nodes)-1]
 		if !s.describe(child, fd, rel, &st) {
 			nodes = nodes[:len(nodes)-1]
@@ -494,7 +556,10 @@ func (s *scanner) listDir(n *node) (fd int, entries []dirEntry, ok bool) {
 			return -1, nil, false
 		}
 		s.warn("%s: cannot open directory: %v", rel, err)
-		n.kind = 0 // not captured; buildTree reports it excluded
+		n.kind = manifest.KindUnreadable // not captured; buildTree reports it
+		if errors.Is(err, unix.ENOENT) {
+			n.kind = 0 // gone since it was listed
+		}
 		return -1, nil, false
 	}
 	entries, err = readDir(fd)
@@ -505,7 +570,7 @@ func (s *scanner) listDir(n *node) (fd int, entries []dirEntry, ok bool) {
 			return -1, nil, false
 		}
 		s.warn("%s: cannot read directory: %v", rel, err)
-		n.kind = 0
+		n.kind = manifest.KindUnreadable
 		return -1, nil, false
 	}
 	return fd, entries, true
@@ -525,29 +590,32 @@ func (s *scanner) ignoreRules(rel string, fd int, entries []dirEntry, ign *ignor
 	return ign
 }
 
-// included stats one entry e of the directory at rel (open as fd)
-// without following a link and tells whether the walk keeps it. An
-// invalid name, an entry that cannot be stat'ed, and one excluded by a
-// rule, a .gitignore or the Skip list are reported as excluded; a killed
+// included stats one entry e of directory d (open as fd) without
+// following a link and tells whether the walk keeps it. An invalid name
+// and one excluded by a rule, a .gitignore or the Skip list are reported
+// as excluded; an entry that cannot be stat'ed is kept with st.Mode 0,
+// for describe to record as unreadable; a killed
 // restore's temporary file as a leftover; an entry vanished since the
-// listing is passed over. A directory is not stat'ed: st holds only its
-// type. The entry's relative path is built only where it is needed, to
-// keep the common case free of allocations.
-func (s *scanner) included(fd int, rel string, e dirEntry, ign *ignoreFile) (st unix.Stat_t, ok bool) {
-	name := e.name
+// listing is passed over. An entry a rule excludes, or any entry of a
+// captured directory, is kept and captured when Options.Capture says so.
+// A directory is not stat'ed: st holds only its type. The entry's
+// relative path is built only where it is needed, to keep the common case
+// free of allocations.
+func (s *scanner) included(fd int, d *dirNode, e dirEntry, ign *ignoreFile) (st unix.Stat_t, captured, ok bool) {
+	name, rel := e.name, d.rel
 	if err := manifest.ValidName(name); err != nil {
 		s.warn("%s: %v", join(rel, name), err)
 		s.exclude(join(rel, name))
-		return st, false
+		return st, false, false
 	}
 	if e.dir {
 		st.Mode = unix.S_IFDIR // a directory needs no stat: nothing of it is recorded
 	} else if err := unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
-		if !errors.Is(err, unix.ENOENT) { // vanished since listing: not there
-			s.warn("%s: cannot stat: %v", join(rel, name), err)
-			s.exclude(join(rel, name))
+		if errors.Is(err, unix.ENOENT) { // vanished since listing: not there
+			return st, false, false
 		}
-		return st, false
+		s.warn("%s: cannot stat: %v", join(rel, name), err)
+		return unix.Stat_t{}, false, true // not known: unreadable
 	}
 	fmtBits := st.Mode & unix.S_IFMT
 	isDir := fmtBits == unix.S_IFDIR
@@ -555,14 +623,45 @@ func (s *scanner) included(fd int, rel string, e dirEntry, ign *ignoreFile) (st 
 		s.mu.Lock()
 		s.leftovers = append(s.leftovers, join(rel, name))
 		s.mu.Unlock()
-		return st, false
+		return st, false, false
 	}
-	if defaults.excluded(name, isDir) || (ign != nil && ign.ignored(join(rel, name), isDir)) ||
-		s.skipped(rel, name) {
+	m := noMatch
+	if ign != nil {
+		m = ign.match(join(rel, name), isDir)
+	}
+	if name == ".git" || s.skipped(rel, name) {
 		s.exclude(join(rel, name))
-		return st, false
+		return st, false, false
 	}
-	return st, true
+	ruled := d.captured || m == ignored
+	byDefault := !ruled && m != negated && defaults.excluded(name, isDir) && !s.tracked(join(rel, name), isDir)
+	if (ruled || byDefault) && !s.captures(join(rel, name), isDir) {
+		s.exclude(join(rel, name))
+		if byDefault {
+			s.byDefault.Add(1)
+		}
+		return st, false, false
+	}
+	return st, ruled || byDefault, true
+}
+
+// captures says whether Options.Capture captures the excluded entry rel.
+func (s *scanner) captures(rel string, dir bool) bool {
+	return s.opts.Capture != nil && s.opts.Capture(rel, dir)
+}
+
+// tracked reports whether the project's git index tracks rel (a file, or
+// a file below the directory rel). The index is read once, on the first
+// question: only a path the default list matches asks it. An index that
+// cannot be read tracks nothing, with a warning.
+func (s *scanner) tracked(rel string, isDir bool) bool {
+	s.indexOnce.Do(func() {
+		var err error
+		if s.index, err = gitindex.Load(s.root); err != nil {
+			s.warn("cannot read the git index (%v): the default excludes apply to every path", err)
+		}
+	})
+	return s.index.Has(rel, isDir)
 }
 
 // skipped says whether the entry name of the directory at rel is on the
@@ -579,17 +678,23 @@ func (s *scanner) skipped(rel, name string) bool {
 
 // describe fills child, an included entry of the directory at rel (open
 // as fd), from its metadata st. It returns false, reporting the entry
-// excluded, for a file over the size limit, a link that cannot be read,
-// and a socket, FIFO or device, which is never opened.
+// excluded, for a file over the size limit (unless Options.Capture
+// captures it) and a socket, FIFO or device, which is never opened. An
+// entry that could not be stat'ed (st.Mode 0) and a link that cannot be
+// read are kept as unreadable.
 func (s *scanner) describe(child *node, fd int, rel string, st *unix.Stat_t) bool {
 	switch st.Mode & unix.S_IFMT {
+	case 0: // not stat'ed
+		child.kind = manifest.KindUnreadable
 	case unix.S_IFDIR:
 		child.kind = manifest.KindDir
-		child.dir = &dirNode{rel: join(rel, child.name)}
+		child.dir = &dirNode{rel: join(rel, child.name), captured: child.captured}
 	case unix.S_IFREG:
-		if st.Size > s.opts.MaxFileSize {
-			s.exclude(join(rel, child.name))
-			return false
+		if st.Size > s.opts.MaxFileSize && !child.captured {
+			if child.captured = s.captures(join(rel, child.name), false); !child.captured {
+				s.exclude(join(rel, child.name))
+				return false
+			}
 		}
 		child.kind = manifest.KindFile
 		child.exec = st.Mode&0o100 != 0
@@ -600,8 +705,12 @@ func (s *scanner) describe(child *node, fd int, rel string, st *unix.Stat_t) boo
 		target, err := readlinkat(fd, child.name)
 		if err != nil || target == "" || strings.IndexByte(target, 0) >= 0 || len(target) > manifest.MaxTargetLen {
 			s.warn("%s: cannot read link: %v", join(rel, child.name), err)
-			s.exclude(join(rel, child.name))
-			return false
+			if errors.Is(err, unix.ENOENT) { // gone since it was listed
+				s.exclude(join(rel, child.name))
+				return false
+			}
+			child.kind = manifest.KindUnreadable
+			return true
 		}
 		child.kind = manifest.KindSymlink
 		child.target = target
@@ -752,10 +861,15 @@ func (s *scanner) hashFile(ctx context.Context, job hashJob) error {
 				job.n.kind = 0
 				return nil
 			}
-			var pe *os.PathError
-			if errors.As(err, &pe) || errors.Is(err, errNotRegular) {
+			if errors.Is(err, errNotRegular) || errors.Is(err, unix.ENOENT) { // became something else, or is gone
 				s.warn("%s: not captured: %v", job.rel, err)
 				job.n.kind = 0
+				return nil
+			}
+			var pe *os.PathError
+			if errors.As(err, &pe) { // there, but not readable
+				s.warn("%s: not captured: %v", job.rel, err)
+				job.n.kind = manifest.KindUnreadable
 				return nil
 			}
 			return fmt.Errorf("%s: %w", job.rel, err)
@@ -765,7 +879,7 @@ func (s *scanner) hashFile(ctx context.Context, job hashJob) error {
 		}
 		if content.Grew { // nothing of it was stored
 			s.warn("%s: not captured: it kept growing while being read", job.rel)
-			job.n.kind = 0
+			job.n.kind = manifest.KindUnreadable
 			return nil
 		}
 		scanStart := s.start
@@ -826,13 +940,17 @@ func (s *scanner) readFile(ctx context.Context, job hashJob) (content manifest.C
 	if st.Mode&unix.S_IFMT != unix.S_IFREG {
 		return content, st, false, errNotRegular
 	}
-	if st.Size > s.opts.MaxFileSize {
+	limit := s.opts.MaxFileSize
+	if job.n.captured {
+		limit = math.MaxInt64
+	}
+	if st.Size > limit {
 		return content, st, false, errTooBig
 	}
 	if testHook != nil {
 		testHook("read", job.rel)
 	}
-	content, err = manifest.PutContent(ctx, storePutter{s.put}, f, st.Size, s.opts.MaxFileSize)
+	content, err = manifest.PutContent(ctx, storePutter{s.put}, f, st.Size, limit)
 	if err != nil {
 		// A read error of PutContent's own names no path yet; a store
 		// error is the store's (and may be shared): left as it is.
@@ -910,6 +1028,9 @@ func (s *scanner) buildSubtrees(n *node, res *Result) (fromCache []cas.ID, same 
 		case 0:
 			s.exclude(join(d.rel, c.name))
 			same = false
+		case manifest.KindUnreadable:
+			s.unreadable(join(d.rel, c.name))
+			same = false
 		case manifest.KindDir:
 			cached, err := s.buildTree(c, res)
 			if err != nil {
@@ -939,6 +1060,11 @@ func (s *scanner) storeTree(n *node, res *Result) (cas.ID, error) {
 	var rec statcache.Dir
 	var names statcache.NamesHasher
 	for _, c := range d.children {
+		if c.kind == manifest.KindFile && c.cached {
+			if err := s.reuseChunks(n, c, res); err != nil { // may leave it out
+				return cas.ID{}, err
+			}
+		}
 		e := manifest.Entry{Name: c.name, Kind: c.kind}
 		switch c.kind {
 		case 0:
@@ -948,23 +1074,17 @@ func (s *scanner) storeTree(n *node, res *Result) (cas.ID, error) {
 		case manifest.KindSymlink:
 			e.Target, e.Size = c.target, c.size
 		case manifest.KindFile:
-			if c.cached {
-				captured, err := s.reuseChunks(n, c, res)
-				if err != nil {
-					return cas.ID{}, err
-				}
-				if !captured {
-					continue
-				}
-			}
 			e.Exec, e.Size, e.Chunks, e.Lines, e.Binary = c.exec, c.size, c.chunks, c.lines, c.binary
 		}
 		t.Entries = append(t.Entries, e)
 		names.Add(c.name, uint8(c.kind))
-		if c.kind == manifest.KindDir {
+		switch c.kind {
+		case manifest.KindDir:
 			rec.Stamps = append(rec.Stamps, 0)
 			rec.Subtrees = append(rec.Subtrees, e.Tree)
-		} else {
+		case manifest.KindUnreadable:
+			rec.Stamps = append(rec.Stamps, 0) // never vouched for: read again next time
+		default:
 			rec.Stamps = append(rec.Stamps, c.stamp)
 		}
 	}
@@ -981,9 +1101,9 @@ func (s *scanner) storeTree(n *node, res *Result) (cas.ID, error) {
 // reuseChunks fills file c, a child of n vouched for by the stat
 // cache, with the chunks, lines and binary flag of its entry in the cached
 // tree. Without such an entry of the same size it reads the file instead,
-// correcting the counts in res; captured is false when the file could not
-// be read, and it is then reported as excluded.
-func (s *scanner) reuseChunks(n, c *node, res *Result) (captured bool, _ error) {
+// correcting the counts in res; when the file could not be read after all,
+// it is reported as excluded (or unreadable) and c.kind says so.
+func (s *scanner) reuseChunks(n, c *node, res *Result) error {
 	d := n.dir
 	if d.cachedTree == nil {
 		ct, err := manifest.Load(s.ctx, s.opts.Trees, d.dc.Tree)
@@ -994,18 +1114,22 @@ func (s *scanner) reuseChunks(n, c *node, res *Result) (captured bool, _ error) 
 	}
 	if old, ok := d.cachedTree.Lookup(c.name); ok && old.Kind == manifest.KindFile && old.Size == c.size {
 		c.chunks, c.lines, c.binary = old.Chunks, old.Lines, old.Binary
-		return true, nil
+		return nil
 	}
 	counted := c.size // by buildSubtrees
 	if err := s.hashFile(s.ctx, hashJob{rel: join(d.rel, c.name), n: c}); err != nil {
-		return false, err
+		return err
 	}
-	if c.kind == 0 {
-		res.Files--
-		res.Bytes -= counted
+	switch c.kind {
+	case 0:
 		s.exclude(join(d.rel, c.name))
-		return false, nil
+	case manifest.KindUnreadable:
+		s.unreadable(join(d.rel, c.name))
+	default:
+		res.Bytes += c.size - counted
+		return nil
 	}
-	res.Bytes += c.size - counted
-	return true, nil
+	res.Files--
+	res.Bytes -= counted
+	return nil
 }

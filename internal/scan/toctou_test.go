@@ -191,3 +191,36 @@ func TestFileGrowingPastTheLimitIsLeftOut(t *testing.T) {
 		})
 	}
 }
+
+// TestFileGoneAfterTheWalkIsNotUnreadable removes a file between the walk
+// and the read: it is gone, so the tree lacks it (a later diff shows it
+// deleted), and it is not reported unreadable.
+func TestFileGoneAfterTheWalkIsNotUnreadable(t *testing.T) {
+	dir := t.TempDir()
+	testtree.Write(t, dir, testtree.Tree{"a.txt": {Data: "a"}, "b.txt": {Data: "b"}})
+	setHook(t, "open", "a.txt", func() {
+		if err := os.Remove(filepath.Join(dir, "a.txt")); err != nil {
+			t.Error(err)
+		}
+	})
+	got, res := scanContents(t, dir, Options{})
+	if len(got) != 1 || got["b.txt"] != "b" || len(res.Unreadable) != 0 || res.Files != 1 {
+		t.Fatalf("captured %q, unreadable %q, %d files; want b.txt alone and nothing unreadable", got, res.Unreadable, res.Files)
+	}
+}
+
+// TestDirectoryGoneAfterTheWalkIsNotUnreadable removes a directory after
+// its parent listed it and before it is opened: it is gone, not unreadable.
+func TestDirectoryGoneAfterTheWalkIsNotUnreadable(t *testing.T) {
+	dir := t.TempDir()
+	testtree.Write(t, dir, testtree.Tree{"sub/a.txt": {Data: "a"}, "b.txt": {Data: "b"}})
+	setHook(t, "opendir", "sub", func() {
+		if err := os.RemoveAll(filepath.Join(dir, "sub")); err != nil {
+			t.Error(err)
+		}
+	})
+	got, res := scanContents(t, dir, Options{})
+	if len(got) != 1 || len(res.Unreadable) != 0 {
+		t.Fatalf("captured %q, unreadable %q; want b.txt alone and nothing unreadable", got, res.Unreadable)
+	}
+}

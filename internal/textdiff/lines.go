@@ -1,6 +1,9 @@
 package textdiff
 
-import "bytes"
+import (
+	"bytes"
+	"hash/maphash"
+)
 
 // maxDiffWork bounds the steps one line diff may take in its search for
 // the shortest edit script (a fraction of a second). Past it, the part
@@ -13,7 +16,7 @@ const maxDiffWork = 1 << 25
 // without one is a line too), so joining them gives content back byte
 // for byte: "\r\n" endings and a missing last newline are kept.
 func splitLines(content []byte) [][]byte {
-	var lines [][]byte
+	lines := make([][]byte, 0, bytes.Count(content, []byte{'\n'})+1)
 	for len(content) > 0 {
 		n := bytes.IndexByte(content, '\n') + 1
 		if n == 0 {
@@ -25,22 +28,77 @@ func splitLines(content []byte) [][]byte {
 	return lines
 }
 
-// interner numbers distinct lines, so lines of several contents compare
-// as integers.
-type interner map[string]int
+// interner numbers distinct lines 0, 1, 2..., so lines of several
+// contents compare as integers. It is a table of the lines' hashes (as
+// git's xdl_classify_record keeps one), each line compared with the
+// first of its number when their hashes match: a plain map of strings
+// costs several times as much on a content of many lines.
+type interner struct {
+	seed  maphash.Seed
+	slots []int32  // a number + 1, 0 for a free slot; a power of two long
+	hash  []uint64 // of each number's line
+	first [][]byte // each number's line
+}
+
+// newInterner returns an interner with room for about n distinct lines
+// (it grows past them).
+func newInterner(n int) *interner {
+	size := 16
+	for size < 2*n {
+		size *= 2
+	}
+	return &interner{seed: maphash.MakeSeed(), slots: make([]int32, size),
+		hash: make([]uint64, 0, n), first: make([][]byte, 0, n)}
+}
+
+// find returns the slot of line, whose hash is h: the one that holds its
+// number, or the free one where it would go.
+func (in *interner) find(line []byte, h uint64) int {
+	mask := len(in.slots) - 1
+	for i := int(h) & mask; ; i = (i + 1) & mask {
+		n := in.slots[i] - 1
+		if n < 0 || in.hash[n] == h && bytes.Equal(in.first[n], line) {
+			return i
+		}
+	}
+}
+
+// number returns line's number, and false when it has none.
+func (in *interner) number(line []byte) (int, bool) {
+	n := in.slots[in.find(line, maphash.Bytes(in.seed, line))] - 1
+	return int(n), n >= 0
+}
 
 // tokens returns the numbers of lines, numbering new ones.
-func (in interner) tokens(lines [][]byte) []int {
+func (in *interner) tokens(lines [][]byte) []int {
 	out := make([]int, len(lines))
 	for i, l := range lines {
-		n, ok := in[string(l)]
-		if !ok {
-			n = len(in)
-			in[string(l)] = n
+		h := maphash.Bytes(in.seed, l)
+		slot := in.find(l, h)
+		if in.slots[slot] == 0 {
+			if 2*(len(in.first)+1) > len(in.slots) {
+				in.grow()
+				slot = in.find(l, h)
+			}
+			in.hash, in.first = append(in.hash, h), append(in.first, l)
+			in.slots[slot] = int32(len(in.first))
 		}
-		out[i] = n
+		out[i] = int(in.slots[slot] - 1)
 	}
 	return out
+}
+
+// grow doubles the table.
+func (in *interner) grow() {
+	in.slots = make([]int32, 2*len(in.slots))
+	mask := len(in.slots) - 1
+	for n, h := range in.hash {
+		i := int(h) & mask
+		for in.slots[i] != 0 {
+			i = (i + 1) & mask
+		}
+		in.slots[i] = int32(n + 1)
+	}
 }
 
 // matchLines returns, for each line of a, the index of the line of b it
@@ -49,7 +107,7 @@ func (in interner) tokens(lines [][]byte) []int {
 // Difference Algorithm and Its Variations", 1986, section 4b). Matched
 // indices increase. Past maxDiffWork steps, the rest is left unmatched.
 func matchLines(a, b []int) []int {
-	d := &lineDiff{a: a, b: b, match: make([]int, len(a)), work: maxDiffWork}
+	d := &lineSearch{a: a, b: b, match: make([]int, len(a)), work: maxDiffWork}
 	for i := range d.match {
 		d.match[i] = -1
 	}
@@ -62,21 +120,25 @@ func matchLines(a, b []int) []int {
 // shareLine reports whether a and b have a line in common: texts that
 // share none are replaced as a whole, without a search.
 func shareLine(a, b []int) bool {
-	inB := make(map[int]bool, len(b))
+	most := -1
+	for _, t := range b {
+		most = max(most, t)
+	}
+	inB := make([]bool, most+1)
 	for _, t := range b {
 		inB[t] = true
 	}
 	for _, t := range a {
-		if inB[t] {
+		if t <= most && inB[t] {
 			return true
 		}
 	}
 	return false
 }
 
-// lineDiff is one matchLines: its sequences, the matches found and the
+// lineSearch is one matchLines: its sequences, the matches found and the
 // work left.
-type lineDiff struct {
+type lineSearch struct {
 	a, b   []int
 	match  []int
 	work   int
@@ -85,7 +147,7 @@ type lineDiff struct {
 
 // compare matches a[alo:ahi] against b[blo:bhi]: their common ends, then
 // each side of the middle of a shortest edit script between the rest.
-func (d *lineDiff) compare(alo, ahi, blo, bhi int) {
+func (d *lineSearch) compare(alo, ahi, blo, bhi int) {
 	for alo < ahi && blo < bhi && d.a[alo] == d.b[blo] {
 		d.match[alo] = blo
 		alo, blo = alo+1, blo+1
@@ -111,7 +173,7 @@ func (d *lineDiff) compare(alo, ahi, blo, bhi int) {
 // backward from the end until the paths meet (as diff-match-patch's
 // bisect does, keeping to the edit graph). It reports false when the
 // texts have no line in common or the work budget runs out.
-func (d *lineDiff) split(alo, ahi, blo, bhi int) (x, y int, ok bool) {
+func (d *lineSearch) split(alo, ahi, blo, bhi int) (x, y int, ok bool) {
 	n, m := ahi-alo, bhi-blo
 	maxD := (n + m + 1) / 2
 	off := maxD

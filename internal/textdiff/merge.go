@@ -32,8 +32,8 @@ func Merge(base, ours, theirs []byte) (merged []byte, clean bool) {
 
 // mergeLines is Merge without its shortcuts for equal sides.
 func mergeLines(base, ours, theirs []byte) ([]byte, bool) {
-	in := interner{}
 	bl, ol, tl := splitLines(base), splitLines(ours), splitLines(theirs)
+	in := newInterner(len(bl))
 	b, o, t := in.tokens(bl), in.tokens(ol), in.tokens(tl)
 	mo, mt := matchLines(b, o), matchLines(b, t)
 	var out [][]byte

@@ -260,7 +260,7 @@ func TestMatchLinesOutOfWork(t *testing.T) {
 			b[i] = -i - 1
 		}
 	}
-	d := &lineDiff{a: a, b: b, match: make([]int, len(a)), work: 5}
+	d := &lineSearch{a: a, b: b, match: make([]int, len(a)), work: 5}
 	for i := range d.match {
 		d.match[i] = -1
 	}
@@ -304,7 +304,7 @@ func FuzzMerge(f *testing.F) {
 			}
 		}
 		// The line diff is a shortest one.
-		in := interner{}
+		in := newInterner(0)
 		b, o := in.tokens(splitLines(base)), in.tokens(splitLines(ours))
 		if len(b) <= 60 && len(o) <= 60 {
 			checkMatch(t, b, o, matchLines(b, o))

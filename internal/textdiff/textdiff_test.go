@@ -43,26 +43,25 @@ func TestUnified(t *testing.T) {
 		{name: "two hunks", oldLabel: "a/f", old: long.String(), newLabel: "b/f", new: longEdited.String(),
 			patch: "--- a/f\n+++ b/f\n" +
 				"@@ -1,5 +1,5 @@\n line 1\n-line 2\n+line two\n line 3\n line 4\n line 5\n" +
-				"@@ -15,6 +15,6 @@\n line 15\n line 16\n line 17\n-line 18\n+line eighteen\n line 19\n line 20\n",
+				"@@ -15,6 +15,6 @@ line 14\n line 15\n line 16\n line 17\n-line 18\n+line eighteen\n line 19\n line 20\n",
 			insertions: 2, dels: 2},
+		{name: "slid as git's indent heuristic slides it", oldLabel: "a/f", newLabel: "b/f",
+			old:        "\t\tz()\n\t}\nfunc f() {\nfunc f() {\n\tif y {\n\t\tz()\n\n\n\tif y {\n\n\t\tz()\n",
+			new:        "\t\tz()\n\t}\nfunc f() {\nfunc f() {\n\tif y {\n\t\tz()\n\n\n\tif y {\n}\n\tif y {\n\t\tz()\n\tif y {\n\n\t\tz()\n",
+			patch:      "--- a/f\n+++ b/f\n@@ -6,6 +6,10 @@ func f() {\n \t\tz()\n \n \n+\tif y {\n+}\n+\tif y {\n+\t\tz()\n \tif y {\n \n \t\tz()\n",
+			insertions: 4},
 		{name: "equal", oldLabel: "a/f", old: "same\n", newLabel: "b/f", new: "same\n"},
 		{name: "both empty", oldLabel: "a/f", newLabel: "b/f"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r, err := Unified(tc.oldLabel, tc.newLabel, []byte(tc.old), []byte(tc.new))
-			if err != nil {
-				t.Fatal(err)
-			}
+			r := Unified(tc.oldLabel, tc.newLabel, []byte(tc.old), []byte(tc.new))
 			if r.Patch != tc.patch {
 				t.Errorf("patch\n%s\nwant\n%s", r.Patch, tc.patch)
 			}
 			if r.Insertions != tc.insertions || r.Deletions != tc.dels {
 				t.Errorf("+%d -%d, want +%d -%d", r.Insertions, r.Deletions, tc.insertions, tc.dels)
 			}
-			c, err := Count([]byte(tc.old), []byte(tc.new))
-			if err != nil {
-				t.Fatal(err)
-			}
+			c := Count([]byte(tc.old), []byte(tc.new))
 			if want := (Result{Insertions: tc.insertions, Deletions: tc.dels}); c != want {
 				t.Errorf("Count = %+v, want %+v", c, want)
 			}
@@ -102,17 +101,11 @@ func TestRandomEdits(t *testing.T) {
 			}
 		}
 		old, new := text(lines, rng.IntN(4) != 0), text(edited, rng.IntN(4) != 0)
-		u, err := Unified("a", "b", old, new)
-		if err != nil {
-			t.Fatal(err)
-		}
+		u := Unified("a", "b", old, new)
 		if got, err := apply(u.Patch, string(old)); err != nil || got != string(new) {
 			t.Fatalf("case %d: the patch does not give the new text (%v)\nold %q\nnew %q\n%s", i, err, old, new, u.Patch)
 		}
-		c, err := Count(old, new)
-		if err != nil {
-			t.Fatal(err)
-		}
+		c := Count(old, new)
 		if c.Insertions != u.Insertions || c.Deletions != u.Deletions {
 			t.Fatalf("case %d: Count +%d -%d, Unified +%d -%d", i, c.Insertions, c.Deletions, u.Insertions, u.Deletions)
 		}
@@ -167,4 +160,46 @@ func apply(patch, old string) (string, error) {
 		out.WriteString(src[next])
 	}
 	return out.String(), nil
+}
+
+// largeEdit is a text of about 20 MB (400,000 lines, some repeated) and
+// a copy of it with changed lines, spread evenly.
+func largeEdit(changed int) (old, new []byte) {
+	var a, b strings.Builder
+	const lines = 400_000
+	for i := range lines {
+		l := fmt.Sprintf("\tline %07d of a large generated file, padded to fifty bytes\n", i)
+		if i%100 == 0 {
+			l = "}\n"
+		}
+		a.WriteString(l)
+		if i%(lines/changed) == lines/changed/2 {
+			l = fmt.Sprintf("\tline %07d changed\n", i)
+		}
+		b.WriteString(l)
+	}
+	return []byte(a.String()), []byte(b.String())
+}
+
+// TestLargeFile: 300 changed lines of a 20 MB file count as 300 lines
+// inserted and 300 deleted, and the patch holds them in 300 hunks.
+func TestLargeFile(t *testing.T) {
+	old, new := largeEdit(300)
+	c := Count(old, new)
+	if c.Insertions != 300 || c.Deletions != 300 {
+		t.Errorf("Count = +%d -%d, want +300 -300", c.Insertions, c.Deletions)
+	}
+	u := Unified("a/f", "b/f", old, new)
+	if u.Insertions != 300 || u.Deletions != 300 || strings.Count(u.Patch, "\n@@ ") != 300 {
+		t.Errorf("Unified = +%d -%d in %d hunks, want +300 -300 in 300", u.Insertions, u.Deletions, strings.Count(u.Patch, "\n@@ "))
+	}
+}
+
+// BenchmarkLargeFile diffs 300 changed lines of a 20 MB file.
+func BenchmarkLargeFile(b *testing.B) {
+	old, new := largeEdit(300)
+	b.SetBytes(int64(len(old)))
+	for b.Loop() {
+		Unified("a/f", "b/f", old, new)
+	}
 }

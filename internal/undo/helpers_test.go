@@ -84,7 +84,7 @@ func (c undoCase) run(t *testing.T) (Plan, testtree.Tree) {
 	if err := restorer.Verify(ctx, plan.Content(m), plan.Restore); err != nil {
 		t.Fatal(err)
 	}
-	if err := restorer.Apply(ctx, restorer.RootFS(root), plan.Content(m), plan.Restore, nil); err != nil {
+	if _, err := restorer.Apply(ctx, restorer.RootFS(root), plan.Content(m), plan.Restore, restorer.Options{}); err != nil {
 		t.Fatal(err)
 	}
 	return plan, testtree.Read(t, dir)

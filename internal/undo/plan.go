@@ -240,6 +240,30 @@ func (p *planner) plan() Plan {
 	return out
 }
 
+// Without returns the plan less the changes at the paths left (those
+// restorer.Apply left alone): each such path the turn changed is a
+// conflict with reason why instead.
+func (p Plan) Without(left []string, why string) Plan {
+	if len(left) == 0 {
+		return p
+	}
+	drop := make(map[string]bool, len(left))
+	for _, l := range left {
+		drop[l] = true
+	}
+	keep := func(paths []string) []string {
+		return slices.DeleteFunc(slices.Clone(paths), func(q string) bool { return drop[q] })
+	}
+	out := Plan{Reverted: keep(p.Reverted), Merged: keep(p.Merged), Conflicts: slices.Clone(p.Conflicts),
+		Restore: p.Restore.Without(left), merged: p.merged}
+	for _, q := range append(slices.Clone(p.Reverted), p.Merged...) {
+		if drop[q] {
+			out.Conflicts = append(out.Conflicts, Conflict{Path: q, Reason: why})
+		}
+	}
+	return out
+}
+
 // change is the write or deletion that carries out n's revert or merge,
 // if any.
 func (n *node) change() (manifest.Change, bool) {

@@ -25,6 +25,8 @@ DEFAULT_TIMEOUT = 30.0
 _COMMIT_HASH_RE = re.compile(r"^(?:[0-9a-fA-F]{4,64}|@[1-9][0-9]*)$")
 _PROJECT_MARKERS = (".git", "pyproject.toml", "package.json", "Cargo.toml", "go.mod",
                     "Makefile", "pom.xml", ".hg", "Gemfile")
+# The reason ``restore --safe`` gives for a path an agent changed that has changed since.
+_CHANGED_SINCE_AGENT_WROTE = "changed since the agent's last write"
 _MAX_FILE_SIZE_MB = 8796093022207  # casckpt's largest cap: "no cap" for Hermes' 0
 # Per command, the JSON keys the client carries into its results (TestPythonClientCarriesEveryField).
 _FIELDS = json.loads((Path(__file__).parent / "fields.json").read_text(encoding="utf-8"))
@@ -44,7 +46,10 @@ def _find_binary(binary: Optional[str]) -> Optional[str]:
 
 
 class _Runner:
-    """Runs one casckpt command with --json against one store."""
+    """Runs one casckpt command with --json against one store.
+
+    Callers pass the command, its flags, then ``"--"`` and the positional arguments, so that a
+    path or reference starting with ``-`` is never read as a flag."""
 
     def __init__(self, binary: Optional[str], checkpoint_base, timeout: Optional[float]):
         self.binary, self.timeout = binary, DEFAULT_TIMEOUT if timeout is None else timeout
@@ -56,7 +61,7 @@ class _Runner:
         binary = _find_binary(self.binary)
         if binary is None:
             return False, None, "casckpt binary not found (set CASCKPT_BIN or put casckpt on PATH)"
-        cmd = [binary] + (["--store", self.base] if self.base else []) + list(args) + ["--json"]
+        cmd = [binary] + (["--store", self.base] if self.base else []) + ["--json"] + list(args)
         try:
             res = subprocess.run(cmd, capture_output=True, timeout=self.timeout, stdin=subprocess.DEVNULL)
         except subprocess.TimeoutExpired:
@@ -163,7 +168,7 @@ class CheckpointManager:
             return
         for abs_dir in sorted(self._checkpointed_dirs):
             try:
-                ok, _, err = self._runner.run(*self._snapshot_args(abs_dir, "end of turn"), "--end-turn")
+                ok, _, err = self._runner.run(*self._snapshot_args(abs_dir, "end of turn", "--end-turn"))
                 if not ok:
                     logger.debug("Ending the turn in %s failed: %s", abs_dir, err)
             except Exception as exc:
@@ -194,23 +199,24 @@ class CheckpointManager:
         self.last_snapshot = _carry(doc if isinstance(doc, dict) else {}, "snapshot")
         return bool(isinstance(doc, dict) and doc.get("created"))
 
-    def _snapshot_args(self, abs_dir: str, reason: str) -> List[str]:
-        """The snapshot command for ``abs_dir`` with this manager's caps, session and turn."""
-        return ["snapshot", abs_dir, "-m", reason, "--keep", str(self.max_snapshots),
+    def _snapshot_args(self, abs_dir: str, reason: str, *flags: str) -> List[str]:
+        """The snapshot command for ``abs_dir`` with this manager's caps, session, turn and ``flags``."""
+        return ["snapshot", "-m", reason, "--keep", str(self.max_snapshots),
                 "--max-size-mb", str(self.max_total_size_mb),
                 "--max-file-size-mb", str(self.max_file_size_mb or _MAX_FILE_SIZE_MB),
-                "--session", self.session_id, "--turn", self.turn_id]
+                "--session", self.session_id, "--turn", self.turn_id, *flags, "--", abs_dir]
 
     def record_agent_write(self, file_path: str) -> None:
-        """Record that the agent just wrote ``file_path`` (for safe restore).  Never raises."""
+        """Record that the agent just wrote ``file_path`` (for safe restore); a missing file records
+        the agent's deletion of it, a directory nothing.  Never raises."""
         if not self.enabled:
             return
         try:
             path = _normalize_path(file_path)
-            if not path.is_file():
+            if path.is_dir():
                 return
             workdir = self.get_working_dir_for_path(str(path))
-            ok, doc, err = self._runner.run("record-write", workdir, str(path))
+            ok, doc, err = self._runner.run("record-write", "--", workdir, str(path))
             self.last_write = _carry(doc, "record-write") if ok and isinstance(doc, dict) else {}
             if not ok:
                 logger.debug("record_agent_write failed for %s: %s", file_path, err)
@@ -220,7 +226,7 @@ class CheckpointManager:
     def list_checkpoints(self, working_dir: str) -> List[Dict]:
         """The directory's checkpoints, most recent first (at most ``max_snapshots``)."""
         try:
-            ok, doc, _ = self._runner.run("list", str(_normalize_path(working_dir)), "-n", str(self.max_snapshots))
+            ok, doc, _ = self._runner.run("list", "-n", str(self.max_snapshots), "--", str(_normalize_path(working_dir)))
         except Exception as exc:
             logger.debug("list_checkpoints failed: %s", exc)
             return []
@@ -252,11 +258,11 @@ class CheckpointManager:
             return _failure(err)
         try:
             abs_dir = str(_normalize_path(working_dir))
-            ok, doc, err = self._runner.run("diff", abs_dir, commit_hash)
+            ok, doc, err = self._runner.run("diff", "--", abs_dir, commit_hash)
             if not ok:
                 return _not_found(commit_hash, err)
-            stat = self._text("diff", abs_dir, commit_hash, "--stat")
-            text = self._text("diff", abs_dir, commit_hash)
+            stat = self._text("diff", "--stat", "--", abs_dir, commit_hash)
+            text = self._text("diff", "--", abs_dir, commit_hash)
         except Exception as exc:
             return _failure(f"Could not generate diff: {exc}")
         if stat is None and text is None:
@@ -300,15 +306,32 @@ class CheckpointManager:
                 err = _validate_file_path(file_path, abs_dir)
                 if err:
                     return _failure(err)
-            args = ["restore", abs_dir, commit_hash] + ([file_path] if file_path else [])
             safe = bool(safe and not file_path)  # as Hermes: safe applies to whole restores
-            ok, doc, err = self._runner.run(*args, *(["--safe"] if safe else []))
+            if safe:
+                self._record_deleted_since_written(abs_dir, commit_hash)
+            ok, doc, err = self._runner.run("restore", *(["--safe"] if safe else []), "--", abs_dir, commit_hash,
+                                            *([file_path] if file_path else []))
             if not ok or not isinstance(doc, dict):
                 return _not_found(commit_hash, err or "unexpected output from casckpt restore")
             return self._restore_result(abs_dir, commit_hash, file_path, safe, doc)
         except Exception as exc:
             logger.debug("restore failed: %s", exc)
             return _failure(f"Restore failed: {exc}")
+
+    def _record_deleted_since_written(self, abs_dir: str, commit_hash: str) -> None:
+        """Record as the agent's each file that is gone since an agent last wrote it.
+
+        Hermes' safe restore brings such a file back (its last content was the agent's, and restoring
+        a missing file overwrites nothing); casckpt's restores what is as the agent left it, so the
+        deletion is recorded first (casckpt ``record-write`` of a missing path)."""
+        ok, doc, _ = self._runner.run("restore", "--safe", "--dry-run", "--", abs_dir, commit_hash)
+        if not ok or not isinstance(doc, dict):
+            return
+        gone = [k.get("path") or "" for k in doc.get("kept") or []
+                if k.get("reason") == _CHANGED_SINCE_AGENT_WROTE]
+        gone = [p for p in gone if p and not os.path.lexists(os.path.join(abs_dir, p))]
+        if gone:
+            self._runner.run("record-write", "--", abs_dir, *gone)
 
     def _restore_result(self, abs_dir: str, commit_hash: str, file_path, safe: bool, doc: Dict) -> Dict:
         full = doc.get("restored_to") or commit_hash
@@ -328,7 +351,7 @@ class CheckpointManager:
     def get_working_dir_for_path(self, file_path: str) -> str:
         """The project directory of ``file_path``: ``casckpt root``, else the nearest marker ancestor."""
         path = _normalize_path(file_path)
-        ok, doc, _ = self._runner.run("root", str(path))
+        ok, doc, _ = self._runner.run("root", "--", str(path))
         if ok and isinstance(doc, dict) and doc.get("root"):
             return str(doc["root"])
         candidate = path if path.is_dir() else path.parent
@@ -414,7 +437,7 @@ def store_status(checkpoint_base=None, binary: Optional[str] = None) -> Dict:
     runner = _Runner(binary, checkpoint_base, None)
     out: Dict = {"base": runner.base or "", "store_size_bytes": 0, "legacy_size_bytes": 0,
                  "total_size_bytes": 0, "project_count": 0, "projects": [], "pre_v2_projects": [],
-                 "legacy_archives": []}
+                 "legacy_archives": [], "damaged_objects": []}
     try:
         ok, doc, err = runner.run("status")
         if not ok or not isinstance(doc, dict):
@@ -427,6 +450,7 @@ def store_status(checkpoint_base=None, binary: Optional[str] = None) -> Dict:
                             "created_at": _epoch(p.get("created_at")), "last_touch": _epoch(p.get("last_touch")),
                             "commits": p.get("snapshots", 0)} for p in doc.get("projects") or []]
         out["legacy_archives"] = [_legacy(entry) for entry in doc.get("legacy") or []]
+        out["damaged_objects"] = [_carry(o, "status.damaged_objects[]") for o in doc.get("damaged_objects") or []]
     except Exception as exc:
         out["error"] = str(exc)
     out["project_count"] = len(out["projects"])
@@ -450,12 +474,15 @@ def clear_all(checkpoint_base=None, binary: Optional[str] = None) -> Dict[str, i
     try:
         runner = _Runner(binary, checkpoint_base, None)
         ok, doc, _ = runner.run("status")
-        size = int(doc.get("size_bytes") or 0) if ok and isinstance(doc, dict) else 0
+        status = doc if ok and isinstance(doc, dict) else {}
+        size = int(status.get("size_bytes") or 0)
+        # As Hermes: nothing deleted when there was no store (status says so: no bytes, no directory).
+        existed = not status or size > 0 or os.path.isdir(str(status.get("store") or ""))
         ok, doc, err = runner.run("clear", "--yes")
         if not ok:
             logger.warning("Could not clear checkpoint store: %s", err)
             return out
-        out["bytes_freed"], out["deleted"] = size, True
+        out["bytes_freed"], out["deleted"] = size, existed
         out.update(_carry(doc if isinstance(doc, dict) else {}, "clear"))
     except Exception as exc:
         logger.warning("Could not clear checkpoint store: %s", exc)

@@ -153,6 +153,19 @@ class TestDiffAndRestore(_Base):
         self.assertEqual((self.work / "main.py").read_text(), "print('hello')\n")
         self.assertEqual((self.work / "pyproject.toml").read_text(), "kept\n")
 
+    def test_restore_one_file_named_like_a_flag(self):
+        (self.work / "-x.py").write_text("dash\n")
+        h = self._first()
+        (self.work / "main.py").write_text("broken\n")
+        (self.work / "-x.py").write_text("dash broken\n")
+        r = self.mgr.restore(str(self.work), h, file_path="--safe")
+        self.assertFalse(r["success"], r)  # no file "--safe" in the checkpoint; never a safe restore of the tree
+        self.assertEqual((self.work / "main.py").read_text(), "broken\n")
+        r = self.mgr.restore(str(self.work), h, file_path="-x.py")
+        self.assertTrue(r["success"], r)
+        self.assertEqual((self.work / "-x.py").read_text(), "dash\n")
+        self.assertEqual((self.work / "main.py").read_text(), "broken\n")
+
     def test_restore_unknown_hash(self):
         self._first()
         r = self.mgr.restore(str(self.work), "deadbeef1234")
@@ -194,6 +207,33 @@ class TestDiffAndRestore(_Base):
         self.assertTrue(r["success"], r)
         self.assertEqual((self.work / "main.py").read_text(), "user changed it after\n")
         self.assertIn("main.py", r["skipped_user_edits"])
+
+    def test_safe_restore_restores_agent_deleted_file(self):
+        # Hermes' own test: a file gone since the agent wrote it comes back.
+        h = self._first()
+        self.mgr.new_turn()
+        (self.work / "main.py").write_text("agent version\n")
+        self.mgr.record_agent_write(str(self.work / "main.py"))
+        (self.work / "main.py").unlink()
+        (self.work / "pyproject.toml").write_text("user edit\n")
+        r = self.mgr.restore(str(self.work), h, safe=True)
+        self.assertTrue(r["success"], r)
+        self.assertEqual((self.work / "main.py").read_text(), "print('hello')\n")
+        self.assertEqual((self.work / "pyproject.toml").read_text(), "user edit\n")
+        self.assertEqual(r["restored_files"], ["main.py"])
+
+    def test_record_agent_write_of_a_deleted_file_records_the_deletion(self):
+        h = self._first()
+        self.mgr.new_turn()
+        (self.work / "main.py").unlink()  # the agent deletes it
+        self.mgr.record_agent_write(str(self.work / "main.py"))
+        self.assertEqual(self.mgr.last_write, {"recorded": 1})
+        (self.work / "pyproject.toml").write_text("user edit\n")
+        r = self.mgr.restore(str(self.work), h, safe=True)
+        self.assertTrue(r["success"], r)
+        self.assertEqual((self.work / "main.py").read_text(), "print('hello')\n")
+        self.assertEqual((self.work / "pyproject.toml").read_text(), "user edit\n")
+        self.assertEqual(r["restored_files"], ["main.py"])
 
     def test_safe_restore_after_end_turn_without_recorded_writes(self):
         h = self._first()
@@ -276,7 +316,12 @@ class TestMaintenance(_Base):
 
         cleared = casckpt.clear_all(checkpoint_base=self.base)
         self.assertTrue(cleared["deleted"])
+        self.assertGreater(cleared["bytes_freed"], 0)
         self.assertFalse(self.base.exists())
+        # As Hermes: a second clear finds no store and deletes nothing.
+        again = casckpt.clear_all(checkpoint_base=self.base)
+        self.assertFalse(again["deleted"], again)
+        self.assertEqual(again["bytes_freed"], 0)
 
 
 if __name__ == "__main__":

@@ -2,7 +2,9 @@
 // node script.mjs CASCKPT_BINARY PROJECT_DIR (the store comes from
 // CASCKPT_HOME). It spawns the binary over stdio, lists the tools, reads
 // their schemas, takes a checkpoint, diffs, dry-runs and then performs a
-// restore, and sends malformed arguments expecting tool errors. It prints
+// restore, reads a file back as text, sends malformed arguments expecting
+// tool errors and a 40 MiB request expecting a JSON-RPC error (the SDK
+// writes the request's id last, after the 40 MiB), the session going on. It prints
 // "ok" and exits 0, or prints what failed and exits 1.
 import { readFileSync, writeFileSync, existsSync } from "node:fs";
 import { join } from "node:path";
@@ -78,6 +80,18 @@ try {
     const res = await call(client, name, args);
     check(res.isError === true, `${name} ${JSON.stringify(args)}: no tool error: ${JSON.stringify(res)}`);
   }
+  const read = await call(client, "checkpoint_read_file", { dir, snap: created.id, path: "a.txt" });
+  check(!read.isError && read.structuredContent.content === "one\n" && read.structuredContent.content_base64 === undefined,
+    `read_file: ${JSON.stringify(read.structuredContent)}`);
+  check(read.content[0].type === "text" && read.content[0].text === "one\n", `read_file text: ${JSON.stringify(read.content)}`);
+
+  let refused = null;
+  try {
+    await client.callTool({ name: "checkpoint_list", arguments: { dir, pad: "x".repeat(40 << 20) } });
+  } catch (err) {
+    refused = err;
+  }
+  check(refused?.code === -32600 && /16 MiB/.test(refused.message), `a 40 MiB request: ${refused}`);
   const after = await ok(client, "checkpoint_list", { dir });
   check(after.snapshots.length === 2, `list after the restore: ${JSON.stringify(after)}`);
   console.log("ok");
