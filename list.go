@@ -35,6 +35,9 @@ type ListEntry struct {
 	// index (by the pair of trees) and not read again: damage done to the
 	// data after that shows in Verify, not here.
 	Damaged bool
+	// TurnTitle is the title of the turn the snapshot is labelled with
+	// (see TurnInfo.Title); "" when it has none.
+	TurnTitle string
 }
 
 // List returns the snapshots of the project in dir, newest first; at most n
@@ -57,6 +60,14 @@ func (s *Store) ListSession(ctx context.Context, dir, session string, n int) ([]
 		if err != nil {
 			return err
 		}
+		turns, err := v.tx.Turns(workdir)
+		if err != nil {
+			return err
+		}
+		titles := make(map[string]string, len(turns))
+		for _, t := range turns {
+			titles[t.ID] = t.Title
+		}
 		for i, sn := range snaps {
 			if n > 0 && len(out) >= n {
 				break
@@ -72,7 +83,8 @@ func (s *Store) ListSession(ctx context.Context, dir, session string, n int) ([]
 			if err != nil {
 				return err
 			}
-			out = append(out, ListEntry{Snapshot: hostSnapshot(sn), Number: i + 1, FilesChanged: c.files, Insertions: c.insertions, Deletions: c.deletions, Damaged: c.damaged})
+			out = append(out, ListEntry{Snapshot: hostSnapshot(sn), Number: i + 1, FilesChanged: c.files, Insertions: c.insertions, Deletions: c.deletions, Damaged: c.damaged,
+				TurnTitle: titles[sn.Turn]})
 		}
 		return nil
 	})

@@ -193,3 +193,28 @@ type hashOnly struct{}
 func (hashOnly) Put(_ context.Context, kind cas.Kind, data []byte) (cas.ID, error) {
 	return cas.Sum(kind, data), nil
 }
+
+// recordOwnWrites records in project workdir's write ledger the states
+// that changes (a restore's or an undo's plan) wrote, so that a safe
+// restore counts them as the agent's, as it counts the tree that the
+// agent's restore or undo left. A change that was not written as planned
+// (a file changed meanwhile, left alone) leaves a state the ledger does
+// not name, and so still counts as a person's.
+func (ss *session) recordOwnWrites(ctx context.Context, workdir string, changes []manifest.Change) error {
+	if len(changes) == 0 {
+		return nil
+	}
+	now := ss.s.opts.Now()
+	writes := make([]index.Write, 0, len(changes))
+	for _, c := range changes {
+		if c.New.Kind != manifest.KindDir && c.Old.Kind != manifest.KindDir {
+			writes = append(writes, index.Write{Path: c.Path, State: c.New.StateID(), Time: now})
+		}
+	}
+	return ss.update(func(tx *index.Tx) error {
+		if err := tx.RecordWrites(workdir, writes); err != nil {
+			return err
+		}
+		return ss.publishWrites(ctx, tx, workdir, writes)
+	})
+}

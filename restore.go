@@ -142,6 +142,11 @@ func (s *Store) Restore(ctx context.Context, dir string, ref Ref, opts RestoreOp
 		}
 		return err
 	}, opts.BeforeApply)
+	if err == nil && !opts.DryRun {
+		if err = ss.recordOwnWrites(ctx, workdir, res.Changes); err != nil {
+			err = fmt.Errorf("restored, but recording the restore's writes failed: %w", err)
+		}
+	}
 	return res, err
 }
 

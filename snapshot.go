@@ -48,6 +48,18 @@ type SnapshotOptions struct {
 	Session string
 	Turn    string
 	EndTurn bool
+	// Title names the turn the snapshot starts, for a person (see
+	// TurnTitle, which it is reduced by); Interrupted marks the turn that
+	// EndTurn ends as ended by the start of the next one, its host having
+	// never said it ended.
+	Title       string
+	Interrupted bool
+	// KeepTurns and KeepDays, when KeepTurns is above zero, replace Keep
+	// (as a hook's snapshots do): the snapshots kept are those from the
+	// start of the project's KeepTurns newest turns on and those of the
+	// last KeepDays days, whichever keeps more, and the pinned ones.
+	KeepTurns int
+	KeepDays  int
 	// capture is scan.Options.Capture: a restore's snapshot from before
 	// holds what the restore overwrites, whatever its exclusion.
 	capture func(rel string, dir bool) bool
@@ -339,7 +351,7 @@ func (ss *session) commitSnapshot(ctx context.Context, p *pendingSnapshot) (Snap
 		if err := ss.commitTurn(ctx, tx, p, p.rec.ID, &res); err != nil {
 			return err
 		}
-		if res.Dropped, err = applyKeep(tx, p.workdir, p.opts.Keep); err != nil {
+		if res.Dropped, err = applyKeep(tx, p.workdir, p.opts, p.at); err != nil {
 			return err
 		}
 		if res.packBytes, err = tx.PackBytes(); err != nil {
@@ -470,22 +482,61 @@ func putBackup(ctx context.Context, w cas.Putter, rec record, seq uint64, origin
 	return w.Put(ctx, cas.KindRecord, index.EncodeBackup(rec, origin))
 }
 
+// turnKeep returns the rule of applyKeep with opts.KeepTurns. The turns
+// kept are the project's KeepTurns newest and those started in the last
+// KeepDays days; a snapshot is kept when it is no older (by sequence) than
+// the oldest remaining start or end of a kept turn, or was taken in those
+// days. A project with fewer turns keeps every snapshot.
+func turnKeep(tx *index.Tx, workdir string, snaps []index.Snapshot, opts SnapshotOptions, now time.Time) (func(int, index.Snapshot) bool, error) {
+	turns, err := tx.Turns(workdir)
+	if err != nil {
+		return nil, err
+	}
+	if len(turns) < opts.KeepTurns {
+		return func(int, index.Snapshot) bool { return true }, nil
+	}
+	since := now.AddDate(0, 0, -max(opts.KeepDays, 0))
+	kept := map[cas.ID]bool{}
+	for i, t := range turns {
+		if i < opts.KeepTurns || !t.Started.Before(since) {
+			kept[t.Start], kept[t.End] = true, true
+		}
+	}
+	var fromSeq uint64 // 0: no snapshot of those turns is left
+	for _, sn := range snaps {
+		if kept[sn.ID] && (fromSeq == 0 || sn.Seq < fromSeq) {
+			fromSeq = sn.Seq
+		}
+	}
+	return func(_ int, sn index.Snapshot) bool {
+		return (fromSeq > 0 && sn.Seq >= fromSeq) || !sn.Time.Before(since)
+	}, nil
+}
+
 // touchGranularity: a no-change snapshot refreshes the project's last touch
 // only when it is older than this, so that an unchanged tree costs no write.
 const touchGranularity = 10 * time.Minute
 
-// applyKeep drops a project's unpinned snapshots beyond the newest keep.
-func applyKeep(tx *index.Tx, workdir string, keep int) ([]cas.ID, error) {
+// applyKeep drops a project's unpinned snapshots beyond the newest
+// opts.Keep or, with opts.KeepTurns, those older than both the start of
+// the KeepTurns newest turns and opts.KeepDays days before now.
+func applyKeep(tx *index.Tx, workdir string, opts SnapshotOptions, now time.Time) ([]cas.ID, error) {
 	dropped := []cas.ID{}
-	if keep < 0 {
+	if opts.Keep < 0 && opts.KeepTurns <= 0 {
 		return dropped, nil
 	}
 	snaps, err := tx.Snapshots(workdir)
 	if err != nil {
 		return dropped, err
 	}
+	keep := func(i int, _ index.Snapshot) bool { return i < opts.Keep }
+	if opts.KeepTurns > 0 {
+		if keep, err = turnKeep(tx, workdir, snaps, opts, now); err != nil {
+			return dropped, err
+		}
+	}
 	for i, sn := range snaps {
-		if i < keep || sn.Pinned {
+		if keep(i, sn) || sn.Pinned {
 			continue
 		}
 		if err := tx.DeleteSnapshot(sn); err != nil {

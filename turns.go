@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -66,6 +67,41 @@ type TurnInfo struct {
 	// Damaged is set when the counts could not be computed because the
 	// snapshots' data is missing or corrupt.
 	Damaged bool
+	// Title is the turn's title (see TurnTitle); "" when it has none.
+	Title string
+	// Interrupted: the turn was ended by the start of the next one.
+	Interrupted bool
+	// UndoneBy is the pre-undo snapshot of the undo that reverted the
+	// turn; zero when it is not undone (or was redone since).
+	UndoneBy cas.ID
+}
+
+// MaxTitle is the most characters a turn's title keeps.
+const MaxTitle = 120
+
+// TurnTitle returns the title a turn gets from text (a prompt): its first
+// non-blank line, with control and other unprintable characters removed,
+// trimmed, and cut to MaxTitle characters.
+func TurnTitle(text string) string {
+	for line := range strings.Lines(strings.ToValidUTF8(text, "")) {
+		t := strings.TrimSpace(strings.Map(func(r rune) rune {
+			if unicode.IsPrint(r) {
+				return r
+			}
+			if unicode.IsSpace(r) {
+				return ' '
+			}
+			return -1
+		}, line))
+		if t == "" {
+			continue
+		}
+		if r := []rune(t); len(r) > MaxTitle {
+			t = strings.TrimSpace(string(r[:MaxTitle]))
+		}
+		return t
+	}
+	return ""
 }
 
 // Open reports whether the turn has not ended.
@@ -147,7 +183,8 @@ func projectTurns(tx *index.Tx, workdir, session string) ([]TurnInfo, map[cas.ID
 		_, endKept := roots[tr.End]
 		out = append(out, TurnInfo{ID: tr.ID, Session: tr.Session, Project: tr.Project, Start: tr.Start, End: tr.End,
 			StartAt: places[tr.Start], EndAt: places[tr.End],
-			Started: tr.Started, Ended: tr.Ended, StartDropped: !startKept, EndDropped: !tr.Open() && !endKept})
+			Started: tr.Started, Ended: tr.Ended, StartDropped: !startKept, EndDropped: !tr.Open() && !endKept,
+			Title: tr.Title, Interrupted: tr.Interrupted, UndoneBy: tr.UndoneBy})
 	}
 	return out, roots, nil
 }
@@ -165,7 +202,8 @@ type turnChange struct {
 // when it changes no turn. The first snapshot with a turn ID starts the
 // turn (and ends it too with EndTurn: a turn ended before it was started
 // began and ended on snap); EndTurn ends an open turn on snap, and moves
-// the end of an ended one to snap (the agent kept working in it). The
+// the end of an ended one to snap (the agent kept working in it; an end
+// without opts.Interrupted clears the turn's interrupted mark). The
 // record's BackupID is left zero.
 func turnUpdate(tx *index.Tx, workdir string, opts SnapshotOptions, snap cas.ID, at time.Time) (*turnChange, error) {
 	if opts.Turn == "" || snap.IsZero() {
@@ -176,12 +214,12 @@ func turnUpdate(tx *index.Tx, workdir string, opts SnapshotOptions, snap cas.ID,
 	case err != nil:
 		return nil, err
 	case !ok:
-		tr = index.Turn{Project: workdir, ID: opts.Turn, Session: opts.Session, Start: snap, Started: at}
-	case !opts.EndTurn || tr.End == snap:
+		tr = index.Turn{Project: workdir, ID: opts.Turn, Session: opts.Session, Start: snap, Started: at, Title: TurnTitle(opts.Title)}
+	case !opts.EndTurn || (tr.End == snap && tr.Interrupted == opts.Interrupted):
 		return nil, nil
 	}
 	if opts.EndTurn {
-		tr.End, tr.Ended = snap, at
+		tr.End, tr.Ended, tr.Interrupted = snap, at, opts.Interrupted
 	}
 	tr.BackupID = cas.ID{}
 	return &turnChange{rec: tr, started: !ok, ended: opts.EndTurn}, nil

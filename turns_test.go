@@ -249,3 +249,21 @@ func TestVerifyChecksTurnBackups(t *testing.T) {
 		t.Fatalf("verify of a store that lost a turn's backup: %+v %v", res, err)
 	}
 }
+
+func TestTurnTitle(t *testing.T) {
+	long := strings.Repeat("é", 130)
+	for in, want := range map[string]string{
+		"fix the bug":                     "fix the bug",
+		"\n  \n\tfirst line\nsecond line": "first line",
+		"a\x07b\x1b[31mc\u200bd":          "ab[31mcd",
+		"tab\there":                       "tab here",
+		long:                              strings.Repeat("é", casckpt.MaxTitle),
+		"bad \xff utf-8":                  "bad  utf-8",
+		"":                                "",
+		"\n\n":                            "",
+	} {
+		if got := casckpt.TurnTitle(in); got != want {
+			t.Errorf("TurnTitle(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/casckpt/casckpt/cas"
 	"github.com/casckpt/casckpt/index"
 	"github.com/casckpt/casckpt/internal/restorer"
 	"github.com/casckpt/casckpt/internal/scan"
@@ -26,6 +27,10 @@ type UndoOptions struct {
 	// Progress, if set, is called as files and links are written, from any
 	// goroutine, as RestoreOptions.Progress is.
 	Progress func(filesDone, filesTotal, bytesDone, bytesTotal int64)
+	// Redo re-applies the newest undo instead (the turn argument must be
+	// ""): the turn it undid has its changes made again, by the same rules
+	// run the other way, after a pre-redo snapshot.
+	Redo bool
 	// BeforeApply, if set, is called as RestoreOptions.BeforeApply is.
 	BeforeApply func()
 }
@@ -47,17 +52,24 @@ type UndoResult struct {
 	DryRun           bool
 }
 
-// PreUndoPrefix starts the reason of every pre-undo snapshot.
-const PreUndoPrefix = "pre-undo"
+// PreUndoPrefix starts the reason of every pre-undo snapshot, and
+// PreRedoPrefix that of every pre-redo one.
+const (
+	PreUndoPrefix = "pre-undo"
+	PreRedoPrefix = "pre-redo"
+)
 
 // Undo reverts the changes of one turn in the project's working tree and
 // keeps everything done since, as git revert does: turn names it (""
-// takes the newest ended turn). For each path the turn changed: if it is
-// still as the turn left it, it goes back to its state at the turn's
-// start; if it changed since and the three versions are text, their
-// three-way merge (base: the turn's end; ours: the working tree; theirs:
-// the turn's start) is written when it is clean; otherwise it is left
-// alone and reported as a conflict. It reads and verifies everything it
+// takes the newest ended turn not yet undone, so that undo after undo
+// walks back turn by turn). The turn is marked undone (TurnInfo.UndoneBy)
+// until a redo (UndoOptions.Redo) re-applies it, and what the undo wrote
+// is recorded in the write ledger as the agent's (see Store.RecordWrite).
+// For each path the turn changed: if it is still as the turn left it, it
+// goes back to its state at the turn's start; if it changed since and
+// the three versions are text, their three-way merge (base: the turn's
+// end; ours: the working tree; theirs: the turn's start) is written when
+// it is clean; otherwise it is left alone and reported as a conflict. It reads and verifies everything it
 // writes, then takes a pre-undo snapshot (unless the tree equals the
 // newest one) and replaces each file atomically, as Restore does: a path
 // that changed since the scan is left alone, a conflict with the reason
@@ -73,6 +85,9 @@ func (s *Store) Undo(ctx context.Context, dir, turn string, opts UndoOptions) (U
 	if err != nil {
 		return res, err
 	}
+	if opts.Redo && turn != "" {
+		return res, errors.New("undo: a redo re-applies the newest undo and takes no turn")
+	}
 	ss, err := s.begin(ctx, false, !opts.DryRun)
 	if err != nil {
 		return res, err
@@ -86,8 +101,12 @@ func (s *Store) Undo(ctx context.Context, dir, turn string, opts UndoOptions) (U
 		defer unlock()
 	}
 	var plan undo.Plan
+	what := PreUndoPrefix
+	if opts.Redo {
+		what = PreRedoPrefix
+	}
 	var current scan.Result
-	res.PreUndoID, err = ss.changeTree(ctx, opts.DryRun, PreUndoPrefix, func(v view) (p *pendingSnapshot, err error) {
+	res.PreUndoID, err = ss.changeTree(ctx, opts.DryRun, what, func(v view) (p *pendingSnapshot, err error) {
 		p, plan, current, err = ss.prepareUndo(ctx, v, &res, workdir, turn, opts)
 		return p, err
 	}, func(v view) error {
@@ -97,7 +116,36 @@ func (s *Store) Undo(ctx context.Context, dir, turn string, opts UndoOptions) (U
 		res.Written, res.Deleted = plan.Restore.Written, plan.Restore.Deleted
 		return err
 	}, opts.BeforeApply)
-	return res, err
+	if err != nil || opts.DryRun {
+		return res, err
+	}
+	if err := errors.Join(ss.recordOwnWrites(ctx, workdir, plan.Restore.Changes), ss.markUndone(workdir, res, opts.Redo)); err != nil {
+		return res, fmt.Errorf("undo of turn %s: the files are written, but recording the undo failed: %w", res.Turn, err)
+	}
+	return res, nil
+}
+
+// markUndone records that turn res.Turn was undone by the undo whose
+// pre-undo snapshot is res.PreUndoID (the newest snapshot when none was
+// taken), or, for a redo, that it is undone no more.
+func (ss *session) markUndone(workdir string, res UndoResult, redo bool) error {
+	return ss.update(func(tx *index.Tx) error {
+		tr, ok, err := tx.Turn(workdir, res.Turn)
+		if err != nil || !ok {
+			return err // a turn dropped meanwhile has nothing to mark
+		}
+		tr.UndoneBy = cas.ID{}
+		if !redo {
+			if tr.UndoneBy = res.PreUndoID; tr.UndoneBy.IsZero() {
+				snaps, err := tx.Snapshots(workdir)
+				if err != nil || len(snaps) == 0 {
+					return err
+				}
+				tr.UndoneBy = snaps[0].ID
+			}
+		}
+		return tx.PutTurn(tr)
+	})
 }
 
 // prepareUndo finds the turn and its snapshots, scans the working tree
@@ -109,7 +157,7 @@ func (ss *session) prepareUndo(ctx context.Context, v view, res *UndoResult, wor
 	if err != nil {
 		return nil, undo.Plan{}, scan.Result{}, err
 	}
-	tr, err := findTurn(v.tx, workdir, turnID)
+	tr, err := findTurn(v.tx, workdir, turnID, opts.Redo)
 	if err != nil {
 		return nil, undo.Plan{}, scan.Result{}, err
 	}
@@ -126,9 +174,14 @@ func (ss *session) prepareUndo(ctx context.Context, v view, res *UndoResult, wor
 	if opts.MaxFileSize <= 0 {
 		opts.MaxFileSize = end.MaxFileSize
 	}
+	reason := fmt.Sprintf("%s: before undoing turn %s", PreUndoPrefix, tr.ID)
+	if opts.Redo { // the undo's rules, run from the turn's start to its end
+		start, end = end, start
+		reason = fmt.Sprintf("%s: before redoing turn %s", PreRedoPrefix, tr.ID)
+	}
 	overlay := newTreeOverlay(v.objects)
 	current, pending, err := ss.scanBefore(ctx, v, workdir, overlay, opts.DryRun, SnapshotOptions{
-		Reason:      fmt.Sprintf("%s: before undoing turn %s", PreUndoPrefix, tr.ID),
+		Reason:      reason,
 		Keep:        -1, // an undo never drops snapshots
 		MaxFileSize: opts.MaxFileSize, MaxFiles: opts.MaxFiles,
 	})
@@ -147,23 +200,51 @@ func (ss *session) prepareUndo(ctx context.Context, v view, res *UndoResult, wor
 	return pending, plan, current, nil
 }
 
-// findTurn returns turn id of the project (its newest ended turn when id
-// is ""), or why it cannot be undone: it is unknown (ErrNotFound), open,
-// or a snapshot of it was dropped (ErrRefused).
-func findTurn(tx *index.Tx, workdir, id string) (TurnInfo, error) {
+// findTurn returns turn id of the project (its newest ended turn not yet
+// undone when id is ""; with redo, the turn undone last), or why it cannot
+// be undone: it is unknown (ErrNotFound), open, or a snapshot of it was
+// dropped (ErrRefused).
+func findTurn(tx *index.Tx, workdir, id string, redo bool) (TurnInfo, error) {
 	turns, _, err := projectTurns(tx, workdir, "")
 	if err != nil {
 		return TurnInfo{}, err
 	}
+	if redo {
+		return lastUndone(tx, workdir, turns)
+	}
 	for _, t := range turns {
-		if t.ID == id || (id == "" && !t.Open()) {
+		if t.ID == id || (id == "" && !t.Open() && t.UndoneBy.IsZero()) {
 			return t, t.Undoable()
 		}
 	}
 	if id == "" {
-		return TurnInfo{}, fmt.Errorf("undo: %w: %s has no ended turn to undo", ErrNotFound, workdir)
+		return TurnInfo{}, fmt.Errorf("undo: %w: %s has no ended turn left to undo", ErrNotFound, workdir)
 	}
 	return TurnInfo{}, fmt.Errorf("undo: turn %q %w in %s; casckpt turns lists them", id, ErrNotFound, workdir)
+}
+
+// lastUndone returns the turn of turns (newest first) undone last: the
+// one whose pre-undo snapshot is the newest (of two undone by one
+// snapshot, the older turn, undone after the newer).
+func lastUndone(tx *index.Tx, workdir string, turns []TurnInfo) (TurnInfo, error) {
+	snaps, err := tx.Snapshots(workdir)
+	if err != nil {
+		return TurnInfo{}, err
+	}
+	seq := make(map[cas.ID]uint64, len(snaps))
+	for _, sn := range snaps {
+		seq[sn.ID] = sn.Seq
+	}
+	var last *TurnInfo
+	for i, t := range turns {
+		if !t.UndoneBy.IsZero() && (last == nil || seq[t.UndoneBy] >= seq[last.UndoneBy]) {
+			last = &turns[i]
+		}
+	}
+	if last == nil {
+		return TurnInfo{}, fmt.Errorf("redo: %w: %s has no undone turn to redo", ErrNotFound, workdir)
+	}
+	return *last, last.Undoable()
 }
 
 // planUndo plans the undo of the turn from start to end over the tree

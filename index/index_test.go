@@ -2,6 +2,7 @@ package index
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -377,8 +378,41 @@ func TestLabelsTurnsAndLedger(t *testing.T) {
 	}
 }
 
+// TestTurnRecordNewFields: a turn record's title, interrupted mark and
+// undoing snapshot round-trip, in the record and its backup, and a record
+// written before they existed still reads as it did.
+func TestTurnRecordNewFields(t *testing.T) {
+	now := time.Unix(1700000000, 5)
+	tr := Turn{Project: "/p", ID: "t", Session: "s", Start: cas.ID{1}, Started: now, End: cas.ID{2}, Ended: now,
+		BackupID: cas.ID{3}, Title: "fix the bug", Interrupted: true, UndoneBy: cas.ID{4}}
+	if got, err := decodeTurn("/p", "t", encodeTurn(tr)); err != nil || got != tr {
+		t.Fatalf("round trip: %+v %v", got, err)
+	}
+	tr.BackupID = cas.ID{}
+	if got, err := DecodeTurnBackup(EncodeTurnBackup(tr)); err != nil || got != tr {
+		t.Fatalf("backup round trip: %+v %v", got, err)
+	}
+	// Version 1 as the first release wrote it: session, start, started,
+	// flags (1: ended), end, ended.
+	start, end := cas.ID{1}, cas.ID{2}
+	old := append([]byte{1, 1, 's'}, start[:]...)
+	old = binary.AppendVarint(old, now.UnixNano())
+	flagsAt := len(old)
+	old = append(append(old, 1), end[:]...)
+	old = binary.AppendVarint(old, now.UnixNano())
+	want := Turn{Project: "/p", ID: "t", Session: "s", Start: start, Started: now, End: end, Ended: now}
+	if got, err := decodeTurn("/p", "t", old); err != nil || got != want || !bytes.Equal(encodeTurn(got), old) {
+		t.Fatalf("an old record: %+v %v", got, err)
+	}
+	old[flagsAt] |= 64
+	if _, err := decodeTurn("/p", "t", old); err == nil {
+		t.Fatal("an unknown flag was accepted")
+	}
+}
+
 func FuzzDecodeTurn(f *testing.F) {
 	f.Add(encodeTurn(Turn{Session: "s", Start: cas.ID{1}, End: cas.ID{2}, BackupID: cas.ID{3}}))
+	f.Add(encodeTurn(Turn{Session: "s", Start: cas.ID{1}, End: cas.ID{2}, Title: "t", Interrupted: true, UndoneBy: cas.ID{4}}))
 	f.Add(encodeTurn(Turn{Start: cas.ID{1}}))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		tr, err := decodeTurn("/p", "t", b)

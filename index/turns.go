@@ -30,13 +30,34 @@ type Turn struct {
 	// BackupID names the backup of this record in the packs (see
 	// EncodeTurnBackup), from which Repair rebuilds it.
 	BackupID cas.ID
+	// Title is what a person calls the turn (a hook's prompt, first line);
+	// "" when the host gave none.
+	Title string
+	// Interrupted: the turn was ended by the start of the next one, its
+	// host having never said it ended.
+	Interrupted bool
+	// UndoneBy is the pre-undo snapshot of the undo that reverted the
+	// turn; zero when it is not undone (or was redone since).
+	UndoneBy cas.ID
 }
 
 // Open reports whether the turn has not ended.
 func (t Turn) Open() bool { return t.End.IsZero() }
 
-// turnVersion is the format version of turn records.
+// turnVersion is the format version of turn records. Fields added since
+// (title, interrupted, undone by) are flagged, so a record without them
+// reads as before.
 const turnVersion = 1
+
+// Turn record flags: which optional fields follow.
+const (
+	turnEnded       = 1 << iota // End and Ended
+	turnBackup                  // BackupID
+	turnTitle                   // Title
+	turnInterrupted             // no field: Interrupted
+	turnUndone                  // UndoneBy
+	turnFlags       = 1<<iota - 1
+)
 
 func encodeTurn(t Turn) []byte {
 	b := []byte{turnVersion}
@@ -45,10 +66,19 @@ func encodeTurn(t Turn) []byte {
 	b = appendTime(b, t.Started)
 	var flags byte
 	if !t.End.IsZero() {
-		flags |= 1
+		flags |= turnEnded
 	}
 	if !t.BackupID.IsZero() {
-		flags |= 2
+		flags |= turnBackup
+	}
+	if t.Title != "" {
+		flags |= turnTitle
+	}
+	if t.Interrupted {
+		flags |= turnInterrupted
+	}
+	if !t.UndoneBy.IsZero() {
+		flags |= turnUndone
 	}
 	b = append(b, flags)
 	if !t.End.IsZero() {
@@ -57,6 +87,12 @@ func encodeTurn(t Turn) []byte {
 	}
 	if !t.BackupID.IsZero() {
 		b = append(b, t.BackupID[:]...)
+	}
+	if t.Title != "" {
+		b = appendString(b, t.Title)
+	}
+	if !t.UndoneBy.IsZero() {
+		b = append(b, t.UndoneBy[:]...)
 	}
 	return b
 }
@@ -68,16 +104,26 @@ func decodeTurn(project, id string, v []byte) (Turn, error) {
 	}
 	t := Turn{Project: project, ID: id, Session: r.string(), Start: r.id(), Started: r.time()}
 	flags := r.byte()
-	if flags > 3 {
+	if flags&^turnFlags != 0 {
 		r.fail("bad flags")
 	}
-	if flags&1 != 0 {
+	if flags&turnEnded != 0 {
 		t.End, t.Ended = r.id(), r.time()
 	}
-	if flags&2 != 0 {
+	if flags&turnBackup != 0 {
 		t.BackupID = r.id()
 	}
-	if r.err == nil && (t.Start.IsZero() || (flags&1 != 0 && t.End.IsZero()) || (flags&2 != 0 && t.BackupID.IsZero())) {
+	if flags&turnTitle != 0 {
+		if t.Title = r.string(); t.Title == "" {
+			r.fail("empty title") // absent, not empty: one encoding per record
+		}
+	}
+	t.Interrupted = flags&turnInterrupted != 0
+	if flags&turnUndone != 0 {
+		t.UndoneBy = r.id()
+	}
+	if r.err == nil && (t.Start.IsZero() || (flags&turnEnded != 0 && t.End.IsZero()) || (flags&turnBackup != 0 && t.BackupID.IsZero()) ||
+		(flags&turnUndone != 0 && t.UndoneBy.IsZero())) {
 		r.fail("zero snapshot or backup ID")
 	}
 	if err := r.done(); err != nil {

@@ -186,7 +186,7 @@ project of its own.`,
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	root.CompletionOptions.DisableDefaultCmd = true
 	root.AddCommand(
-		newSnapshotCommand(g), newListCommand(g), newDiffCommand(g), newRestoreCommand(g), newUndoCommand(g),
+		newSnapshotCommand(g), newListCommand(g), newDiffCommand(g), newRestoreCommand(g), newUndoCommand(g), newRedoCommand(g),
 		newCatCommand(g), newLsCommand(g), newExportCommand(g),
 		newLogCommand(g),
 		newPinCommand(g, true), newPinCommand(g, false), newForgetCommand(g),

@@ -21,6 +21,7 @@ type hookSession struct {
 	b       *binEnv
 	cwd     string
 	session string
+	flags   []string // after hook claude-code
 }
 
 // fixture reads testdata/hooks/NAME.json with each {{key}} replaced by
@@ -43,10 +44,21 @@ func (h *hookSession) fixture(name string, vars map[string]string) string {
 // print nothing on stdout.
 func (h *hookSession) send(stdin string) result {
 	h.t.Helper()
-	c := h.b.command("hook", "claude-code")
+	r := h.sendTold(stdin)
+	if r.out != "" {
+		h.t.Fatalf("hook: stdout %q, stderr %q", r.out, r.err)
+	}
+	return r
+}
+
+// sendTold is send for an event whose hook may tell the user something on
+// stdout; it must still exit 0.
+func (h *hookSession) sendTold(stdin string) result {
+	h.t.Helper()
+	c := h.b.command(append([]string{"hook", "claude-code"}, h.flags...)...)
 	c.Stdin = strings.NewReader(stdin)
 	r := h.b.runCmd(c)
-	if r.code != 0 || r.out != "" {
+	if r.code != 0 {
 		h.t.Fatalf("hook: exit %d, stdout %q, stderr %q", r.code, r.out, r.err)
 	}
 	return r
@@ -187,7 +199,9 @@ func TestHookBadInput(t *testing.T) {
 }
 
 // TestHookBusyStore: a hook that finds the store locked gives up, exits 0
-// and logs the miss.
+// and logs the miss; on a prompt it tells the user, once per session, as
+// a JSON systemMessage (the one thing it may print), and status shows the
+// miss.
 func TestHookBusyStore(t *testing.T) {
 	h := &hookSession{t: t, b: newBinEnv(t), cwd: t.TempDir(), session: "s1"}
 	writeFiles(t, h.cwd, map[string]string{"a.txt": "a\n"})
@@ -200,28 +214,124 @@ func TestHookBusyStore(t *testing.T) {
 	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX); err != nil {
 		t.Fatal(err)
 	}
-	h.event("user_prompt_submit", map[string]string{"prompt": "go"})
-	if log := h.hookLog(); len(log) != 1 || !strings.Contains(log[0], " UserPromptSubmit ") || !strings.Contains(log[0], "busy") {
+	prompt := h.fixture("user_prompt_submit", map[string]string{"prompt": "go"})
+	told := jsonOf[map[string]string](t, h.sendTold(prompt).out)
+	if len(told) != 1 || !strings.Contains(told["systemMessage"], "casckpt: no checkpoint of this prompt: ") || !strings.Contains(told["systemMessage"], "busy") {
+		t.Errorf("the user is told: %v", told)
+	}
+	h.send(prompt) // once per session
+	if r := h.sendTold(strings.ReplaceAll(prompt, `"s1"`, `"s2"`)); !strings.Contains(r.out, "systemMessage") {
+		t.Errorf("another session is told again: %q", r.out)
+	}
+	log := h.hookLog()
+	if len(log) != 3 || !strings.Contains(log[0], " UserPromptSubmit ") || !strings.Contains(log[0], "busy") {
 		t.Errorf("hook log: %q", log)
+	}
+	f.Close() // unlocked
+	st := jsonOf[map[string]any](t, h.b.ok("status", "--json").out)
+	if misses, _ := st["hook_misses"].([]any); len(misses) != 3 || misses[2] != log[2] {
+		t.Errorf("status: hook_misses %v, want the log %q", st["hook_misses"], log)
+	}
+	if out := h.b.ok("status").out; !strings.Contains(out, "hook miss: "+log[2]+"\n") {
+		t.Errorf("status text:\n%s", out)
 	}
 }
 
-// TestHookPrintSettings: the settings block runs this binary for the four
-// events, with the tool matchers.
+// TestHookPrintSettings: the settings block runs this binary for the six
+// events, with the tool matchers, the store CASCKPT_HOME names and the
+// retention given, as indented JSON to paste.
 func TestHookPrintSettings(t *testing.T) {
 	b := newBinEnv(t)
-	doc := jsonOf[map[string]map[string][]map[string]any](t, b.ok("hook", "claude-code", "--print-settings").out)
+	out := b.ok("hook", "claude-code", "--print-settings", "--keep-turns", "80").out
+	if !strings.HasPrefix(out, "{\n  \"hooks\": {\n") {
+		t.Errorf("not indented:\n%s", out)
+	}
+	doc := jsonOf[map[string]map[string][]map[string]any](t, out)
 	hooks := doc["hooks"]
-	if want := []string{"PostToolUse", "PreToolUse", "Stop", "UserPromptSubmit"}; !slices.Equal(slices.Sorted(maps.Keys(hooks)), want) {
+	if want := []string{"PostToolUse", "PreToolUse", "SessionEnd", "SessionStart", "Stop", "UserPromptSubmit"}; !slices.Equal(slices.Sorted(maps.Keys(hooks)), want) {
 		t.Fatalf("events %v, want %v", slices.Sorted(maps.Keys(hooks)), want)
 	}
 	if hooks["PreToolUse"][0]["matcher"] != "Write|Edit|MultiEdit|NotebookEdit|Bash" || hooks["PostToolUse"][0]["matcher"] != "Write|Edit|MultiEdit|NotebookEdit" {
 		t.Errorf("matchers: %v", hooks)
 	}
 	cmd := hooks["Stop"][0]["hooks"].([]any)[0].(map[string]any)
-	if cmd["type"] != "command" || cmd["command"] != b.bin+" hook claude-code" {
-		t.Errorf("command: %v, want %s hook claude-code", cmd, b.bin)
+	want := b.bin + " hook claude-code --store " + b.store() + " --keep-turns 80 --keep-days 7"
+	if cmd["type"] != "command" || cmd["command"] != want {
+		t.Errorf("command: %v, want %s", cmd, want)
 	}
+}
+
+// TestHookInstall: --install merges the hooks into an existing
+// settings.json, keeping the person's other settings and hooks (and their
+// order); installing again replaces it; --uninstall takes out exactly what
+// it put in.
+func TestHookInstall(t *testing.T) {
+	b := newBinEnv(t)
+	mine := `{
+  "permissions": {"allow": ["Bash"]},
+  "hooks": {
+    "Stop": [{"hooks": [{"type": "command", "command": "notify-send done"}]}],
+    "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "audit.sh"}]}]
+  },
+  "model": "x"
+}
+`
+	settings := filepath.Join(b.home, ".claude", "settings.json")
+	writeFiles(t, b.home, map[string]string{".claude/settings.json": mine})
+	out := b.ok("hook", "claude-code", "--install", "--user").out
+	if !strings.HasPrefix(out, settings+": added the casckpt hook (UserPromptSubmit, PreToolUse, PostToolUse, Stop, SessionStart, SessionEnd)") {
+		t.Errorf("install said %q", out)
+	}
+	read := func() map[string]any {
+		data, err := os.ReadFile(settings)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return jsonOf[map[string]any](t, string(data))
+	}
+	doc := read()
+	hooks := doc["hooks"].(map[string]any)
+	if doc["model"] != "x" || fmt.Sprint(doc["permissions"]) != "map[allow:[Bash]]" || len(hooks) != 6 {
+		t.Errorf("after install: %v", doc)
+	}
+	if stop := hooks["Stop"].([]any); len(stop) != 2 || fmt.Sprint(stop[0]) != "map[hooks:[map[command:notify-send done type:command]]]" ||
+		!strings.Contains(fmt.Sprint(stop[1]), b.bin+" hook claude-code --store "+b.store()) {
+		t.Errorf("Stop hooks: %v", stop)
+	}
+	data, _ := os.ReadFile(settings)
+	if i, j := strings.Index(string(data), `"permissions"`), strings.Index(string(data), `"model"`); i < 0 || j < i {
+		t.Errorf("the keys' order changed:\n%s", data)
+	}
+	if out := b.ok("hook", "claude-code", "--install", "--user", "--keep-days", "30").out; !strings.Contains(out, ": replaced the casckpt hook") {
+		t.Errorf("install again said %q", out)
+	}
+	if stop := read()["hooks"].(map[string]any)["Stop"].([]any); len(stop) != 2 || !strings.Contains(fmt.Sprint(stop[1]), "--keep-days 30") {
+		t.Errorf("Stop hooks after a second install: %v", stop)
+	}
+	if out := b.ok("hook", "claude-code", "--uninstall", "--user").out; out != settings+": removed the casckpt hook from 6 events\n" {
+		t.Errorf("uninstall said %q", out)
+	}
+	want := jsonOf[map[string]any](t, mine)
+	if got := read(); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("after uninstall:\n%v\nwant\n%v", got, want)
+	}
+	// --project (the default) writes .claude/settings.json of the current
+	// directory, made when missing; a file that is not JSON is refused.
+	proj := t.TempDir()
+	c := b.command("hook", "claude-code", "--install")
+	c.Dir = proj
+	if r := b.runCmd(c); r.code != 0 || len(read()) != 3 {
+		t.Fatalf("install --project: %+v", r)
+	}
+	if _, err := os.Stat(filepath.Join(proj, ".claude", "settings.json")); err != nil {
+		t.Error(err)
+	}
+	writeFiles(t, b.home, map[string]string{".claude/settings.json": "{not json"})
+	failsWith(t, b.run("hook", "claude-code", "--install", "--user"), 1, "is not a JSON object")
+	if data, _ := os.ReadFile(settings); string(data) != "{not json" {
+		t.Errorf("a bad settings file was changed: %q", data)
+	}
+	failsWith(t, b.run("hook", "claude-code", "--user"), 2, "--install or --uninstall")
 }
 
 // TestHookLogBounded: a hook log past 1 MiB is moved to hook.log.1 before

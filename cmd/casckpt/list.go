@@ -57,6 +57,7 @@ type listItemJSON struct {
 	Pinned       bool    `json:"pinned"`
 	Session      *string `json:"session"`
 	Turn         *string `json:"turn"`
+	Title        *string `json:"title"`
 	Damaged      bool    `json:"damaged,omitempty"`
 	// Machine is, on a bucket store, the machine whose project it is
 	// (left out for a store in a directory).
@@ -79,7 +80,7 @@ func runList(cmd *cobra.Command, g *globals, dir, session string, n int) error {
 		items = append(items, listItemJSON{
 			ID: e.ID.String(), Number: e.Serial, ShortID: e.ID.Short(), Time: e.Time.Format(time.RFC3339), Reason: e.Reason,
 			FilesChanged: e.FilesChanged, Insertions: e.Insertions, Deletions: e.Deletions, Pinned: e.Pinned,
-			Session: labelOrNull(e.Session), Turn: labelOrNull(e.Turn), Damaged: e.Damaged, Machine: g.readMachine(store),
+			Session: labelOrNull(e.Session), Turn: labelOrNull(e.Turn), Title: labelOrNull(e.TurnTitle), Damaged: e.Damaged, Machine: g.readMachine(store),
 		})
 		labelled = labelled || e.Turn != ""
 	}
@@ -114,6 +115,9 @@ func runList(cmd *cobra.Command, g *globals, dir, session string, n int) error {
 			turn := ""
 			if labelled {
 				turn = oneLine(e.Turn) + "\t"
+			}
+			if e.TurnTitle != "" {
+				mark += fmt.Sprintf(" %q", e.TurnTitle)
 			}
 			fmt.Fprintf(tw, "@%d\t#%d\t%s\t%s\t%s +%s -%s\t%s%s%s\n", e.Number, e.Serial, e.ID.Short(), ago(e.Time, g.now()),
 				countOf(e.FilesChanged, "file"), count(e.Insertions), count(e.Deletions), turn, oneLine(e.Reason), mark)

@@ -195,7 +195,7 @@ func TestListReferencesAndPins(t *testing.T) {
 	if len(list) != 3 || list[0]["id"] != ids[2] || list[2]["id"] != ids[0] {
 		t.Fatalf("list is not newest first: %v", list)
 	}
-	want := []string{"deletions", "files_changed", "id", "insertions", "number", "pinned", "reason", "session", "short_id", "time", "turn"}
+	want := []string{"deletions", "files_changed", "id", "insertions", "number", "pinned", "reason", "session", "short_id", "time", "title", "turn"}
 	if !slices.Equal(keys(list[0]), want) {
 		t.Fatalf("list keys %v", keys(list[0]))
 	}

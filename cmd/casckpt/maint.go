@@ -195,11 +195,15 @@ func newStatusCommand(g *globals) *cobra.Command {
 			for _, l := range found {
 				legacy = append(legacy, legacyJSON{Path: casckpt.JSONPath(l.Path), SizeBytes: l.SizeBytes, Migrated: l.Migrated})
 			}
+			misses := g.hookMisses(hookMissesShown)
 			doc := map[string]any{"store": casckpt.JSONPath(st.Store), "size_bytes": st.SizeBytes, "projects": projects, "legacy": legacy,
-				"damaged_objects": damagedObjectsJSON(st.DamagedObjects)}
+				"damaged_objects": damagedObjectsJSON(st.DamagedObjects), "hook_misses": misses}
 			return g.emit(doc, func(w io.Writer) {
 				fmt.Fprintf(w, "store %s, %s, %s\n", st.Store, humanBytes(st.SizeBytes), countOf(int64(len(projects)), "project"))
 				printDamagedObjects(w, st.DamagedObjects)
+				for _, m := range misses {
+					fmt.Fprintf(w, "hook miss: %s\n", oneLine(m))
+				}
 				for _, l := range legacy {
 					state := "not yet imported: run casckpt migrate"
 					if l.Migrated {

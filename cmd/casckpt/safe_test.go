@@ -134,10 +134,32 @@ func TestSafeRestoreFallsBack(t *testing.T) {
 		t.Fatalf("fallback: %+v", res)
 	}
 	sameFiles(t, dir, map[string]string{"a": "a0"})
-	writeFiles(t, dir, map[string]string{"a": "someone"})
-	if out := b.ok("restore", dir, "@2", "--safe").out; !strings.HasPrefix(out, "nothing is known of agents since ") {
+	other := t.TempDir()
+	writeFiles(t, other, map[string]string{"a": "a0"})
+	b.ok("snapshot", other)
+	writeFiles(t, other, map[string]string{"a": "someone"})
+	if out := b.ok("restore", other, "@1", "--safe").out; !strings.HasPrefix(out, "nothing is known of agents since ") {
 		t.Fatalf("text: %q", out)
 	}
+}
+
+// A restore's writes count as the agent's: after one, a person's edit of
+// a file it wrote is kept by a safe restore, and a file it wrote and
+// nobody touched since is restored.
+func TestSafeRestoreAfterARestore(t *testing.T) {
+	b := newBinEnv(t)
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"a": "a0", "b": "b0"})
+	b.ok("snapshot", dir)
+	writeFiles(t, dir, map[string]string{"a": "a1", "b": "b1"})
+	b.ok("snapshot", dir)
+	b.ok("restore", dir, "@2") // writes a0 and b0
+	writeFiles(t, dir, map[string]string{"a": "person"})
+	res := jsonOf[safeRestoreJSON](t, b.ok("restore", dir, "@1", "--safe", "--json").out)
+	if res.Safe == nil || !*res.Safe {
+		t.Fatalf("safe restore after a restore: %+v", res)
+	}
+	sameFiles(t, dir, map[string]string{"a": "person", "b": "b1"})
 }
 
 // Agents that report their turns: a safe restore puts back what they

@@ -50,6 +50,9 @@ type turnJSON struct {
 	Deletions    int64    `json:"deletions"`
 	Dropped      []string `json:"dropped"`
 	Damaged      bool     `json:"damaged,omitempty"`
+	Title        *string  `json:"title"`
+	Interrupted  bool     `json:"interrupted"`
+	UndoneBy     any      `json:"undone_by"`
 	Machine      *string  `json:"machine,omitempty"` // as in list
 }
 
@@ -67,7 +70,8 @@ func runTurns(cmd *cobra.Command, g *globals, dir, session string) error {
 		item := turnJSON{Turn: t.ID, Session: labelOrNull(t.Session), Start: t.Start.String(), End: idOrNull(t.End),
 			StartNumber: numberOrNull(t.StartAt), EndNumber: numberOrNull(t.EndAt),
 			Started: t.Started.Format(time.RFC3339), FilesChanged: t.FilesChanged, Insertions: t.Insertions,
-			Deletions: t.Deletions, Dropped: dropped(t), Damaged: t.Damaged, Machine: g.readMachine(store)}
+			Deletions: t.Deletions, Dropped: dropped(t), Damaged: t.Damaged, Machine: g.readMachine(store),
+			Title: labelOrNull(t.Title), Interrupted: t.Interrupted, UndoneBy: idOrNull(t.UndoneBy)}
 		if !t.Open() {
 			item.Ended = t.Ended.Format(time.RFC3339)
 		}
@@ -82,7 +86,7 @@ func runTurns(cmd *cobra.Command, g *globals, dir, session string) error {
 			return
 		}
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "TURN\tSESSION\tSTARTED\tSTART\tEND\tCHANGES")
+		fmt.Fprintln(tw, "TURN\tSESSION\tSTARTED\tSTART\tEND\tCHANGES\tTITLE")
 		for _, t := range turns {
 			end, changes := "open", "-"
 			if !t.Open() {
@@ -95,7 +99,13 @@ func runTurns(cmd *cobra.Command, g *globals, dir, session string) error {
 			if t.Damaged {
 				changes += " (" + g.paint(ansiRed, "DAMAGED") + ")"
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", oneLine(t.ID), oneLine(t.Session), ago(t.Started, g.now()), placed(t.StartAt, t.Start), end, changes)
+			if t.Interrupted {
+				changes += " (interrupted)"
+			}
+			if !t.UndoneBy.IsZero() {
+				changes += " (undone)"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", oneLine(t.ID), oneLine(t.Session), ago(t.Started, g.now()), placed(t.StartAt, t.Start), end, changes, oneLine(t.Title))
 		}
 		tw.Flush()
 	})

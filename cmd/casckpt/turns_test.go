@@ -40,7 +40,7 @@ func TestTurnsThroughTheBinary(t *testing.T) {
 		t.Fatalf("a turn started on an unchanged tree: %v", same)
 	}
 	turns := turnsOf(t, b, dir)
-	want := []string{"deletions", "dropped", "end", "end_number", "ended", "files_changed", "insertions", "session", "start", "start_number", "started", "turn"}
+	want := []string{"deletions", "dropped", "end", "end_number", "ended", "files_changed", "insertions", "interrupted", "session", "start", "start_number", "started", "title", "turn", "undone_by"}
 	if len(turns) != 2 || !slices.Equal(keys(turns[0]), want) {
 		t.Fatalf("turns: %v, keys want %v", turns, want)
 	}

@@ -11,17 +11,25 @@ import (
 )
 
 func newUndoCommand(g *globals) *cobra.Command {
-	var dryRun bool
+	var dryRun, redo bool
 	cmd := &cobra.Command{
 		Use:   "undo [DIR] [TURN]",
 		Short: "revert the changes of one agent turn and keep everything done since",
-		Long: `undo reverts what turn TURN (default: the newest ended turn) changed, like
-git revert: a path still as the turn left it goes back to its state at the
+		Long: `undo reverts what turn TURN (default: the newest ended turn not yet undone,
+so that undo after undo walks back prompt by prompt) changed, like git
+revert: a path still as the turn left it goes back to its state at the
 turn's start; a text file changed since gets a three-way merge when it is
 clean; anything else is left alone and reported as a conflict. It first
-snapshots the current tree (reason "pre-undo: ..."). With one argument, it
-is DIR when it names an existing directory, else TURN.`,
+snapshots the current tree (reason "pre-undo: ..."), and marks the turn
+undone (turns shows it). With one argument, it is DIR when it names an
+existing directory, else TURN.
+
+undo --redo (or redo) re-applies the newest undo: the turn it undid has
+its changes made again by the same rules, after a pre-redo snapshot.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if redo {
+				return runRedo(cmd, g, args, dryRun)
+			}
 			dir, turn := ".", ""
 			switch len(args) {
 			case 0:
@@ -39,12 +47,40 @@ is DIR when it names an existing directory, else TURN.`,
 			if len(args) > 0 && args[len(args)-1] == "" {
 				return usagef("undo: an empty argument names no directory or turn")
 			}
-			return runUndo(cmd, g, dir, turn, dryRun)
+			return runUndo(cmd, g, dir, turn, casckpt.UndoOptions{DryRun: dryRun})
+		},
+	}
+	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "show what would change and change nothing")
+	cmd.Flags().BoolVar(&redo, "redo", false, "re-apply the newest undo instead (give no turn)")
+	addHereFlag(cmd, g)
+	return cmd
+}
+
+func newRedoCommand(g *globals) *cobra.Command {
+	var dryRun bool
+	cmd := &cobra.Command{
+		Use:   "redo [DIR]",
+		Short: "re-apply the newest undo (undo --redo)",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runRedo(cmd, g, args, dryRun)
 		},
 	}
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "show what would change and change nothing")
 	addHereFlag(cmd, g)
 	return cmd
+}
+
+// runRedo re-applies the newest undo in the project at args' DIR.
+func runRedo(cmd *cobra.Command, g *globals, args []string, dryRun bool) error {
+	dir := "."
+	switch len(args) {
+	case 0:
+	case 1:
+		dir = args[0]
+	default:
+		return usagef("redo takes [DIR]: it re-applies the newest undo; unexpected argument %q", args[1])
+	}
+	return runUndo(cmd, g, dir, "", casckpt.UndoOptions{DryRun: dryRun, Redo: true})
 }
 
 // undoJSON is the contract's undo document.
@@ -62,12 +98,14 @@ type conflictJSON struct {
 	Reason string           `json:"reason"`
 }
 
-func runUndo(cmd *cobra.Command, g *globals, dir, turn string, dryRun bool) error {
+func runUndo(cmd *cobra.Command, g *globals, dir, turn string, opts casckpt.UndoOptions) error {
 	store, proj, err := g.openProject(cmd.Context(), dir)
 	if err != nil {
 		return err
 	}
-	res, err := store.Undo(cmd.Context(), proj.dir, turn, casckpt.UndoOptions{DryRun: dryRun, BeforeApply: beforeApply})
+	dryRun := opts.DryRun
+	opts.BeforeApply = beforeApply
+	res, err := store.Undo(cmd.Context(), proj.dir, turn, opts)
 	if err != nil {
 		if !dryRun {
 			g.interrupted = "files may be partly reverted; if so, the newest snapshot (@1) holds the tree from before"
@@ -92,9 +130,12 @@ func runUndo(cmd *cobra.Command, g *globals, dir, turn string, dryRun bool) erro
 		for _, c := range res.Conflicts {
 			fmt.Fprintf(w, "%s  %s: %s\n", g.paint(ansiRed, "conflict"), c.Path, c.Reason)
 		}
-		verb := "undid"
+		verb, would := "undid", "would undo"
+		if opts.Redo {
+			verb, would = "redid", "would redo"
+		}
 		if dryRun {
-			verb = "would undo"
+			verb = would
 		}
 		fmt.Fprintf(w, "%s turn %s: %s reverted, %s merged, %s left alone", verb, res.Turn,
 			count(int64(len(res.Reverted))), count(int64(len(res.Merged))), count(int64(len(res.Conflicts))))

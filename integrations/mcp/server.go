@@ -253,7 +253,7 @@ func (in UndoInput) args() []string {
 	if in.Turn != "" {
 		pos = append(pos, in.Turn)
 	}
-	return command("undo", flagIf(dryRun(in.DryRun), "--dry-run"), pos...)
+	return command("undo", append(flagIf(dryRun(in.DryRun), "--dry-run"), flagIf(in.Redo, "--redo")...), pos...)
 }
 
 func (in TurnsInput) args() []string {

@@ -53,8 +53,9 @@ type CreateInput struct {
 // UndoInput is checkpoint_undo's arguments (casckpt undo).
 type UndoInput struct {
 	Dir    casckpt.JSONPath `json:"dir" jsonschema:"the project directory (absolute)"`
-	Turn   string           `json:"turn,omitempty" jsonschema:"the turn to revert (default: the newest ended turn)"`
+	Turn   string           `json:"turn,omitempty" jsonschema:"the turn to revert (default: the newest ended turn not yet undone)"`
 	DryRun *bool            `json:"dry_run,omitempty" jsonschema:"show what would change and change nothing (default true)"`
+	Redo   bool             `json:"redo,omitempty" jsonschema:"re-apply the newest undo instead (give no turn)"`
 }
 
 // TurnsInput is checkpoint_turns' arguments (casckpt turns).
@@ -126,6 +127,7 @@ type ListItem struct {
 	Pinned       bool    `json:"pinned"`
 	Session      *string `json:"session"`
 	Turn         *string `json:"turn"`
+	Title        *string `json:"title"`
 	Damaged      bool    `json:"damaged,omitempty"`
 	// Machine is, on a bucket store, the machine whose project it is.
 	Machine *string `json:"machine,omitempty"`
@@ -253,6 +255,9 @@ type Turn struct {
 	Deletions    int64    `json:"deletions"`
 	Dropped      []string `json:"dropped"`
 	Damaged      bool     `json:"damaged,omitempty"`
+	Title        *string  `json:"title"`
+	Interrupted  bool     `json:"interrupted"`
+	UndoneBy     *string  `json:"undone_by"`
 	Machine      *string  `json:"machine,omitempty"` // as in ListItem
 }
 
