@@ -11,53 +11,6 @@ import (
 	"github.com/casckpt/casckpt/migrate/gitimport/gittest"
 )
 
-// rawStore is a repository written object by object (gittest.Repo) and
-// the smallest Finder: the repository is its one unit, and each of its
-// refs/heads/<key> holds the history of the project workdirs[key]; other
-// references are unowned.
-type rawStore struct {
-	*gittest.Repo
-	workdirs map[string]string
-}
-
-var _ Finder = (*rawStore)(nil)
-
-func newRawStore(t *testing.T) *rawStore {
-	return &rawStore{Repo: gittest.NewRepo(t, filepath.Join(t.TempDir(), "repo")), workdirs: map[string]string{}}
-}
-
-// project records workdir under key with one commit of tree root.
-func (r *rawStore) project(key, workdir, root string) {
-	r.ref(key, workdir, r.Commit(root, "checkpoint of "+key))
-}
-
-// ref points refs/heads/key, the history of workdir, at commit c.
-func (r *rawStore) ref(key, workdir, c string) {
-	r.Write("refs/heads/"+key, c+"\n")
-	r.workdirs[key] = workdir
-}
-
-// Candidates lists the repository.
-func (r *rawStore) Candidates() ([]string, error) { return []string{r.Dir}, nil }
-
-// Read reads the repository's references and assigns them to projects.
-func (r *rawStore) Read(p string) (Unit, bool) {
-	s := &Source{Path: p, Dir: p, Unit: p, Projects: []Project{}, Problems: []string{}}
-	refs, err := ReadRefs(p)
-	if err != nil {
-		s.Problems = append(s.Problems, p+": references: "+err.Error())
-	}
-	for _, ref := range refs {
-		key, _ := strings.CutPrefix(ref.Name, "refs/heads/")
-		if wd, ok := r.workdirs[key]; ok {
-			s.Projects = append(s.Projects, NewProject(wd, []Ref{ref}))
-		} else {
-			s.Unowned = append(s.Unowned, ref)
-		}
-	}
-	return Unit{Path: p, Sources: []*Source{s}}, true
-}
-
 // A hostile store: a tree that contains itself, a tree bomb, a blob that
 // does not match its name and a file over the size limit. Each damaged
 // project fails alone with a one-line error; the others are imported; the
