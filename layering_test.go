@@ -25,8 +25,9 @@ import (
 // every package may also import the packages under its own internal/
 // directory. Keep it in step with the diagram.
 var layers = map[string][]string{
-	"cmd/casckpt":        {"casckpt", "migrate", "integrations/..."},
-	"migrate":            {"casckpt", "manifest", "cas"}, // casckpt only through migrate.Importer
+	"cmd/casckpt":        {"casckpt", "migrate/...", "integrations/..."},
+	"migrate/gitimport":  {"casckpt", "manifest", "cas"},   // casckpt through gitimport.Importer (and its errors)
+	"migrate":            {"migrate/gitimport", "casckpt"}, // each reader (migrate/hermes); casckpt for JSONPath
 	"integrations/mcp":   {"casckpt"},
 	"casckpt":            {"index", "gc", "manifest", "cas", "cas/packstore/...", "cas/s3store", "internal/..."},
 	"internal/restorer":  {"manifest", "cas"},
@@ -53,7 +54,7 @@ var layers = map[string][]string{
 const bboltPath = "go.etcd.io/bbolt"
 
 // testSupport are packages that only _test.go files may import.
-var testSupport = []string{"cas/castest", "cas/packtest", "internal/s3test", "internal/testtree"}
+var testSupport = []string{"cas/castest", "cas/packtest", "internal/s3test", "internal/testtree", "migrate/gitimport/gittest"}
 
 // listedPackage is what go list -json says of a package that the check
 // needs.
@@ -244,8 +245,10 @@ func TestLayeringCatchesBadImports(t *testing.T) {
 		return p
 	}
 	good := []listedPackage{
-		pkg("cmd/casckpt", mod, "migrate", "fmt"),
-		pkg("migrate", mod, "manifest", "cas", "github.com/go-git/go-git/v5"),
+		pkg("cmd/casckpt", mod, "migrate/hermes", "migrate/gitimport", "fmt"),
+		pkg("migrate/gitimport", mod, "manifest", "cas", "github.com/go-git/go-git/v5"),
+		pkg("migrate/hermes", mod, "migrate/gitimport"),
+		pkg("migrate/cline", "migrate/gitimport"),
 		root("index", "gc", "manifest", "cas", "cas/packstore", "internal/scan", "internal/restorer"),
 		pkg("internal/scan", "manifest", "cas", "internal/statcache"),
 		pkg("index", "cas", "internal/statcache", bboltPath, bboltPath+"/errors"),
@@ -273,6 +276,10 @@ func TestLayeringCatchesBadImports(t *testing.T) {
 		{pkg("cas/s3store", "cas/packstore"), "cas/s3store imports cas/packstore"},
 		{pkg("cas/s3store", "internal/s3test"), "internal/s3test is test support"},
 		{pkg("newthing", "cas"), "newthing has no layer rule"},
+		{pkg("migrate/gitimport", "migrate/hermes"), "migrate/gitimport imports migrate/hermes"},
+		{pkg("migrate/hermes", "manifest"), "migrate/hermes imports manifest"},
+		{pkg("migrate/cline", "index"), "migrate/cline imports index"},
+		{pkg("migrate/hermes", "migrate/gitimport/gittest"), "migrate/gitimport/gittest is test support"},
 		{withTestBbolt, "casckpt (root) tests import go.etcd.io/bbolt"},
 	} {
 		v := layerViolations([]listedPackage{tc.p})

@@ -11,7 +11,8 @@ import (
 	"time"
 
 	"github.com/casckpt/casckpt"
-	"github.com/casckpt/casckpt/migrate"
+	"github.com/casckpt/casckpt/migrate/gitimport"
+	"github.com/casckpt/casckpt/migrate/hermes"
 )
 
 // migrateSubtrees are 20 disjoint GOROOT/src subtrees of roughly 100 to 360
@@ -71,7 +72,7 @@ func BenchmarkMigrate(b *testing.B) {
 		}
 		b.StartTimer()
 		start := time.Now()
-		rep, err := migrate.Run(context.Background(), store, checkpoints, migrate.Options{})
+		rep, err := hermes.Run(context.Background(), store, checkpoints, gitimport.Options{})
 		elapsed = time.Since(start)
 		b.StopTimer()
 		if err != nil || rep.SnapshotsImported != want || rep.Projects != len(migrateSubtrees) || len(rep.Errors) != 0 {

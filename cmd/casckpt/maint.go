@@ -11,7 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/casckpt/casckpt"
-	"github.com/casckpt/casckpt/migrate"
+	"github.com/casckpt/casckpt/migrate/hermes"
 )
 
 func newGCCommand(g *globals) *cobra.Command {
@@ -187,7 +187,7 @@ func newStatusCommand(g *globals) *cobra.Command {
 				projects = append(projects, projectJSON{Workdir: casckpt.JSONPath(p.Workdir), Machine: labelOrNull(p.Machine), Snapshots: p.Snapshots,
 					CreatedAt: p.Created.Format(time.RFC3339), LastTouch: p.LastTouch.Format(time.RFC3339), State: string(p.State)})
 			}
-			found, err := migrate.Status(cmd.Context(), store, g.legacyDir(""))
+			found, err := hermes.Status(cmd.Context(), store, g.legacyDir(""))
 			if err != nil {
 				return err
 			}

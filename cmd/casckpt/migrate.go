@@ -10,7 +10,8 @@ import (
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 
-	"github.com/casckpt/casckpt/migrate"
+	"github.com/casckpt/casckpt/migrate/gitimport"
+	"github.com/casckpt/casckpt/migrate/hermes"
 )
 
 // legacyDir is where the legacy Hermes stores are looked for: --from, else
@@ -41,7 +42,7 @@ A second run imports nothing; the sources are never changed.`,
 			if err != nil {
 				return err
 			}
-			opts := migrate.Options{}
+			opts := gitimport.Options{}
 			if g.stderrTerminal() {
 				bar := progressbar.NewOptions(-1, progressbar.OptionSetWriter(g.io.err), progressbar.OptionSetDescription("importing commits"),
 					progressbar.OptionShowCount(), progressbar.OptionClearOnFinish())
@@ -51,7 +52,7 @@ A second run imports nothing; the sources are never changed.`,
 					_ = bar.Set(done)
 				}
 			}
-			rep, err := migrate.Run(cmd.Context(), store, g.legacyDir(from), opts)
+			rep, err := hermes.Run(cmd.Context(), store, g.legacyDir(from), opts)
 			if err != nil {
 				return err
 			}
@@ -106,7 +107,7 @@ commit has been imported, and names and keeps (exit 1) any that are not.`,
 					return fmt.Errorf("clear-legacy cancelled; nothing was deleted")
 				}
 			}
-			deleted, kept, freed, err := migrate.ClearLegacy(cmd.Context(), store, dir, false)
+			deleted, kept, freed, err := hermes.ClearLegacy(cmd.Context(), store, dir, false)
 			if err != nil {
 				return err
 			}

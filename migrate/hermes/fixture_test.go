@@ -1,4 +1,4 @@
-package migrate
+package hermes
 
 import (
 	"bytes"
@@ -15,6 +15,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/casckpt/casckpt/migrate/gitimport/gittest"
 )
 
 // The fixture is a Hermes checkpoints directory built once, with the git
@@ -53,14 +55,8 @@ type gitCommit struct {
 	hash   string
 	author int64
 	reason string
-	files  map[string]gitEntry // kept entries by path
+	files  map[string]gittest.File // kept entries by path
 	dirs   map[string]bool
-}
-
-// gitEntry is a file ("file"/"exec", bytes) or a link ("symlink", target).
-type gitEntry struct {
-	kind string
-	data string
 }
 
 var fx *fixture
@@ -518,7 +514,7 @@ func (b *builder) view(gitDir, c string, blobs map[string]string, f *fixture) gi
 	author, err := strconv.ParseInt(meta[0], 10, 64)
 	must(err)
 	reason, _, _ := strings.Cut(strings.TrimLeft(meta[1], " \t\r\n"), "\n")
-	gc := gitCommit{hash: c, author: author, reason: strings.TrimRight(reason, " \t\r"), files: map[string]gitEntry{}, dirs: map[string]bool{}}
+	gc := gitCommit{hash: c, author: author, reason: strings.TrimRight(reason, " \t\r"), files: map[string]gittest.File{}, dirs: map[string]bool{}}
 	for _, line := range strings.Split(b.gitRaw(gitDir, "", "", "", nil, "ls-tree", "-r", "-z", "--full-tree", c), "\x00") {
 		if line == "" {
 			continue
@@ -547,7 +543,7 @@ func (b *builder) view(gitDir, c string, blobs map[string]string, f *fixture) gi
 			f.badNames++
 			continue
 		}
-		gc.files[p] = gitEntry{kind: kind, data: data}
+		gc.files[p] = gittest.File{Kind: kind, Data: data}
 		for d := path.Dir(p); d != "."; d = path.Dir(d) {
 			gc.dirs[d] = true
 		}

@@ -1,4 +1,4 @@
-package migrate
+package gitimport
 
 import (
 	"container/heap"
@@ -28,7 +28,7 @@ const maxTagDepth = 16
 // history reads every commit reachable from tips (through all parents, and
 // through annotated tags) and returns them oldest first: parents before
 // children, and among commits whose parents are all placed, the earliest
-// first. For Hermes' linear histories this is the first-parent chain from
+// first. For a linear history this is the first-parent chain from
 // the root to the tip. Tips that are trees or blobs have no commits. Commits
 // that cannot be read are returned as problems, and the walk goes on
 // without them and their ancestors.

@@ -1,4 +1,4 @@
-package migrate
+package gitimport
 
 import (
 	"context"
@@ -16,7 +16,7 @@ import (
 	"github.com/casckpt/casckpt/manifest"
 )
 
-// sourceError is a failure to read the legacy repository (a missing or
+// sourceError is a failure to read the source repository (a missing or
 // damaged object), as opposed to a failure of the casckpt store. Only the
 // commit that met it is skipped.
 type sourceError struct{ err error }

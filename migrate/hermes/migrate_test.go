@@ -1,7 +1,6 @@
-package migrate
+package hermes
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -9,38 +8,16 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
-	"path"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
-	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/filemode"
-	"github.com/go-git/go-git/v5/plumbing/object"
-	"github.com/go-git/go-git/v5/storage/memory"
-
 	"github.com/casckpt/casckpt"
-	"github.com/casckpt/casckpt/cas"
 	"github.com/casckpt/casckpt/internal/testtree"
-	"github.com/casckpt/casckpt/manifest"
+	"github.com/casckpt/casckpt/migrate/gitimport"
+	"github.com/casckpt/casckpt/migrate/gitimport/gittest"
 )
-
-// newStore opens an empty store and verifies it when the test ends.
-func newStore(t *testing.T) *casckpt.Store {
-	t.Helper()
-	s, err := casckpt.Open(filepath.Join(t.TempDir(), "store"), casckpt.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		v, err := s.Verify(context.Background())
-		if err != nil || len(v.Damaged) != 0 {
-			t.Errorf("verify: %+v %v", v, err)
-		}
-	})
-	return s
-}
 
 // hideGit empties PATH for the rest of the test.
 func hideGit(t *testing.T) {
@@ -48,39 +25,6 @@ func hideGit(t *testing.T) {
 	if _, err := exec.LookPath("git"); err == nil {
 		t.Fatal("git is still reachable")
 	}
-}
-
-// snapshotView reads a snapshot back in the form gitCommit has.
-func snapshotView(t *testing.T, s *casckpt.Store, wd string, id cas.ID) (map[string]gitEntry, map[string]bool) {
-	t.Helper()
-	ctx := context.Background()
-	entries, err := s.Ls(ctx, wd, casckpt.Ref(id.String()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	files, dirs := map[string]gitEntry{}, map[string]bool{}
-	for _, e := range entries {
-		switch e.Entry.Kind {
-		case manifest.KindDir:
-			dirs[e.Path] = true
-		case manifest.KindSymlink:
-			files[e.Path] = gitEntry{kind: "symlink", data: e.Entry.Target}
-		default:
-			var b bytes.Buffer
-			if err := s.Cat(ctx, wd, casckpt.Ref(id.String()), e.Path, &b); err != nil {
-				t.Fatal(err)
-			}
-			kind := "file"
-			if e.Entry.Exec {
-				kind = "exec"
-			}
-			if int64(b.Len()) != e.Entry.Size {
-				t.Errorf("%s: size %d, content %d bytes", e.Path, e.Entry.Size, b.Len())
-			}
-			files[e.Path] = gitEntry{kind: kind, data: b.String()}
-		}
-	}
-	return files, dirs
 }
 
 // checkImported compares every project's snapshots with git's commits.
@@ -101,12 +45,12 @@ func checkImported(t *testing.T, s *casckpt.Store, f *fixture) {
 			if snap.Time.Unix() != c.author || snap.Reason != c.reason {
 				t.Errorf("%s: time %d reason %q, git has author time %d and %q", name, snap.Time.Unix(), snap.Reason, c.author, c.reason)
 			}
-			files, dirs := snapshotView(t, s, wd, snap.ID)
+			files, dirs := gittest.Snapshot(t, s, wd, snap.ID)
 			for p, w := range c.files {
 				if g, ok := files[p]; !ok {
 					t.Errorf("%s: %s is missing", name, p)
 				} else if g != w {
-					t.Errorf("%s: %s is %s %q, git has %s %q", name, p, g.kind, short(g.data), w.kind, short(w.data))
+					t.Errorf("%s: %s is %s %q, git has %s %q", name, p, g.Kind, short(g.Data), w.Kind, short(w.Data))
 				}
 			}
 			for p := range files {
@@ -190,13 +134,13 @@ func TestFindListsRepositoriesAndIgnoresJunk(t *testing.T) {
 func TestImportMatchesGitWithoutGit(t *testing.T) {
 	f, from := getFixture(t)
 	ctx := context.Background()
-	store := newStore(t)
+	store := gittest.NewStore(t)
 	checkStatusBeforeImport(t, store, from, f)
 
 	hideGit(t)
 	before := testtree.ReadDigest(t, from)
 	var calls [][2]int
-	rep, err := Run(ctx, store, from, Options{Progress: func(done, total int) { calls = append(calls, [2]int{done, total}) }})
+	rep, err := Run(ctx, store, from, gitimport.Options{Progress: func(done, total int) { calls = append(calls, [2]int{done, total}) }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,7 +152,7 @@ func TestImportMatchesGitWithoutGit(t *testing.T) {
 	checkImported(t, store, f)
 	checkImportedTimes(t, store, f)
 
-	again, err := Run(ctx, store, from, Options{})
+	again, err := Run(ctx, store, from, gitimport.Options{})
 	if err != nil || again.SnapshotsImported != 0 || again.SnapshotsSkipped != f.total || len(again.Errors) != 0 {
 		t.Fatalf("second run: %+v %v", again, err)
 	}
@@ -255,7 +199,7 @@ func checkStatusBeforeImport(t *testing.T, store *casckpt.Store, from string, f 
 // checkFixtureReport checks the report of the first import of the fixture
 // (from): its totals, and every project of every source imported, the copy
 // of gamma's repository only skipped.
-func checkFixtureReport(t *testing.T, rep Report, f *fixture, from string) {
+func checkFixtureReport(t *testing.T, rep gitimport.Report, f *fixture, from string) {
 	t.Helper()
 	if rep.Projects != len(f.want) || rep.SnapshotsImported != f.unique || rep.SnapshotsSkipped != f.total-f.unique ||
 		len(rep.Errors) != 0 || rep.GitlinksSkipped != f.gitlinks || rep.NamesSkipped != f.badNames {
@@ -317,14 +261,14 @@ func checkImportedTimes(t *testing.T, store *casckpt.Store, f *fixture) {
 func TestClearLegacyKeepsWhatIsNotImported(t *testing.T) {
 	f, from := getFixture(t)
 	ctx := context.Background()
-	store := newStore(t)
+	store := gittest.NewStore(t)
 
 	// Nothing is imported: nothing is deleted.
 	deleted, kept, freed, err := ClearLegacy(ctx, store, from, false)
 	if err != nil || len(deleted) != 0 || len(kept) != len(f.units) || freed != 0 {
 		t.Fatalf("before the import: deleted %v kept %v freed %d: %v", deleted, kept, freed, err)
 	}
-	if _, err := Run(ctx, store, from, Options{}); err != nil {
+	if _, err := Run(ctx, store, from, gitimport.Options{}); err != nil {
 		t.Fatal(err)
 	}
 	// A checkpoint taken in gamma's repository after the import.
@@ -384,7 +328,7 @@ func TestClearLegacyKeepsWhatIsNotImported(t *testing.T) {
 	}
 
 	// Importing the late commit lets it go too.
-	rep, err := Run(ctx, store, from, Options{})
+	rep, err := Run(ctx, store, from, gitimport.Options{})
 	if err != nil || rep.SnapshotsImported != 1 {
 		t.Fatalf("import of the late commit: %+v %v", rep, err)
 	}
@@ -418,9 +362,9 @@ func TestDamagedSourcesAreReportedAndSkipped(t *testing.T) {
 	hideGit(t)
 
 	ctx := context.Background()
-	store := newStore(t)
+	store := gittest.NewStore(t)
 	before := testtree.ReadDigest(t, from)
-	rep, err := Run(ctx, store, from, Options{})
+	rep, err := Run(ctx, store, from, gitimport.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -445,7 +389,7 @@ func TestDamagedSourcesAreReportedAndSkipped(t *testing.T) {
 	if err != nil || len(deleted) != 0 || len(kept) != len(legacy) {
 		t.Fatalf("deleted %v kept %v: %v", deleted, kept, err)
 	}
-	again, err := Run(ctx, store, from, Options{})
+	again, err := Run(ctx, store, from, gitimport.Options{})
 	if err != nil || again.SnapshotsImported != 0 || again.SnapshotsSkipped != 3 {
 		t.Fatalf("second run: %+v %v", again, err)
 	}
@@ -518,7 +462,7 @@ func damagedShadows(b *builder, from string, wd map[string]string) {
 // sources names every problem, and that only the sound commits were
 // imported: ok 1, and holes 1 and 3 (holes, the project at holesWorkdir,
 // fails one commit of three).
-func checkDamagedReport(t *testing.T, rep Report, holesWorkdir, orphanRef, missingBlob string) {
+func checkDamagedReport(t *testing.T, rep gitimport.Report, holesWorkdir, orphanRef, missingBlob string) {
 	t.Helper()
 	all := strings.Join(rep.Errors, "\n")
 	t.Logf("errors:\n%s", all)
@@ -539,121 +483,25 @@ func checkDamagedReport(t *testing.T, rep Report, holesWorkdir, orphanRef, missi
 	}
 }
 
-// TestConverterOddEntries feeds the converter trees git's porcelain would
-// not make, from an in-memory repository.
-func TestConverterOddEntries(t *testing.T) {
-	mem := memory.NewStorage()
-	blob := func(data string) plumbing.Hash {
-		o := mem.NewEncodedObject()
-		o.SetType(plumbing.BlobObject)
-		w, _ := o.Writer()
-		w.Write([]byte(data))
-		w.Close()
-		h, err := mem.SetEncodedObject(o)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return h
-	}
-	tree := func(entries ...object.TreeEntry) plumbing.Hash {
-		o := mem.NewEncodedObject()
-		if err := (&object.Tree{Entries: entries}).Encode(o); err != nil {
-			t.Fatal(err)
-		}
-		h, err := mem.SetEncodedObject(o)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return h
-	}
-	emptyDir := tree()
-	onlyGitlink := tree(object.TreeEntry{Name: "s", Mode: filemode.Submodule, Hash: plumbing.NewHash(strings.Repeat("ab", 20))})
-	sub := tree(object.TreeEntry{Name: "f", Mode: filemode.Regular, Hash: blob("in sub\n")})
-	root := tree(
-		object.TreeEntry{Name: "..", Mode: filemode.Regular, Hash: blob("dots")},
-		object.TreeEntry{Name: ".GIT", Mode: filemode.Dir, Hash: sub},
-		object.TreeEntry{Name: "a", Mode: filemode.Regular, Hash: blob("a\n")},
-		object.TreeEntry{Name: "d", Mode: filemode.Dir, Hash: sub},
-		object.TreeEntry{Name: "empty", Mode: filemode.Dir, Hash: emptyDir},
-		object.TreeEntry{Name: "g", Mode: filemode.Dir, Hash: onlyGitlink},
-		object.TreeEntry{Name: "old-exec", Mode: filemode.FileMode(0o100775), Hash: blob("#!/bin/sh\n")},
-		object.TreeEntry{Name: "old-group", Mode: filemode.Deprecated, Hash: blob("664\n")},
-		object.TreeEntry{Name: "weird", Mode: filemode.FileMode(0o070000), Hash: blob("?")},
-		object.TreeEntry{Name: "zlink", Mode: filemode.Symlink, Hash: blob("a")},
-	)
-	store := newStore(t)
-	ctx := context.Background()
-	var res treeResult
-	wd := t.TempDir()
-	_, err := store.Import(ctx, casckpt.ImportProject{Workdir: wd, Snapshots: []casckpt.ImportSnapshot{{Origin: "test",
-		Build: func(ctx context.Context, put cas.Putter) (cas.ID, int64, int64, error) {
-			var err error
-			res, err = newConverter(mem, put, 50_000, 10<<20).root(ctx, root)
-			return res.id, res.files, res.bytes, err
-		}}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.gitlinks != 2 || res.badNames != 2 || res.files != 5 {
-		t.Errorf("result %+v, want 2 gitlinks (g/s, and weird as git reads it), 2 bad names (.GIT, ..), 5 files", res)
-	}
-	files, dirs := snapshotView(t, store, wd, mustOnly(t, store, wd))
-	want := map[string]gitEntry{"a": {"file", "a\n"}, "d/f": {"file", "in sub\n"}, "old-exec": {"exec", "#!/bin/sh\n"},
-		"old-group": {"file", "664\n"}, "zlink": {"symlink", "a"}}
-	if !mapsEqualEntries(files, want) || !slices.Equal(keys(dirs), []string{"d"}) {
-		t.Errorf("files %v dirs %v", files, keys(dirs))
-	}
-
-	// A tree that is not there is the source's fault.
-	_, err = store.Import(ctx, casckpt.ImportProject{Workdir: wd, Snapshots: []casckpt.ImportSnapshot{{Origin: "test2",
-		Build: func(ctx context.Context, put cas.Putter) (cas.ID, int64, int64, error) {
-			_, err := newConverter(mem, put, 50_000, 10<<20).root(ctx, plumbing.NewHash(strings.Repeat("12", 20)))
-			return cas.ID{}, 0, 0, err
-		}}}})
-	if se := (*sourceError)(nil); !errors.As(err, &se) {
-		t.Errorf("missing tree: %v", err)
-	}
-}
-
-func mustOnly(t *testing.T, s *casckpt.Store, wd string) cas.ID {
-	list, err := s.List(context.Background(), wd, 0)
-	if err != nil || len(list) != 1 {
-		t.Fatalf("list: %+v %v", list, err)
-	}
-	return list[0].ID
-}
-
-func mapsEqualEntries(a, b map[string]gitEntry) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if b[k] != v {
-			return false
-		}
-	}
-	return true
-}
-
 func TestRunStopsWhenCancelled(t *testing.T) {
 	_, from := getFixture(t)
-	store := newStore(t)
+	store := gittest.NewStore(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := Run(ctx, store, from, Options{}); !errors.Is(err, context.Canceled) {
+	if _, err := Run(ctx, store, from, gitimport.Options{}); !errors.Is(err, context.Canceled) {
 		t.Fatalf("run: %v", err)
 	}
 }
 
 func TestMissingSourceDirectoryHoldsNothing(t *testing.T) {
 	ctx := context.Background()
-	store := newStore(t)
+	store := gittest.NewStore(t)
 	from := filepath.Join(t.TempDir(), "nothing")
 	sources, err := findSources(from)
 	if err != nil || len(sources) != 0 || sources == nil {
 		t.Fatalf("find: %v %v", sources, err)
 	}
-	rep, err := Run(ctx, store, from, Options{})
+	rep, err := Run(ctx, store, from, gitimport.Options{})
 	if err != nil || rep.Projects != 0 || rep.Errors == nil || len(rep.Errors) != 0 {
 		t.Fatalf("run: %+v %v", rep, err)
 	}
@@ -668,55 +516,6 @@ func TestMissingSourceDirectoryHoldsNothing(t *testing.T) {
 	for _, p := range []string{from, store.Dir()} {
 		if _, err := os.Stat(p); !os.IsNotExist(err) {
 			t.Errorf("%s was created", p)
-		}
-	}
-}
-
-func TestReadOnlyFSRefusesWrites(t *testing.T) {
-	dir := t.TempDir()
-	os.WriteFile(filepath.Join(dir, "f"), []byte("x"), 0o644)
-	st := openRepo(dir)
-	defer closeRepo(st)
-	fsys := st.Filesystem()
-	if _, err := fsys.Create("new"); !errors.Is(err, errReadOnly) {
-		t.Errorf("create: %v", err)
-	}
-	if _, err := fsys.OpenFile("f", os.O_RDWR, 0); !errors.Is(err, errReadOnly) {
-		t.Errorf("open read-write: %v", err)
-	}
-	if err := fsys.MkdirAll("d", 0o755); !errors.Is(err, errReadOnly) {
-		t.Errorf("mkdir: %v", err)
-	}
-	if err := fsys.Rename("f", "g"); !errors.Is(err, errReadOnly) {
-		t.Errorf("rename: %v", err)
-	}
-	if err := fsys.Remove("f"); !errors.Is(err, errReadOnly) {
-		t.Errorf("remove: %v", err)
-	}
-	f, err := fsys.Open("f")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := f.Write([]byte("y")); err == nil {
-		t.Error("a file opened for reading took a write")
-	}
-	f.Close()
-	entries, _ := os.ReadDir(dir)
-	if len(entries) != 1 || path.Base(entries[0].Name()) != "f" {
-		t.Errorf("the directory holds %v", entries)
-	}
-}
-
-func TestFirstLine(t *testing.T) {
-	for _, c := range []struct{ msg, enc, want string }{
-		{"subject\n\nbody", "", "subject"},
-		{"\n\n  subject  \r\nmore", "", "subject"},
-		{"", "", ""},
-		{"caf\xe9", "ISO-8859-1", "café"},
-		{"bad \xff byte", "", "bad \uFFFD byte"},
-	} {
-		if got := firstLine(c.msg, c.enc); got != c.want {
-			t.Errorf("firstLine(%q, %q) = %q, want %q", c.msg, c.enc, got, c.want)
 		}
 	}
 }
@@ -748,8 +547,8 @@ func TestProjectWhoseDirectoryIsGone(t *testing.T) {
 	}
 	hideGit(t)
 	ctx := context.Background()
-	store := newStore(t)
-	rep, err := Run(ctx, store, from, Options{})
+	store := gittest.NewStore(t)
+	rep, err := Run(ctx, store, from, gitimport.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -764,7 +563,7 @@ func TestProjectWhoseDirectoryIsGone(t *testing.T) {
 
 // failingImporter fails every Import with err, counting the calls.
 type failingImporter struct {
-	Importer
+	gitimport.Importer
 	err   error
 	calls int
 }
@@ -787,13 +586,35 @@ func TestRunStopsWhenTheStoreFails(t *testing.T) {
 		{fmt.Errorf("%w: bad page", casckpt.ErrDatabase), true},
 		{errors.New("one project fails"), false},
 	} {
-		imp := &failingImporter{Importer: newStore(t), err: tc.err}
-		rep, err := Run(context.Background(), imp, from, Options{})
+		imp := &failingImporter{Importer: gittest.NewStore(t), err: tc.err}
+		rep, err := Run(context.Background(), imp, from, gitimport.Options{})
 		if tc.stop && (!errors.Is(err, tc.err) || imp.calls != 1) {
 			t.Fatalf("%v: run returned %v after %d imports; want it to stop at the first", tc.err, err, imp.calls)
 		}
 		if !tc.stop && (err != nil || imp.calls < len(f.want) || len(rep.Errors) < imp.calls) {
 			t.Fatalf("%v: run returned %v after %d imports of %d projects, errors %q", tc.err, err, imp.calls, len(f.want), rep.Errors)
 		}
+	}
+}
+
+// TestMigrateWorkdirNotUTF8: Hermes writes a project record with Python's
+// json, so a workdir that is not UTF-8 comes as \udcXX (its
+// surrogateescape string): the project is imported at the directory with
+// those bytes, not at one with U+FFFD in its name.
+func TestMigrateWorkdirNotUTF8(t *testing.T) {
+	checkpoints := t.TempDir()
+	r := gittest.NewRepo(t, filepath.Join(checkpoints, "store"))
+	wd := filepath.Join(t.TempDir(), "proj\xffect")
+	root := r.Put("tree", gittest.Tree(gittest.Entry{Mode: "100644", Name: "f", Hash: r.Put("blob", []byte("x\n"))}))
+	r.Write("refs/hermes/k", r.Commit(root, "checkpoint of k")+"\n")
+	r.Write("projects/k.json", `{"workdir":"`+strings.ReplaceAll(wd, "\xff", `\udcff`)+`"}`)
+	store := gittest.NewStore(t)
+	rep, err := Run(context.Background(), store, checkpoints, gitimport.Options{})
+	if err != nil || rep.SnapshotsImported != 1 || len(rep.Errors) != 0 {
+		t.Fatalf("migrate: %+v %v", rep, err)
+	}
+	files, _ := gittest.Snapshot(t, store, wd, gittest.Only(t, store, wd))
+	if !maps.Equal(files, map[string]gittest.File{"f": {Kind: "file", Data: "x\n"}}) {
+		t.Errorf("%q holds %v", wd, files)
 	}
 }

@@ -1,4 +1,4 @@
-package migrate
+package gitimport
 
 import (
 	"context"
@@ -53,8 +53,8 @@ type Report struct {
 	// Errors describe, one line each, what could not be read or imported;
 	// everything else was imported. Never nil.
 	Errors []string
-	// GitlinksSkipped counts submodule entries, whose content no legacy
-	// store holds, and NamesSkipped entries casckpt cannot hold (see
+	// GitlinksSkipped counts submodule entries, whose content the source
+	// repository does not hold, and NamesSkipped entries casckpt cannot hold (see
 	// manifest.ValidName; also .git entries and empty or oversized link
 	// targets), each summed over the snapshots imported.
 	GitlinksSkipped int
@@ -66,7 +66,7 @@ type Report struct {
 	Sources []SourceReport
 }
 
-// SourceReport is what Run did with one legacy repository.
+// SourceReport is what Run did with one repository.
 type SourceReport struct {
 	Path     string // the git directory
 	Unit     string // see Source.Unit
@@ -106,7 +106,7 @@ type job struct {
 	commits []*commit
 }
 
-// Importer is what migration needs of a casckpt store: *casckpt.Store
+// Importer is what an import needs of a casckpt store: *casckpt.Store
 // implements it. Import records a project's imported snapshots in one
 // commit; Imported reports which origins have been imported.
 type Importer interface {
@@ -116,28 +116,28 @@ type Importer interface {
 
 var _ Importer = (*casckpt.Store)(nil)
 
-// Run imports every commit of every legacy repository under from that is
-// not imported yet: each project's history, oldest first, becomes
-// snapshots of the project, with the commit's author time, its message's
-// first line as reason and exactly its files, executable bits and symbolic
-// links. It never writes under from and needs no git program.
+// Run imports every commit of every repository that f finds that is not
+// imported yet: each project's history, oldest first, becomes snapshots of
+// the project, with the commit's author time, its message's first line as
+// reason and exactly its files, executable bits and symbolic links. It
+// never writes to the repositories and needs no git program.
 //
 // What cannot be read (a repository, a project, a commit) is reported in
 // Report.Errors and skipped; the rest is still imported, and so is
 // another project when one fails to import. Run returns an error, with the
-// report of what was done, only when from cannot be listed, ctx ends, or
+// report of what was done, only when f's Candidates fails, ctx ends, or
 // the store is busy (casckpt.ErrBusy) or damaged (casckpt.ErrDatabase).
-func Run(ctx context.Context, store Importer, from string, opts Options) (Report, error) {
+func Run(ctx context.Context, store Importer, f Finder, opts Options) (Report, error) {
 	opts = opts.withDefaults()
 	rep := Report{Errors: []string{}, Sources: []SourceReport{}}
-	units, err := scan(from)
+	units, err := Scan(f)
 	if err != nil {
 		return rep, err
 	}
 	var sources []*Source
 	for _, u := range units {
-		rep.Errors = append(rep.Errors, u.problems...)
-		sources = append(sources, u.sources...)
+		rep.Errors = append(rep.Errors, u.Problems...)
+		sources = append(sources, u.Sources...)
 	}
 	slices.SortFunc(sources, func(a, b *Source) int { return strings.Compare(a.Path, b.Path) })
 	rep.Sources = make([]SourceReport, len(sources))

@@ -1,24 +1,16 @@
-package migrate
+package gitimport
 
 import (
 	"bytes"
 	"context"
-	"crypto/sha1"
-	"encoding/hex"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/casckpt/casckpt"
+	"github.com/casckpt/casckpt/migrate/gitimport/gittest"
 )
-
-// gitName is the name git gives an object of type typ holding content.
-func gitName(typ string, content []byte) string {
-	sum := sha1.Sum(append([]byte(fmt.Sprintf("%s %d\x00", typ, len(content))), content...))
-	return hex.EncodeToString(sum[:])
-}
 
 // fuzzHello is the one blob every fuzzed store holds besides the fuzzed
 // objects; fuzzLiar is the name under which the fuzzed tree is also
@@ -31,7 +23,7 @@ var (
 // fuzzOptions keep an iteration fast: a few files, small ones.
 var fuzzOptions = Options{MaxFiles: 64, MaxFileSize: 4 << 10}
 
-// migrateFuzzed writes a legacy store of three projects and imports it: a
+// migrateFuzzed writes a repository of three projects and imports it: a
 // project whose commit names tree root, stored under its true name; one
 // whose commit names the same content stored under fuzzLiar; and, if
 // commitBody is not nil, one whose reference names a commit holding
@@ -42,19 +34,16 @@ var fuzzOptions = Options{MaxFiles: 64, MaxFileSize: 4 << 10}
 // accounts for every commit, never imports the liar, and leaves a store
 // that verifies.
 func migrateFuzzed(t *testing.T, root, second, commitBody []byte) {
-	checkpoints := t.TempDir()
-	r := newRawStore(t, checkpoints)
+	r := newRawStore(t)
 	base := t.TempDir()
-	r.put("blob", fuzzHello)
-	r.put("blob", second)
-	r.put("tree", second)
+	r.Put("blob", fuzzHello)
+	r.Put("blob", second)
+	r.Put("tree", second)
 	trueWd, liarWd := filepath.Join(base, "true"), filepath.Join(base, "liar")
-	r.project("true", trueWd, r.put("tree", root))
-	r.project("liar", liarWd, r.putAs(fuzzLiar, "tree", root))
+	r.project("true", trueWd, r.Put("tree", root))
+	r.project("liar", liarWd, r.PutAs(fuzzLiar, "tree", root))
 	if commitBody != nil {
-		c := r.put("commit", commitBody)
-		must(os.WriteFile(filepath.Join(r.dir, "refs/hermes", "commit"), []byte(c+"\n"), 0o644))
-		must(os.WriteFile(filepath.Join(r.dir, "projects", "commit.json"), []byte(fmt.Sprintf(`{"workdir":%q}`, filepath.Join(base, "commit"))), 0o644))
+		r.ref("commit", filepath.Join(base, "commit"), r.Put("commit", commitBody))
 	}
 
 	store, err := casckpt.Open(filepath.Join(t.TempDir(), "store"), casckpt.Options{})
@@ -62,7 +51,7 @@ func migrateFuzzed(t *testing.T, root, second, commitBody []byte) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	rep, err := Run(ctx, store, checkpoints, fuzzOptions)
+	rep, err := Run(ctx, store, r, fuzzOptions)
 	if err != nil && strings.ContainsAny(err.Error(), "\r\n") {
 		t.Errorf("error of more than one line: %q", err)
 	}
@@ -90,36 +79,29 @@ func migrateFuzzed(t *testing.T, root, second, commitBody []byte) {
 	}
 }
 
-// entry encodes one tree entry as git does, with no check of its parts.
-func entry(mode, name, hash string) []byte {
-	h, err := hex.DecodeString(hash)
-	must(err)
-	return append([]byte(mode+" "+name+"\x00"), h...)
-}
-
 // FuzzMigrateTree imports a fuzzed root tree, which may name the blob
 // "hello\n", the fuzzed second object (as a blob or as a tree), and
 // fuzzLiar: the same fuzzed tree stored under a name it does not hash to.
 func FuzzMigrateTree(f *testing.F) {
-	hello := gitName("blob", fuzzHello)
-	one := tree(rawEntry{"100644", "f", hello})
-	f.Add(one, []byte(nil))                                                               // one file
-	f.Add([]byte{}, []byte{})                                                             // the empty tree
-	f.Add(tree(rawEntry{"100644", "f", hello}, rawEntry{"40000", "loop", fuzzLiar}), one) // the liar names itself
-	f.Add(one[:len(one)-5], []byte(nil))                                                  // a truncated entry
-	f.Add([]byte("100644 f"), []byte(nil))                                                // an entry cut in its name
-	f.Add(bytes.Join([][]byte{entry("100644", "..", hello), entry("100644", "a/b", hello),
-		entry("100644", "", hello), entry("40000", ".git", hello)}, nil), []byte(nil)) // names casckpt cannot hold
-	f.Add(tree(rawEntry{"160000", "sub", hello}, rawEntry{"100644", "f", hello}), []byte(nil)) // a gitlink
+	hello := gittest.Name("blob", fuzzHello)
+	one := gittest.Tree(gittest.Entry{Mode: "100644", Name: "f", Hash: hello})
+	f.Add(one, []byte(nil))                                                                                                                     // one file
+	f.Add([]byte{}, []byte{})                                                                                                                   // the empty tree
+	f.Add(gittest.Tree(gittest.Entry{Mode: "100644", Name: "f", Hash: hello}, gittest.Entry{Mode: "40000", Name: "loop", Hash: fuzzLiar}), one) // the liar names itself
+	f.Add(one[:len(one)-5], []byte(nil))                                                                                                        // a truncated entry
+	f.Add([]byte("100644 f"), []byte(nil))                                                                                                      // an entry cut in its name
+	f.Add(bytes.Join([][]byte{gittest.RawEntry("100644", "..", hello), gittest.RawEntry("100644", "a/b", hello),
+		gittest.RawEntry("100644", "", hello), gittest.RawEntry("40000", ".git", hello)}, nil), []byte(nil)) // names casckpt cannot hold
+	f.Add(gittest.Tree(gittest.Entry{Mode: "160000", Name: "sub", Hash: hello}, gittest.Entry{Mode: "100644", Name: "f", Hash: hello}), []byte(nil)) // a gitlink
 	// A subdirectory, a link and an executable that name the second object.
-	sub := tree(rawEntry{"100644", "g", hello})
-	f.Add(tree(rawEntry{"40000", "d", gitName("tree", sub)}, rawEntry{"120000", "l", gitName("blob", sub)},
-		rawEntry{"100755", "x", gitName("blob", sub)}), sub)
+	sub := gittest.Tree(gittest.Entry{Mode: "100644", Name: "g", Hash: hello})
+	f.Add(gittest.Tree(gittest.Entry{Mode: "40000", Name: "d", Hash: gittest.Name("tree", sub)}, gittest.Entry{Mode: "120000", Name: "l", Hash: gittest.Name("blob", sub)},
+		gittest.Entry{Mode: "100755", Name: "x", Hash: gittest.Name("blob", sub)}), sub)
 	// A subdirectory that is a blob, a file that is a tree, two entries of
 	// one name, a missing object, an odd mode.
-	f.Add(bytes.Join([][]byte{entry("40000", "a", hello), entry("100644", "b", gitName("tree", one)),
-		entry("100644", "c", hello), entry("100644", "c", hello), entry("100644", "m", strings.Repeat("12", 20)),
-		entry("777", "o", hello)}, nil), one)
+	f.Add(bytes.Join([][]byte{gittest.RawEntry("40000", "a", hello), gittest.RawEntry("100644", "b", gittest.Name("tree", one)),
+		gittest.RawEntry("100644", "c", hello), gittest.RawEntry("100644", "c", hello), gittest.RawEntry("100644", "m", strings.Repeat("12", 20)),
+		gittest.RawEntry("777", "o", hello)}, nil), one)
 	f.Fuzz(func(t *testing.T, root, second []byte) {
 		migrateFuzzed(t, root, second, nil)
 	})
@@ -129,13 +111,13 @@ func FuzzMigrateTree(f *testing.F) {
 // the valid tree holding "hello\n", and the parents the fuzzed second
 // object as a tree or a blob.
 func FuzzMigrateCommit(f *testing.F) {
-	hello := gitName("blob", fuzzHello)
-	one := tree(rawEntry{"100644", "f", hello})
-	good := fmt.Sprintf("tree %s\nauthor h <h@x> 1700000000 +0000\ncommitter h <h@x> 1700000000 +0000\n\ncheckpoint\n", gitName("tree", one))
+	hello := gittest.Name("blob", fuzzHello)
+	one := gittest.Tree(gittest.Entry{Mode: "100644", Name: "f", Hash: hello})
+	good := fmt.Sprintf("tree %s\nauthor h <h@x> 1700000000 +0000\ncommitter h <h@x> 1700000000 +0000\n\ncheckpoint\n", gittest.Name("tree", one))
 	f.Add([]byte(good))
 	f.Add([]byte{})
 	f.Add([]byte(good[:30]))
-	f.Add([]byte(strings.Replace(good, "\n\n", "\nparent "+fuzzLiar+"\nparent "+gitName("tree", one)+"\n\n", 1)))
+	f.Add([]byte(strings.Replace(good, "\n\n", "\nparent "+fuzzLiar+"\nparent "+gittest.Name("tree", one)+"\n\n", 1)))
 	f.Add([]byte(strings.Replace(good, "1700000000 +0000", "-99999999999999999 +9999", 1)))
 	f.Add([]byte(strings.Replace(good, "\n\n", "\nencoding iso-8859-1\n\n\xe9t\xe9\n", 1)))
 	f.Add([]byte("tree " + strings.Repeat("zz", 20) + "\n"))

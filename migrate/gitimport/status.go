@@ -1,4 +1,4 @@
-package migrate
+package gitimport
 
 import (
 	"context"
@@ -11,29 +11,27 @@ import (
 	"github.com/casckpt/casckpt"
 )
 
-// Legacy is a top-level legacy store in a source directory: the shared
-// store, a shadow repository, or a legacy-* directory of them.
-type Legacy struct {
+// UnitStatus is how far a unit is imported.
+type UnitStatus struct {
 	Path string
 	// SizeBytes adds up the sizes of every file under Path.
 	SizeBytes int64
 	// Migrated: every commit reachable from every reference (HEAD
 	// included) of every repository in it has been imported, and nothing
-	// in it is unreadable. A store with no commits is migrated.
+	// in it is unreadable. A unit with no commits is migrated.
 	Migrated bool
 }
 
-// Status lists the legacy stores under from, ordered by path, with their
-// size and whether they are fully imported into store. A missing from
-// holds none. A store that cannot be read is listed as not migrated; only
-// a directory that cannot be listed, or a failing casckpt store, is an
-// error. Status writes nothing.
-func Status(ctx context.Context, store Importer, from string) ([]Legacy, error) {
-	units, err := scan(from)
+// Status lists the units f finds, in its order, with their size and
+// whether they are fully imported into store. A unit that cannot be read
+// is listed as not migrated; only a failing Candidates, or a failing
+// casckpt store, is an error. Status writes nothing.
+func Status(ctx context.Context, store Importer, f Finder) ([]UnitStatus, error) {
+	units, err := Scan(f)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]Legacy, 0, len(units))
+	out := make([]UnitStatus, 0, len(units))
 	for _, u := range units {
 		l, err := unitStatus(ctx, store, u)
 		if err != nil {
@@ -46,15 +44,15 @@ func Status(ctx context.Context, store Importer, from string) ([]Legacy, error) 
 
 // unitStatus measures a unit and checks that every commit in it has been
 // imported under the workdir of a project of its repository.
-func unitStatus(ctx context.Context, store Importer, u unit) (Legacy, error) {
-	l := Legacy{Path: u.path, Migrated: len(u.problems) == 0}
-	size, err := casckpt.DirSize(u.path)
+func unitStatus(ctx context.Context, store Importer, u Unit) (UnitStatus, error) {
+	l := UnitStatus{Path: u.Path, Migrated: len(u.Problems) == 0}
+	size, err := casckpt.DirSize(u.Path)
 	if err != nil {
 		l.Migrated = false
 	}
 	l.SizeBytes = size
 	var origins []string
-	for _, s := range u.sources {
+	for _, s := range u.Sources {
 		if err := ctx.Err(); err != nil {
 			return l, err
 		}
@@ -75,8 +73,8 @@ func unitStatus(ctx context.Context, store Importer, u unit) (Legacy, error) {
 				}
 			}
 			var tips []plumbing.Hash
-			for _, t := range s.unowned {
-				tips = append(tips, t.hash)
+			for _, r := range s.Unowned {
+				tips = append(tips, r.Hash)
 			}
 			commits, problems := history(st, tips)
 			if len(problems) > 0 {
@@ -98,7 +96,7 @@ func unitStatus(ctx context.Context, store Importer, u unit) (Legacy, error) {
 	}
 	imported, err := store.Imported(ctx, origins)
 	if err != nil {
-		return l, fmt.Errorf("legacy store %s: %w", u.path, err)
+		return l, fmt.Errorf("legacy store %s: %w", u.Path, err)
 	}
 	for _, o := range origins {
 		if !imported[o] {
@@ -109,22 +107,21 @@ func unitStatus(ctx context.Context, store Importer, u unit) (Legacy, error) {
 	return l, nil
 }
 
-// ClearLegacy deletes, each whole, the legacy stores under from that are
-// fully imported into store (see Legacy.Migrated): the shared store, a
-// shadow repository, or a legacy-* directory when everything in it is
-// imported. It keeps the others and names them in kept. Each store is
-// read and checked just before it is deleted. With dryRun it deletes nothing
-// and returns what it would do. deleted and kept are never nil.
-func ClearLegacy(ctx context.Context, store Importer, from string, dryRun bool) (deleted, kept []string, bytesFreed int64, err error) {
+// Clear deletes, each whole, the units f finds that are fully imported
+// into store (see UnitStatus.Migrated). It keeps the others and names them
+// in kept. Each unit is read and checked just before it is deleted. With
+// dryRun it deletes nothing and returns what it would do. deleted and kept
+// are never nil.
+func Clear(ctx context.Context, store Importer, f Finder, dryRun bool) (deleted, kept []string, bytesFreed int64, err error) {
 	deleted, kept = []string{}, []string{}
-	paths, err := candidates(from)
+	paths, err := f.Candidates()
 	if err != nil {
 		return deleted, kept, 0, err
 	}
 	for _, p := range paths {
 		// Each unit is read just before it is judged, to narrow the window
-		// in which Hermes could add a commit unseen.
-		u, ok := scanUnit(p)
+		// in which its agent could add a commit unseen.
+		u, ok := f.Read(p)
 		if !ok {
 			continue
 		}
@@ -133,15 +130,15 @@ func ClearLegacy(ctx context.Context, store Importer, from string, dryRun bool) 
 			return deleted, kept, bytesFreed, err
 		}
 		if !l.Migrated {
-			kept = append(kept, u.path)
+			kept = append(kept, u.Path)
 			continue
 		}
 		if !dryRun {
-			if err := os.RemoveAll(u.path); err != nil {
-				return deleted, kept, bytesFreed, fmt.Errorf("delete legacy store %s: %w", u.path, err)
+			if err := os.RemoveAll(u.Path); err != nil {
+				return deleted, kept, bytesFreed, fmt.Errorf("delete legacy store %s: %w", u.Path, err)
 			}
 		}
-		deleted = append(deleted, u.path)
+		deleted = append(deleted, u.Path)
 		bytesFreed += l.SizeBytes
 	}
 	return deleted, kept, bytesFreed, nil

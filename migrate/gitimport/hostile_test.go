@@ -1,0 +1,80 @@
+package gitimport
+
+import (
+	"bytes"
+	"context"
+	"maps"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/casckpt/casckpt/migrate/gitimport/gittest"
+)
+
+// A hostile store: a tree that contains itself, a tree bomb, a blob that
+// does not match its name and a file over the size limit. Each damaged
+// project fails alone with a one-line error; the others are imported; the
+// large file is left out unread.
+func TestMigrateHostileStore(t *testing.T) {
+	r := newRawStore(t)
+	base := t.TempDir()
+	wd := func(name string) string { return filepath.Join(base, name) }
+	small := r.Put("blob", []byte("hello\n"))
+
+	// A loose tree whose entry names the tree itself: its content cannot
+	// hash to its name, and walking it never ends.
+	self := strings.Repeat("ab", 20)
+	r.PutAs(self, "tree", gittest.Tree(gittest.Entry{Mode: "100644", Name: "f", Hash: small}, gittest.Entry{Mode: "40000", Name: "loop", Hash: self}))
+	r.project("cycle", wd("cycle"), self)
+
+	// 30 nested trees of two entries each naming the next: 2^30 paths.
+	level := r.Put("tree", gittest.Tree(gittest.Entry{Mode: "100644", Name: "f", Hash: small}))
+	for range 30 {
+		level = r.Put("tree", gittest.Tree(gittest.Entry{Mode: "40000", Name: "a", Hash: level}, gittest.Entry{Mode: "40000", Name: "b", Hash: level}))
+	}
+	r.project("bomb", wd("bomb"), level)
+
+	// A blob stored under another blob's name.
+	liar := r.PutAs(strings.Repeat("cd", 20), "blob", []byte("not what its name says\n"))
+	r.project("corrupt", wd("corrupt"), r.Put("tree", gittest.Tree(gittest.Entry{Mode: "100644", Name: "f", Hash: liar})))
+
+	// A large file whose content does not match its name either: it must
+	// be left out without being read.
+	big := r.PutAs(strings.Repeat("ef", 20), "blob", bytes.Repeat([]byte{'x'}, 2<<20))
+	r.project("good", wd("good"), r.Put("tree", gittest.Tree(gittest.Entry{Mode: "100644", Name: "small.txt", Hash: small}, gittest.Entry{Mode: "100644", Name: "big.bin", Hash: big})))
+
+	store := gittest.NewStore(t)
+	rep, err := Run(context.Background(), store, r, Options{MaxFileSize: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.SnapshotsImported != 1 || rep.FilesTooLarge != 1 {
+		t.Fatalf("imported %d snapshots, %d files too large; want 1 and 1; errors %q", rep.SnapshotsImported, rep.FilesTooLarge, rep.Errors)
+	}
+	wantErrs := map[string]string{"cycle": "does not match its hash", "bomb": "more than 50000 files", "corrupt": "does not match its hash"}
+	for name, want := range wantErrs {
+		found := false
+		for _, e := range rep.Errors {
+			if strings.Contains(e, wd(name)+":") {
+				if found || !strings.Contains(e, want) || strings.Contains(e, "\n") {
+					t.Errorf("error of %s: %q, want one line with %q", name, e, want)
+				}
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("no error for %s in %q", name, rep.Errors)
+		}
+	}
+	if len(rep.Errors) != len(wantErrs) {
+		t.Errorf("errors: %q", rep.Errors)
+	}
+	files, _ := gittest.Snapshot(t, store, wd("good"), gittest.Only(t, store, wd("good")))
+	if !maps.Equal(files, map[string]gittest.File{"small.txt": {Kind: "file", Data: "hello\n"}}) {
+		t.Errorf("good project holds %v", files)
+	}
+	list, err := store.List(context.Background(), wd("good"), 0)
+	if err != nil || list[0].MaxFileSize != 1<<20 {
+		t.Errorf("the imported snapshot's size limit: %+v %v", list, err)
+	}
+}
