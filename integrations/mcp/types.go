@@ -14,55 +14,55 @@ import (
 // ListInput is checkpoint_list's arguments (casckpt list).
 type ListInput struct {
 	Dir     jsonapi.Path `json:"dir" jsonschema:"the project directory (absolute)"`
-	N       int              `json:"n,omitempty" jsonschema:"show the newest N only (0: all)"`
-	Session string           `json:"session,omitempty" jsonschema:"show only the snapshots of the agent's session ID"`
+	N       int          `json:"n,omitempty" jsonschema:"show the newest N only (0: all)"`
+	Session string       `json:"session,omitempty" jsonschema:"show only the snapshots of the agent's session ID"`
 }
 
 // DiffInput is checkpoint_diff's arguments (casckpt diff --patch).
 type DiffInput struct {
 	Dir           jsonapi.Path   `json:"dir" jsonschema:"the project directory (absolute)"`
-	Snap          string             `json:"snap" jsonschema:"the checkpoint to compare from: an ID, a unique prefix of one, @N (the N-th newest) or #N (its stable number)"`
-	Snap2         string             `json:"snap2,omitempty" jsonschema:"the checkpoint to compare to (default: the working tree)"`
+	Snap          string         `json:"snap" jsonschema:"the checkpoint to compare from: an ID, a unique prefix of one, @N (the N-th newest) or #N (its stable number)"`
+	Snap2         string         `json:"snap2,omitempty" jsonschema:"the checkpoint to compare to (default: the working tree)"`
 	Paths         []jsonapi.Path `json:"paths,omitempty" jsonschema:"give the patch of these files only (relative to dir; a directory selects the files below it); files still lists every change"`
-	MaxPatchBytes int                `json:"max_patch_bytes,omitempty" jsonschema:"cut the patches at N bytes in all, at a line end, and set patch_truncated (default 65536)"`
+	MaxPatchBytes int            `json:"max_patch_bytes,omitempty" jsonschema:"cut the patches at N bytes in all, at a line end, and set patch_truncated (default 65536)"`
 }
 
 // RestoreInput is checkpoint_restore's arguments (casckpt restore).
 type RestoreInput struct {
 	Dir           jsonapi.Path   `json:"dir" jsonschema:"the project directory (absolute)"`
-	Snap          string             `json:"snap" jsonschema:"the checkpoint to restore: an ID, a unique prefix of one, @N (the N-th newest) or #N (its stable number)"`
+	Snap          string         `json:"snap" jsonschema:"the checkpoint to restore: an ID, a unique prefix of one, @N (the N-th newest) or #N (its stable number)"`
 	Paths         []jsonapi.Path `json:"paths,omitempty" jsonschema:"restore only these paths (relative to dir)"`
-	DryRun        *bool              `json:"dry_run,omitempty" jsonschema:"show what would change and change nothing (default true)"`
-	Safe          bool               `json:"safe,omitempty" jsonschema:"restore only what agents changed; keep and list everything else"`
-	MaxFileSizeMB int64              `json:"max_file_size_mb,omitempty" jsonschema:"files larger than N MiB that SNAP lacks are excluded, so never touched (default: the snapshot's own limit)"`
-	MaxFiles      int                `json:"max_files,omitempty" jsonschema:"refuse a tree of more than N files (default 50000)"`
+	DryRun        *bool          `json:"dry_run,omitempty" jsonschema:"show what would change and change nothing (default true)"`
+	Safe          bool           `json:"safe,omitempty" jsonschema:"restore only what agents changed; keep and list everything else"`
+	MaxFileSizeMB int64          `json:"max_file_size_mb,omitempty" jsonschema:"files larger than N MiB that SNAP lacks are excluded, so never touched (default: the snapshot's own limit)"`
+	MaxFiles      int            `json:"max_files,omitempty" jsonschema:"refuse a tree of more than N files (default 50000)"`
 }
 
 // CreateInput is checkpoint_create's arguments (casckpt snapshot).
 type CreateInput struct {
 	Dir           jsonapi.Path `json:"dir" jsonschema:"the project directory (absolute)"`
-	Message       string           `json:"message,omitempty" jsonschema:"why the snapshot is taken"`
-	Keep          int              `json:"keep,omitempty" jsonschema:"keep at most N snapshots of the project (older unpinned ones are dropped) (default 20)"`
-	MaxFileSizeMB int64            `json:"max_file_size_mb,omitempty" jsonschema:"leave out files larger than N MiB (default 10)"`
-	MaxFiles      int              `json:"max_files,omitempty" jsonschema:"refuse a tree of more than N files (default 50000)"`
-	MaxSizeMB     *int64           `json:"max_size_mb,omitempty" jsonschema:"keep the store under N MiB by dropping old snapshots (0: no cap; default 500 on a local store, none on an s3:// one) (default 500)"`
-	Session       string           `json:"session,omitempty" jsonschema:"label the snapshot with the agent's session ID"`
-	Turn          string           `json:"turn,omitempty" jsonschema:"label the snapshot with the agent's turn ID; the project's first snapshot of a turn starts it"`
-	EndTurn       bool             `json:"end_turn,omitempty" jsonschema:"end the turn of --turn on this snapshot"`
+	Message       string       `json:"message,omitempty" jsonschema:"why the snapshot is taken"`
+	Keep          int          `json:"keep,omitempty" jsonschema:"keep at most N snapshots of the project (older unpinned ones are dropped) (default 20)"`
+	MaxFileSizeMB int64        `json:"max_file_size_mb,omitempty" jsonschema:"leave out files larger than N MiB (default 10)"`
+	MaxFiles      int          `json:"max_files,omitempty" jsonschema:"refuse a tree of more than N files (default 50000)"`
+	MaxSizeMB     *int64       `json:"max_size_mb,omitempty" jsonschema:"keep the store under N MiB by dropping old snapshots (0: no cap; default 500 on a local store, none on an s3:// one) (default 500)"`
+	Session       string       `json:"session,omitempty" jsonschema:"label the snapshot with the agent's session ID"`
+	Turn          string       `json:"turn,omitempty" jsonschema:"label the snapshot with the agent's turn ID; the project's first snapshot of a turn starts it"`
+	EndTurn       bool         `json:"end_turn,omitempty" jsonschema:"end the turn of --turn on this snapshot"`
 }
 
 // UndoInput is checkpoint_undo's arguments (casckpt undo).
 type UndoInput struct {
 	Dir    jsonapi.Path `json:"dir" jsonschema:"the project directory (absolute)"`
-	Turn   string           `json:"turn,omitempty" jsonschema:"the turn to revert (default: the newest ended turn not yet undone)"`
-	DryRun *bool            `json:"dry_run,omitempty" jsonschema:"show what would change and change nothing (default true)"`
-	Redo   bool             `json:"redo,omitempty" jsonschema:"re-apply the newest undo instead (give no turn)"`
+	Turn   string       `json:"turn,omitempty" jsonschema:"the turn to revert (default: the newest ended turn not yet undone)"`
+	DryRun *bool        `json:"dry_run,omitempty" jsonschema:"show what would change and change nothing (default true)"`
+	Redo   bool         `json:"redo,omitempty" jsonschema:"re-apply the newest undo instead (give no turn)"`
 }
 
 // TurnsInput is checkpoint_turns' arguments (casckpt turns).
 type TurnsInput struct {
 	Dir     jsonapi.Path `json:"dir" jsonschema:"the project directory (absolute)"`
-	Session string           `json:"session,omitempty" jsonschema:"show only the turns of the agent's session ID"`
+	Session string       `json:"session,omitempty" jsonschema:"show only the turns of the agent's session ID"`
 }
 
 // FileHistoryInput is checkpoint_file_history's arguments (casckpt log).
@@ -74,20 +74,20 @@ type FileHistoryInput struct {
 // ReadFileInput is checkpoint_read_file's arguments (casckpt cat).
 type ReadFileInput struct {
 	Dir  jsonapi.Path `json:"dir" jsonschema:"the project directory (absolute)"`
-	Snap string           `json:"snap" jsonschema:"the checkpoint: an ID, a unique prefix of one, @N (the N-th newest) or #N (its stable number)"`
+	Snap string       `json:"snap" jsonschema:"the checkpoint: an ID, a unique prefix of one, @N (the N-th newest) or #N (its stable number)"`
 	Path jsonapi.Path `json:"path" jsonschema:"the file's path relative to dir"`
 }
 
 // LsInput is checkpoint_ls' arguments (casckpt ls).
 type LsInput struct {
 	Dir  jsonapi.Path `json:"dir" jsonschema:"the project directory (absolute)"`
-	Snap string           `json:"snap" jsonschema:"the checkpoint: an ID, a unique prefix of one, @N (the N-th newest) or #N (its stable number)"`
+	Snap string       `json:"snap" jsonschema:"the checkpoint: an ID, a unique prefix of one, @N (the N-th newest) or #N (its stable number)"`
 }
 
 // PinInput is checkpoint_pin's arguments (casckpt pin).
 type PinInput struct {
 	Dir  jsonapi.Path `json:"dir" jsonschema:"the project directory (absolute)"`
-	Snap string           `json:"snap" jsonschema:"the checkpoint to keep through every automatic rule: an ID, a unique prefix of one, @N (the N-th newest) or #N (its stable number)"`
+	Snap string       `json:"snap" jsonschema:"the checkpoint to keep through every automatic rule: an ID, a unique prefix of one, @N (the N-th newest) or #N (its stable number)"`
 }
 
 // RecordWriteInput is checkpoint_record_write's arguments (casckpt
