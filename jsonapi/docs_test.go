@@ -18,14 +18,16 @@ const commandsDoc = "../docs/commands.md"
 // for Error) does not name, as "key", every key of the command's
 // documents; and when a JSON template in such a section (a code span
 // that starts with { or [) has a key that none of the section's
-// documents has.
+// documents has, or gives a key a type (`"id": string|null`, `"n": int`,
+// `"x": [...]`) that its field does not have, null included.
 func TestCommandsDocCarriesEveryField(t *testing.T) {
 	raw, err := os.ReadFile(commandsDoc)
 	if err != nil {
 		t.Fatal(err)
 	}
 	sections := docSections(string(raw))
-	keys := map[string][]string{} // the keys of every document, by section
+	keys := map[string][]string{}          // the keys of every document, by section
+	fields := map[string][]jsonapi.Field{} // and their fields
 	for _, d := range jsonapi.Documents() {
 		heading, text, ok := sectionOf(sections, d.Command)
 		if !ok {
@@ -34,6 +36,7 @@ func TestCommandsDocCarriesEveryField(t *testing.T) {
 		}
 		for _, f := range jsonapi.Fields(d.Value) {
 			keys[heading] = append(keys[heading], f.Key)
+			fields[heading] = append(fields[heading], f)
 			if !strings.Contains(text, `"`+f.Key+`"`) {
 				t.Errorf("docs/commands.md, %s: the JSON of %s lacks %q (a key of %T)", heading, orError(d.Command), f.Key, d.Value)
 			}
@@ -41,8 +44,10 @@ func TestCommandsDocCarriesEveryField(t *testing.T) {
 	}
 	for heading, documented := range keys {
 		for _, k := range templateKeys(sections[heading]) {
-			if !slices.Contains(documented, k) {
-				t.Errorf("docs/commands.md, %s: a JSON template has %q, which no jsonapi document of the section has", heading, k)
+			if !slices.Contains(documented, k.key) {
+				t.Errorf("docs/commands.md, %s: a JSON template has %q, which no jsonapi document of the section has", heading, k.key)
+			} else if k.typ != "" && !slices.ContainsFunc(fields[heading], k.fits) {
+				t.Errorf("docs/commands.md, %s: a JSON template gives %q the value %s, which fits no key %q of the section's jsonapi documents", heading, k.key, k.value, k.key)
 			}
 		}
 	}
@@ -86,17 +91,41 @@ func sectionOf(sections map[string]string, command string) (heading, text string
 
 var (
 	codeSpan    = regexp.MustCompile("`([{\\[][^`]*)`")
-	templateKey = regexp.MustCompile(`[{\[,]\s*"([A-Za-z_]+)"`)
+	templateKey = regexp.MustCompile(`[{\[,]\s*"([A-Za-z_]+)"(?::\s*(\[|\{|"|[0-9]+|true|false|[a-z]+(?:\|null)?))?`)
 )
 
-// templateKeys lists the keys of the JSON templates in text: the quoted
+// docTypes are the JSON types of the values a template gives, by how it
+// writes them: a type name, a literal, or the start of an array or object.
+var docTypes = map[string]string{"bool": "boolean", "true": "boolean", "false": "boolean", "int": "integer",
+	"string": "string", "id": "string", "path": "string", `"`: "string", "[": "array", "{": "object"}
+
+// templateField is a key of a JSON template, with the value it gives
+// (if any) and that value's JSON type (if known).
+type templateField struct {
+	key, value, typ string
+	null            bool
+}
+
+// fits reports whether f, a key of a document, is what k describes: the
+// same key, the same JSON type, and null where k allows it and only there
+// (a key left out when empty need not say null).
+func (k templateField) fits(f jsonapi.Field) bool {
+	return f.Key == k.key && f.Type == k.typ && k.null == (f.Nullable && !f.OmitEmpty)
+}
+
+// templateKeys lists the keys of the JSON templates in text (the quoted
 // names that open an object or follow a comma in a code span that starts
-// with { or [.
-func templateKeys(text string) []string {
-	var out []string
+// with { or [), with the type of the value each gives.
+func templateKeys(text string) []templateField {
+	var out []templateField
 	for _, span := range codeSpan.FindAllStringSubmatch(text, -1) {
-		for _, k := range templateKey.FindAllStringSubmatch(span[1], -1) {
-			out = append(out, k[1])
+		for _, m := range templateKey.FindAllStringSubmatch(span[1], -1) {
+			v, null := strings.CutSuffix(m[2], "|null")
+			typ := docTypes[v]
+			if typ == "" && v != "" && v[0] >= '0' && v[0] <= '9' {
+				typ = "integer"
+			}
+			out = append(out, templateField{key: m[1], value: m[2], typ: typ, null: null})
 		}
 	}
 	return out
