@@ -17,6 +17,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/casckpt/casckpt"
+	"github.com/casckpt/casckpt/jsonapi"
 )
 
 // Exit statuses of the contract.
@@ -105,16 +106,9 @@ func run(ctx context.Context, args []string, std stdio, env func(string) string)
 	}
 	fmt.Fprintln(std.err, errorPrefix+msg)
 	if (g.json || (!g.ran && slices.Contains(args, "--json"))) && !g.jsonDone {
-		writeJSON(std.out, errorJSON{Error: msg, Exit: code})
+		writeJSON(std.out, jsonapi.Error{Error: msg, Exit: code})
 	}
 	return code
-}
-
-// errorJSON is the document --json prints for a command that failed or
-// was refused (exit 1), or misused (exit 2).
-type errorJSON struct {
-	Error string `json:"error"`
-	Exit  int    `json:"exit"`
 }
 
 // reportInterrupt ends a run that a signal (Ctrl-C) stopped: it clears the
@@ -135,7 +129,7 @@ func (g *globals) reportInterrupt(ctx context.Context) int {
 		code = 128 + int(sig.sig)
 	}
 	if g.json && g.ran && !g.jsonDone {
-		writeJSON(g.io.out, errorJSON{Error: msg, Exit: code})
+		writeJSON(g.io.out, jsonapi.Error{Error: msg, Exit: code})
 	}
 	return code
 }
@@ -317,9 +311,10 @@ func (g *globals) stdinTerminal() bool {
 }
 
 // idOrNull is a snapshot ID for JSON: null when there is none.
-func idOrNull(id casckpt.ID) any {
+func idOrNull(id casckpt.ID) *string {
 	if id.IsZero() {
 		return nil
 	}
-	return id.String()
+	s := id.String()
+	return &s
 }

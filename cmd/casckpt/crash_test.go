@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/casckpt/casckpt/internal/testtree"
+	"github.com/casckpt/casckpt/jsonapi"
 )
 
 // digest maps each file of a tree to a hash of its bytes, leaving out the
@@ -133,8 +134,8 @@ type crashAttempt struct {
 	listedBefore   []byte // for a repair, an undo or a safe restore, the listing before it
 	// dry and safeDry are what the dry run of an undo or a safe restore
 	// said.
-	dry     undoJSON
-	safeDry restoreJSON
+	dry     jsonapi.Undo
+	safeDry jsonapi.Restore
 }
 
 // newCrashLoop makes the project, with a first round of edits, and the
@@ -489,20 +490,20 @@ func (l *crashLoop) prepareUndo(a crashAttempt) (_ crashAttempt, ok bool) {
 		a.args = []string{"undo", l.dir, "--json"}
 	}
 	a.listedBefore = l.mustRun("list", l.dir, "--json")
-	a.dry = jsonOf[undoJSON](t, string(l.mustRun(append(a.args, "--dry-run")...)))
+	a.dry = jsonOf[jsonapi.Undo](t, string(l.mustRun(append(a.args, "--dry-run")...)))
 	if a.dry.Turn != tr.Turn || !a.dry.DryRun || a.dry.PreUndoID != nil {
 		t.Fatalf("undo %s --dry-run: %+v", tr.Turn, a.dry)
 	}
 	a.before = digest(t, l.dir)
-	a.target = l.undone(a.before, a.dry, l.export(tr.Start), l.export(tr.End.(string)))
+	a.target = l.undone(a.before, a.dry, l.export(tr.Start), l.export(*tr.End))
 	return a, true
 }
 
 // undoableTurns returns the turns the store can undo, and the newest turn
 // that ended and is not undone ("" when none is), which undo takes by
 // default.
-func (l *crashLoop) undoableTurns() (undoable []turnJSON, newest string) {
-	for _, tr := range jsonOf[[]turnJSON](l.t, string(l.mustRun("turns", l.dir, "--json"))) {
+func (l *crashLoop) undoableTurns() (undoable []jsonapi.Turn, newest string) {
+	for _, tr := range jsonOf[[]jsonapi.Turn](l.t, string(l.mustRun("turns", l.dir, "--json"))) {
 		if tr.End != nil && tr.UndoneBy == nil && newest == "" {
 			newest = tr.Turn
 		}
@@ -526,7 +527,7 @@ func (l *crashLoop) export(id string) testtree.Tree {
 // merged one is in all three trees, and gets the turn's changes of lines
 // undone and those since kept (the loop edits files line by line, so a
 // clean merge is that).
-func (l *crashLoop) undone(before map[string][32]byte, dry undoJSON, start, end testtree.Tree) map[string][32]byte {
+func (l *crashLoop) undone(before map[string][32]byte, dry jsonapi.Undo, start, end testtree.Tree) map[string][32]byte {
 	t := l.t
 	decided := map[string]int{}
 	for _, p := range slices.Concat(dry.Reverted, dry.Merged) {
@@ -644,8 +645,8 @@ func (l *crashLoop) checkRewrite(i int, a crashAttempt, out []byte, done bool, l
 	if left := tempFiles(t, l.dir); len(left) > 0 {
 		t.Fatalf("iteration %d: a finished %v left temporary files: %v", i, a.args, left)
 	}
-	if id, ok := before.(string); ok {
-		l.complete = append(l.complete, knownSnapshot{id, a.before})
+	if before != nil {
+		l.complete = append(l.complete, knownSnapshot{*before, a.before})
 	}
 }
 
@@ -653,10 +654,10 @@ func (l *crashLoop) checkRewrite(i int, a crashAttempt, out []byte, done bool, l
 // undo or a safe restore) says what its dry run said, and returns the ID
 // of its snapshot of the tree before (nil when it took none); it counts
 // what it did.
-func (l *crashLoop) finishedAsSaid(i int, a crashAttempt, out []byte) (before any) {
+func (l *crashLoop) finishedAsSaid(i int, a crashAttempt, out []byte) (before *string) {
 	t := l.t
 	if a.op == "undo" {
-		res := jsonOf[undoJSON](t, string(out))
+		res := jsonOf[jsonapi.Undo](t, string(out))
 		if res.DryRun || fmt.Sprint(res.Turn, res.Reverted, res.Merged, res.Conflicts) != fmt.Sprint(a.dry.Turn, a.dry.Reverted, a.dry.Merged, a.dry.Conflicts) {
 			t.Fatalf("iteration %d: undo did %+v, its dry run said %+v", i, res, a.dry)
 		}
@@ -665,7 +666,7 @@ func (l *crashLoop) finishedAsSaid(i int, a crashAttempt, out []byte) (before an
 		l.undos.conflicts += len(res.Conflicts)
 		return res.PreUndoID
 	}
-	res, dry := jsonOf[restoreJSON](t, string(out)), a.safeDry
+	res, dry := jsonOf[jsonapi.Restore](t, string(out)), a.safeDry
 	if res.DryRun || res.Safe == nil || res.Kept == nil || fmt.Sprint(res.RestoredTo, res.Written, res.Deleted, res.Changes, *res.Safe, *res.Kept) !=
 		fmt.Sprint(dry.RestoredTo, dry.Written, dry.Deleted, dry.Changes, *dry.Safe, *dry.Kept) {
 		t.Fatalf("iteration %d: restore --safe did %+v, its dry run said %+v", i, res, dry)
@@ -703,7 +704,7 @@ func (l *crashLoop) prepareSafe(a crashAttempt, k knownSnapshot) crashAttempt {
 	t := l.t
 	a.args = []string{"restore", l.dir, k.id, "--safe", "--json"}
 	a.listedBefore = l.mustRun("list", l.dir, "--json")
-	dry := jsonOf[restoreJSON](t, string(l.mustRun(append(a.args, "--dry-run")...)))
+	dry := jsonOf[jsonapi.Restore](t, string(l.mustRun(append(a.args, "--dry-run")...)))
 	if !dry.DryRun || dry.PreRestoreID != nil || dry.Safe == nil || dry.Kept == nil || (!*dry.Safe && len(*dry.Kept) > 0) {
 		t.Fatalf("restore %s --safe --dry-run: %+v", k.id, dry)
 	}

@@ -13,6 +13,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/casckpt/casckpt"
+	"github.com/casckpt/casckpt/jsonapi"
 )
 
 func newDiffCommand(g *globals) *cobra.Command {
@@ -38,25 +39,6 @@ arguments, the first is DIR unless it is a snapshot reference (hex digits,
 	return cmd
 }
 
-type diffFileJSON struct {
-	Path       casckpt.JSONPath `json:"path"`
-	Status     string           `json:"status"`
-	Insertions int64            `json:"insertions"`
-	Deletions  int64            `json:"deletions"`
-	Binary     bool             `json:"binary"`
-	// Patch is the file's unified diff (diff --json --patch).
-	Patch *string `json:"patch,omitempty"`
-}
-
-type diffJSON struct {
-	From         string         `json:"from"`
-	To           string         `json:"to"`
-	Files        []diffFileJSON `json:"files"`
-	FilesChanged int64          `json:"files_changed"`
-	Insertions   int64          `json:"insertions"`
-	Deletions    int64          `json:"deletions"`
-}
-
 func runDiff(cmd *cobra.Command, g *globals, dir string, refs []string, stat, patch bool) error {
 	store, proj, err := g.openProject(cmd.Context(), dir)
 	if err != nil {
@@ -70,13 +52,13 @@ func runDiff(cmd *cobra.Command, g *globals, dir string, refs []string, stat, pa
 	if err != nil {
 		return err
 	}
-	doc := diffJSON{From: res.From.String(), To: "worktree", Files: []diffFileJSON{},
+	doc := jsonapi.Diff{From: res.From.String(), To: "worktree", Files: []jsonapi.DiffFile{},
 		FilesChanged: res.FilesChanged, Insertions: res.Insertions, Deletions: res.Deletions}
 	if !res.To.IsZero() {
 		doc.To = res.To.String()
 	}
 	for _, f := range res.Files {
-		file := diffFileJSON{Path: casckpt.JSONPath(f.Path), Status: string(f.Status), Insertions: f.Insertions, Deletions: f.Deletions, Binary: f.Binary}
+		file := jsonapi.DiffFile{Path: jsonapi.Path(f.Path), Status: string(f.Status), Insertions: f.Insertions, Deletions: f.Deletions, Binary: f.Binary}
 		if g.json && patch {
 			file.Patch = &f.Patch
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/casckpt/casckpt"
+	"github.com/casckpt/casckpt/jsonapi"
 )
 
 func newListCommand(g *globals) *cobra.Command {
@@ -43,27 +44,6 @@ func newListCommand(g *globals) *cobra.Command {
 	return cmd
 }
 
-// listItemJSON is one element of the contract's list document.
-type listItemJSON struct {
-	ID     string `json:"id"`
-	Number uint64 `json:"number"` // the stable #N
-
-	ShortID      string  `json:"short_id"`
-	Time         string  `json:"time"`
-	Reason       string  `json:"reason"`
-	FilesChanged int64   `json:"files_changed"`
-	Insertions   int64   `json:"insertions"`
-	Deletions    int64   `json:"deletions"`
-	Pinned       bool    `json:"pinned"`
-	Session      *string `json:"session"`
-	Turn         *string `json:"turn"`
-	Title        *string `json:"title"`
-	Damaged      bool    `json:"damaged,omitempty"`
-	// Machine is, on a bucket store, the machine whose project it is
-	// (left out for a store in a directory).
-	Machine *string `json:"machine,omitempty"`
-}
-
 func runList(cmd *cobra.Command, g *globals, dir, session string, n int) error {
 	store, proj, err := g.openProject(cmd.Context(), dir)
 	if err != nil {
@@ -74,10 +54,10 @@ func runList(cmd *cobra.Command, g *globals, dir, session string, n int) error {
 	if err != nil {
 		return err
 	}
-	items := make([]listItemJSON, 0, len(list))
+	items := make([]jsonapi.ListItem, 0, len(list))
 	labelled := false
 	for _, e := range list {
-		items = append(items, listItemJSON{
+		items = append(items, jsonapi.ListItem{
 			ID: e.ID.String(), Number: e.Serial, ShortID: e.ID.Short(), Time: e.Time.Format(time.RFC3339), Reason: e.Reason,
 			FilesChanged: e.FilesChanged, Insertions: e.Insertions, Deletions: e.Deletions, Pinned: e.Pinned,
 			Session: labelOrNull(e.Session), Turn: labelOrNull(e.Turn), Title: labelOrNull(e.TurnTitle), Damaged: e.Damaged, Machine: g.readMachine(store),

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/casckpt/casckpt/jsonapi"
 )
 
 func newLogCommand(g *globals) *cobra.Command {
@@ -31,20 +33,6 @@ below it). A path that no snapshot holds has an empty log.`,
 	return cmd
 }
 
-// logItemJSON is one element of the contract's log document.
-type logItemJSON struct {
-	ID         string  `json:"id"`
-	Number     uint64  `json:"number"` // the stable #N
-	ShortID    string  `json:"short_id"`
-	Time       string  `json:"time"`
-	Reason     string  `json:"reason"`
-	Status     string  `json:"status"`
-	Insertions int64   `json:"insertions"`
-	Deletions  int64   `json:"deletions"`
-	Turn       *string `json:"turn"`
-	Session    *string `json:"session"`
-}
-
 func runLog(cmd *cobra.Command, g *globals, dir, p string) error {
 	store, proj, err := g.openProject(cmd.Context(), dir)
 	if err != nil {
@@ -54,9 +42,9 @@ func runLog(cmd *cobra.Command, g *globals, dir, p string) error {
 	if err != nil {
 		return err
 	}
-	items := make([]logItemJSON, 0, len(log))
+	items := make([]jsonapi.LogItem, 0, len(log))
 	for _, e := range log {
-		items = append(items, logItemJSON{
+		items = append(items, jsonapi.LogItem{
 			ID: e.ID.String(), Number: e.Serial, ShortID: e.ID.Short(), Time: e.Time.Format(time.RFC3339), Reason: e.Reason,
 			Status: string(e.Status), Insertions: e.Insertions, Deletions: e.Deletions, Turn: labelOrNull(e.Turn), Session: labelOrNull(e.Session),
 		})

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/casckpt/casckpt"
+	"github.com/casckpt/casckpt/jsonapi"
 	"github.com/casckpt/casckpt/migrate/hermes"
 )
 
@@ -28,7 +29,7 @@ func newGCCommand(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return g.emit(map[string]int64{"objects_deleted": int64(res.ObjectsDeleted), "bytes_freed": res.BytesFreed}, func(w io.Writer) {
+			return g.emit(jsonapi.GC{ObjectsDeleted: int64(res.ObjectsDeleted), BytesFreed: res.BytesFreed}, func(w io.Writer) {
 				fmt.Fprintf(w, "deleted %s, freed %s\n", countOf(int64(res.ObjectsDeleted), "object"), humanBytes(res.BytesFreed))
 			})
 		},
@@ -98,7 +99,7 @@ func runPrune(cmd *cobra.Command, g *globals, o pruneOptions) error {
 		return err
 	}
 	if res.Skipped {
-		return g.emit(map[string]bool{"skipped": true}, func(w io.Writer) {
+		return g.emit(jsonapi.PruneSkipped{Skipped: true}, func(w io.Writer) {
 			fmt.Fprintf(w, "skipped: the last prune ran less than %g hours ago\n", o.minHours)
 		})
 	}
@@ -110,14 +111,13 @@ func runPrune(cmd *cobra.Command, g *globals, o pruneOptions) error {
 
 // emitPrune prints what a prune that ran dropped and freed.
 func emitPrune(g *globals, store *casckpt.Store, res casckpt.PruneResult, dryRun bool) error {
-	drops := make([]dropJSON, 0, len(res.Drops))
+	drops := make([]jsonapi.Drop, 0, len(res.Drops))
 	for _, d := range res.Drops {
 		path, machine := projectOf(store, d.Project)
-		drops = append(drops, dropJSON{Project: path, Machine: machine, ID: d.ID.String(), Rule: d.Rule})
+		drops = append(drops, jsonapi.Drop{Project: path, Machine: machine, ID: d.ID.String(), Rule: d.Rule})
 	}
-	doc := map[string]any{"skipped": false, "scanned": res.Scanned, "deleted_orphan": res.DeletedOrphan,
-		"deleted_stale": res.DeletedStale, "snapshots_dropped": res.SnapshotsDropped, "bytes_freed": res.BytesFreed,
-		"drops": drops}
+	doc := jsonapi.Prune{Scanned: res.Scanned, DeletedOrphan: res.DeletedOrphan, DeletedStale: res.DeletedStale,
+		SnapshotsDropped: res.SnapshotsDropped, BytesFreed: res.BytesFreed, Drops: drops}
 	return g.emit(doc, func(w io.Writer) {
 		verb := "dropped"
 		if dryRun {
@@ -137,35 +137,11 @@ func emitPrune(g *globals, store *casckpt.Store, res casckpt.PruneResult, dryRun
 	})
 }
 
-// dropJSON is one snapshot a prune dropped (or would drop) and the rule
-// that dropped it: orphan, stale or size-cap.
-type dropJSON struct {
-	Project casckpt.JSONPath `json:"project"`
-	Machine *string          `json:"machine,omitempty"` // as in status
-	ID      string           `json:"id"`
-	Rule    string           `json:"rule"`
-}
-
 // ruleText explains each rule of a prune for people.
 var ruleText = map[string]string{
 	"orphan":   "orphan: its directory was deleted",
 	"stale":    "stale: the project was not touched for --retention-days",
 	"size-cap": "size-cap: the store is over --max-size-mb",
-}
-
-type projectJSON struct {
-	Workdir   casckpt.JSONPath `json:"workdir"`
-	Machine   *string          `json:"machine,omitempty"` // left out for a store in a directory
-	Snapshots int              `json:"snapshots"`
-	CreatedAt string           `json:"created_at"`
-	LastTouch string           `json:"last_touch"`
-	State     string           `json:"state"`
-}
-
-type legacyJSON struct {
-	Path      casckpt.JSONPath `json:"path"`
-	SizeBytes int64            `json:"size_bytes"`
-	Migrated  bool             `json:"migrated"`
 }
 
 func newStatusCommand(g *globals) *cobra.Command {
@@ -182,22 +158,22 @@ func newStatusCommand(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			projects := make([]projectJSON, 0, len(st.Projects))
+			projects := make([]jsonapi.Project, 0, len(st.Projects))
 			for _, p := range st.Projects {
-				projects = append(projects, projectJSON{Workdir: casckpt.JSONPath(p.Workdir), Machine: labelOrNull(p.Machine), Snapshots: p.Snapshots,
+				projects = append(projects, jsonapi.Project{Workdir: jsonapi.Path(p.Workdir), Machine: labelOrNull(p.Machine), Snapshots: p.Snapshots,
 					CreatedAt: p.Created.Format(time.RFC3339), LastTouch: p.LastTouch.Format(time.RFC3339), State: string(p.State)})
 			}
 			found, err := hermes.Status(cmd.Context(), store, g.legacyDir(""))
 			if err != nil {
 				return err
 			}
-			legacy := make([]legacyJSON, 0, len(found))
+			legacy := make([]jsonapi.Legacy, 0, len(found))
 			for _, l := range found {
-				legacy = append(legacy, legacyJSON{Path: casckpt.JSONPath(l.Path), SizeBytes: l.SizeBytes, Migrated: l.Migrated})
+				legacy = append(legacy, jsonapi.Legacy{Path: jsonapi.Path(l.Path), SizeBytes: l.SizeBytes, Migrated: l.Migrated})
 			}
 			misses := g.hookMisses(hookMissesShown)
-			doc := map[string]any{"store": casckpt.JSONPath(st.Store), "size_bytes": st.SizeBytes, "projects": projects, "legacy": legacy,
-				"damaged_objects": damagedObjectsJSON(st.DamagedObjects), "hook_misses": misses}
+			doc := jsonapi.Status{Store: jsonapi.Path(st.Store), SizeBytes: st.SizeBytes, Projects: projects, Legacy: legacy,
+				DamagedObjects: damagedObjectsJSON(st.DamagedObjects), HookMisses: misses}
 			return g.emit(doc, func(w io.Writer) {
 				fmt.Fprintf(w, "store %s, %s, %s\n", st.Store, humanBytes(st.SizeBytes), countOf(int64(len(projects)), "project"))
 				printDamagedObjects(w, st.DamagedObjects)
@@ -229,17 +205,11 @@ func newStatusCommand(g *globals) *cobra.Command {
 	}
 }
 
-// damagedObjectJSON is an object of a bucket store that syncs skip.
-type damagedObjectJSON struct {
-	Key    string `json:"key"`
-	Reason string `json:"reason"`
-}
-
 // damagedObjectsJSON returns the JSON of objects, never nil.
-func damagedObjectsJSON(objects []casckpt.DamagedObject) []damagedObjectJSON {
-	out := make([]damagedObjectJSON, 0, len(objects))
+func damagedObjectsJSON(objects []casckpt.DamagedObject) []jsonapi.ObjectReason {
+	out := make([]jsonapi.ObjectReason, 0, len(objects))
 	for _, o := range objects {
-		out = append(out, damagedObjectJSON{Key: o.Key, Reason: o.Reason})
+		out = append(out, jsonapi.ObjectReason{Key: o.Key, Reason: o.Reason})
 	}
 	return out
 }
@@ -249,13 +219,6 @@ func printDamagedObjects(w io.Writer, objects []casckpt.DamagedObject) {
 	for _, o := range objects {
 		fmt.Fprintf(w, "DAMAGED OBJECT %s: %s\n", oneLine(o.Key), oneLine(o.Reason))
 	}
-}
-
-type damagedJSON struct {
-	Project casckpt.JSONPath `json:"project"`
-	Machine *string          `json:"machine,omitempty"` // as in status
-	ID      string           `json:"id"`
-	Reason  string           `json:"reason"`
 }
 
 func newVerifyCommand(g *globals) *cobra.Command {
@@ -272,17 +235,17 @@ func newVerifyCommand(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			damaged := make([]damagedJSON, 0, len(res.Damaged))
+			damaged := make([]jsonapi.Damaged, 0, len(res.Damaged))
 			for _, d := range res.Damaged {
 				path, machine := projectOf(store, d.Project)
-				damaged = append(damaged, damagedJSON{Project: path, Machine: machine, ID: d.ID.String(), Reason: d.Reason})
+				damaged = append(damaged, jsonapi.Damaged{Project: path, Machine: machine, ID: d.ID.String(), Reason: d.Reason})
 			}
-			rejected := make([]rejectedJSON, 0, len(res.Rejected))
+			rejected := make([]jsonapi.ObjectReason, 0, len(res.Rejected))
 			for _, r := range res.Rejected {
-				rejected = append(rejected, rejectedJSON(r))
+				rejected = append(rejected, jsonapi.ObjectReason(r))
 			}
-			doc := map[string]any{"snapshots_checked": res.SnapshotsChecked, "objects_checked": res.ObjectsChecked, "damaged": damaged, "rejected": rejected,
-				"damaged_objects": damagedObjectsJSON(res.DamagedObjects)}
+			doc := jsonapi.Verify{SnapshotsChecked: res.SnapshotsChecked, ObjectsChecked: res.ObjectsChecked, Damaged: damaged, Rejected: rejected,
+				DamagedObjects: damagedObjectsJSON(res.DamagedObjects)}
 			if err := g.emit(doc, func(w io.Writer) {
 				for _, d := range damaged {
 					fmt.Fprintf(w, "%s %s %s: %s\n", g.paint(ansiRed, "DAMAGED"), oneLine(string(d.Project)), d.ID[:12], oneLine(d.Reason))
@@ -312,32 +275,14 @@ func newVerifyCommand(g *globals) *cobra.Command {
 	}
 }
 
-// rejectedJSON is an object of the bucket the fleet key refused.
-type rejectedJSON struct {
-	Key    string `json:"key"`
-	Reason string `json:"reason"`
-}
-
 // projectOf splits the name under which store knows a project into its
 // path and, on a bucket store, its machine (nil for a directory's).
-func projectOf(store *casckpt.Store, workdir string) (casckpt.JSONPath, *string) {
+func projectOf(store *casckpt.Store, workdir string) (jsonapi.Path, *string) {
 	m, path := casckpt.SplitWorkdir(workdir)
 	if m == "" {
 		m = store.Machine()
 	}
-	return casckpt.JSONPath(path), labelOrNull(m)
-}
-
-type repairJSON struct {
-	PacksRead       int      `json:"packs_read"`
-	ObjectsIndexed  int      `json:"objects_indexed"`
-	DamagedPacks    []string `json:"damaged_packs"`
-	UnreadablePacks []string `json:"unreadable_packs"`
-	Projects        int      `json:"projects"`
-	Snapshots       int      `json:"snapshots"`
-	Turns           int      `json:"turns"`
-	FromOldDatabase int      `json:"from_old_database"`
-	OldDatabase     any      `json:"old_database"`
+	return jsonapi.Path(path), labelOrNull(m)
 }
 
 func newRepairCommand(g *globals) *cobra.Command {
@@ -362,12 +307,9 @@ The old database is kept beside the new one. Run verify afterwards.`,
 			if err != nil {
 				return err
 			}
-			doc := repairJSON{PacksRead: res.PacksRead, ObjectsIndexed: res.ObjectsIndexed,
+			doc := jsonapi.Repair{PacksRead: res.PacksRead, ObjectsIndexed: res.ObjectsIndexed,
 				DamagedPacks: orEmpty(res.DamagedPacks), UnreadablePacks: orEmpty(res.UnreadablePacks),
-				Projects: res.Projects, Snapshots: res.Snapshots, Turns: res.Turns, FromOldDatabase: res.FromOldDatabase}
-			if res.OldDatabase != "" {
-				doc.OldDatabase = res.OldDatabase
-			}
+				Projects: res.Projects, Snapshots: res.Snapshots, Turns: res.Turns, FromOldDatabase: res.FromOldDatabase, OldDatabase: labelOrNull(res.OldDatabase)}
 			for _, p := range res.DamagedPacks {
 				g.warn(fmt.Sprintf("pack %s is damaged: the objects that could be read are indexed", p))
 			}
@@ -418,7 +360,7 @@ func newClearCommand(g *globals) *cobra.Command {
 			if err := store.Clear(cmd.Context()); err != nil {
 				return err
 			}
-			return g.emit(map[string]any{"cleared": casckpt.JSONPath(store.Dir())}, func(w io.Writer) {
+			return g.emit(jsonapi.Clear{Cleared: jsonapi.Path(store.Dir())}, func(w io.Writer) {
 				fmt.Fprintf(w, "deleted %s\n", store.Dir())
 			})
 		},

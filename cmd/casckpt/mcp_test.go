@@ -266,54 +266,6 @@ func TestMCPReadFileGivesTextAsText(t *testing.T) {
 	}
 }
 
-// TestMCPOutputTypesCarryEveryCommandField fails when a command's JSON
-// document gains (or loses) a field that the MCP tool's output type, and
-// so its output schema, does not carry, optional fields included.
-func TestMCPOutputTypesCarryEveryCommandField(t *testing.T) {
-	pairs := []struct{ command, tool any }{
-		{listItemJSON{}, mcp.ListItem{}},
-		{diffJSON{}, mcp.DiffOutput{}},
-		{lsItemJSON{}, mcp.LsItem{}},
-		{restoreJSON{}, mcp.RestoreOutput{}},
-		{snapshotJSON{}, mcp.CreateOutput{}},
-		{undoJSON{}, mcp.UndoOutput{}},
-		{turnJSON{}, mcp.Turn{}},
-		{logItemJSON{}, mcp.HistoryItem{}},
-		{catJSON{}, mcp.ReadFileOutput{}},
-	}
-	toolOnly := func(f string) bool { return f == "store" || f == "patch_truncated" }
-	for _, p := range pairs {
-		got, want := slices.DeleteFunc(jsonFields(reflect.TypeOf(p.tool), ""), toolOnly), jsonFields(reflect.TypeOf(p.command), "")
-		if !slices.Equal(got, want) {
-			t.Errorf("%T has fields %q, the command's %T %q", p.tool, got, p.command, want)
-		}
-	}
-}
-
-// jsonFields lists the JSON field paths of struct type typ (through
-// pointers, slices and nested structs), with ",omitempty" marked.
-func jsonFields(typ reflect.Type, prefix string) []string {
-	for typ.Kind() == reflect.Pointer || typ.Kind() == reflect.Slice {
-		typ = typ.Elem()
-	}
-	if typ.Kind() != reflect.Struct {
-		return nil
-	}
-	var out []string
-	for f := range typ.Fields() {
-		if f.Anonymous {
-			out = append(out, jsonFields(f.Type, prefix)...)
-			continue
-		}
-		name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
-		path := prefix + name
-		out = append(out, path+map[bool]string{true: ",omitempty"}[strings.Contains(opts, "omitempty")])
-		out = append(out, jsonFields(f.Type, path+".")...)
-	}
-	slices.Sort(out)
-	return out
-}
-
 // TestMCPConcurrentCalls runs tool calls at once (a client may send them
 // without waiting): each runs its own command, and all succeed.
 func TestMCPConcurrentCalls(t *testing.T) {

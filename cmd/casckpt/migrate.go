@@ -10,6 +10,7 @@ import (
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 
+	"github.com/casckpt/casckpt/jsonapi"
 	"github.com/casckpt/casckpt/migrate/gitimport"
 	"github.com/casckpt/casckpt/migrate/hermes"
 )
@@ -62,8 +63,8 @@ A second run imports nothing; the sources are never changed.`,
 			if rep.FilesTooLarge > 0 {
 				g.warn(fmt.Sprintf("left out %s larger than 10 MiB, as a snapshot does", countOf(int64(rep.FilesTooLarge), "file")))
 			}
-			doc := map[string]any{"projects": rep.Projects, "snapshots_imported": rep.SnapshotsImported,
-				"snapshots_skipped": rep.SnapshotsSkipped, "errors": rep.Errors}
+			doc := jsonapi.Migrate{Projects: rep.Projects, SnapshotsImported: rep.SnapshotsImported,
+				SnapshotsSkipped: rep.SnapshotsSkipped, Errors: rep.Errors}
 			return g.emit(doc, func(w io.Writer) {
 				fmt.Fprintf(w, "imported %s of %s (%s already imported)", countOf(int64(rep.SnapshotsImported), "snapshot"), countOf(int64(rep.Projects), "project"), count(int64(rep.SnapshotsSkipped)))
 				if rep.GitlinksSkipped > 0 || rep.NamesSkipped > 0 {
@@ -111,7 +112,7 @@ commit has been imported, and names and keeps (exit 1) any that are not.`,
 			if err != nil {
 				return err
 			}
-			if err := g.emit(map[string]any{"deleted": deleted, "kept": kept, "bytes_freed": freed}, func(w io.Writer) {
+			if err := g.emit(jsonapi.ClearLegacy{Deleted: deleted, Kept: kept, BytesFreed: freed}, func(w io.Writer) {
 				for _, d := range deleted {
 					fmt.Fprintf(w, "deleted %s\n", d)
 				}

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/casckpt/casckpt"
+	"github.com/casckpt/casckpt/jsonapi"
 )
 
 func newPinCommand(g *globals, pin bool) *cobra.Command {
@@ -36,7 +37,11 @@ func newPinCommand(g *globals, pin bool) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return g.emit(map[string]string{key: id.String()}, func(w io.Writer) {
+			var doc any = jsonapi.Pin{Pinned: id.String()}
+			if !pin {
+				doc = jsonapi.Unpin{Unpinned: id.String()}
+			}
+			return g.emit(doc, func(w io.Writer) {
 				fmt.Fprintf(w, "%s %s\n", key, id.Short())
 			})
 		},
@@ -69,7 +74,7 @@ func newForgetCommand(g *globals) *cobra.Command {
 			for i, id := range ids {
 				out[i] = id.String()
 			}
-			return g.emit(map[string][]string{"forgotten": out}, func(w io.Writer) {
+			return g.emit(jsonapi.Forget{Forgotten: out}, func(w io.Writer) {
 				for _, id := range ids {
 					fmt.Fprintf(w, "forgot %s\n", id.Short())
 				}
@@ -100,7 +105,7 @@ count. JSON: {"root": DIR}.`,
 			if err != nil {
 				return err
 			}
-			return g.emit(map[string]any{"root": casckpt.JSONPath(root)}, func(w io.Writer) { fmt.Fprintln(w, root) })
+			return g.emit(jsonapi.Root{Root: jsonapi.Path(root)}, func(w io.Writer) { fmt.Fprintln(w, root) })
 		},
 	}
 }

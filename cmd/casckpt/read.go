@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/casckpt/casckpt"
+	"github.com/casckpt/casckpt/jsonapi"
 )
 
 func newCatCommand(g *globals) *cobra.Command {
@@ -49,31 +50,15 @@ NUL byte), else {"path": PATH, "content_base64": ...}.`,
 	return cmd
 }
 
-// catJSON is cat's JSON document: the bytes as text when they are UTF-8
-// text, else in base64 (exactly one of the two is set).
-type catJSON struct {
-	Path          casckpt.JSONPath `json:"path"`
-	Content       *string          `json:"content,omitempty"`
-	ContentBase64 *string          `json:"content_base64,omitempty"`
-}
-
 // newCatJSON is cat's document for the bytes b of path. Text is valid
 // UTF-8 without a NUL byte (a NUL makes a file binary, as for diff).
-func newCatJSON(path string, b []byte) catJSON {
+func newCatJSON(path string, b []byte) jsonapi.Cat {
 	if utf8.Valid(b) && bytes.IndexByte(b, 0) < 0 {
 		text := string(b)
-		return catJSON{Path: casckpt.JSONPath(path), Content: &text}
+		return jsonapi.Cat{Path: jsonapi.Path(path), Content: &text}
 	}
 	enc := base64.StdEncoding.EncodeToString(b)
-	return catJSON{Path: casckpt.JSONPath(path), ContentBase64: &enc}
-}
-
-type lsItemJSON struct {
-	Path casckpt.JSONPath `json:"path"`
-	Type string           `json:"type"`
-	Size int64            `json:"size"`
-	// Mode is the permission bits as a number (420 is 0644, 493 is 0755).
-	Mode uint32 `json:"mode"`
+	return jsonapi.Cat{Path: jsonapi.Path(path), ContentBase64: &enc}
 }
 
 func newLsCommand(g *globals) *cobra.Command {
@@ -102,9 +87,9 @@ permission bits as a number (420 is 0644).`,
 			if err != nil {
 				return err
 			}
-			items := make([]lsItemJSON, 0, len(entries))
+			items := make([]jsonapi.LsItem, 0, len(entries))
 			for _, e := range entries {
-				items = append(items, lsItemJSON{Path: casckpt.JSONPath(e.Path), Type: e.Entry.Kind.String(), Size: e.Entry.Size, Mode: e.Entry.Mode()})
+				items = append(items, jsonapi.LsItem{Path: jsonapi.Path(e.Path), Type: e.Entry.Kind.String(), Size: e.Entry.Size, Mode: e.Entry.Mode()})
 			}
 			return g.emit(items, func(w io.Writer) {
 				tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
@@ -162,7 +147,7 @@ archive to stdout. JSON: {"snapshot": SNAP, "file": FILE}.`,
 				return err
 			}
 			abs, _ := filepath.Abs(out)
-			return g.emit(map[string]any{"snapshot": rest[0], "file": casckpt.JSONPath(abs)}, func(w io.Writer) {
+			return g.emit(jsonapi.Export{Snapshot: rest[0], File: jsonapi.Path(abs)}, func(w io.Writer) {
 				fmt.Fprintf(w, "wrote %s\n", out)
 			})
 		},

@@ -6,6 +6,8 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
+
+	"github.com/casckpt/casckpt/jsonapi"
 )
 
 func newRecordWriteCommand(g *globals) *cobra.Command {
@@ -32,7 +34,7 @@ with no snapshot records nothing. JSON: {"recorded": int}.`,
 			if err != nil {
 				return err
 			}
-			return g.emit(map[string]int{"recorded": n}, func(w io.Writer) {
+			return g.emit(jsonapi.RecordWrite{Recorded: n}, func(w io.Writer) {
 				if n == 0 {
 					fmt.Fprintln(w, "recorded nothing: the project has no snapshot yet")
 					return

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/casckpt/casckpt"
+	"github.com/casckpt/casckpt/jsonapi"
 )
 
 type restoreOptions struct {
@@ -64,35 +65,6 @@ turn ended, no write recorded), --safe restores everything and says so.`,
 // of every restore and undo: nil, but for tests that change the tree
 // between the plan and its writes.
 var beforeApply func()
-
-// restoreJSON is the contract's restore document, with the changes listed.
-type restoreJSON struct {
-	RestoredTo   string `json:"restored_to"`
-	PreRestoreID any    `json:"pre_restore_id"`
-	Written      int    `json:"written"`
-	Deleted      int    `json:"deleted"`
-	DryRun       bool   `json:"dry_run"`
-	// Changes are the files and links written or deleted (or, in a dry
-	// run, to be), one per written or deleted count.
-	Changes []restoreChangeJSON `json:"changes"`
-	// Skipped are the paths left alone because an excluded entry is in
-	// the way, or because they changed during the restore.
-	Skipped []casckpt.JSONPath `json:"skipped"`
-	// Safe and Kept are given with --safe: whether only agents' changes
-	// were restored, and the paths kept.
-	Safe *bool           `json:"safe,omitempty"`
-	Kept *[]keptPathJSON `json:"kept,omitempty"`
-}
-
-type keptPathJSON struct {
-	Path   casckpt.JSONPath `json:"path"`
-	Reason string           `json:"reason"`
-}
-
-type restoreChangeJSON struct {
-	Path   casckpt.JSONPath `json:"path"`
-	Action string           `json:"action"` // "write" or "delete"
-}
 
 func runRestore(cmd *cobra.Command, g *globals, dir, ref string, paths []string, o restoreOptions) error {
 	store, proj, err := g.openProject(cmd.Context(), dir)
@@ -180,23 +152,23 @@ func runRestore(cmd *cobra.Command, g *globals, dir, ref string, paths []string,
 
 // newRestoreJSON is the JSON document of restore result res, with the
 // safe restore's fields when safe.
-func newRestoreJSON(res casckpt.RestoreResult, safe bool) restoreJSON {
-	doc := restoreJSON{RestoredTo: res.RestoredTo.String(), PreRestoreID: idOrNull(res.PreRestoreID),
+func newRestoreJSON(res casckpt.RestoreResult, safe bool) jsonapi.Restore {
+	doc := jsonapi.Restore{RestoredTo: res.RestoredTo.String(), PreRestoreID: idOrNull(res.PreRestoreID),
 		Written: res.Written, Deleted: res.Deleted, DryRun: res.DryRun,
-		Changes: []restoreChangeJSON{}, Skipped: casckpt.JSONPaths(res.Skipped)}
+		Changes: []jsonapi.RestoreChange{}, Skipped: jsonapi.Paths(res.Skipped)}
 	if safe {
-		kept := make([]keptPathJSON, len(res.Kept))
+		kept := make([]jsonapi.PathReason, len(res.Kept))
 		for i, k := range res.Kept {
-			kept[i] = keptPathJSON{casckpt.JSONPath(k.Path), k.Reason}
+			kept[i] = jsonapi.PathReason{Path: jsonapi.Path(k.Path), Reason: k.Reason}
 		}
 		doc.Safe, doc.Kept = &res.Safe, &kept
 	}
 	for _, c := range res.Changes {
 		switch {
 		case c.Status == casckpt.Deleted && c.Old.Kind != casckpt.KindDir:
-			doc.Changes = append(doc.Changes, restoreChangeJSON{casckpt.JSONPath(c.Path), "delete"})
+			doc.Changes = append(doc.Changes, jsonapi.RestoreChange{Path: jsonapi.Path(c.Path), Action: "delete"})
 		case c.Status != casckpt.Deleted && c.New.Kind != casckpt.KindDir:
-			doc.Changes = append(doc.Changes, restoreChangeJSON{casckpt.JSONPath(c.Path), "write"})
+			doc.Changes = append(doc.Changes, jsonapi.RestoreChange{Path: jsonapi.Path(c.Path), Action: "write"})
 		}
 	}
 	return doc

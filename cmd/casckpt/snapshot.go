@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/casckpt/casckpt"
+	"github.com/casckpt/casckpt/jsonapi"
 )
 
 type snapshotOptions struct {
@@ -107,21 +108,6 @@ func labelOrNull(s string) *string {
 	return &s
 }
 
-// snapshotJSON is the contract's snapshot document.
-type snapshotJSON struct {
-	Created bool             `json:"created"`
-	ID      any              `json:"id"`
-	Project casckpt.JSONPath `json:"project"`
-	Files   int64            `json:"files"`
-	Bytes   int64            `json:"bytes"`
-	Session *string          `json:"session"`
-	Turn    *string          `json:"turn"`
-	// ExcludedByDefault counts the paths the default exclude list left
-	// out; Unreadable names those that could not be read (not captured).
-	ExcludedByDefault int64              `json:"excluded_by_default"`
-	Unreadable        []casckpt.JSONPath `json:"unreadable"`
-}
-
 func runSnapshot(cmd *cobra.Command, g *globals, dir string, o snapshotOptions) error {
 	if o.keep < 1 || o.maxFiles < 1 {
 		return usagef("--keep and --max-files take a number of at least 1")
@@ -174,9 +160,9 @@ func runSnapshot(cmd *cobra.Command, g *globals, dir string, o snapshotOptions) 
 	for _, w := range res.Warnings {
 		g.warn(w)
 	}
-	doc := snapshotJSON{Created: res.Created, ID: idOrNull(res.ID), Project: casckpt.JSONPath(res.Project), Files: res.Files, Bytes: res.Bytes,
+	doc := jsonapi.Snapshot{Created: res.Created, ID: idOrNull(res.ID), Project: jsonapi.Path(res.Project), Files: res.Files, Bytes: res.Bytes,
 		Session: labelOrNull(o.session), Turn: labelOrNull(o.turn),
-		ExcludedByDefault: res.ExcludedByDefault, Unreadable: casckpt.JSONPaths(orEmpty(res.Unreadable))}
+		ExcludedByDefault: res.ExcludedByDefault, Unreadable: jsonapi.Paths(orEmpty(res.Unreadable))}
 	return g.emit(doc, func(w io.Writer) {
 		switch {
 		case res.Created:

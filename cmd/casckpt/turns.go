@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/casckpt/casckpt"
+	"github.com/casckpt/casckpt/jsonapi"
 )
 
 func newTurnsCommand(g *globals) *cobra.Command {
@@ -33,29 +34,6 @@ func newTurnsCommand(g *globals) *cobra.Command {
 	return cmd
 }
 
-// turnJSON is one element of the contract's turns document. Dropped names
-// the turn's snapshots that were dropped ("start", "end"): such a turn can
-// no longer be undone.
-type turnJSON struct {
-	Turn         string   `json:"turn"`
-	Session      *string  `json:"session"`
-	Start        string   `json:"start"`
-	End          any      `json:"end"`
-	StartNumber  any      `json:"start_number"` // #N of start; null when dropped
-	EndNumber    any      `json:"end_number"`   // #N of end; null when dropped or open
-	Started      string   `json:"started"`
-	Ended        any      `json:"ended"`
-	FilesChanged int64    `json:"files_changed"`
-	Insertions   int64    `json:"insertions"`
-	Deletions    int64    `json:"deletions"`
-	Dropped      []string `json:"dropped"`
-	Damaged      bool     `json:"damaged,omitempty"`
-	Title        *string  `json:"title"`
-	Interrupted  bool     `json:"interrupted"`
-	UndoneBy     any      `json:"undone_by"`
-	Machine      *string  `json:"machine,omitempty"` // as in list
-}
-
 func runTurns(cmd *cobra.Command, g *globals, dir, session string) error {
 	store, proj, err := g.openProject(cmd.Context(), dir)
 	if err != nil {
@@ -65,15 +43,15 @@ func runTurns(cmd *cobra.Command, g *globals, dir, session string) error {
 	if err != nil {
 		return err
 	}
-	items := make([]turnJSON, 0, len(turns))
+	items := make([]jsonapi.Turn, 0, len(turns))
 	for _, t := range turns {
-		item := turnJSON{Turn: t.ID, Session: labelOrNull(t.Session), Start: t.Start.String(), End: idOrNull(t.End),
+		item := jsonapi.Turn{Turn: t.ID, Session: labelOrNull(t.Session), Start: t.Start.String(), End: idOrNull(t.End),
 			StartNumber: numberOrNull(t.StartAt), EndNumber: numberOrNull(t.EndAt),
 			Started: t.Started.Format(time.RFC3339), FilesChanged: t.FilesChanged, Insertions: t.Insertions,
 			Deletions: t.Deletions, Dropped: dropped(t), Damaged: t.Damaged, Machine: g.readMachine(store),
 			Title: labelOrNull(t.Title), Interrupted: t.Interrupted, UndoneBy: idOrNull(t.UndoneBy)}
 		if !t.Open() {
-			item.Ended = t.Ended.Format(time.RFC3339)
+			item.Ended = labelOrNull(t.Ended.Format(time.RFC3339))
 		}
 		items = append(items, item)
 	}
@@ -112,11 +90,11 @@ func runTurns(cmd *cobra.Command, g *globals, dir, session string) error {
 }
 
 // numberOrNull is a snapshot's #N for JSON: null when it was dropped.
-func numberOrNull(p casckpt.SnapshotPlace) any {
+func numberOrNull(p casckpt.SnapshotPlace) *uint64 {
 	if p.Serial == 0 {
 		return nil
 	}
-	return p.Serial
+	return &p.Serial
 }
 
 // placed is snapshot id for a table: "@N #N ID", or its ID alone when it

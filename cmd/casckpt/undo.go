@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/casckpt/casckpt"
+	"github.com/casckpt/casckpt/jsonapi"
 )
 
 func newUndoCommand(g *globals) *cobra.Command {
@@ -83,21 +84,6 @@ func runRedo(cmd *cobra.Command, g *globals, args []string, dryRun bool) error {
 	return runUndo(cmd, g, dir, "", casckpt.UndoOptions{DryRun: dryRun, Redo: true})
 }
 
-// undoJSON is the contract's undo document.
-type undoJSON struct {
-	Turn      string             `json:"turn"`
-	PreUndoID any                `json:"pre_undo_id"`
-	Reverted  []casckpt.JSONPath `json:"reverted"`
-	Merged    []casckpt.JSONPath `json:"merged"`
-	Conflicts []conflictJSON     `json:"conflicts"`
-	DryRun    bool               `json:"dry_run"`
-}
-
-type conflictJSON struct {
-	Path   casckpt.JSONPath `json:"path"`
-	Reason string           `json:"reason"`
-}
-
 func runUndo(cmd *cobra.Command, g *globals, dir, turn string, opts casckpt.UndoOptions) error {
 	store, proj, err := g.openProject(cmd.Context(), dir)
 	if err != nil {
@@ -115,10 +101,10 @@ func runUndo(cmd *cobra.Command, g *globals, dir, turn string, opts casckpt.Undo
 		}
 		return err
 	}
-	doc := undoJSON{Turn: res.Turn, PreUndoID: idOrNull(res.PreUndoID), DryRun: res.DryRun,
-		Reverted: casckpt.JSONPaths(res.Reverted), Merged: casckpt.JSONPaths(res.Merged), Conflicts: []conflictJSON{}}
+	doc := jsonapi.Undo{Turn: res.Turn, PreUndoID: idOrNull(res.PreUndoID), DryRun: res.DryRun,
+		Reverted: jsonapi.Paths(res.Reverted), Merged: jsonapi.Paths(res.Merged), Conflicts: []jsonapi.PathReason{}}
 	for _, c := range res.Conflicts {
-		doc.Conflicts = append(doc.Conflicts, conflictJSON{casckpt.JSONPath(c.Path), c.Reason})
+		doc.Conflicts = append(doc.Conflicts, jsonapi.PathReason{Path: jsonapi.Path(c.Path), Reason: c.Reason})
 	}
 	return g.emit(doc, func(w io.Writer) {
 		for _, p := range res.Reverted {

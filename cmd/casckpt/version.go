@@ -8,6 +8,8 @@ import (
 	"runtime/debug"
 
 	"github.com/spf13/cobra"
+
+	"github.com/casckpt/casckpt/jsonapi"
 )
 
 // version is the release, when the build sets it
@@ -15,17 +17,10 @@ import (
 // build information.
 var version string
 
-// versionJSON is the version document.
-type versionJSON struct {
-	Version string `json:"version"`
-	Commit  string `json:"commit"`
-	Go      string `json:"go"`
-}
-
 // buildVersion reads the version, commit and Go release the program was
 // built with; what the build did not record reads "unknown".
-func buildVersion() versionJSON {
-	v := versionJSON{Version: version, Commit: "unknown", Go: runtime.Version()}
+func buildVersion() jsonapi.Version {
+	v := jsonapi.Version{Version: version, Commit: "unknown", Go: runtime.Version()}
 	if info, ok := debug.ReadBuildInfo(); ok {
 		v.Version = cmp.Or(v.Version, info.Main.Version)
 		dirty := false

@@ -13,7 +13,7 @@
 // flag of its command is described as the flag's --help line describes
 // it. Arguments and documents are decoded and encoded once, by
 // encoding/json, so a path that is not valid UTF-8 keeps its "\udcXX"
-// escapes both ways (casckpt.JSONPath).
+// escapes both ways (jsonapi.Path).
 //
 // The server does not open the store itself: it runs the command through a
 // Runner that the caller (cmd/casckpt) gives, with --json, and decodes what

@@ -13,7 +13,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/casckpt/casckpt"
+	"github.com/casckpt/casckpt/jsonapi"
 )
 
 // Runner runs casckpt with args (flags, "--json" among them, then "--",
@@ -35,7 +35,7 @@ func NewServer(run Runner, store, version string) *sdk.Server {
 	t := tools{s: s, run: run, store: store}
 	addTool(t, &sdk.Tool{Name: "checkpoint_list", Annotations: readOnly,
 		Description: "List the checkpoints (snapshots) of the project at dir, newest first (casckpt list --json, as {\"snapshots\": [...]})."},
-		ListInput.args, func(_ ListInput, v []ListItem) ListOutput { return ListOutput{Snapshots: v} })
+		ListInput.args, func(_ ListInput, v []jsonapi.ListItem) ListOutput { return ListOutput{Snapshots: v} })
 	addTool(t, &sdk.Tool{Name: "checkpoint_diff", Annotations: readOnly,
 		Description: "What changed from checkpoint snap to snap2, or to the working tree when snap2 is empty (casckpt diff --patch --json): the changed files and their unified diffs (of the files in paths, when given), at most max_patch_bytes of them; patch_truncated says they were cut. The text content is the patches."},
 		DiffInput.args, DiffInput.bound)
@@ -50,16 +50,16 @@ func NewServer(run Runner, store, version string) *sdk.Server {
 		UndoInput.args, same[UndoInput, UndoOutput], withDryRunDefault)
 	addTool(t, &sdk.Tool{Name: "checkpoint_turns", Annotations: readOnly,
 		Description: "List the agent turns of the project at dir, newest first (casckpt turns --json, as {\"turns\": [...]})."},
-		TurnsInput.args, func(_ TurnsInput, v []Turn) TurnsOutput { return TurnsOutput{Turns: v} })
+		TurnsInput.args, func(_ TurnsInput, v []jsonapi.Turn) TurnsOutput { return TurnsOutput{Turns: v} })
 	addTool(t, &sdk.Tool{Name: "checkpoint_file_history", Annotations: readOnly,
 		Description: "The checkpoints in which path changed, newest first (casckpt log --json, as {\"history\": [...]})."},
-		FileHistoryInput.args, func(_ FileHistoryInput, v []HistoryItem) FileHistoryOutput { return FileHistoryOutput{History: v} })
+		FileHistoryInput.args, func(_ FileHistoryInput, v []jsonapi.LogItem) FileHistoryOutput { return FileHistoryOutput{History: v} })
 	addTool(t, &sdk.Tool{Name: "checkpoint_read_file", Annotations: readOnly,
 		Description: "One file as checkpoint snap holds it (casckpt cat --json): UTF-8 text as content (and as the result's text), other bytes as content_base64."},
 		ReadFileInput.args, same[ReadFileInput, ReadFileOutput])
 	addTool(t, &sdk.Tool{Name: "checkpoint_ls", Annotations: readOnly,
 		Description: "Every file, link and directory checkpoint snap holds (casckpt ls --json, as {\"entries\": [...]})."},
-		LsInput.args, func(_ LsInput, v []LsItem) LsOutput { return LsOutput{Entries: v} })
+		LsInput.args, func(_ LsInput, v []jsonapi.LsItem) LsOutput { return LsOutput{Entries: v} })
 	addTool(t, &sdk.Tool{Name: "checkpoint_pin", Annotations: writes,
 		Description: "Keep checkpoint snap through every automatic rule (keep, size cap, prune) (casckpt pin --json)."},
 		PinInput.args, same[PinInput, PinOutput])
@@ -94,7 +94,7 @@ type storeNamer interface{ setStore(string) }
 // encoded once, by encoding/json with the types' own methods: the typed
 // AddTool validates a copy of each that it decodes and encodes again,
 // which turns a path's "\udcXX" (a byte that is not UTF-8, see
-// casckpt.JSONPath) into U+FFFD.
+// jsonapi.Path) into U+FFFD.
 func addTool[In dirInput, D, Out any](t tools, tool *sdk.Tool, args func(In) []string, wrap func(In, D) Out, tune ...func(*jsonschema.Schema)) {
 	in, err := jsonschema.For[In](nil)
 	if err != nil {
@@ -269,7 +269,7 @@ func (in ReadFileInput) args() []string {
 }
 
 // pathStrings is paths as command-line arguments.
-func pathStrings(paths []casckpt.JSONPath) []string {
+func pathStrings(paths []jsonapi.Path) []string {
 	out := make([]string, len(paths))
 	for i, p := range paths {
 		out[i] = string(p)
@@ -321,7 +321,8 @@ const defaultMaxPatchBytes = 64 << 10
 // bound keeps the patches of the files in.Paths selects, in order, until
 // they hold in.MaxPatchBytes: the patch that crosses the bound is cut at
 // its last line end within it, and the later ones are left out.
-func (in DiffInput) bound(d DiffOutput) DiffOutput {
+func (in DiffInput) bound(doc jsonapi.Diff) DiffOutput {
+	d := DiffOutput{Diff: doc}
 	left := in.MaxPatchBytes
 	if left <= 0 {
 		left = defaultMaxPatchBytes

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/casckpt/casckpt"
+	"github.com/casckpt/casckpt/jsonapi"
 )
 
 // The inputs: a tool's arguments, the options of its command. A field
@@ -12,92 +13,93 @@ import (
 
 // ListInput is checkpoint_list's arguments (casckpt list).
 type ListInput struct {
-	Dir     casckpt.JSONPath `json:"dir" jsonschema:"the project directory (absolute)"`
-	N       int              `json:"n,omitempty" jsonschema:"show the newest N only (0: all)"`
-	Session string           `json:"session,omitempty" jsonschema:"show only the snapshots of the agent's session ID"`
+	Dir     jsonapi.Path `json:"dir" jsonschema:"the project directory (absolute)"`
+	N       int          `json:"n,omitempty" jsonschema:"show the newest N only (0: all)"`
+	Session string       `json:"session,omitempty" jsonschema:"show only the snapshots of the agent's session ID"`
 }
 
 // DiffInput is checkpoint_diff's arguments (casckpt diff --patch).
 type DiffInput struct {
-	Dir           casckpt.JSONPath   `json:"dir" jsonschema:"the project directory (absolute)"`
-	Snap          string             `json:"snap" jsonschema:"the checkpoint to compare from: an ID, a unique prefix of one, @N (the N-th newest) or #N (its stable number)"`
-	Snap2         string             `json:"snap2,omitempty" jsonschema:"the checkpoint to compare to (default: the working tree)"`
-	Paths         []casckpt.JSONPath `json:"paths,omitempty" jsonschema:"give the patch of these files only (relative to dir; a directory selects the files below it); files still lists every change"`
-	MaxPatchBytes int                `json:"max_patch_bytes,omitempty" jsonschema:"cut the patches at N bytes in all, at a line end, and set patch_truncated (default 65536)"`
+	Dir           jsonapi.Path   `json:"dir" jsonschema:"the project directory (absolute)"`
+	Snap          string         `json:"snap" jsonschema:"the checkpoint to compare from: an ID, a unique prefix of one, @N (the N-th newest) or #N (its stable number)"`
+	Snap2         string         `json:"snap2,omitempty" jsonschema:"the checkpoint to compare to (default: the working tree)"`
+	Paths         []jsonapi.Path `json:"paths,omitempty" jsonschema:"give the patch of these files only (relative to dir; a directory selects the files below it); files still lists every change"`
+	MaxPatchBytes int            `json:"max_patch_bytes,omitempty" jsonschema:"cut the patches at N bytes in all, at a line end, and set patch_truncated (default 65536)"`
 }
 
 // RestoreInput is checkpoint_restore's arguments (casckpt restore).
 type RestoreInput struct {
-	Dir           casckpt.JSONPath   `json:"dir" jsonschema:"the project directory (absolute)"`
-	Snap          string             `json:"snap" jsonschema:"the checkpoint to restore: an ID, a unique prefix of one, @N (the N-th newest) or #N (its stable number)"`
-	Paths         []casckpt.JSONPath `json:"paths,omitempty" jsonschema:"restore only these paths (relative to dir)"`
-	DryRun        *bool              `json:"dry_run,omitempty" jsonschema:"show what would change and change nothing (default true)"`
-	Safe          bool               `json:"safe,omitempty" jsonschema:"restore only what agents changed; keep and list everything else"`
-	MaxFileSizeMB int64              `json:"max_file_size_mb,omitempty" jsonschema:"files larger than N MiB that SNAP lacks are excluded, so never touched (default: the snapshot's own limit)"`
-	MaxFiles      int                `json:"max_files,omitempty" jsonschema:"refuse a tree of more than N files (default 50000)"`
+	Dir           jsonapi.Path   `json:"dir" jsonschema:"the project directory (absolute)"`
+	Snap          string         `json:"snap" jsonschema:"the checkpoint to restore: an ID, a unique prefix of one, @N (the N-th newest) or #N (its stable number)"`
+	Paths         []jsonapi.Path `json:"paths,omitempty" jsonschema:"restore only these paths (relative to dir)"`
+	DryRun        *bool          `json:"dry_run,omitempty" jsonschema:"show what would change and change nothing (default true)"`
+	Safe          bool           `json:"safe,omitempty" jsonschema:"restore only what agents changed; keep and list everything else"`
+	MaxFileSizeMB int64          `json:"max_file_size_mb,omitempty" jsonschema:"files larger than N MiB that SNAP lacks are excluded, so never touched (default: the snapshot's own limit)"`
+	MaxFiles      int            `json:"max_files,omitempty" jsonschema:"refuse a tree of more than N files (default 50000)"`
 }
 
 // CreateInput is checkpoint_create's arguments (casckpt snapshot).
 type CreateInput struct {
-	Dir           casckpt.JSONPath `json:"dir" jsonschema:"the project directory (absolute)"`
-	Message       string           `json:"message,omitempty" jsonschema:"why the snapshot is taken"`
-	Keep          int              `json:"keep,omitempty" jsonschema:"keep at most N snapshots of the project (older unpinned ones are dropped) (default 20)"`
-	MaxFileSizeMB int64            `json:"max_file_size_mb,omitempty" jsonschema:"leave out files larger than N MiB (default 10)"`
-	MaxFiles      int              `json:"max_files,omitempty" jsonschema:"refuse a tree of more than N files (default 50000)"`
-	MaxSizeMB     *int64           `json:"max_size_mb,omitempty" jsonschema:"keep the store under N MiB by dropping old snapshots (0: no cap; default 500 on a local store, none on an s3:// one) (default 500)"`
-	Session       string           `json:"session,omitempty" jsonschema:"label the snapshot with the agent's session ID"`
-	Turn          string           `json:"turn,omitempty" jsonschema:"label the snapshot with the agent's turn ID; the project's first snapshot of a turn starts it"`
-	EndTurn       bool             `json:"end_turn,omitempty" jsonschema:"end the turn of --turn on this snapshot"`
+	Dir           jsonapi.Path `json:"dir" jsonschema:"the project directory (absolute)"`
+	Message       string       `json:"message,omitempty" jsonschema:"why the snapshot is taken"`
+	Keep          int          `json:"keep,omitempty" jsonschema:"keep at most N snapshots of the project (older unpinned ones are dropped) (default 20)"`
+	MaxFileSizeMB int64        `json:"max_file_size_mb,omitempty" jsonschema:"leave out files larger than N MiB (default 10)"`
+	MaxFiles      int          `json:"max_files,omitempty" jsonschema:"refuse a tree of more than N files (default 50000)"`
+	MaxSizeMB     *int64       `json:"max_size_mb,omitempty" jsonschema:"keep the store under N MiB by dropping old snapshots (0: no cap; default 500 on a local store, none on an s3:// one) (default 500)"`
+	Session       string       `json:"session,omitempty" jsonschema:"label the snapshot with the agent's session ID"`
+	Turn          string       `json:"turn,omitempty" jsonschema:"label the snapshot with the agent's turn ID; the project's first snapshot of a turn starts it"`
+	EndTurn       bool         `json:"end_turn,omitempty" jsonschema:"end the turn of --turn on this snapshot"`
 }
 
 // UndoInput is checkpoint_undo's arguments (casckpt undo).
 type UndoInput struct {
-	Dir    casckpt.JSONPath `json:"dir" jsonschema:"the project directory (absolute)"`
-	Turn   string           `json:"turn,omitempty" jsonschema:"the turn to revert (default: the newest ended turn not yet undone)"`
-	DryRun *bool            `json:"dry_run,omitempty" jsonschema:"show what would change and change nothing (default true)"`
-	Redo   bool             `json:"redo,omitempty" jsonschema:"re-apply the newest undo instead (give no turn)"`
+	Dir    jsonapi.Path `json:"dir" jsonschema:"the project directory (absolute)"`
+	Turn   string       `json:"turn,omitempty" jsonschema:"the turn to revert (default: the newest ended turn not yet undone)"`
+	DryRun *bool        `json:"dry_run,omitempty" jsonschema:"show what would change and change nothing (default true)"`
+	Redo   bool         `json:"redo,omitempty" jsonschema:"re-apply the newest undo instead (give no turn)"`
 }
 
 // TurnsInput is checkpoint_turns' arguments (casckpt turns).
 type TurnsInput struct {
-	Dir     casckpt.JSONPath `json:"dir" jsonschema:"the project directory (absolute)"`
-	Session string           `json:"session,omitempty" jsonschema:"show only the turns of the agent's session ID"`
+	Dir     jsonapi.Path `json:"dir" jsonschema:"the project directory (absolute)"`
+	Session string       `json:"session,omitempty" jsonschema:"show only the turns of the agent's session ID"`
 }
 
 // FileHistoryInput is checkpoint_file_history's arguments (casckpt log).
 type FileHistoryInput struct {
-	Dir  casckpt.JSONPath `json:"dir" jsonschema:"the project directory (absolute)"`
-	Path casckpt.JSONPath `json:"path" jsonschema:"the file, link or directory, relative to dir or absolute inside it"`
+	Dir  jsonapi.Path `json:"dir" jsonschema:"the project directory (absolute)"`
+	Path jsonapi.Path `json:"path" jsonschema:"the file, link or directory, relative to dir or absolute inside it"`
 }
 
 // ReadFileInput is checkpoint_read_file's arguments (casckpt cat).
 type ReadFileInput struct {
-	Dir  casckpt.JSONPath `json:"dir" jsonschema:"the project directory (absolute)"`
-	Snap string           `json:"snap" jsonschema:"the checkpoint: an ID, a unique prefix of one, @N (the N-th newest) or #N (its stable number)"`
-	Path casckpt.JSONPath `json:"path" jsonschema:"the file's path relative to dir"`
+	Dir  jsonapi.Path `json:"dir" jsonschema:"the project directory (absolute)"`
+	Snap string       `json:"snap" jsonschema:"the checkpoint: an ID, a unique prefix of one, @N (the N-th newest) or #N (its stable number)"`
+	Path jsonapi.Path `json:"path" jsonschema:"the file's path relative to dir"`
 }
 
 // LsInput is checkpoint_ls' arguments (casckpt ls).
 type LsInput struct {
-	Dir  casckpt.JSONPath `json:"dir" jsonschema:"the project directory (absolute)"`
-	Snap string           `json:"snap" jsonschema:"the checkpoint: an ID, a unique prefix of one, @N (the N-th newest) or #N (its stable number)"`
+	Dir  jsonapi.Path `json:"dir" jsonschema:"the project directory (absolute)"`
+	Snap string       `json:"snap" jsonschema:"the checkpoint: an ID, a unique prefix of one, @N (the N-th newest) or #N (its stable number)"`
 }
 
 // PinInput is checkpoint_pin's arguments (casckpt pin).
 type PinInput struct {
-	Dir  casckpt.JSONPath `json:"dir" jsonschema:"the project directory (absolute)"`
-	Snap string           `json:"snap" jsonschema:"the checkpoint to keep through every automatic rule: an ID, a unique prefix of one, @N (the N-th newest) or #N (its stable number)"`
+	Dir  jsonapi.Path `json:"dir" jsonschema:"the project directory (absolute)"`
+	Snap string       `json:"snap" jsonschema:"the checkpoint to keep through every automatic rule: an ID, a unique prefix of one, @N (the N-th newest) or #N (its stable number)"`
 }
 
 // RecordWriteInput is checkpoint_record_write's arguments (casckpt
 // record-write).
 type RecordWriteInput struct {
-	Dir   casckpt.JSONPath   `json:"dir" jsonschema:"the project directory (absolute)"`
-	Paths []casckpt.JSONPath `json:"paths" jsonschema:"the paths the agent has just written (relative to dir or absolute inside it); a missing path records a deletion"`
+	Dir   jsonapi.Path   `json:"dir" jsonschema:"the project directory (absolute)"`
+	Paths []jsonapi.Path `json:"paths" jsonschema:"the paths the agent has just written (relative to dir or absolute inside it); a missing path records a deletion"`
 }
 
-// The outputs: the documents of docs/commands.md, field for field, each
-// with the store it comes from (Origin).
+// The outputs: the documents of package jsonapi, embedded (so that the
+// output schemas are derived from them), each with the store it comes
+// from (Origin).
 
 // Origin names the store a result comes from, so that a client whose
 // server runs with another environment than it expects sees which store
@@ -110,52 +112,17 @@ func (o *Origin) setStore(s string) { o.Store = s }
 
 // ListOutput is checkpoint_list's result: list's array, wrapped.
 type ListOutput struct {
-	Snapshots []ListItem `json:"snapshots"`
+	Snapshots []jsonapi.ListItem `json:"snapshots"`
 	Origin
-}
-
-// ListItem is one element of list's document.
-type ListItem struct {
-	ID           string  `json:"id"`
-	Number       uint64  `json:"number"` // the snapshot's stable #N in its project
-	ShortID      string  `json:"short_id"`
-	Time         string  `json:"time"`
-	Reason       string  `json:"reason"`
-	FilesChanged int64   `json:"files_changed"`
-	Insertions   int64   `json:"insertions"`
-	Deletions    int64   `json:"deletions"`
-	Pinned       bool    `json:"pinned"`
-	Session      *string `json:"session"`
-	Turn         *string `json:"turn"`
-	Title        *string `json:"title"`
-	Damaged      bool    `json:"damaged,omitempty"`
-	// Machine is, on a bucket store, the machine whose project it is.
-	Machine *string `json:"machine,omitempty"`
 }
 
 // DiffOutput is diff --patch's document, its patches bounded: only the
 // selected files have a patch, and PatchTruncated says the patches were
 // cut short.
 type DiffOutput struct {
-	From           string     `json:"from"`
-	To             string     `json:"to"`
-	Files          []DiffFile `json:"files"`
-	FilesChanged   int64      `json:"files_changed"`
-	Insertions     int64      `json:"insertions"`
-	Deletions      int64      `json:"deletions"`
-	PatchTruncated bool       `json:"patch_truncated"`
+	jsonapi.Diff
+	PatchTruncated bool `json:"patch_truncated"`
 	Origin
-}
-
-// DiffFile is one changed path of diff's document, with its unified diff
-// (git's format) when it is selected.
-type DiffFile struct {
-	Path       casckpt.JSONPath `json:"path"`
-	Status     string           `json:"status"`
-	Insertions int64            `json:"insertions"`
-	Deletions  int64            `json:"deletions"`
-	Binary     bool             `json:"binary"`
-	Patch      *string          `json:"patch,omitempty"`
 }
 
 // text is the result's text for a model: a line per changed file, then
@@ -183,111 +150,39 @@ func (o DiffOutput) text() (string, bool) {
 
 // RestoreOutput is restore's document.
 type RestoreOutput struct {
-	RestoredTo   string             `json:"restored_to"`
-	PreRestoreID *string            `json:"pre_restore_id"`
-	Written      int                `json:"written"`
-	Deleted      int                `json:"deleted"`
-	DryRun       bool               `json:"dry_run"`
-	Changes      []RestoreChange    `json:"changes"`
-	Skipped      []casckpt.JSONPath `json:"skipped"`
-	Safe         *bool              `json:"safe,omitempty"`
-	Kept         *[]PathReason      `json:"kept,omitempty"`
+	jsonapi.Restore
 	Origin
-}
-
-// RestoreChange is a file or link restore writes or deletes.
-type RestoreChange struct {
-	Path   casckpt.JSONPath `json:"path"`
-	Action string           `json:"action"`
-}
-
-// PathReason is a path left alone and why.
-type PathReason struct {
-	Path   casckpt.JSONPath `json:"path"`
-	Reason string           `json:"reason"`
 }
 
 // CreateOutput is snapshot's document.
 type CreateOutput struct {
-	Created bool             `json:"created"`
-	ID      *string          `json:"id"`
-	Project casckpt.JSONPath `json:"project"`
-	Files   int64            `json:"files"`
-	Bytes   int64            `json:"bytes"`
-	Session *string          `json:"session"`
-	Turn    *string          `json:"turn"`
-	// ExcludedByDefault counts the paths the default exclude list left
-	// out; Unreadable names those that could not be read (not captured).
-	ExcludedByDefault int64              `json:"excluded_by_default"`
-	Unreadable        []casckpt.JSONPath `json:"unreadable"`
+	jsonapi.Snapshot
 	Origin
 }
 
 // UndoOutput is undo's document.
 type UndoOutput struct {
-	Turn      string             `json:"turn"`
-	PreUndoID *string            `json:"pre_undo_id"`
-	Reverted  []casckpt.JSONPath `json:"reverted"`
-	Merged    []casckpt.JSONPath `json:"merged"`
-	Conflicts []PathReason       `json:"conflicts"`
-	DryRun    bool               `json:"dry_run"`
+	jsonapi.Undo
 	Origin
 }
 
 // TurnsOutput is checkpoint_turns' result: turns' array, wrapped.
 type TurnsOutput struct {
-	Turns []Turn `json:"turns"`
+	Turns []jsonapi.Turn `json:"turns"`
 	Origin
-}
-
-// Turn is one element of turns' document.
-type Turn struct {
-	Turn         string   `json:"turn"`
-	Session      *string  `json:"session"`
-	Start        string   `json:"start"`
-	End          *string  `json:"end"`
-	StartNumber  *uint64  `json:"start_number"` // the start's #N; null when dropped
-	EndNumber    *uint64  `json:"end_number"`   // the end's #N; null when dropped or open
-	Started      string   `json:"started"`
-	Ended        *string  `json:"ended"`
-	FilesChanged int64    `json:"files_changed"`
-	Insertions   int64    `json:"insertions"`
-	Deletions    int64    `json:"deletions"`
-	Dropped      []string `json:"dropped"`
-	Damaged      bool     `json:"damaged,omitempty"`
-	Title        *string  `json:"title"`
-	Interrupted  bool     `json:"interrupted"`
-	UndoneBy     *string  `json:"undone_by"`
-	Machine      *string  `json:"machine,omitempty"` // as in ListItem
 }
 
 // FileHistoryOutput is checkpoint_file_history's result: log's array,
 // wrapped.
 type FileHistoryOutput struct {
-	History []HistoryItem `json:"history"`
+	History []jsonapi.LogItem `json:"history"`
 	Origin
-}
-
-// HistoryItem is one element of log's document.
-type HistoryItem struct {
-	ID         string  `json:"id"`
-	Number     uint64  `json:"number"` // the snapshot's stable #N in its project
-	ShortID    string  `json:"short_id"`
-	Time       string  `json:"time"`
-	Reason     string  `json:"reason"`
-	Status     string  `json:"status"`
-	Insertions int64   `json:"insertions"`
-	Deletions  int64   `json:"deletions"`
-	Turn       *string `json:"turn"`
-	Session    *string `json:"session"`
 }
 
 // ReadFileOutput is cat's document: the file as text when it is UTF-8
 // text, else its bytes in base64.
 type ReadFileOutput struct {
-	Path          casckpt.JSONPath `json:"path"`
-	Content       *string          `json:"content,omitempty"`
-	ContentBase64 *string          `json:"content_base64,omitempty"`
+	jsonapi.Cat
 	Origin
 }
 
@@ -302,26 +197,18 @@ func (o ReadFileOutput) text() (string, bool) {
 
 // LsOutput is checkpoint_ls' result: ls' array, wrapped.
 type LsOutput struct {
-	Entries []LsItem `json:"entries"`
+	Entries []jsonapi.LsItem `json:"entries"`
 	Origin
-}
-
-// LsItem is one element of ls' document: a file, link or directory.
-type LsItem struct {
-	Path casckpt.JSONPath `json:"path"`
-	Type string           `json:"type"`
-	Size int64            `json:"size"`
-	Mode uint32           `json:"mode"`
 }
 
 // PinOutput is pin's document.
 type PinOutput struct {
-	Pinned string `json:"pinned"`
+	jsonapi.Pin
 	Origin
 }
 
 // RecordWriteOutput is record-write's document.
 type RecordWriteOutput struct {
-	Recorded int `json:"recorded"`
+	jsonapi.RecordWrite
 	Origin
 }

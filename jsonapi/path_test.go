@@ -1,4 +1,4 @@
-package casckpt_test
+package jsonapi_test
 
 import (
 	"bytes"
@@ -10,13 +10,13 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/casckpt/casckpt"
+	"github.com/casckpt/casckpt/jsonapi"
 )
 
-// TestJSONPath: a path that is valid UTF-8 is written as encoding/json
+// TestPath: a path that is valid UTF-8 is written as encoding/json
 // writes a string (without HTML escapes); one that is not has each byte
 // outside valid UTF-8 written \udcXX; both read back to the same bytes.
-func TestJSONPath(t *testing.T) {
+func TestPath(t *testing.T) {
 	for _, tc := range []struct{ path, want string }{
 		{"plain/x.go", `"plain/x.go"`},
 		{"a<b>&\"q\"\\\n\x01\u2028é", `"a<b>&\"q\"\\\n\u0001\u2028é"`},
@@ -26,17 +26,17 @@ func TestJSONPath(t *testing.T) {
 		{"\xed\xa0\x80", `"\udced\udca0\udc80"`},                     // an encoded surrogate is not UTF-8
 		{"\xc0\xaf/\xef\xbf\xbd", `"\udcc0\udcaf/` + "\ufffd" + `"`}, // overlong; a real U+FFFD stays
 	} {
-		got, err := encode(casckpt.JSONPath(tc.path))
+		got, err := encode(jsonapi.Path(tc.path))
 		if err != nil || string(got) != tc.want {
 			t.Errorf("Marshal(%q) = %s, %v; want %s", tc.path, got, err, tc.want)
 		}
-		var back casckpt.JSONPath
+		var back jsonapi.Path
 		if err := json.Unmarshal(got, &back); err != nil || string(back) != tc.path {
 			t.Errorf("Unmarshal(%s) = %q, %v; want %q", got, back, err, tc.path)
 		}
 	}
 	// Escapes of other kinds read as encoding/json reads them.
-	var p casckpt.JSONPath
+	var p jsonapi.Path
 	if err := json.Unmarshal([]byte(`"\u00e9\ud83d\ude00\/\t\udcff\ud800x\udc41"`), &p); err != nil || string(p) != "é😀/\t\xff\ufffdx\ufffd" {
 		t.Errorf("escapes read as %q, %v", p, err)
 	}
@@ -47,11 +47,11 @@ func TestJSONPath(t *testing.T) {
 	}
 }
 
-// TestJSONPathPython: random byte strings written by JSONPath are read by
+// TestPathPython: random byte strings written by Path are read by
 // Python's json.loads and os.fsencode as the same bytes, and Python's own
 // json.dumps of its surrogateescape decoding reads back as them (python3
 // is the oracle; the test is skipped without it).
-func TestJSONPathPython(t *testing.T) {
+func TestPathPython(t *testing.T) {
 	python, err := exec.LookPath("python3")
 	if err != nil {
 		t.Skip("python3 is not installed")
@@ -66,7 +66,7 @@ func TestJSONPathPython(t *testing.T) {
 			b.WriteString(alphabet[rng.IntN(len(alphabet))])
 		}
 		paths = append(paths, b.String())
-		line, err := encode(casckpt.JSONPath(b.String()))
+		line, err := encode(jsonapi.Path(b.String()))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -96,7 +96,7 @@ for line in sys.stdin.buffer.read().decode("utf-8").splitlines():
 		if want := strings.ToLower(hexOf(paths[i])); hexBytes != want {
 			t.Errorf("%q: Python's os.fsencode gives %s, want %s", paths[i], hexBytes, want)
 		}
-		var back casckpt.JSONPath
+		var back jsonapi.Path
 		if err := json.Unmarshal([]byte(dumped), &back); err != nil || string(back) != paths[i] {
 			t.Errorf("Python's %s reads back as %q (%v), want %q", dumped, back, err, paths[i])
 		}

@@ -1,0 +1,321 @@
+package jsonapi
+
+// The documents, one type each, as docs/commands.md describes them. A
+// pointer field is null when unset (or, with omitempty, left out); a slice
+// field is never nil where the document promises [] (the command makes it
+// so). Field order is the order of the document's keys. The documents the
+// command once printed from a map keep their keys sorted.
+
+// Error is what --json prints for a command that failed or was refused
+// (exit 1), misused (exit 2) or interrupted (130).
+type Error struct {
+	Error string `json:"error"`
+	Exit  int    `json:"exit"`
+}
+
+// Snapshot is snapshot's document.
+type Snapshot struct {
+	Created bool    `json:"created"`
+	ID      *string `json:"id"`
+	Project Path    `json:"project"`
+	Files   int64   `json:"files"`
+	Bytes   int64   `json:"bytes"`
+	Session *string `json:"session"`
+	Turn    *string `json:"turn"`
+	// ExcludedByDefault counts the paths the default exclude list left
+	// out; Unreadable names those that could not be read (not captured).
+	ExcludedByDefault int64  `json:"excluded_by_default"`
+	Unreadable        []Path `json:"unreadable"`
+}
+
+// ListItem is one element of list's document (an array).
+type ListItem struct {
+	ID           string  `json:"id"`
+	Number       uint64  `json:"number"` // the snapshot's stable #N in its project
+	ShortID      string  `json:"short_id"`
+	Time         string  `json:"time"`
+	Reason       string  `json:"reason"`
+	FilesChanged int64   `json:"files_changed"`
+	Insertions   int64   `json:"insertions"`
+	Deletions    int64   `json:"deletions"`
+	Pinned       bool    `json:"pinned"`
+	Session      *string `json:"session"`
+	Turn         *string `json:"turn"`
+	Title        *string `json:"title"`
+	Damaged      bool    `json:"damaged,omitempty"`
+	// Machine is, on a bucket store, the machine whose project it is
+	// (left out for a store in a directory).
+	Machine *string `json:"machine,omitempty"`
+}
+
+// Turn is one element of turns' document (an array). Dropped names the
+// turn's snapshots that were dropped ("start", "end"): such a turn can no
+// longer be undone.
+type Turn struct {
+	Turn         string   `json:"turn"`
+	Session      *string  `json:"session"`
+	Start        string   `json:"start"`
+	End          *string  `json:"end"`
+	StartNumber  *uint64  `json:"start_number"` // the start's #N; null when dropped
+	EndNumber    *uint64  `json:"end_number"`   // the end's #N; null when dropped or open
+	Started      string   `json:"started"`
+	Ended        *string  `json:"ended"`
+	FilesChanged int64    `json:"files_changed"`
+	Insertions   int64    `json:"insertions"`
+	Deletions    int64    `json:"deletions"`
+	Dropped      []string `json:"dropped"`
+	Damaged      bool     `json:"damaged,omitempty"`
+	Title        *string  `json:"title"`
+	Interrupted  bool     `json:"interrupted"`
+	UndoneBy     *string  `json:"undone_by"`
+	Machine      *string  `json:"machine,omitempty"` // as in ListItem
+}
+
+// Diff is diff's document.
+type Diff struct {
+	From         string     `json:"from"`
+	To           string     `json:"to"`
+	Files        []DiffFile `json:"files"`
+	FilesChanged int64      `json:"files_changed"`
+	Insertions   int64      `json:"insertions"`
+	Deletions    int64      `json:"deletions"`
+}
+
+// DiffFile is one changed path of diff's document.
+type DiffFile struct {
+	Path       Path   `json:"path"`
+	Status     string `json:"status"`
+	Insertions int64  `json:"insertions"`
+	Deletions  int64  `json:"deletions"`
+	Binary     bool   `json:"binary"`
+	// Patch is the file's unified diff (diff --json --patch).
+	Patch *string `json:"patch,omitempty"`
+}
+
+// Restore is restore's document, with the changes listed.
+type Restore struct {
+	RestoredTo   string  `json:"restored_to"`
+	PreRestoreID *string `json:"pre_restore_id"`
+	Written      int     `json:"written"`
+	Deleted      int     `json:"deleted"`
+	DryRun       bool    `json:"dry_run"`
+	// Changes are the files and links written or deleted (or, in a dry
+	// run, to be), one per written or deleted count.
+	Changes []RestoreChange `json:"changes"`
+	// Skipped are the paths left alone because an excluded entry is in
+	// the way, or because they changed during the restore.
+	Skipped []Path `json:"skipped"`
+	// Safe and Kept are given with --safe: whether only agents' changes
+	// were restored, and the paths kept.
+	Safe *bool         `json:"safe,omitempty"`
+	Kept *[]PathReason `json:"kept,omitempty"`
+}
+
+// RestoreChange is a file or link restore writes or deletes.
+type RestoreChange struct {
+	Path   Path   `json:"path"`
+	Action string `json:"action"` // "write" or "delete"
+}
+
+// PathReason is a path left alone and why.
+type PathReason struct {
+	Path   Path   `json:"path"`
+	Reason string `json:"reason"`
+}
+
+// RecordWrite is record-write's document.
+type RecordWrite struct {
+	Recorded int `json:"recorded"`
+}
+
+// Undo is undo's (and redo's) document.
+type Undo struct {
+	Turn      string       `json:"turn"`
+	PreUndoID *string      `json:"pre_undo_id"`
+	Reverted  []Path       `json:"reverted"`
+	Merged    []Path       `json:"merged"`
+	Conflicts []PathReason `json:"conflicts"`
+	DryRun    bool         `json:"dry_run"`
+}
+
+// Cat is cat's document: the bytes as text when they are UTF-8 text, else
+// in base64 (exactly one of the two is set).
+type Cat struct {
+	Path          Path    `json:"path"`
+	Content       *string `json:"content,omitempty"`
+	ContentBase64 *string `json:"content_base64,omitempty"`
+}
+
+// LsItem is one element of ls' document (an array): a file, link or
+// directory.
+type LsItem struct {
+	Path Path   `json:"path"`
+	Type string `json:"type"`
+	Size int64  `json:"size"`
+	// Mode is the permission bits as a number (420 is 0644, 493 is 0755).
+	Mode uint32 `json:"mode"`
+}
+
+// LogItem is one element of log's document (an array).
+type LogItem struct {
+	ID         string  `json:"id"`
+	Number     uint64  `json:"number"` // the snapshot's stable #N in its project
+	ShortID    string  `json:"short_id"`
+	Time       string  `json:"time"`
+	Reason     string  `json:"reason"`
+	Status     string  `json:"status"`
+	Insertions int64   `json:"insertions"`
+	Deletions  int64   `json:"deletions"`
+	Turn       *string `json:"turn"`
+	Session    *string `json:"session"`
+}
+
+// Pin is pin's document.
+type Pin struct {
+	Pinned string `json:"pinned"`
+}
+
+// Unpin is unpin's document.
+type Unpin struct {
+	Unpinned string `json:"unpinned"`
+}
+
+// Forget is forget's document.
+type Forget struct {
+	Forgotten []string `json:"forgotten"`
+}
+
+// Status is status' document.
+type Status struct {
+	DamagedObjects []ObjectReason `json:"damaged_objects"`
+	HookMisses     []string       `json:"hook_misses"`
+	Legacy         []Legacy       `json:"legacy"`
+	Projects       []Project      `json:"projects"`
+	SizeBytes      int64          `json:"size_bytes"`
+	Store          Path           `json:"store"`
+}
+
+// Project is one project of status' document.
+type Project struct {
+	Workdir   Path    `json:"workdir"`
+	Machine   *string `json:"machine,omitempty"` // left out for a store in a directory
+	Snapshots int     `json:"snapshots"`
+	CreatedAt string  `json:"created_at"`
+	LastTouch string  `json:"last_touch"`
+	State     string  `json:"state"`
+}
+
+// Legacy is a legacy Hermes store of status' document.
+type Legacy struct {
+	Path      Path  `json:"path"`
+	SizeBytes int64 `json:"size_bytes"`
+	Migrated  bool  `json:"migrated"`
+}
+
+// ObjectReason is an object of a bucket store and what is wrong with it:
+// one that syncs skip (damaged_objects) or that the fleet key refused
+// (rejected).
+type ObjectReason struct {
+	Key    string `json:"key"`
+	Reason string `json:"reason"`
+}
+
+// Prune is prune's document.
+type Prune struct {
+	BytesFreed       int64  `json:"bytes_freed"`
+	DeletedOrphan    int    `json:"deleted_orphan"`
+	DeletedStale     int    `json:"deleted_stale"`
+	Drops            []Drop `json:"drops"`
+	Scanned          int    `json:"scanned"`
+	Skipped          bool   `json:"skipped"`
+	SnapshotsDropped int    `json:"snapshots_dropped"`
+}
+
+// PruneSkipped is prune --auto's document when the last prune ran less
+// than the interval ago (Skipped is true).
+type PruneSkipped struct {
+	Skipped bool `json:"skipped"`
+}
+
+// Drop is one snapshot a prune dropped (or would drop) and the rule that
+// dropped it: orphan, stale or size-cap.
+type Drop struct {
+	Project Path    `json:"project"`
+	Machine *string `json:"machine,omitempty"` // as in Project
+	ID      string  `json:"id"`
+	Rule    string  `json:"rule"`
+}
+
+// GC is gc's document.
+type GC struct {
+	BytesFreed     int64 `json:"bytes_freed"`
+	ObjectsDeleted int64 `json:"objects_deleted"`
+}
+
+// Verify is verify's document.
+type Verify struct {
+	Damaged          []Damaged      `json:"damaged"`
+	DamagedObjects   []ObjectReason `json:"damaged_objects"`
+	ObjectsChecked   int            `json:"objects_checked"`
+	Rejected         []ObjectReason `json:"rejected"`
+	SnapshotsChecked int            `json:"snapshots_checked"`
+}
+
+// Damaged is a damaged snapshot of verify's document.
+type Damaged struct {
+	Project Path    `json:"project"`
+	Machine *string `json:"machine,omitempty"` // as in Project
+	ID      string  `json:"id"`
+	Reason  string  `json:"reason"`
+}
+
+// Repair is repair's document.
+type Repair struct {
+	PacksRead       int      `json:"packs_read"`
+	ObjectsIndexed  int      `json:"objects_indexed"`
+	DamagedPacks    []string `json:"damaged_packs"`
+	UnreadablePacks []string `json:"unreadable_packs"`
+	Projects        int      `json:"projects"`
+	Snapshots       int      `json:"snapshots"`
+	Turns           int      `json:"turns"`
+	FromOldDatabase int      `json:"from_old_database"`
+	OldDatabase     *string  `json:"old_database"`
+}
+
+// Export is export's document (not with -o -).
+type Export struct {
+	File     Path   `json:"file"`
+	Snapshot string `json:"snapshot"`
+}
+
+// Migrate is migrate's document.
+type Migrate struct {
+	Errors            []string `json:"errors"`
+	Projects          int      `json:"projects"`
+	SnapshotsImported int      `json:"snapshots_imported"`
+	SnapshotsSkipped  int      `json:"snapshots_skipped"`
+}
+
+// Clear is clear's document.
+type Clear struct {
+	Cleared Path `json:"cleared"`
+}
+
+// ClearLegacy is clear-legacy's document.
+type ClearLegacy struct {
+	BytesFreed int64    `json:"bytes_freed"`
+	Deleted    []string `json:"deleted"`
+	Kept       []string `json:"kept"`
+}
+
+// Root is root's document.
+type Root struct {
+	Root Path `json:"root"`
+}
+
+// Version is version's document.
+type Version struct {
+	Version string `json:"version"`
+	Commit  string `json:"commit"`
+	Go      string `json:"go"`
+}
