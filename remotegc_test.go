@@ -55,7 +55,7 @@ func (c *countingTransport) take() (map[string]int, []string) {
 // test's grace period and requests through tr (nil: the default).
 func openGC(t *testing.T, srv *s3test.Server, url string, tr http.RoundTripper) *casckpt.Store {
 	t.Helper()
-	s, err := casckpt.OpenURL(context.Background(), url, casckpt.Options{Getenv: srv.Getenv, CacheDir: t.TempDir(), S3Transport: tr, GCGrace: testGrace})
+	s, err := casckpt.OpenURL(context.Background(), url, casckpt.Options{S3: s3Server(srv), CacheDir: t.TempDir(), S3Transport: tr, GCGrace: testGrace})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -438,7 +438,7 @@ func TestS3GCRefusesIncompleteListing(t *testing.T) {
 	srv := s3test.Start(t)
 	url := s3URL(srv)
 	ctx := context.Background()
-	s, err := casckpt.OpenURL(ctx, url, casckpt.Options{Getenv: srv.Getenv, CacheDir: t.TempDir(), GCGrace: testGrace})
+	s, err := casckpt.OpenURL(ctx, url, casckpt.Options{S3: s3Server(srv), CacheDir: t.TempDir(), GCGrace: testGrace})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -537,14 +537,10 @@ func newInterruptedGC(t *testing.T) *interruptedGC {
 // gcWith runs a gc from the fixture's one cache, its requests through tr
 // (nil: straight), each tried once.
 func (fx *interruptedGC) gcWith(tr http.RoundTripper) error {
-	getenv := func(k string) string {
-		if k == "AWS_MAX_ATTEMPTS" {
-			return "1"
-		}
-		return fx.srv.Getenv(k)
-	}
+	server := s3Server(fx.srv)
+	server.MaxAttempts = 1
 	ctx := context.Background()
-	s, err := casckpt.OpenURL(ctx, fx.url, casckpt.Options{Getenv: getenv, CacheDir: fx.cache, S3Transport: tr, GCGrace: testGrace})
+	s, err := casckpt.OpenURL(ctx, fx.url, casckpt.Options{S3: server, CacheDir: fx.cache, S3Transport: tr, GCGrace: testGrace})
 	if err != nil {
 		return err
 	}

@@ -18,13 +18,7 @@ const testHorizon = 3 * time.Second
 // openHorizon is openGC with the gc horizon set to testHorizon.
 func openHorizon(t *testing.T, srv *s3test.Server, url string) *casckpt.Store {
 	t.Helper()
-	getenv := func(k string) string {
-		if k == "CASCKPT_GC_HORIZON" {
-			return testHorizon.String()
-		}
-		return srv.Getenv(k)
-	}
-	s, err := casckpt.OpenURL(context.Background(), url, casckpt.Options{Getenv: getenv, CacheDir: t.TempDir(), GCGrace: testGrace})
+	s, err := casckpt.OpenURL(context.Background(), url, casckpt.Options{S3: s3Server(srv), CacheDir: t.TempDir(), GCGrace: testGrace, GCHorizon: testHorizon})
 	if err != nil {
 		t.Fatal(err)
 	}
