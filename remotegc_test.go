@@ -570,14 +570,13 @@ func (fx *interruptedGC) completes(t *testing.T) {
 
 // TestS3SnapshotCollectsWhenDue: on a bucket, a snapshot whose keep rule
 // has dropped enough snapshots runs gc on its way out: the first time it
-// lists the garbage, a later time, past the grace period, deletes it.
+// lists the garbage, a later time, past the grace period, deletes it. The
+// bucket is in memory: the test advances its clock.
 func TestS3SnapshotCollectsWhenDue(t *testing.T) {
-	srv := s3test.Start(t)
-	url := s3URL(srv)
+	m := newMemBucket()
 	ctx := context.Background()
-	s := openGC(t, srv, url, nil)
+	s := m.open(t)
 	dir := t.TempDir()
-	prefix := strings.TrimPrefix(url, "s3://"+srv.Bucket+"/") + "/"
 	var last casckpt.SnapshotResult
 	var files map[string][]byte
 	take := func(from, to int) {
@@ -591,15 +590,15 @@ func TestS3SnapshotCollectsWhenDue(t *testing.T) {
 		}
 	}
 	take(0, 9) // 8 drops
-	if n := len(keysUnder(t, srv, prefix+"dropped/packs/pending/")); n != 1 {
+	if n := len(m.Keys("dropped/packs/pending/")); n != 1 {
 		t.Fatalf("%d pending lists after 8 drops, want 1: the snapshot ran gc's first phase", n)
 	}
-	packs := len(packKeys(t, srv, url))
-	time.Sleep(testGrace + time.Second)
+	packs := len(m.Keys("packs/"))
+	m.Advance(memGrace + time.Second)
 	take(9, 17) // 8 more drops
-	if n := len(packKeys(t, srv, url)); n >= packs+8 {
+	if n := len(m.Keys("packs/")); n >= packs+8 {
 		t.Fatalf("%d packs, were %d before 8 more snapshots: the due gc deleted none", n, packs)
 	}
-	fresh := openGC(t, srv, url, nil)
+	fresh := m.open(t)
 	restoresExactly(t, fresh, dir, last.ID, files)
 }
