@@ -41,6 +41,7 @@ const (
 // Bucket is an in-memory bucket. It is safe for concurrent use.
 type Bucket struct {
 	mu      sync.Mutex
+	calls   int // calls left before every one fails; < 0: no limit
 	now     time.Time
 	objects map[string]object // by key: "packs/<name>", "damaged/<name>", or an object's key
 	writing map[string]bool   // pack names being written
@@ -61,7 +62,33 @@ var (
 
 // New returns an empty bucket whose server clock reads now.
 func New(now time.Time) *Bucket {
-	return &Bucket{now: now, objects: map[string]object{}, writing: map[string]bool{}}
+	return &Bucket{calls: -1, now: now, objects: map[string]object{}, writing: map[string]bool{}}
+}
+
+// errCut is the error of a call after the limit of FailAfter.
+var errCut = errors.New("membucket: connection cut by the test")
+
+// FailAfter lets the next n calls of the bucket's methods through and
+// fails every later one, as a cut network would; n < 0 lifts the limit.
+func (b *Bucket) FailAfter(n int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.calls = n
+}
+
+// call counts a call against the limit of FailAfter, and returns errCut
+// past it.
+func (b *Bucket) call() error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.calls < 0 {
+		return nil
+	}
+	if b.calls == 0 {
+		return errCut
+	}
+	b.calls--
+	return nil
 }
 
 // Now returns the time of the server's clock.
@@ -99,8 +126,12 @@ func (b *Bucket) store(key string, data []byte) {
 	b.objects[key] = object{data: slices.Clone(data), etag: hex.EncodeToString(sum[:]), modified: b.now}
 }
 
-// objectKey checks that rel is a key the object methods may touch.
-func objectKey(op, rel string) error {
+// objectKey checks that rel is a key the object methods may touch, and
+// counts the call (see FailAfter).
+func (b *Bucket) objectKey(op, rel string) error {
+	if err := b.call(); err != nil {
+		return err
+	}
 	if rel == "" || strings.HasPrefix(rel, "/") || strings.HasPrefix(rel, packsDir) || strings.HasPrefix(rel, damagedDir) ||
 		slices.Contains(strings.Split(rel, "/"), "..") {
 		return fmt.Errorf("membucket: %s %q: not a key outside packs/", op, rel)
@@ -111,7 +142,7 @@ func objectKey(op, rel string) error {
 // PutNew stores data under rel unless an object is stored there (then an
 // error matching fs.ErrExist), as s3store.Store.PutNew.
 func (b *Bucket) PutNew(_ context.Context, rel string, data []byte) error {
-	if err := objectKey("put", rel); err != nil {
+	if err := b.objectKey("put", rel); err != nil {
 		return err
 	}
 	b.mu.Lock()
@@ -129,7 +160,7 @@ func (b *Bucket) PutNew(_ context.Context, rel string, data []byte) error {
 // PutIfMatch replaces the object under rel if its ETag is etag, as
 // s3store.Store.PutIfMatch.
 func (b *Bucket) PutIfMatch(_ context.Context, rel, etag string, data []byte) error {
-	if err := objectKey("put", rel); err != nil {
+	if err := b.objectKey("put", rel); err != nil {
 		return err
 	}
 	b.mu.Lock()
@@ -147,7 +178,7 @@ func (b *Bucket) PutIfMatch(_ context.Context, rel, etag string, data []byte) er
 
 // Get returns the object under rel, as s3store.Store.Get.
 func (b *Bucket) Get(_ context.Context, rel string, limit int64) ([]byte, error) {
-	if err := objectKey("get", rel); err != nil {
+	if err := b.objectKey("get", rel); err != nil {
 		return nil, err
 	}
 	b.mu.Lock()
@@ -165,7 +196,7 @@ func (b *Bucket) Get(_ context.Context, rel string, limit int64) ([]byte, error)
 // Head returns what a listing tells of the object under rel, as
 // s3store.Store.Head.
 func (b *Bucket) Head(_ context.Context, rel string) (s3store.ObjectInfo, error) {
-	if err := objectKey("head", rel); err != nil {
+	if err := b.objectKey("head", rel); err != nil {
 		return s3store.ObjectInfo{}, err
 	}
 	b.mu.Lock()
@@ -184,7 +215,7 @@ func info(key string, o object) s3store.ObjectInfo {
 
 // Delete removes the object under rel; a missing one is no error.
 func (b *Bucket) Delete(_ context.Context, rel string) error {
-	if err := objectKey("delete", rel); err != nil {
+	if err := b.objectKey("delete", rel); err != nil {
 		return err
 	}
 	b.mu.Lock()
@@ -202,7 +233,7 @@ func (b *Bucket) ListAfter(ctx context.Context, dir, startAfter string, fn func(
 // ListInfo is ListAfter with what a listing tells of each object. fn
 // runs without the bucket's lock, on a snapshot of the listing.
 func (b *Bucket) ListInfo(_ context.Context, dir, startAfter string, fn func(s3store.ObjectInfo) error) error {
-	if err := objectKey("list", dir); err != nil {
+	if err := b.objectKey("list", dir); err != nil {
 		return err
 	}
 	b.mu.Lock()
@@ -223,8 +254,11 @@ func (b *Bucket) ListInfo(_ context.Context, dir, startAfter string, fn func(s3s
 }
 
 // packKey returns the key of pack name, or an error when ctx is done or
-// name is not a pack's.
-func packKey(ctx context.Context, op, name string) (string, error) {
+// name is not a pack's; it counts the call (see FailAfter).
+func (b *Bucket) packKey(ctx context.Context, op, name string) (string, error) {
+	if err := b.call(); err != nil {
+		return "", err
+	}
 	if err := ctx.Err(); err != nil {
 		return "", fmt.Errorf("membucket: %s %s: %w", op, name, err)
 	}
@@ -237,7 +271,7 @@ func packKey(ctx context.Context, op, name string) (string, error) {
 // pack returns the bytes of pack name, or an error matching
 // fs.ErrNotExist.
 func (b *Bucket) pack(ctx context.Context, op, name string) ([]byte, error) {
-	if _, err := packKey(ctx, op, name); err != nil {
+	if _, err := b.packKey(ctx, op, name); err != nil {
 		return nil, err
 	}
 	b.mu.Lock()
@@ -268,7 +302,7 @@ func (b *Bucket) ReadTail(ctx context.Context, name string, size, n int64) ([]by
 
 // RemovePack deletes pack name; a missing one is no error.
 func (b *Bucket) RemovePack(ctx context.Context, name string) error {
-	key, err := packKey(ctx, "remove", name)
+	key, err := b.packKey(ctx, "remove", name)
 	if err != nil {
 		return err
 	}
@@ -280,7 +314,7 @@ func (b *Bucket) RemovePack(ctx context.Context, name string) error {
 
 // Create starts pack name; see cas.PackStore.
 func (b *Bucket) Create(ctx context.Context, name string) (cas.PackWriter, error) {
-	key, err := packKey(ctx, "create", name)
+	key, err := b.packKey(ctx, "create", name)
 	if err != nil {
 		return nil, err
 	}
@@ -332,6 +366,9 @@ func (b *Bucket) Stat(ctx context.Context, name string) (cas.StoredPack, error) 
 
 // List calls fn with every pack stored, in name order.
 func (b *Bucket) List(ctx context.Context, fn func(cas.StoredPack) error) error {
+	if err := b.call(); err != nil {
+		return err
+	}
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("membucket: list: %w", err)
 	}
@@ -354,7 +391,7 @@ func (b *Bucket) List(ctx context.Context, fn func(cas.StoredPack) error) error 
 
 // Remove deletes pack name.
 func (b *Bucket) Remove(ctx context.Context, name string) error {
-	key, err := packKey(ctx, "remove", name)
+	key, err := b.packKey(ctx, "remove", name)
 	if err != nil {
 		return err
 	}
@@ -369,7 +406,7 @@ func (b *Bucket) Remove(ctx context.Context, name string) error {
 
 // SetAside moves pack name to damaged/.
 func (b *Bucket) SetAside(ctx context.Context, name string) error {
-	key, err := packKey(ctx, "set aside", name)
+	key, err := b.packKey(ctx, "set aside", name)
 	if err != nil {
 		return err
 	}

@@ -82,3 +82,24 @@ func TestObjects(t *testing.T) {
 		t.Fatalf("get of a deleted object: %v, want fs.ErrNotExist", err)
 	}
 }
+
+// TestFailAfter: past its limit every call fails, as on a cut network,
+// until the limit is lifted.
+func TestFailAfter(t *testing.T) {
+	ctx := context.Background()
+	b := membucket.New(time.Unix(0, 0))
+	b.FailAfter(1)
+	if err := b.PutNew(ctx, "a", nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Get(ctx, "a", 1); err == nil {
+		t.Fatal("a call past the limit succeeded")
+	}
+	if err := b.List(ctx, func(cas.StoredPack) error { return nil }); err == nil {
+		t.Fatal("a listing of packs past the limit succeeded")
+	}
+	b.FailAfter(-1)
+	if _, err := b.Get(ctx, "a", 1); err != nil {
+		t.Fatal(err)
+	}
+}
