@@ -315,6 +315,16 @@ func (ss *session) update(fn func(tx *index.Tx) error) error {
 	return ss.s.db.Update(fn)
 }
 
+// updateOrDryRun returns update, or for a dry run the database's
+// DryRun, whose transaction is rolled back: a dry run of collect, the size
+// cap or prune runs their code to the end and changes nothing.
+func (ss *session) updateOrDryRun(dryRun bool) func(fn func(tx *index.Tx) error) error {
+	if dryRun {
+		return ss.s.db.DryRun
+	}
+	return ss.update
+}
+
 func (ss *session) end() { ss.lock.unlock() }
 
 // read runs fn with a read view of the store under the shared lock.
