@@ -25,29 +25,31 @@ import (
 // every package may also import the packages under its own internal/
 // directory. Keep it in step with the diagram.
 var layers = map[string][]string{
-	"cmd/casckpt":               {"casckpt", "migrate", "integrations/..."},
-	"migrate":                   {"casckpt", "manifest", "cas"}, // casckpt only through migrate.Importer
-	"integrations/mcp":          {"casckpt"},
-	"casckpt":                   {"index", "gc", "manifest", "cas", "cas/packstore/...", "cas/s3store", "internal/..."},
-	"internal/restorer":         {"manifest", "cas"},
-	"internal/textdiff":         {}, // the standard library only
-	"internal/undo":             {"internal/restorer", "internal/textdiff", "manifest", "cas"},
-	"internal/scan":             {"manifest", "cas", "internal/statcache", "internal/gitindex"},
-	"internal/gitindex":         {}, // the standard library only
-	"internal/statcache":        {"cas"},
-	"internal/testtree":         {}, // the standard library only
-	"internal/remote":           {"cas"},
-	"gc":                        {"manifest", "cas"},
-	"index":                     {"cas", "internal/statcache", bboltPath + "/..."},
-	"manifest":                  {"cas"},
-	"cas":                       {}, // the standard library, blake3, zstd
-	"cas/packstore":             {"cas"},
-	"cas/s3store":               {"cas"}, // and minio-go
-	"cas/packtest":              {"cas"},
-	"cas/castest":               {"cas"},
-	"internal/s3test":           {},                     // minio-go only; runs versitygw
-	"internal/s3test/membucket": {"cas", "cas/s3store"}, // a bucket in memory
-	"bench":                     {"..."},                // test files only
+	"cmd/casckpt":        {"casckpt", "migrate", "integrations/..."},
+	"migrate":            {"casckpt", "manifest", "cas"}, // casckpt only through migrate.Importer
+	"integrations/mcp":   {"casckpt"},
+	"casckpt":            {"index", "gc", "manifest", "cas", "cas/packstore/...", "cas/s3store", "internal/..."},
+	"internal/restorer":  {"manifest", "cas"},
+	"internal/textdiff":  {}, // the standard library only
+	"internal/undo":      {"internal/restorer", "internal/textdiff", "manifest", "cas"},
+	"internal/scan":      {"manifest", "cas", "internal/statcache", "internal/gitindex"},
+	"internal/gitindex":  {}, // the standard library only
+	"internal/statcache": {"cas"},
+	"internal/testtree":  {}, // the standard library only
+	"internal/remote":    {"cas"},
+	"gc":                 {"manifest", "cas"},
+	"index":              {"cas", "internal/statcache", bboltPath + "/..."},
+	"manifest":           {"cas"},
+	"cas":                {}, // the standard library, blake3, zstd
+	"cas/packstore":      {"cas"},
+	"cas/s3store":        {"cas"}, // and minio-go
+	"cas/packtest":       {"cas"},
+	"cas/castest":        {"cas"},
+	"internal/s3test":    {},      // minio-go only; runs versitygw
+	"bench":              {"..."}, // test files only
+
+	// test support: a bucket in memory, its server clock set by the test
+	"internal/s3test/membucket": {"cas", "cas/s3store"},
 }
 
 // bboltPath is the database library only index may import.
