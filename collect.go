@@ -52,11 +52,7 @@ func (ss *session) collect(ctx context.Context, req collectRequest) (collectResu
 		return collectResult{fits: true}, nil
 	}
 	var sweep *cas.Sweep
-	run := ss.update
-	if req.dryRun {
-		run = ss.s.db.DryRun
-	}
-	err := run(func(tx *index.Tx) error {
+	err := ss.updateOrDryRun(req.dryRun)(func(tx *index.Tx) error {
 		projects, records, err := loadProjects(tx)
 		if err != nil {
 			return err
@@ -142,6 +138,26 @@ func (ss *session) planCollection(ctx context.Context, objects *cas.Store, proje
 	return graph, nil
 }
 
+// applyDrops deletes the snapshots plan drops (on a bucket with a dropped
+// marker each, markDropped) and the projects it forgets: the drop of
+// collect, the size cap and prune on both stores.
+func (s *Store) applyDrops(ctx context.Context, tx *index.Tx, plan gc.Plan, records map[cas.ID]record) error {
+	for _, d := range plan.Drops {
+		if err := tx.DeleteSnapshot(records[d.ID]); err != nil {
+			return err
+		}
+		if err := s.markDropped(ctx, tx, d.ID); err != nil {
+			return err
+		}
+	}
+	for _, w := range plan.Forget {
+		if err := tx.DeleteProject(w); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // markProjects marks every object the snapshots of projects reach.
 func markProjects(ctx context.Context, objects *cas.Store, projects []gc.Project) (*gc.Graph, error) {
 	var roots []cas.ID
@@ -168,15 +184,8 @@ func storedSize(objects *cas.Store) func(cas.ID) int64 {
 // dropAndSweep deletes what plan drops and prepares the sweep of every
 // object no kept snapshot reaches.
 func (ss *session) dropAndSweep(ctx context.Context, tx *index.Tx, objects *cas.Store, req collectRequest, graph *gc.Graph, records map[cas.ID]record, plan gc.Plan) (*cas.Sweep, error) {
-	for _, d := range plan.Drops {
-		if err := tx.DeleteSnapshot(records[d.ID]); err != nil {
-			return nil, err
-		}
-	}
-	for _, w := range plan.Forget {
-		if err := tx.DeleteProject(w); err != nil {
-			return nil, err
-		}
+	if err := ss.s.applyDrops(ctx, tx, plan, records); err != nil {
+		return nil, err
 	}
 	dead := func(id cas.ID) bool { return !graph.Live(id) }
 	if _, err := tx.DropStatEntries(dead); err != nil {

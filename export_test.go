@@ -36,3 +36,22 @@ func OnProjectLockWait(t *testing.T, fn func()) {
 	}
 	t.Cleanup(func() { lockWaitHook = nil })
 }
+
+// ObjectStore is what a store in a bucket needs of the bucket, for tests
+// that wrap an in-memory one.
+type ObjectStore = objectStore
+
+// OpenBucket opens the store at location, an s3:// URL, over bucket
+// instead of the server opts.S3 names: in tests an in-memory bucket
+// (internal/s3test/membucket) whose server clock the test sets. Its cache
+// is under opts.CacheDir, as OpenURL's. It syncs at every use, as if each
+// use were a command of its own: the test's wall clock barely moves.
+func OpenBucket(location string, bucket objectStore, opts Options) (*Store, error) {
+	s, machine, err := openCache(location, "membucket", "membucket\x00"+location, opts)
+	if err != nil {
+		return nil, err
+	}
+	s.attach(location, bucket, machine)
+	s.remote.syncEvery = 0
+	return s, nil
+}

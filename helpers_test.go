@@ -6,7 +6,13 @@ import (
 	"testing"
 
 	"github.com/casckpt/casckpt"
+	"github.com/casckpt/casckpt/internal/s3test"
 )
+
+// s3Server names srv and its credentials for OpenURL.
+func s3Server(srv *s3test.Server) casckpt.S3Server {
+	return casckpt.S3Server{Endpoint: srv.URL(), AccessKey: srv.AccessKey, SecretKey: srv.SecretKey, Region: srv.Region}
+}
 
 // openStore opens an empty store in a temporary directory with the default
 // options; when the test ends, the store must verify clean.

@@ -50,13 +50,16 @@ var layers = map[string][]string{
 	"cas/castest":               {"cas"},
 	"internal/s3test":           {},      // minio-go only; runs versitygw
 	"bench":                     {"..."}, // test files only
+
+	// test support: a bucket in memory, its server clock set by the test
+	"internal/s3test/membucket": {"cas", "cas/s3store"},
 }
 
 // bboltPath is the database library only index may import.
 const bboltPath = "go.etcd.io/bbolt"
 
 // testSupport are packages that only _test.go files may import.
-var testSupport = []string{"cas/castest", "cas/packtest", "internal/s3test", "internal/testtree", "migrate/gitimport/gittest"}
+var testSupport = []string{"cas/castest", "cas/packtest", "internal/s3test", "internal/s3test/membucket", "internal/testtree", "migrate/gitimport/gittest"}
 
 // listedPackage is what go list -json says of a package that the check
 // needs.

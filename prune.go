@@ -52,17 +52,11 @@ type Drop struct {
 // Prune drops orphan and stale projects, applies the size cap and collects
 // the garbage, so the space is returned before it returns.
 func (s *Store) Prune(ctx context.Context, opts PruneOptions) (PruneResult, error) {
+	if skip, err := s.pruneRanRecently(ctx, opts.MinInterval); err != nil || skip {
+		return PruneResult{Skipped: skip, CapMet: true, Drops: []Drop{}}, err
+	}
 	if s.remote != nil {
 		return s.remotePrune(ctx, opts)
-	}
-	if opts.MinInterval > 0 {
-		last, err := s.lastPrune(ctx)
-		if err != nil {
-			return PruneResult{}, err
-		}
-		if !last.IsZero() && s.opts.Now().Sub(last) < opts.MinInterval {
-			return PruneResult{Skipped: true, CapMet: true, Drops: []Drop{}}, nil
-		}
 	}
 	ss, err := s.begin(ctx, true, false)
 	if err != nil {
@@ -80,15 +74,36 @@ func (s *Store) Prune(ctx context.Context, opts PruneOptions) (PruneResult, erro
 	if res.idle {
 		return PruneResult{Scanned: res.projects, CapMet: true, Drops: []Drop{}}, err
 	}
-	out := PruneResult{Scanned: res.projects, SnapshotsDropped: len(res.plan.Drops), BytesFreed: res.bytesFreed, CapMet: res.fits, Drops: []Drop{}}
+	out := PruneResult{Scanned: res.projects, BytesFreed: res.bytesFreed, CapMet: res.fits}
+	out.report(res.plan)
+	return out, err
+}
+
+// pruneRanRecently reports whether a prune ran less than minInterval ago
+// (never when minInterval is not positive): prune --auto then skips.
+func (s *Store) pruneRanRecently(ctx context.Context, minInterval time.Duration) (bool, error) {
+	if minInterval <= 0 {
+		return false, nil
+	}
+	last, err := s.lastPrune(ctx)
+	if err != nil {
+		return false, err
+	}
+	return !last.IsZero() && s.opts.Now().Sub(last) < minInterval, nil
+}
+
+// report fills in out what plan drops: the snapshots, each with its rule,
+// and how many projects the orphan and stale rules emptied.
+func (out *PruneResult) report(plan gc.Plan) {
+	out.SnapshotsDropped, out.Drops = len(plan.Drops), []Drop{}
 	why := map[string]gc.Why{} // the rule that emptied each forgotten project
-	for _, d := range res.plan.Drops {
+	for _, d := range plan.Drops {
 		out.Drops = append(out.Drops, Drop{Project: d.Project, ID: d.ID, Rule: string(d.Why)})
 		if d.Why == gc.WhyOrphan || d.Why == gc.WhyStale {
 			why[d.Project] = d.Why
 		}
 	}
-	for _, w := range res.plan.Forget {
+	for _, w := range plan.Forget {
 		switch why[w] {
 		case gc.WhyOrphan:
 			out.DeletedOrphan++
@@ -96,7 +111,6 @@ func (s *Store) Prune(ctx context.Context, opts PruneOptions) (PruneResult, erro
 			out.DeletedStale++
 		}
 	}
-	return out, err
 }
 
 // idle reports, from the records alone, that a collection of req has

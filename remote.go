@@ -26,49 +26,20 @@ func IsRemote(location string) bool { return strings.HasPrefix(location, "s3://"
 
 // OpenURL returns the store at location: a directory, as Open does, or a
 // bucket of an S3-compatible server, "s3://BUCKET[/PREFIX]" (see
-// docs/remote.md). The server and its credentials come from
-// AWS_ENDPOINT_URL, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and
-// AWS_REGION, and the wait on a silent server from CASCKPT_S3_TIMEOUT,
-// read through opts.Getenv. A store in a bucket keeps its
-// index in a cache directory under opts.CacheDir, which may be deleted at
-// any time: the bucket is the truth. The first use of a cache probes the
-// server's conditional writes, and refuses a server that ignores them.
+// docs/remote.md), reached as opts.S3 says. It reads no environment. A
+// store in a bucket keeps its index in a cache directory under
+// opts.CacheDir, which may be deleted at any time: the bucket is the
+// truth. The first use of a cache probes the server's conditional
+// writes, and refuses a server that ignores them.
 func OpenURL(ctx context.Context, location string, opts Options) (*Store, error) {
 	if !IsRemote(location) {
 		return Open(location, opts)
 	}
-	getenv := opts.Getenv
-	if getenv == nil {
-		getenv = os.Getenv
-	}
-	cfg, err := s3store.ParseURL(location, getenv)
+	cfg, err := s3Config(location, opts)
 	if err != nil {
 		return nil, err
 	}
-	cfg.Transport, cfg.Progress = opts.S3Transport, opts.UploadProgress
-	if opts.S3Timeout > 0 && (cfg.Timeout == 0 || opts.S3Timeout < cfg.Timeout) {
-		cfg.Timeout = opts.S3Timeout
-	}
-	if opts.GCGrace, err = gcGrace(opts.GCGrace, getenv); err != nil {
-		return nil, err
-	}
-	horizon, err := envDuration(getenv, "CASCKPT_GC_HORIZON", defaultGCHorizon)
-	if err != nil {
-		return nil, err
-	}
-	cacheRoot := opts.CacheDir
-	if cacheRoot == "" {
-		if cacheRoot, err = os.UserCacheDir(); err != nil {
-			return nil, fmt.Errorf("store %s: no cache directory (%v): set XDG_CACHE_HOME or HOME", location, err)
-		}
-		cacheRoot = filepath.Join(cacheRoot, "casckpt")
-	}
-	machine, err := machineID(opts.Machine, cacheRoot)
-	if err != nil {
-		return nil, err
-	}
-	sum := sha256.Sum256([]byte(cfg.Endpoint + "\x00" + cfg.Bucket + "\x00" + cfg.Prefix))
-	s, err := Open(filepath.Join(cacheRoot, cfg.Bucket+"-"+hex.EncodeToString(sum[:8])), opts)
+	s, machine, err := openCache(location, cfg.Bucket, cfg.Endpoint+"\x00"+cfg.Bucket+"\x00"+cfg.Prefix, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -80,20 +51,79 @@ func OpenURL(ctx context.Context, location string, opts Options) (*Store, error)
 	if err != nil {
 		return nil, err
 	}
-	s.packs = keepPacks{bucket}
-	s.remote = &bucketStore{url: location, bucket: bucket, grace: opts.GCGrace, horizon: horizon,
-		machine: machine, key: remote.NewFleetKey(opts.FleetKey)}
+	s.attach(location, bucket, machine)
 	return s, nil
 }
+
+// openCache opens the cache of the store at location, in bucket bucket of
+// the server, under opts.CacheDir (one directory per key), and returns
+// it with this machine's ID.
+func openCache(location, bucket, key string, opts Options) (*Store, string, error) {
+	cacheRoot := opts.CacheDir
+	if cacheRoot == "" {
+		var err error
+		if cacheRoot, err = os.UserCacheDir(); err != nil {
+			return nil, "", fmt.Errorf("store %s: no cache directory (%v): set XDG_CACHE_HOME or HOME", location, err)
+		}
+		cacheRoot = filepath.Join(cacheRoot, "casckpt")
+	}
+	machine, err := machineID(opts.Machine, cacheRoot)
+	if err != nil {
+		return nil, "", err
+	}
+	sum := sha256.Sum256([]byte(key))
+	s, err := Open(filepath.Join(cacheRoot, bucket+"-"+hex.EncodeToString(sum[:8])), opts)
+	return s, machine, err
+}
+
+// attach makes s, a cache opened by openCache, the store at location in
+// bucket, as machine.
+func (s *Store) attach(location string, bucket objectStore, machine string) {
+	grace, horizon := s.opts.GCGrace, s.opts.GCHorizon
+	if grace <= 0 {
+		grace = defaultGCGrace
+	}
+	if horizon <= 0 {
+		horizon = defaultGCHorizon
+	}
+	s.packs = keepPacks{bucket}
+	s.remote = &bucketStore{url: location, bucket: bucket, grace: grace, horizon: horizon,
+		syncEvery: defaultSyncEvery, machine: machine, key: remote.NewFleetKey(s.opts.FleetKey)}
+}
+
+// objectStore is what a store in a bucket needs of the bucket: its packs,
+// and the small objects beside them with conditional writes and the
+// server's clock (Last-Modified). cas/s3store's Store is the real one;
+// tests use an in-memory one whose clock they set.
+type objectStore interface {
+	cas.PackStore
+	cas.SizedOpener
+	cas.PackSyncer
+	PutNew(ctx context.Context, rel string, data []byte) error
+	PutIfMatch(ctx context.Context, rel, etag string, data []byte) error
+	Get(ctx context.Context, rel string, limit int64) ([]byte, error)
+	Head(ctx context.Context, rel string) (s3store.ObjectInfo, error)
+	Delete(ctx context.Context, rel string) error
+	ListAfter(ctx context.Context, dir, startAfter string, fn func(rel string) error) error
+	ListInfo(ctx context.Context, dir, startAfter string, fn func(s3store.ObjectInfo) error) error
+	ReadTail(ctx context.Context, name string, size, n int64) ([]byte, error)
+	RemovePack(ctx context.Context, name string) error
+}
+
+var _ objectStore = (*s3store.Store)(nil)
 
 // bucketStore is the bucket behind a store opened from an s3:// URL.
 type bucketStore struct {
 	url    string
-	bucket *s3store.Store
+	bucket objectStore
 	grace  time.Duration // see Options.GCGrace
 	// horizon is the age by the server's clock past which gc removes
 	// deleted lists (docs/remote.md, "Horizon").
 	horizon time.Duration
+	// syncEvery is how often at most the store is brought up to date
+	// (defaultSyncEvery; tests over an in-memory bucket, whose clock does
+	// not pass, sync at every use).
+	syncEvery time.Duration
 	// machine is this machine's ID; key the fleet key (nil: none).
 	machine string
 	key     *remote.FleetKey
@@ -108,7 +138,7 @@ type bucketStore struct {
 // keepPacks is the pack store of a bucket as the store uses it: it never
 // deletes a pack (see errRemoteDelete); only the two-phase gc does
 // (remoteGC), through the bucket itself.
-type keepPacks struct{ *s3store.Store }
+type keepPacks struct{ objectStore }
 
 // Remove refuses: see errRemoteDelete.
 func (keepPacks) Remove(context.Context, string) error { return errRemoteDelete }
@@ -320,29 +350,27 @@ func (s *Store) rebuildCache(ctx context.Context) (string, error) {
 // defaultGCGrace is the default of Options.GCGrace.
 const defaultGCGrace = time.Hour
 
-// gcGrace returns the grace period of gc: set, else CASCKPT_GC_GRACE,
-// else the default.
-func gcGrace(set time.Duration, getenv func(string) string) (time.Duration, error) {
-	if set > 0 {
-		return set, nil
-	}
-	return envDuration(getenv, "CASCKPT_GC_GRACE", defaultGCGrace)
-}
-
-// defaultGCHorizon is the default of CASCKPT_GC_HORIZON.
+// defaultGCHorizon is the default of Options.GCHorizon.
 const defaultGCHorizon = 7 * 24 * time.Hour
 
-// envDuration returns the duration in variable name, else def.
-func envDuration(getenv func(string) string, name string, def time.Duration) (time.Duration, error) {
-	v := getenv(name)
-	if v == "" {
-		return def, nil
+// s3Config returns the configuration of the bucket at location, an s3://
+// URL, as opts say.
+func s3Config(location string, opts Options) (s3store.Config, error) {
+	cfg, err := s3store.ParseURL(location)
+	if err != nil {
+		return cfg, err
 	}
-	d, err := time.ParseDuration(v)
-	if err != nil || d <= 0 {
-		return 0, fmt.Errorf("%s=%q is not a positive Go duration (like 1h or 30s)", name, v)
+	srv := opts.S3
+	if srv.AccessKey == "" || srv.SecretKey == "" {
+		return cfg, errors.New("s3 store: AWS_ACCESS_KEY_ID or AWS_SECRET_ACCESS_KEY is not set: set both to the bucket's credentials")
 	}
-	return d, nil
+	if cfg.Endpoint, cfg.Secure, err = s3store.ParseEndpoint(srv.Endpoint); err != nil {
+		return cfg, err
+	}
+	cfg.AccessKey, cfg.SecretKey, cfg.SessionToken, cfg.Region = srv.AccessKey, srv.SecretKey, srv.SessionToken, srv.Region
+	cfg.MaxRetries, cfg.Timeout = srv.MaxAttempts, opts.S3Timeout
+	cfg.Transport, cfg.Progress = opts.S3Transport, opts.UploadProgress
+	return cfg, nil
 }
 
 // dedupeAgainst is what a snapshot's writer deduplicates against: the

@@ -30,7 +30,7 @@ func openS3(t *testing.T, srv *s3test.Server, url string) *casckpt.Store {
 // openS3In is openS3 with its cache in cacheDir.
 func openS3In(t *testing.T, srv *s3test.Server, url, cacheDir string) *casckpt.Store {
 	t.Helper()
-	s, err := casckpt.OpenURL(context.Background(), url, casckpt.Options{Getenv: srv.Getenv, CacheDir: cacheDir})
+	s, err := casckpt.OpenURL(context.Background(), url, casckpt.Options{S3: s3Server(srv), CacheDir: cacheDir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +160,7 @@ func TestS3HostClockDoesNotHideCommits(t *testing.T) {
 	if _, err := openS3In(t, srv, url, cache).Snapshot(ctx, seen, casckpt.SnapshotOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	s, err := casckpt.OpenURL(ctx, url, casckpt.Options{Getenv: srv.Getenv, CacheDir: t.TempDir(),
+	s, err := casckpt.OpenURL(ctx, url, casckpt.Options{S3: s3Server(srv), CacheDir: t.TempDir(),
 		Now: func() time.Time { return time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC) }})
 	if err != nil {
 		t.Fatal(err)
@@ -206,5 +206,19 @@ func TestS3SyncSkipsForeignObjects(t *testing.T) {
 		if list, err := openS3In(t, srv, url, c).List(ctx, dir, 0); err != nil || len(list) != 0 {
 			t.Fatalf("after a dropped marker a cache lists %+v, %v", list, err)
 		}
+	}
+}
+
+// TestOpenURLReadsNoEnvironment: OpenURL takes the server and its
+// credentials from Options.S3 only; the AWS_* variables of the process are
+// the command's to read.
+func TestOpenURLReadsNoEnvironment(t *testing.T) {
+	t.Setenv("AWS_ENDPOINT_URL", "http://"+s3test.Down(t))
+	t.Setenv("AWS_ACCESS_KEY_ID", "key")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "secret")
+	t.Setenv("CASCKPT_GC_GRACE", "not a duration")
+	_, err := casckpt.OpenURL(context.Background(), "s3://bucket/p", casckpt.Options{CacheDir: t.TempDir()})
+	if err == nil || !strings.Contains(err.Error(), "AWS_ACCESS_KEY_ID or AWS_SECRET_ACCESS_KEY is not set") {
+		t.Fatalf("OpenURL with credentials in the environment only: %v, want the credentials refused as not set", err)
 	}
 }

@@ -34,7 +34,7 @@ func (s *Store) remoteEnforceCap(ctx context.Context, limit int64, just Snapshot
 		if err != nil {
 			return err
 		}
-		if err := s.applyRemoteDrops(ctx, tx, res.plan, records); err != nil {
+		if err := s.applyDrops(ctx, tx, res.plan, records); err != nil {
 			return err
 		}
 		if err := tx.AddPendingDrops(len(res.plan.Drops)); err != nil {
@@ -85,23 +85,4 @@ func (s *Store) planRemoteCap(ctx context.Context, tx *index.Tx, projects []gc.P
 		Cap: limit, Protect: protect, Current: current,
 	})
 	return out, projected, fits, nil
-}
-
-// applyRemoteDrops deletes from the cache the snapshots plan drops, with
-// a dropped marker each in the bucket, and the projects it forgets.
-func (s *Store) applyRemoteDrops(ctx context.Context, tx *index.Tx, plan gc.Plan, records map[cas.ID]record) error {
-	for _, d := range plan.Drops {
-		if err := tx.DeleteSnapshot(records[d.ID]); err != nil {
-			return err
-		}
-		if err := s.markDropped(ctx, tx, d.ID); err != nil {
-			return err
-		}
-	}
-	for _, w := range plan.Forget {
-		if err := tx.DeleteProject(w); err != nil {
-			return err
-		}
-	}
-	return nil
 }

@@ -13,25 +13,7 @@ import (
 
 	"github.com/casckpt/casckpt"
 	"github.com/casckpt/casckpt/internal/s3test"
-	"github.com/minio/minio-go/v7"
 )
-
-// packBytes sums the sizes of the packs of the store at url, with their
-// keys, behind its back.
-func packBytes(t *testing.T, srv *s3test.Server, url string) (int64, []string) {
-	t.Helper()
-	prefix := strings.TrimPrefix(url, "s3://"+srv.Bucket+"/") + "/packs/"
-	var total int64
-	var keys []string
-	for obj := range srv.Client(t).ListObjects(context.Background(), srv.Bucket, minio.ListObjectsOptions{Prefix: prefix, Recursive: true}) {
-		if obj.Err != nil {
-			t.Fatal(obj.Err)
-		}
-		total += obj.Size
-		keys = append(keys, obj.Key)
-	}
-	return total, keys
-}
 
 // TestS3SizeCap: on a bucket the size cap drops, as locally, the oldest
 // unpinned snapshots until the live data fits, never the pinned one and
@@ -39,13 +21,12 @@ func packBytes(t *testing.T, srv *s3test.Server, url string) (int64, []string) {
 // is deleted then); a new cache no longer lists them; gc's first phase,
 // run by the snapshot on its way out, lists their packs and a gc past the
 // grace period deletes exactly those. prune --max-size then drops every
-// unpinned snapshot of a cap of 1 byte, and says the cap is not met.
+// unpinned snapshot of a cap of 1 byte, and says the cap is not met. The
+// bucket is in memory: the test advances its clock past the grace period.
 func TestS3SizeCap(t *testing.T) {
-	srv := s3test.Start(t)
-	url := s3URL(srv)
+	m := newMemBucket()
 	ctx := context.Background()
-	prefix := strings.TrimPrefix(url, "s3://"+srv.Bucket+"/") + "/"
-	a, b := openGC(t, srv, url, nil), openGC(t, srv, url, nil)
+	a, b := m.open(t), m.open(t)
 	dirA, dirB := t.TempDir(), t.TempDir()
 	trees := map[casckpt.ID]map[string][]byte{}
 	added := map[casckpt.ID][]string{}
@@ -55,12 +36,12 @@ func TestS3SizeCap(t *testing.T) {
 		os.RemoveAll(dir)
 		os.MkdirAll(dir, 0o755)
 		files := writeFiles(t, dir, seed, 4)
-		was, before := packBytes(t, srv, url)
+		was, before := m.packBytes(t)
 		res, err := s.Snapshot(ctx, dir, casckpt.SnapshotOptions{MaxStoreSize: limit})
 		if err != nil || !res.Created {
 			t.Fatalf("snapshot %s: %+v %v", seed, res, err)
 		}
-		now, after := packBytes(t, srv, url)
+		now, after := m.packBytes(t)
 		largest = max(largest, now-was)
 		trees[res.ID] = files
 		for _, k := range after {
@@ -78,8 +59,7 @@ func TestS3SizeCap(t *testing.T) {
 		t.Fatal(err)
 	}
 	b0 := take(b, dirB, "b0", -1).ID
-	_, packsBefore := packBytes(t, srv, url)
-	time.Sleep(1100 * time.Millisecond) // a store syncs at most every second: A's must see B0
+	_, packsBefore := m.packBytes(t)
 
 	// Live: A0 .. A4 and B0, 6 snapshots of one size; a cap of 3.5 of them
 	// drops A1, A2, A3 (A0 is pinned, A4 just taken, B0 B's last).
@@ -87,19 +67,19 @@ func TestS3SizeCap(t *testing.T) {
 	if !slices.Equal(a4.Dropped, ids[1:]) || len(a4.Warnings) != 0 {
 		t.Fatalf("the cap dropped %v (warnings %v), want %v", a4.Dropped, a4.Warnings, ids[1:])
 	}
-	_, packsNow := packBytes(t, srv, url)
+	_, packsNow := m.packBytes(t)
 	for _, k := range packsBefore {
 		if !slices.Contains(packsNow, k) {
 			t.Fatalf("the size cap deleted pack %s", k)
 		}
 	}
-	if n := len(keysUnder(t, srv, prefix+"commits/")); n != 6 {
+	if n := len(m.Keys("commits/")); n != 6 {
 		t.Fatalf("%d commits, want 6: the cap deletes none", n)
 	}
-	if n := len(keysUnder(t, srv, prefix+"dropped/packs/pending/")); n != 1 {
+	if n := len(m.Keys("dropped/packs/pending/")); n != 1 {
 		t.Fatalf("%d pending lists, want 1: the snapshot runs gc's first phase after the cap dropped", n)
 	}
-	fresh := openGC(t, srv, url, nil)
+	fresh := m.open(t)
 	if got := listIDs(t, fresh, dirA); !slices.Equal(got, []casckpt.ID{a4.ID, ids[0]}) {
 		t.Fatalf("a new cache lists %v, want A4 and the pinned A0", got)
 	}
@@ -107,26 +87,28 @@ func TestS3SizeCap(t *testing.T) {
 		t.Fatalf("a new cache lists %v for B, want its only snapshot", got)
 	}
 
-	tr := &countingTransport{}
-	collector := openGC(t, srv, url, tr)
-	time.Sleep(testGrace + time.Second)
+	collector := m.open(t)
+	m.Advance(memGrace + time.Second)
+	_, packsBefore = m.packBytes(t)
 	if _, err := collector.GC(ctx); err != nil {
 		t.Fatal(err)
 	}
-	_, deletes := tr.take()
+	_, packsNow = m.packBytes(t)
 	var want, got []string
 	for _, id := range ids[1:] {
 		want = append(want, added[id]...)
 	}
-	for _, d := range deletes {
-		got = append(got, d[strings.Index(d, prefix):])
+	for _, k := range packsBefore {
+		if !slices.Contains(packsNow, k) {
+			got = append(got, k)
+		}
 	}
 	slices.Sort(want)
 	slices.Sort(got)
 	if !slices.Equal(got, want) {
 		t.Fatalf("gc deleted %v, want the packs of the dropped snapshots %v", got, want)
 	}
-	fresh = openGC(t, srv, url, nil)
+	fresh = m.open(t)
 	for _, id := range []casckpt.ID{a4.ID, ids[0]} {
 		restoresExactly(t, fresh, dirA, id, trees[id])
 	}
@@ -141,7 +123,7 @@ func TestS3SizeCap(t *testing.T) {
 			t.Fatalf("prune dropped %+v", d)
 		}
 	}
-	fresh = openGC(t, srv, url, nil)
+	fresh = m.open(t)
 	if got := listIDs(t, fresh, dirA); !slices.Equal(got, []casckpt.ID{ids[0]}) {
 		t.Fatalf("after prune a new cache lists %v, want the pinned A0", got)
 	}

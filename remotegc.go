@@ -109,13 +109,7 @@ func (s *Store) markBucket(ctx context.Context) (*bucketMark, error) {
 		if err != nil {
 			return err
 		}
-		var roots []cas.ID
-		for _, p := range projects {
-			for _, sn := range p.Snapshots {
-				roots = append(roots, sn.Root)
-			}
-		}
-		graph, err := gc.Mark(ctx, objects, roots)
+		graph, err := markProjects(ctx, objects, projects)
 		if err != nil {
 			return fmt.Errorf("gc: %w; nothing was deleted: run casckpt verify", err)
 		}

@@ -55,7 +55,7 @@ func (c *countingTransport) take() (map[string]int, []string) {
 // test's grace period and requests through tr (nil: the default).
 func openGC(t *testing.T, srv *s3test.Server, url string, tr http.RoundTripper) *casckpt.Store {
 	t.Helper()
-	s, err := casckpt.OpenURL(context.Background(), url, casckpt.Options{Getenv: srv.Getenv, CacheDir: t.TempDir(), S3Transport: tr, GCGrace: testGrace})
+	s, err := casckpt.OpenURL(context.Background(), url, casckpt.Options{S3: s3Server(srv), CacheDir: t.TempDir(), S3Transport: tr, GCGrace: testGrace})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -438,7 +438,7 @@ func TestS3GCRefusesIncompleteListing(t *testing.T) {
 	srv := s3test.Start(t)
 	url := s3URL(srv)
 	ctx := context.Background()
-	s, err := casckpt.OpenURL(ctx, url, casckpt.Options{Getenv: srv.Getenv, CacheDir: t.TempDir(), GCGrace: testGrace})
+	s, err := casckpt.OpenURL(ctx, url, casckpt.Options{S3: s3Server(srv), CacheDir: t.TempDir(), GCGrace: testGrace})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -462,33 +462,45 @@ func TestS3GCRefusesIncompleteListing(t *testing.T) {
 	}
 }
 
-// cutTransport passes the first n requests to the server and fails every
-// later one as a cut network would.
-type cutTransport struct {
-	mu sync.Mutex
-	n  int
-}
-
-func (c *cutTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	c.mu.Lock()
-	c.n--
-	cut := c.n < 0
-	c.mu.Unlock()
-	if cut {
-		return nil, fmt.Errorf("connection cut by the test")
-	}
-	return http.DefaultTransport.RoundTrip(r)
-}
-
 // TestS3GCInterrupted: gc's second phase cut off after 1, 2, 4, ...
 // requests fails with one line; the next runs complete, and every live
-// snapshot restores from a new cache.
+// snapshot restores from a new cache. The bucket is in memory: it cuts the
+// requests, and the test advances its clock past the grace period.
 func TestS3GCInterrupted(t *testing.T) {
-	fx := newInterruptedGC(t)
+	m := newMemBucket()
+	ctx := context.Background()
+	dir, cache := t.TempDir(), t.TempDir()
+	var ids []casckpt.ID
+	var trees []map[string][]byte
+	a := m.open(t)
+	for i := range 4 {
+		os.RemoveAll(dir)
+		os.MkdirAll(dir, 0o755)
+		trees = append(trees, writeFiles(t, dir, fmt.Sprint("v", i), 2))
+		res, err := a.Snapshot(ctx, dir, casckpt.SnapshotOptions{Keep: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, res.ID)
+	}
+	gc := func(cut int) error { // from one cache, its requests cut after cut (< 0: none)
+		s, err := casckpt.OpenBucket(m.url, m.Bucket, casckpt.Options{CacheDir: cache, GCGrace: memGrace})
+		if err != nil {
+			return err
+		}
+		m.FailAfter(cut)
+		defer m.FailAfter(-1)
+		_, err = s.GC(ctx)
+		return err
+	}
+	if err := gc(-1); err != nil { // the first phase
+		t.Fatal(err)
+	}
+	m.Advance(memGrace + time.Second)
 	failed := 0
 	for n := 1; n <= 64; n *= 2 {
-		err := fx.gcWith(&cutTransport{n: n})
-		if err != nil {
+		m.Advance(memGrace + time.Second) // the lease a cut gc left is stale: this one goes deeper
+		if err := gc(n); err != nil {
 			failed++
 			if strings.Contains(err.Error(), "\n") {
 				t.Fatalf("gc cut after %d requests: %q", n, err)
@@ -498,7 +510,20 @@ func TestS3GCInterrupted(t *testing.T) {
 	if failed == 0 {
 		t.Fatal("no cut landed in a gc")
 	}
-	fx.completes(t)
+	for range 3 { // an interrupted gc may leave its lease (stale after the grace period) and lists
+		if err := gc(-1); err != nil && !errors.Is(err, casckpt.ErrRefused) {
+			t.Fatal(err)
+		}
+		m.Advance(memGrace + time.Second)
+	}
+	if keys := m.Keys("packs/"); len(keys) != 2 {
+		t.Errorf("packs left: %v, want the 2 of the kept snapshots", keys)
+	}
+	fresh := m.open(t)
+	verifyClean(t, fresh)
+	for i := 2; i < 4; i++ {
+		restoresExactly(t, fresh, dir, ids[i], trees[i])
+	}
 }
 
 // interruptedGC is a bucket whose gc has run its first phase over two
@@ -537,14 +562,10 @@ func newInterruptedGC(t *testing.T) *interruptedGC {
 // gcWith runs a gc from the fixture's one cache, its requests through tr
 // (nil: straight), each tried once.
 func (fx *interruptedGC) gcWith(tr http.RoundTripper) error {
-	getenv := func(k string) string {
-		if k == "AWS_MAX_ATTEMPTS" {
-			return "1"
-		}
-		return fx.srv.Getenv(k)
-	}
+	server := s3Server(fx.srv)
+	server.MaxAttempts = 1
 	ctx := context.Background()
-	s, err := casckpt.OpenURL(ctx, fx.url, casckpt.Options{Getenv: getenv, CacheDir: fx.cache, S3Transport: tr, GCGrace: testGrace})
+	s, err := casckpt.OpenURL(ctx, fx.url, casckpt.Options{S3: server, CacheDir: fx.cache, S3Transport: tr, GCGrace: testGrace})
 	if err != nil {
 		return err
 	}
@@ -574,14 +595,13 @@ func (fx *interruptedGC) completes(t *testing.T) {
 
 // TestS3SnapshotCollectsWhenDue: on a bucket, a snapshot whose keep rule
 // has dropped enough snapshots runs gc on its way out: the first time it
-// lists the garbage, a later time, past the grace period, deletes it.
+// lists the garbage, a later time, past the grace period, deletes it. The
+// bucket is in memory: the test advances its clock.
 func TestS3SnapshotCollectsWhenDue(t *testing.T) {
-	srv := s3test.Start(t)
-	url := s3URL(srv)
+	m := newMemBucket()
 	ctx := context.Background()
-	s := openGC(t, srv, url, nil)
+	s := m.open(t)
 	dir := t.TempDir()
-	prefix := strings.TrimPrefix(url, "s3://"+srv.Bucket+"/") + "/"
 	var last casckpt.SnapshotResult
 	var files map[string][]byte
 	take := func(from, to int) {
@@ -595,15 +615,15 @@ func TestS3SnapshotCollectsWhenDue(t *testing.T) {
 		}
 	}
 	take(0, 9) // 8 drops
-	if n := len(keysUnder(t, srv, prefix+"dropped/packs/pending/")); n != 1 {
+	if n := len(m.Keys("dropped/packs/pending/")); n != 1 {
 		t.Fatalf("%d pending lists after 8 drops, want 1: the snapshot ran gc's first phase", n)
 	}
-	packs := len(packKeys(t, srv, url))
-	time.Sleep(testGrace + time.Second)
+	packs := len(m.Keys("packs/"))
+	m.Advance(memGrace + time.Second)
 	take(9, 17) // 8 more drops
-	if n := len(packKeys(t, srv, url)); n >= packs+8 {
+	if n := len(m.Keys("packs/")); n >= packs+8 {
 		t.Fatalf("%d packs, were %d before 8 more snapshots: the due gc deleted none", n, packs)
 	}
-	fresh := openGC(t, srv, url, nil)
+	fresh := m.open(t)
 	restoresExactly(t, fresh, dir, last.ID, files)
 }

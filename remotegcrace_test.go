@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"slices"
 	"strings"
@@ -15,7 +13,7 @@ import (
 
 	"github.com/casckpt/casckpt"
 	"github.com/casckpt/casckpt/internal/s3test"
-	"github.com/minio/minio-go/v7"
+	"github.com/casckpt/casckpt/internal/s3test/membucket"
 )
 
 // TestS3TwoGCsAtOnce: two gcs with caches of their own run in a loop at
@@ -142,64 +140,66 @@ func TestS3TwoGCsAtOnce(t *testing.T) {
 }
 
 // TestS3GCStaleLease: a lease left by a gc that died is refused while it
-// is younger than the lease TTL (the grace period) by the server's clock,
-// and taken over once older: that gc runs, and releases the lease.
+// is younger than the lease TTL (the grace period, at most 10 minutes) by
+// the server's clock, and taken over once older: that gc runs, and
+// releases the lease. The bucket is in memory: the test advances its
+// clock.
 func TestS3GCStaleLease(t *testing.T) {
-	srv := s3test.Start(t)
-	url := s3URL(srv)
+	m := newMemBucket()
 	ctx := context.Background()
-	s := openGC(t, srv, url, nil)
+	s := m.open(t)
 	dir := t.TempDir()
 	writeFiles(t, dir, "a", 2)
 	if _, err := s.Snapshot(ctx, dir, casckpt.SnapshotOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	key := strings.TrimPrefix(url, "s3://"+srv.Bucket+"/") + "/gc/lease"
-	if _, err := srv.Client(t).PutObject(ctx, srv.Bucket, key, strings.NewReader("casckpt gc of a dead sandbox\n"), -1, minio.PutObjectOptions{}); err != nil {
+	if err := m.PutNew(ctx, "gc/lease", []byte("casckpt gc of a dead sandbox\n")); err != nil {
 		t.Fatal(err)
 	}
+	m.Advance(10*time.Minute - time.Second)
 	if _, err := s.GC(ctx); !errors.Is(err, casckpt.ErrRefused) || !strings.Contains(err.Error(), "another gc holds") {
 		t.Fatalf("gc under a young lease: %v", err)
 	}
-	time.Sleep(testGrace + time.Second)
+	m.Advance(2 * time.Second)
 	if _, err := s.GC(ctx); err != nil {
 		t.Fatalf("gc under a lease older than its TTL: %v", err)
 	}
-	if keys := keysUnder(t, srv, key); len(keys) != 0 {
+	if keys := m.Keys("gc/lease"); len(keys) != 0 {
 		t.Fatalf("gc left the lease it took over: %v", keys)
 	}
 }
 
 // leaseThief replaces the lease behind gc's back (as a gc that took it
-// over would) just before gc's first renewal reaches the server.
+// over would) just before gc's first renewal reaches the bucket.
 type leaseThief struct {
-	t       *testing.T
-	srv     *s3test.Server
-	key     string
+	*membucket.Bucket
 	once    sync.Once
 	renewed bool
 }
 
-func (l *leaseThief) RoundTrip(r *http.Request) (*http.Response, error) {
-	if r.Method == http.MethodPut && strings.HasSuffix(r.URL.Path, "/"+l.key) && r.Header.Get("If-Match") != "" {
+func (l *leaseThief) PutIfMatch(ctx context.Context, rel, etag string, data []byte) error {
+	if rel == "gc/lease" {
 		l.once.Do(func() {
 			l.renewed = true
-			if _, err := l.srv.Client(l.t).PutObject(context.Background(), l.srv.Bucket, l.key, strings.NewReader("casckpt gc that took over\n"), -1, minio.PutObjectOptions{}); err != nil {
-				l.t.Error(err)
+			if err := l.Delete(ctx, rel); err != nil {
+				panic(err)
+			}
+			if err := l.PutNew(ctx, rel, []byte("casckpt gc that took over\n")); err != nil {
+				panic(err)
 			}
 		})
 	}
-	return http.DefaultTransport.RoundTrip(r)
+	return l.Bucket.PutIfMatch(ctx, rel, etag, data)
 }
 
 // TestS3GCLostLeaseStops: a gc whose renewal of its lease fails (another
 // gc took it over) stops before it writes a deleted list or deletes a
-// pack, and leaves the other gc's lease alone.
+// pack, and leaves the other gc's lease alone. The bucket is in memory:
+// the test advances its clock past the grace period.
 func TestS3GCLostLeaseStops(t *testing.T) {
-	srv := s3test.Start(t)
-	url := s3URL(srv)
+	m := newMemBucket()
 	ctx := context.Background()
-	a := openGC(t, srv, url, nil)
+	a := m.open(t)
 	dir := t.TempDir()
 	for i := range 2 {
 		writeFiles(t, dir, fmt.Sprint("v", i), 2)
@@ -210,32 +210,27 @@ func TestS3GCLostLeaseStops(t *testing.T) {
 	if _, err := a.GC(ctx); err != nil { // the first phase lists the dropped snapshot's pack
 		t.Fatal(err)
 	}
-	prefix := strings.TrimPrefix(url, "s3://"+srv.Bucket+"/") + "/"
-	pending := keysUnder(t, srv, prefix+"dropped/packs/pending/")
+	pending := m.Keys("dropped/packs/pending/")
 	if len(pending) != 1 {
 		t.Fatalf("pending lists %v, want 1", pending)
 	}
-	packs := packKeys(t, srv, url)
-	time.Sleep(testGrace + time.Second)
-	thief := &leaseThief{t: t, srv: srv, key: prefix + "gc/lease"}
-	_, err := openGC(t, srv, url, thief).GC(ctx)
+	packs := m.Keys("packs/")
+	m.Advance(memGrace + time.Second)
+	thief := &leaseThief{Bucket: m.Bucket}
+	_, err := m.openOver(t, thief).GC(ctx)
 	if !thief.renewed || err == nil || !strings.Contains(err.Error(), "renew the lease") || strings.Contains(err.Error(), "\n") {
 		t.Fatalf("gc that lost its lease: %v (renewal seen: %v)", err, thief.renewed)
 	}
-	if got := packKeys(t, srv, url); !slices.Equal(got, packs) {
+	if got := m.Keys("packs/"); !slices.Equal(got, packs) {
 		t.Fatalf("packs went from %v to %v", packs, got)
 	}
-	if keys := keysUnder(t, srv, prefix+"dropped/packs/deleted/"); len(keys) != 0 {
+	if keys := m.Keys("dropped/packs/deleted/"); len(keys) != 0 {
 		t.Fatalf("a deleted list was written: %v", keys)
 	}
-	if got := keysUnder(t, srv, prefix+"dropped/packs/pending/"); !slices.Equal(got, pending) {
+	if got := m.Keys("dropped/packs/pending/"); !slices.Equal(got, pending) {
 		t.Fatalf("pending lists went from %v to %v", pending, got)
 	}
-	obj, err := srv.Client(t).GetObject(ctx, srv.Bucket, prefix+"gc/lease", minio.GetObjectOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if b, err := io.ReadAll(obj); err != nil || string(b) != "casckpt gc that took over\n" {
-		t.Fatalf("the other gc's lease holds %q (%v)", b, err)
+	if b := m.get(t, "gc/lease"); string(b) != "casckpt gc that took over\n" {
+		t.Fatalf("the other gc's lease holds %q", b)
 	}
 }

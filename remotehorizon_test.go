@@ -4,33 +4,11 @@ import (
 	"context"
 	"os"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/casckpt/casckpt"
-	"github.com/casckpt/casckpt/internal/s3test"
 )
-
-// testHorizon is the gc horizon of the tests that need one.
-const testHorizon = 3 * time.Second
-
-// openHorizon is openGC with the gc horizon set to testHorizon.
-func openHorizon(t *testing.T, srv *s3test.Server, url string) *casckpt.Store {
-	t.Helper()
-	getenv := func(k string) string {
-		if k == "CASCKPT_GC_HORIZON" {
-			return testHorizon.String()
-		}
-		return srv.Getenv(k)
-	}
-	s, err := casckpt.OpenURL(context.Background(), url, casckpt.Options{Getenv: getenv, CacheDir: t.TempDir(), GCGrace: testGrace})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { checkVerifies(t, s) })
-	return s
-}
 
 // TestS3CacheBehindHorizonRebuilds: gc removes deleted lists older than
 // the horizon into horizon generations, and the older generations later.
@@ -39,12 +17,12 @@ func openHorizon(t *testing.T, srv *s3test.Server, url string) *casckpt.Store {
 // a generation missing, rebuilds, and its next snapshot of the same files
 // stores them again instead of naming the deleted pack: the store
 // verifies clean and the snapshot restores byte-exact from a new cache.
+// The bucket is in memory: the test advances its clock past the grace
+// period and the horizon.
 func TestS3CacheBehindHorizonRebuilds(t *testing.T) {
-	srv := s3test.Start(t)
-	url := s3URL(srv)
+	m := newMemBucket()
 	ctx := context.Background()
-	prefix := strings.TrimPrefix(url, "s3://"+srv.Bucket+"/") + "/"
-	behind, other, collector := openHorizon(t, srv, url), openHorizon(t, srv, url), openHorizon(t, srv, url)
+	behind, other, collector := m.open(t), m.open(t), m.open(t)
 	dirL, dirA := t.TempDir(), t.TempDir()
 	files := writeFiles(t, dirL, "left", 3)
 	s0, err := behind.Snapshot(ctx, dirL, casckpt.SnapshotOptions{})
@@ -70,15 +48,15 @@ func TestS3CacheBehindHorizonRebuilds(t *testing.T) {
 	}
 	forget(dirL, s0.ID)
 	gc() // lists S0's pack
-	time.Sleep(testGrace + time.Second)
+	m.Advance(memGrace + time.Second)
 	gc() // deletes it, after the first deleted list
 	forget(dirA, s1.ID)
 	gc() // lists S1's pack
-	time.Sleep(testHorizon + time.Second)
+	m.Advance(memHorizon + time.Second)
 	gc() // deletes it (second deleted list); the first goes into horizon generation 1
-	time.Sleep(testHorizon + time.Second)
+	m.Advance(memHorizon + time.Second)
 	gc() // the second goes into generation 2; generation 1 is removed
-	if keys := keysUnder(t, srv, prefix+"dropped/packs/"); !slices.Equal(keys, []string{prefix + "dropped/packs/horizon/00000000000000000002"}) {
+	if keys := m.Keys("dropped/packs/"); !slices.Equal(keys, []string{"dropped/packs/horizon/00000000000000000002"}) {
 		t.Fatalf("gc's lists %v, want only horizon generation 2", keys)
 	}
 
@@ -86,7 +64,7 @@ func TestS3CacheBehindHorizonRebuilds(t *testing.T) {
 	if err != nil || !res.Created || res.Stored.Objects < len(files) {
 		t.Fatalf("snapshot of the cache behind the horizon: %+v %v (it must store its files again)", res, err)
 	}
-	fresh := openHorizon(t, srv, url)
+	fresh := m.open(t)
 	verifyClean(t, fresh)
 	os.RemoveAll(dirL)
 	os.MkdirAll(dirL, 0o755)

@@ -20,7 +20,7 @@ import (
 // own.
 func openMachine(t *testing.T, srv *s3test.Server, url, m, read string) *casckpt.Store {
 	t.Helper()
-	s, err := casckpt.OpenURL(context.Background(), url, casckpt.Options{Getenv: srv.Getenv, CacheDir: t.TempDir(), Machine: m, ReadMachine: read})
+	s, err := casckpt.OpenURL(context.Background(), url, casckpt.Options{S3: s3Server(srv), CacheDir: t.TempDir(), Machine: m, ReadMachine: read})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,25 +15,11 @@ import (
 // this one.
 func (s *Store) remotePrune(ctx context.Context, opts PruneOptions) (PruneResult, error) {
 	out := PruneResult{CapMet: true, Drops: []Drop{}}
-	if opts.MinInterval > 0 {
-		last, err := s.lastPrune(ctx)
-		if err != nil {
-			return out, err
-		}
-		if !last.IsZero() && s.opts.Now().Sub(last) < opts.MinInterval {
-			out.Skipped = true
-			return out, nil
-		}
-	}
 	ss, err := s.begin(ctx, false, true) // shared: it syncs first
 	if err != nil {
 		return out, err
 	}
-	run := ss.update
-	if opts.DryRun {
-		run = s.db.DryRun
-	}
-	err = run(func(tx *index.Tx) error {
+	err = ss.updateOrDryRun(opts.DryRun)(func(tx *index.Tx) error {
 		projects, records, err := loadProjects(tx)
 		if err != nil {
 			return err
@@ -45,21 +31,11 @@ func (s *Store) remotePrune(ctx context.Context, opts PruneOptions) (PruneResult
 				return err
 			}
 		}
-		stale := map[string]bool{} // the projects the stale rule emptied
-		for _, d := range plan.Drops {
-			out.Drops = append(out.Drops, Drop{Project: d.Project, ID: d.ID, Rule: string(d.Why)})
-			stale[d.Project] = stale[d.Project] || d.Why == gc.WhyStale
-		}
-		for _, w := range plan.Forget {
-			if stale[w] {
-				out.DeletedStale++
-			}
-		}
-		out.SnapshotsDropped = len(plan.Drops)
+		out.report(plan)
 		if opts.DryRun {
 			return nil
 		}
-		if err := s.applyRemoteDrops(ctx, tx, plan, records); err != nil {
+		if err := s.applyDrops(ctx, tx, plan, records); err != nil {
 			return err
 		}
 		return tx.SetLastPrune(s.opts.Now())

@@ -23,9 +23,10 @@ const (
 	// skewMargin is how far before the watermark a sync lists again, for
 	// writers whose clocks run behind this machine's.
 	skewMargin = 15 * time.Minute
-	// syncEvery: a store in a bucket is brought up to date at most this
-	// often (each command of the CLI, a process, syncs once).
-	syncEvery = time.Second
+	// defaultSyncEvery: a store in a bucket is brought up to date at most
+	// this often (each command of the CLI, a process, syncs once); see
+	// bucketStore.syncEvery.
+	defaultSyncEvery = time.Second
 	// syncParallel bounds the GETs of one sync in flight.
 	syncParallel = 8
 )
@@ -89,7 +90,7 @@ func (r *bucketStore) sync(ctx context.Context, s *Store, force bool) error {
 func (r *bucketStore) syncFrom(ctx context.Context, s *Store, force, full bool) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if !force && !r.synced.IsZero() && time.Since(r.synced) < syncEvery {
+	if !force && !r.synced.IsZero() && time.Since(r.synced) < r.syncEvery {
 		return nil
 	}
 	var mark time.Time

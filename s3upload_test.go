@@ -46,13 +46,9 @@ func TestS3UploadFailureFailsSnapshot(t *testing.T) {
 	}
 	f := &failPackPuts{base: base}
 	var uploaded atomic.Int64
-	env := func(k string) string {
-		if k == "AWS_MAX_ATTEMPTS" {
-			return "1" // the test does not wait out minio-go's backoff
-		}
-		return srv.Getenv(k)
-	}
-	s, err := casckpt.OpenURL(context.Background(), url, casckpt.Options{Getenv: env, CacheDir: t.TempDir(),
+	server := s3Server(srv)
+	server.MaxAttempts = 1 // the test does not wait out minio-go's backoff
+	s, err := casckpt.OpenURL(context.Background(), url, casckpt.Options{S3: server, CacheDir: t.TempDir(),
 		S3Transport: f, UploadProgress: func(n int64) { uploaded.Add(n) }})
 	if err != nil {
 		t.Fatal(err)

@@ -31,11 +31,11 @@ type Options struct {
 	// HomeDir is the user's home directory, which Snapshot refuses to
 	// capture whole (default os.UserHomeDir).
 	HomeDir string
-	// For OpenURL of an s3:// store: Getenv reads the server's variables
-	// (default os.Getenv), CacheDir holds the caches of the index (default
-	// the casckpt directory of os.UserCacheDir), and S3Transport carries
-	// the requests (default minio-go's).
-	Getenv      func(string) string
+	// For OpenURL of an s3:// store: S3 names the server and its
+	// credentials, CacheDir holds the caches of the index (default the
+	// casckpt directory of os.UserCacheDir), and S3Transport carries the
+	// requests (default minio-go's).
+	S3          S3Server
 	CacheDir    string
 	S3Transport http.RoundTripper
 	// UploadProgress, if set, is called on an s3:// store with the number
@@ -44,10 +44,14 @@ type Options struct {
 	UploadProgress func(bytes int64)
 	// GCGrace is, on an s3:// store, how long by the server's clock a pack
 	// that gc found unneeded stays listed as pending before a later gc
-	// may delete it (default: $CASCKPT_GC_GRACE read through Getenv, a Go
-	// duration, else 1 hour). Every snapshot must finish well within half
-	// of it, or it re-checks before it commits.
+	// may delete it (default 1 hour; the command takes $CASCKPT_GC_GRACE).
+	// Every snapshot must finish well within half of it, or it re-checks
+	// before it commits.
 	GCGrace time.Duration
+	// GCHorizon is, on an s3:// store, the age by the server's clock past
+	// which gc removes deleted lists (docs/remote.md, "Horizon"; default
+	// 7 days; the command takes $CASCKPT_GC_HORIZON).
+	GCHorizon time.Duration
 	// Machine is, on an s3:// store, this machine's ID (1 to 64 letters,
 	// digits, dots, dashes and underscores): its projects are its own
 	// (docs/remote.md, "Machines"). Default: the ID kept in CacheDir,
@@ -64,9 +68,28 @@ type Options struct {
 	// names them). It is never stored, in the bucket or the cache.
 	FleetKey string
 	// S3Timeout, if set, caps how long an operation on an s3:// store
-	// waits on a silent server (default: $CASCKPT_S3_TIMEOUT read
-	// through Getenv, else 20 seconds): the hook's one second.
+	// waits on a silent server (default 20 seconds; the command takes
+	// $CASCKPT_S3_TIMEOUT, and the hook the shorter of it and one second).
 	S3Timeout time.Duration
+}
+
+// S3Server names the S3-compatible server of an s3:// store and the
+// credentials that sign its requests. The library reads no environment:
+// the command fills it from AWS_ENDPOINT_URL, AWS_ACCESS_KEY_ID,
+// AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, AWS_REGION and
+// AWS_MAX_ATTEMPTS (docs/commands.md).
+type S3Server struct {
+	// Endpoint is the server's URL, "http://HOST:PORT" or "https://HOST";
+	// "" is https://s3.amazonaws.com.
+	Endpoint string
+	// AccessKey and SecretKey (both required) and SessionToken (may be
+	// empty) sign the requests.
+	AccessKey, SecretKey, SessionToken string
+	// Region of the bucket; "" asks the server once.
+	Region string
+	// MaxAttempts is how often a failed request is tried in all; 0 is
+	// minio-go's default (10), 1 no retry.
+	MaxAttempts int
 }
 
 func (o Options) withDefaults() Options {
@@ -290,6 +313,16 @@ func (ss *session) update(fn func(tx *index.Tx) error) error {
 		return fmt.Errorf("%w: the store %s did not exist when this operation began; try again", ErrBusy, ss.s.dir)
 	}
 	return ss.s.db.Update(fn)
+}
+
+// updateOrDryRun returns update, or for a dry run the database's
+// DryRun, whose transaction is rolled back: a dry run of collect, the size
+// cap or prune runs their code to the end and changes nothing.
+func (ss *session) updateOrDryRun(dryRun bool) func(fn func(tx *index.Tx) error) error {
+	if dryRun {
+		return ss.s.db.DryRun
+	}
+	return ss.update
 }
 
 func (ss *session) end() { ss.lock.unlock() }

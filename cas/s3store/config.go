@@ -1,12 +1,10 @@
 package s3store
 
 import (
-	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 )
@@ -49,13 +47,9 @@ type Config struct {
 // awsEndpoint is the server of an s3:// URL when AWS_ENDPOINT_URL is unset.
 const awsEndpoint = "s3.amazonaws.com"
 
-// ParseURL returns the Config of a store URL "s3://BUCKET[/PREFIX]", with
-// the server and credentials read through getenv (os.Getenv) from
-// AWS_ENDPOINT_URL (default https://s3.amazonaws.com), AWS_ACCESS_KEY_ID,
-// AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN and AWS_REGION, and the tries
-// per request from AWS_MAX_ATTEMPTS (as the AWS SDKs read it; default
-// minio-go's 10), and Timeout from CASCKPT_S3_TIMEOUT (a Go duration).
-func ParseURL(storeURL string, getenv func(string) string) (Config, error) {
+// ParseURL returns the Bucket and Prefix of a store URL
+// "s3://BUCKET[/PREFIX]"; the caller fills in the server and credentials.
+func ParseURL(storeURL string) (Config, error) {
 	rest, ok := strings.CutPrefix(storeURL, "s3://")
 	if !ok {
 		return Config{}, fmt.Errorf("s3 store: %q is not an s3:// URL: write s3://BUCKET or s3://BUCKET/PREFIX", storeURL)
@@ -71,38 +65,14 @@ func ParseURL(storeURL string, getenv func(string) string) (Config, error) {
 	if prefix != "" && slices.ContainsFunc(strings.Split(prefix, "/"), func(seg string) bool { return seg == "" || seg == "." || seg == ".." }) {
 		return Config{}, fmt.Errorf("s3 store: the prefix of %q has an empty, \".\" or \"..\" segment: write it as a/b/c", storeURL)
 	}
-	c := Config{
-		Bucket:       bucket,
-		Prefix:       prefix,
-		AccessKey:    getenv("AWS_ACCESS_KEY_ID"),
-		SecretKey:    getenv("AWS_SECRET_ACCESS_KEY"),
-		SessionToken: getenv("AWS_SESSION_TOKEN"),
-		Region:       getenv("AWS_REGION"),
-	}
-	if c.AccessKey == "" || c.SecretKey == "" {
-		return Config{}, errors.New("s3 store: AWS_ACCESS_KEY_ID or AWS_SECRET_ACCESS_KEY is not set: set both to the bucket's credentials")
-	}
-	if v := getenv("AWS_MAX_ATTEMPTS"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > 100 {
-			return Config{}, fmt.Errorf("s3 store: AWS_MAX_ATTEMPTS %q is not a number of tries from 1 to 100", v)
-		}
-		c.MaxRetries = n
-	}
-	if v := getenv("CASCKPT_S3_TIMEOUT"); v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil || d <= 0 {
-			return Config{}, fmt.Errorf("s3 store: CASCKPT_S3_TIMEOUT %q is not a positive Go duration (like 5s or 1m)", v)
-		}
-		c.Timeout = d
-	}
-	var err error
-	c.Endpoint, c.Secure, err = parseEndpoint(getenv("AWS_ENDPOINT_URL"))
-	return c, err
+	return Config{Bucket: bucket, Prefix: prefix}, nil
 }
 
-// parseEndpoint returns the host[:port] and scheme of AWS_ENDPOINT_URL.
-func parseEndpoint(raw string) (host string, secure bool, err error) {
+// ParseEndpoint returns the Endpoint and Secure of a server URL,
+// "http://HOST:PORT" or "https://HOST" (AWS_ENDPOINT_URL); "" is
+// https://s3.amazonaws.com. A URL with credentials in it is refused, and
+// the error shows neither the user nor the password.
+func ParseEndpoint(raw string) (host string, secure bool, err error) {
 	if raw == "" {
 		return awsEndpoint, true, nil
 	}

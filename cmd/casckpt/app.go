@@ -256,10 +256,8 @@ func (g *globals) openAt(location string, opts casckpt.Options) (*casckpt.Store,
 	if !casckpt.IsRemote(location) {
 		return casckpt.Open(location, opts)
 	}
-	opts.Getenv = g.env
-	opts.Machine, opts.FleetKey = g.env("CASCKPT_MACHINE"), g.env("CASCKPT_FLEET_KEY")
-	var err error
-	if opts.CacheDir, err = g.cacheRoot(); err != nil {
+	opts, err := g.bucketOptions(opts)
+	if err != nil {
 		return nil, err
 	}
 	return casckpt.OpenURL(g.ctx, location, opts)

@@ -18,7 +18,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -229,17 +228,6 @@ func (s *Server) Env() []string {
 		"AWS_SECRET_ACCESS_KEY=" + s.SecretKey,
 		"AWS_REGION=" + s.Region,
 	}
-}
-
-// Getenv returns a lookup of the variables of Env, for code that takes
-// a getenv function.
-func (s *Server) Getenv(key string) string {
-	for _, kv := range s.Env() {
-		if k, v, _ := strings.Cut(kv, "="); k == key {
-			return v
-		}
-	}
-	return ""
 }
 
 // Silent returns the address ("127.0.0.1:PORT") of a server that accepts
