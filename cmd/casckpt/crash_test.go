@@ -499,10 +499,11 @@ func (l *crashLoop) prepareUndo(a crashAttempt) (_ crashAttempt, ok bool) {
 }
 
 // undoableTurns returns the turns the store can undo, and the newest turn
-// that ended ("" when none did), which undo takes by default.
+// that ended and is not undone yet ("" when there is none), which undo
+// takes by default.
 func (l *crashLoop) undoableTurns() (undoable []turnJSON, newest string) {
 	for _, tr := range jsonOf[[]turnJSON](l.t, string(l.mustRun("turns", l.dir, "--json"))) {
-		if tr.End != nil && newest == "" {
+		if tr.End != nil && tr.UndoneBy == nil && newest == "" {
 			newest = tr.Turn
 		}
 		if tr.End != nil && len(tr.Dropped) == 0 && !tr.Damaged {
