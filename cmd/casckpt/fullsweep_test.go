@@ -114,10 +114,9 @@ func fill(t *testing.T, dir string, free int64) string {
 // and the same command must succeed once space is back.
 func TestFullDiskAtEveryPoint(t *testing.T) {
 	disk := smallDisk(t, "24m")
-	step := int64(4 << 10)
-	if testing.Short() {
-		step = 64 << 10
-	}
+	// The free space grows by step each time: 16 KiB in the default run,
+	// 4 KiB in the soak (testtree.Size), which meets more of the writes.
+	step := testtree.Size[int64](64<<10, 16<<10, 4<<10)
 	trees := sweepTrees()
 	// "restore" (to A) first takes its pre-restore snapshot of CI (C with
 	// an ignored file it writes over, which the snapshot captures), which
