@@ -44,7 +44,7 @@ func digest(t *testing.T, dir string) map[string][32]byte {
 // on until every operation has been both killed and finished, so that
 // every size checks every operation both ways.
 func TestCrashLoop(t *testing.T) {
-	iterations := testtree.Size(50, 70, 400)
+	iterations := testtree.Size(50, 70, 250)
 	l := newCrashLoop(t)
 	i := 0
 	for ; i < iterations || (!l.everyOpKilledAndFinished() && i < 5*iterations); i++ {
