@@ -37,9 +37,23 @@ type faults struct {
 	// before the operation when delay is negative, else delay after it.
 	kill  bool
 	delay time.Duration
+
+	// record makes it note the kind of every operation in kinds, in order:
+	// the operation and whether it is on a pack or the project.
+	record bool
+	kinds  []string
 }
 
 func (f *faults) hit(op, name string) error {
+	if f.record {
+		kind := op + " (project)"
+		if filepath.IsAbs(name) {
+			kind = op + " (packs)"
+		}
+		f.mu.Lock()
+		f.kinds = append(f.kinds, kind)
+		f.mu.Unlock()
+	}
 	if f.calls.Add(1) != f.n {
 		return nil
 	}
@@ -633,42 +647,76 @@ func (fx *faultFixture) checkOldOrNew(t *testing.T, op string, err error, what s
 }
 
 // failEachOperation runs op once per file system operation it makes,
-// failing that operation with EIO, and checks each outcome.
+// failing that operation with EIO, and checks each outcome. A healthy run
+// first counts the operations; the default run fails the first operation
+// of each kind, the last, and every stride-th between (testtree.Size),
+// the soak (CASCKPT_SOAK=1) each one.
 func failEachOperation(t *testing.T, trees map[string]testtree.Tree, op faultedOp) {
-	var swallowed []string
-	n := int64(1)
-	for ; ; n++ {
-		fx := newFaultFixture(t, trees)
-		if op.prepare != nil {
-			op.prepare(t, fx)
-		}
-		f := &faults{n: n}
-		f.install(fx.s)
-		err := op.run(fx)
-		what := f.fired()
-		if what == "" { // fewer operations than n: all were failed once
-			if err != nil {
-				t.Fatalf("no fault injected, yet: %v", err)
-			}
-			break
-		}
-		if err != nil {
-			checkFailure(t, err, what)
-		} else {
-			swallowed = append(swallowed, what)
-		}
-		op.check(t, fx, err, what)
-		f.n = 0 // the disk is healthy again
-		if err := op.run(fx); err != nil {
-			t.Fatalf("after a failed %s (%s), with the disk healthy: %v", op.name, what, err)
-		}
-		op.again(t, fx)
+	counted := runFaulty(t, trees, op, &faults{record: true})
+	if counted.what != "" || counted.err != nil {
+		t.Fatalf("no fault injected, yet: %v", counted.err)
 	}
-	if n < 5 {
-		t.Fatalf("only %d operations: the faults are not in the path", n-1)
+	if len(counted.f.kinds) < 5 {
+		t.Fatalf("only %d operations: the faults are not in the path", len(counted.f.kinds))
+	}
+	points := faultPoints(counted.f.kinds, testtree.Size(8, 4, 1))
+	var swallowed []string
+	for _, n := range points {
+		fx := runFaulty(t, trees, op, &faults{n: n})
+		if fx.what == "" { // fewer operations this time: nothing failed
+			if fx.err != nil {
+				t.Fatalf("no fault injected, yet: %v", fx.err)
+			}
+			continue
+		}
+		if fx.err != nil {
+			checkFailure(t, fx.err, fx.what)
+		} else {
+			swallowed = append(swallowed, fx.what)
+		}
+		op.check(t, fx.faultFixture, fx.err, fx.what)
+		fx.f.n = 0 // the disk is healthy again
+		if err := op.run(fx.faultFixture); err != nil {
+			t.Fatalf("after a failed %s (%s), with the disk healthy: %v", op.name, fx.what, err)
+		}
+		op.again(t, fx.faultFixture)
 	}
 	if len(swallowed) > 0 {
 		t.Fatalf("failures the %s did not report: %q", op.name, swallowed)
 	}
-	t.Logf("%d operations failed in turn, each reported", n-1)
+	t.Logf("%d of its %d operations failed in turn (every kind of operation), each reported", len(points), len(counted.f.kinds))
+}
+
+// faultyRun is one run of a faulted operation on a fresh fixture.
+type faultyRun struct {
+	*faultFixture
+	f    *faults
+	err  error
+	what string // the operation that failed; "" for none
+}
+
+// runFaulty prepares a fresh fixture for op, installs f and runs op.
+func runFaulty(t *testing.T, trees map[string]testtree.Tree, op faultedOp, f *faults) faultyRun {
+	fx := newFaultFixture(t, trees)
+	if op.prepare != nil {
+		op.prepare(t, fx)
+	}
+	f.install(fx.s)
+	err := op.run(fx)
+	return faultyRun{fx, f, err, f.fired()}
+}
+
+// faultPoints picks, from the kinds of a run's operations in order, which
+// to fail (counting from 1): the first of each kind, the last, and every
+// stride-th; with stride 1, each.
+func faultPoints(kinds []string, stride int) []int64 {
+	seen := map[string]bool{}
+	var points []int64
+	for i, k := range kinds {
+		if !seen[k] || i%stride == 0 || i == len(kinds)-1 {
+			points = append(points, int64(i+1))
+		}
+		seen[k] = true
+	}
+	return points
 }

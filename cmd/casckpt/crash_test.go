@@ -40,13 +40,15 @@ func digest(t *testing.T, dir string) map[string][32]byte {
 // repair, and that every snapshot reported complete restores byte for
 // byte. Snapshots start and end turns in turn, so that there are turns to
 // undo and agents' changes for a safe restore to tell from others.
+//
+// It runs at least iterations runs (testtree.Size: more in the soak), and
+// on until every operation has been both killed and finished, so that
+// every size checks every operation both ways.
 func TestCrashLoop(t *testing.T) {
-	iterations := 200
-	if testing.Short() {
-		iterations = 50
-	}
+	iterations := testtree.Size(50, 70, 250)
 	l := newCrashLoop(t)
-	for i := range iterations {
+	i := 0
+	for ; i < iterations || (!l.everyOpKilledAndFinished() && i < 5*iterations); i++ {
 		op := crashOps[l.rng.IntN(len(crashOps))]
 		a, ok := l.prepare(op)
 		if !ok {
@@ -72,16 +74,27 @@ func TestCrashLoop(t *testing.T) {
 	t.Logf("%d iterations; killed %v, finished %v, skipped %v; %d snapshots reported complete, %d still listed and restored exactly; "+
 		"%d turns started, the finished undos reverted %d paths, merged %d and left %d alone, the finished safe restores "+
 		"restored %d paths and kept %d (%d fell back to a whole restore)",
-		iterations, l.killed, l.finished, l.skipped, len(l.complete), checked, l.turns, l.undos.reverted, l.undos.merged, l.undos.conflicts,
+		i, l.killed, l.finished, l.skipped, len(l.complete), checked, l.turns, l.undos.reverted, l.undos.merged, l.undos.conflicts,
 		l.safes.restored, l.safes.kept, l.safes.fellBack)
 	if checked == 0 {
 		t.Fatal("no snapshot was left to check")
 	}
 	for _, op := range crashOps {
-		if !testing.Short() && (l.killed[op] == 0 || l.finished[op] == 0) { // 50 short iterations may miss one
+		if l.killed[op] == 0 || l.finished[op] == 0 {
 			t.Fatalf("%s was killed %d times and finished %d times: the loop must do both", op, l.killed[op], l.finished[op])
 		}
 	}
+}
+
+// everyOpKilledAndFinished reports whether every operation has been both
+// killed and run to the end.
+func (l *crashLoop) everyOpKilledAndFinished() bool {
+	for _, op := range crashOps {
+		if l.killed[op] == 0 || l.finished[op] == 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // crashOps are the operations TestCrashLoop runs and kills.

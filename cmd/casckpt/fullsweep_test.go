@@ -114,25 +114,24 @@ func fill(t *testing.T, dir string, free int64) string {
 // and the same command must succeed once space is back.
 func TestFullDiskAtEveryPoint(t *testing.T) {
 	disk := smallDisk(t, "24m")
-	step := int64(4 << 10)
-	if testing.Short() {
-		step = 64 << 10
-	}
+	// The free space grows by step each time: 16 KiB in the default run,
+	// 4 KiB in the soak (testtree.Size), which meets more of the writes.
+	step := testtree.Size[int64](64<<10, 16<<10, 4<<10)
 	trees := sweepTrees()
 	// "restore" (to A) first takes its pre-restore snapshot of CI (C with
 	// an ignored file it writes over, which the snapshot captures), which
 	// meets the full disk first. "restore-written" has C snapshotted
 	// already and goes to B, whose 600 small files replace C's: its own
-	// writes to the project meet it (in steps 8 times larger, as they need
-	// 600 pages). "undo" takes a small pre-undo snapshot, then re-creates
-	// the 600 files its turn deleted, in the same larger steps once its
+	// writes to the project meet it (in 32 KiB steps, as they need 600
+	// pages). "undo" takes a small pre-undo snapshot, then re-creates the
+	// 600 files its turn deleted, in steps 8 times larger once its
 	// snapshot is recorded; "restore-safe", a safe restore to the start of
 	// that turn, does the same.
 	for _, op := range []string{"snapshot", "gc", "restore", "restore-written", "undo", "restore-safe"} {
 		t.Run(op, func(t *testing.T) {
 			step := step
 			if op == "restore-written" {
-				step *= 8
+				step = 32 << 10 // in every size: it succeeds within a few steps
 			}
 			free, writing := int64(0), int64(-1)
 			for {

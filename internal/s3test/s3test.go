@@ -4,7 +4,7 @@
 // the same directory and port, for fault tests.
 //
 // Where versitygw is found: $CASCKPT_VERSITYGW, else versitygw on PATH,
-// else .tools/bin/versitygw in the repository (where .ci/run installs it).
+// else .tools/bin/versitygw in the repository (where .ci/test installs it).
 // A test that finds none is skipped with a message saying how to install
 // it.
 package s3test
@@ -34,7 +34,7 @@ const (
 )
 
 // installHint says how to get versitygw.
-const installHint = "versitygw is not installed: run GOBIN=\"$PWD/.tools/bin\" go install github.com/versity/versitygw/cmd/versitygw@v1.8.0 in the repository (.ci/run does), or set CASCKPT_VERSITYGW to its path"
+const installHint = "versitygw is not installed: run GOBIN=\"$PWD/.tools/bin\" go install github.com/versity/versitygw/cmd/versitygw@v1.8.0 in the repository (.ci/test does), or set CASCKPT_VERSITYGW to its path"
 
 // startTimeout bounds how long a server may take to answer after start
 // (a failure, not a measurement).
