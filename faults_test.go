@@ -317,6 +317,8 @@ type faultFixture struct {
 	snaps map[cas.ID]testtree.Tree // every snapshot the store must keep intact
 	idA   cas.ID
 	idTS  cas.ID // the start of turn t1, once runTurn took it
+	// unreadable is the state of the file withUnreadable added.
+	unreadable unreadableFile
 }
 
 func newFaultFixture(t *testing.T, trees map[string]testtree.Tree) *faultFixture {
@@ -430,6 +432,117 @@ func TestIOErrorsAtEveryWrite(t *testing.T) {
 	}
 }
 
+// TestIOErrorsWithUnreadable is TestIOErrorsAtEveryWrite for snapshot,
+// restore, undo and safe restore over a project that also holds a file
+// the user cannot read (mode 000): after every injected fault, and after
+// the healthy rerun, it is exactly as it was (bytes, mode, inode and
+// modification time), and the sweep's other checks hold for the rest of
+// the tree. Run as nobody where the tests run as root.
+func TestIOErrorsWithUnreadable(t *testing.T) {
+	if !testtree.AsUnprivileged(t) {
+		return
+	}
+	ctx := context.Background()
+	trees := faultTrees()
+	ops := []faultedOp{snapshotFaults(ctx), restoreFaults(ctx), undoFaults(ctx), safeRestoreFaults(ctx)}
+	if testing.Short() {
+		ops = ops[:2]
+	}
+	for _, op := range ops {
+		// Every operation of the snapshot (it makes 6), every eighth of
+		// the restores and the undo (each makes about 70):
+		// TestIOErrorsAtEveryWrite fails each of them without the file,
+		// and this sweep costs an eighth of its time.
+		if op.name != "snapshot" {
+			op.stride = 8
+		}
+		t.Run(op.name, func(t *testing.T) { failEachOperation(t, trees, withUnreadable(op)) })
+	}
+}
+
+// unreadableName and unreadableData are the file withUnreadable adds.
+const (
+	unreadableName = "locked.bin"
+	unreadableData = "not for anyone to read\n"
+)
+
+// withUnreadable is op over a project that, once op is prepared, also
+// holds unreadableName with mode 000. Before each check it makes sure the
+// file is as it was, then moves it out of the project (a rename: the same
+// inode and times) while op's own check reads the tree, and back.
+func withUnreadable(op faultedOp) faultedOp {
+	prepare := op.prepare
+	op.prepare = func(t *testing.T, fx *faultFixture) {
+		if prepare != nil {
+			prepare(t, fx)
+		}
+		p := filepath.Join(fx.dir, unreadableName)
+		if err := os.WriteFile(p, []byte(unreadableData), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(p, 0); err != nil {
+			t.Fatal(err)
+		}
+		fx.unreadable = unreadableState(t, p)
+	}
+	aside := func(t *testing.T, fx *faultFixture, what string, check func()) {
+		p := filepath.Join(fx.dir, unreadableName)
+		if got := unreadableState(t, p); got != fx.unreadable {
+			t.Fatalf("%s (%s) changed %s, which the user cannot read: %+v, was %+v", op.name, what, unreadableName, got, fx.unreadable)
+		}
+		out := filepath.Join(filepath.Dir(fx.dir), filepath.Base(fx.dir)+"-"+unreadableName)
+		if err := os.Rename(p, out); err != nil {
+			t.Fatal(err)
+		}
+		check()
+		if err := os.Rename(out, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check, again := op.check, op.again
+	op.check = func(t *testing.T, fx *faultFixture, err error, what string) {
+		aside(t, fx, what, func() { check(t, fx, err, what) })
+	}
+	op.again = func(t *testing.T, fx *faultFixture) {
+		aside(t, fx, "run again with the disk healthy", func() { again(t, fx) })
+	}
+	return op
+}
+
+// unreadableFile is what withUnreadable checks of its file: the mode, inode
+// and modification time, and the bytes, read with the mode lifted for a
+// moment (chmod changes neither).
+type unreadableFile struct {
+	mode  fs.FileMode
+	ino   uint64
+	mtime time.Time
+	data  string
+}
+
+func unreadableState(t *testing.T, p string) unreadableFile {
+	t.Helper()
+	info, err := os.Lstat(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := unreadableFile{mode: info.Mode(), ino: info.Sys().(*syscall.Stat_t).Ino, mtime: info.ModTime()}
+	if info.Mode() != 0 {
+		return s
+	}
+	if err := os.Chmod(p, 0o400); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.data = string(b)
+	if err := os.Chmod(p, 0); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
 // faultedOp is an operation whose file system operations are failed in
 // turn, with what must hold after each failure and after a healthy rerun.
 type faultedOp struct {
@@ -438,6 +551,9 @@ type faultedOp struct {
 	run     func(fx *faultFixture) error
 	check   func(t *testing.T, fx *faultFixture, err error, what string) // after the faulty run
 	again   func(t *testing.T, fx *faultFixture)                         // after a healthy run
+	// stride, when above the run's own (testtree.Size), fails only the
+	// first operation of each kind, the last and every stride-th.
+	stride int
 }
 
 // snapshotFaults: a failed snapshot records nothing; once the disk is
@@ -659,7 +775,7 @@ func failEachOperation(t *testing.T, trees map[string]testtree.Tree, op faultedO
 	if len(counted.f.kinds) < 5 {
 		t.Fatalf("only %d operations: the faults are not in the path", len(counted.f.kinds))
 	}
-	points := faultPoints(counted.f.kinds, testtree.Size(8, 4, 1))
+	points := faultPoints(counted.f.kinds, max(op.stride, testtree.Size(8, 4, 1)))
 	var swallowed []string
 	for _, n := range points {
 		fx := runFaulty(t, trees, op, &faults{n: n})

@@ -22,13 +22,43 @@ import (
 	"github.com/casckpt/casckpt/jsonapi"
 )
 
-// digest maps each file of a tree to a hash of its bytes, leaving out the
-// temporary files a killed restore may leave (never captured).
-func digest(t *testing.T, dir string) map[string][32]byte {
-	t.Helper()
-	files := testtree.ReadDigest(t, dir).Files()
-	maps.DeleteFunc(files, func(p string, _ [32]byte) bool { return strings.HasPrefix(path.Base(p), ".casckpt-") })
+// digest maps each file of the project to a hash of its bytes, leaving
+// out the temporary files a killed restore may leave (never captured) and
+// the entries it cannot read (see lockAway).
+func (l *crashLoop) digest() map[string][32]byte {
+	l.t.Helper()
+	files := map[string][32]byte{}
+	l.walk(func(full, rel string, d fs.DirEntry) {
+		if d.Type().IsRegular() && !strings.HasPrefix(d.Name(), ".casckpt-") {
+			b, err := os.ReadFile(full)
+			if err != nil {
+				l.t.Fatal(err)
+			}
+			files[rel] = sha256.Sum256(b)
+		}
+	})
 	return files
+}
+
+// walk calls fn for each entry of the project, its path relative to it
+// in slash form, but for the entries locked away (see lockAway).
+func (l *crashLoop) walk(fn func(full, rel string, d fs.DirEntry)) {
+	err := filepath.WalkDir(l.dir, func(full string, d fs.DirEntry, err error) error {
+		rel, _ := filepath.Rel(l.dir, full)
+		if _, ok := l.locked[filepath.ToSlash(rel)]; ok {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if err == nil {
+			fn(full, filepath.ToSlash(rel), d)
+		}
+		return err
+	})
+	if err != nil {
+		l.t.Fatal(err)
+	}
 }
 
 // TestCrashLoop starts snapshot, restore, restore --safe, undo, gc, prune
@@ -47,8 +77,36 @@ func digest(t *testing.T, dir string) map[string][32]byte {
 func TestCrashLoop(t *testing.T) {
 	iterations := testtree.Size(50, 70, 250)
 	l := newCrashLoop(t)
+	l.loop(iterations, true)
+}
+
+// TestCrashLoopWithUnreadable is TestCrashLoop, fewer times, over a
+// project that holds a file and a directory (with a file in it) that the
+// user cannot read: after every operation, killed or finished, both are
+// exactly as they were (bytes, modes and inodes: never written, deleted or
+// replaced) and every finished snapshot names them in unreadable. The
+// loop's other checks compare the rest of the tree, as no snapshot holds
+// them. Run as nobody where the tests run as root.
+func TestCrashLoopWithUnreadable(t *testing.T) {
+	runsBinaryAsNobody(t)
+	if !testtree.AsUnprivileged(t) {
+		return
+	}
+	iterations := testtree.Size(12, 40, 100)
+	l := newCrashLoop(t)
+	l.lockAway()
+	l.loop(iterations, false)
+}
+
+// loop runs at least iterations operations picked at random, killing them
+// as killAt says and checking after each, then one more snapshot, never
+// killed, and restores every snapshot reported complete. With everyOp it
+// goes on until every operation has been both killed and finished (at
+// most five times as long), and requires that.
+func (l *crashLoop) loop(iterations int, everyOp bool) {
+	t := l.t
 	i := 0
-	for ; i < iterations || (!l.everyOpKilledAndFinished() && i < 5*iterations); i++ {
+	for ; i < iterations || (everyOp && !l.everyOpKilledAndFinished() && i < 5*iterations); i++ {
 		op := crashOps[l.rng.IntN(len(crashOps))]
 		a, ok := l.prepare(op)
 		if !ok {
@@ -62,13 +120,15 @@ func TestCrashLoop(t *testing.T) {
 	// whatever the size cap dropped: the store still takes them after the
 	// crashes.
 	l.edit()
-	final := digest(t, l.dir)
+	final := l.digest()
 	var last struct {
 		ID *string `json:"id"`
 	}
-	if err := json.Unmarshal(l.mustRun("snapshot", l.dir, "--json", "--keep", "8"), &last); err != nil || last.ID == nil {
+	out := l.mustRun("snapshot", l.dir, "--json", "--keep", "8")
+	if err := json.Unmarshal(out, &last); err != nil || last.ID == nil {
 		t.Fatalf("the last snapshot: %v", err)
 	}
+	l.checkUnreadable("the last snapshot", out)
 	l.complete = append(l.complete, knownSnapshot{*last.ID, final})
 	checked := l.restoreComplete()
 	t.Logf("%d iterations; killed %v, finished %v, skipped %v; %d snapshots reported complete, %d still listed and restored exactly; "+
@@ -79,9 +139,11 @@ func TestCrashLoop(t *testing.T) {
 	if checked == 0 {
 		t.Fatal("no snapshot was left to check")
 	}
-	for _, op := range crashOps {
-		if l.killed[op] == 0 || l.finished[op] == 0 {
-			t.Fatalf("%s was killed %d times and finished %d times: the loop must do both", op, l.killed[op], l.finished[op])
+	if everyOp {
+		for _, op := range crashOps {
+			if l.killed[op] == 0 || l.finished[op] == 0 {
+				t.Fatalf("%s was killed %d times and finished %d times: the loop must do both", op, l.killed[op], l.finished[op])
+			}
 		}
 	}
 }
@@ -120,6 +182,9 @@ type crashLoop struct {
 	// turns is the turn the snapshots start or end (ending says which).
 	turns  int
 	ending bool
+	// locked holds the entries of the project the user cannot read, by
+	// path (see lockAway); none in TestCrashLoop.
+	locked map[string]lockedEntry
 	// undos and safes sum up what the finished undos and safe restores
 	// did: paths reverted, merged and left alone; paths written or
 	// deleted, kept, and the safe restores that fell back to a whole one.
@@ -258,7 +323,7 @@ func (l *crashLoop) prepare(op string) (a crashAttempt, ok bool) {
 		if !ok {
 			return a, false
 		}
-		a.before, a.target = digest(l.t, l.dir), k.tree
+		a.before, a.target = l.digest(), k.tree
 		a.args = []string{"restore", l.dir, k.id, "--json"}
 	case "restore-safe":
 		k, ok := l.pickComplete()
@@ -282,7 +347,7 @@ func (l *crashLoop) prepare(op string) (a crashAttempt, ok bool) {
 			return a, false
 		}
 	}
-	a.tree = digest(l.t, l.dir)
+	a.tree = l.digest()
 	return a, true
 }
 
@@ -329,7 +394,7 @@ func (l *crashLoop) check(i int, a crashAttempt, out []byte, done bool) {
 		l.snapshotDone(out, a.tree)
 	}
 	if a.op == "restore" && !done {
-		now := digest(t, l.dir)
+		now := l.digest()
 		for p, h := range now {
 			if a.before[p] != h && a.target[p] != h {
 				t.Fatalf("iteration %d: a killed restore left %s neither old nor new", i, p)
@@ -356,6 +421,7 @@ func (l *crashLoop) check(i int, a crashAttempt, out []byte, done bool) {
 	if err := json.Unmarshal(l.mustRun("verify", "--json"), &v); err != nil || len(v.Damaged) != 0 {
 		t.Fatalf("iteration %d (%s killed): verify: %v %v", i, a.op, v.Damaged, err)
 	}
+	l.checkLocked(i, fmt.Sprintf("%v (finished %v)", a.args, done))
 }
 
 // checkProjectLockFree fails unless the project writer locks are free
@@ -404,10 +470,10 @@ func (l *crashLoop) restoreComplete() (checked int) {
 			continue // dropped by keep or the size cap
 		}
 		l.mustRun("restore", l.dir, k.id)
-		if left := tempFiles(t, l.dir); len(left) > 0 {
+		if left := l.tempFiles(); len(left) > 0 {
 			t.Fatalf("a completed restore left temporary files: %v", left)
 		}
-		now := digest(t, l.dir)
+		now := l.digest()
 		if len(now) != len(k.tree) {
 			t.Fatalf("restore of %s: %d files, want %d", k.id[:12], len(now), len(k.tree))
 		}
@@ -471,6 +537,7 @@ func (l *crashLoop) snapshotDone(out []byte, tree map[string][32]byte) {
 	if json.Unmarshal(out, &doc) == nil && doc.ID != nil {
 		l.complete = append(l.complete, knownSnapshot{*doc.ID, tree})
 	}
+	l.checkUnreadable(fmt.Sprintf("a snapshot of turn t%d", l.turns), out)
 	if l.ending {
 		l.turns++
 	}
@@ -490,7 +557,7 @@ func (l *crashLoop) prepareUndo(a crashAttempt) (_ crashAttempt, ok bool) {
 	undoable, newest := l.undoableTurns()
 	for i := 0; len(undoable) == 0 && i < 3; i++ {
 		l.edit()
-		tree := digest(t, l.dir)
+		tree := l.digest()
 		l.snapshotDone(l.mustRun(l.snapshotArgs()...), tree)
 		undoable, newest = l.undoableTurns()
 	}
@@ -507,7 +574,7 @@ func (l *crashLoop) prepareUndo(a crashAttempt) (_ crashAttempt, ok bool) {
 	if a.dry.Turn != tr.Turn || !a.dry.DryRun || a.dry.PreUndoID != nil {
 		t.Fatalf("undo %s --dry-run: %+v", tr.Turn, a.dry)
 	}
-	a.before = digest(t, l.dir)
+	a.before = l.digest()
 	a.target = l.undone(a.before, a.dry, l.export(tr.Start), l.export(*tr.End))
 	return a, true
 }
@@ -642,7 +709,7 @@ func (l *crashLoop) checkRewrite(i int, a crashAttempt, out []byte, done bool, l
 			t.Fatalf("iteration %d: %v (finished %v) lost snapshot %s", i, a.args, done, id)
 		}
 	}
-	now := digest(t, l.dir)
+	now := l.digest()
 	for p := range mergedKeys(now, a.before, a.target) {
 		if w := state(now, p); w != state(a.before, p) && w != state(a.target, p) {
 			t.Fatalf("iteration %d: %v (finished %v) left %s neither old nor new", i, a.args, done, p)
@@ -655,7 +722,7 @@ func (l *crashLoop) checkRewrite(i int, a crashAttempt, out []byte, done bool, l
 	if !maps.Equal(now, a.target) {
 		t.Fatalf("iteration %d: %v left another tree than its dry run said", i, a.args)
 	}
-	if left := tempFiles(t, l.dir); len(left) > 0 {
+	if left := l.tempFiles(); len(left) > 0 {
 		t.Fatalf("iteration %d: a finished %v left temporary files: %v", i, a.args, left)
 	}
 	if before != nil {
@@ -721,7 +788,7 @@ func (l *crashLoop) prepareSafe(a crashAttempt, k knownSnapshot) crashAttempt {
 	if !dry.DryRun || dry.PreRestoreID != nil || dry.Safe == nil || dry.Kept == nil || (!*dry.Safe && len(*dry.Kept) > 0) {
 		t.Fatalf("restore %s --safe --dry-run: %+v", k.id, dry)
 	}
-	a.safeDry, a.before = dry, digest(t, l.dir)
+	a.safeDry, a.before = dry, l.digest()
 	kept := map[string]bool{}
 	for _, kp := range *dry.Kept {
 		kept[string(kp.Path)] = true
@@ -760,17 +827,86 @@ func keptAt(kept map[string]bool, p string) bool {
 	return false
 }
 
-// tempFiles returns the temporary files of restores and undos in dir.
-func tempFiles(t *testing.T, dir string) []string {
+// tempFiles returns the temporary files of restores and undos in the
+// project.
+func (l *crashLoop) tempFiles() []string {
 	var left []string
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err == nil && strings.HasPrefix(d.Name(), ".casckpt-") {
-			left = append(left, p)
+	l.walk(func(full, _ string, d fs.DirEntry) {
+		if strings.HasPrefix(d.Name(), ".casckpt-") {
+			left = append(left, full)
 		}
-		return err
 	})
+	return left
+}
+
+// lockedEntry is the state of an entry of the project the user cannot
+// read, as lockAway left it: its mode and inode, and the digest of what
+// it holds (read with the mode lifted for a moment).
+type lockedEntry struct {
+	mode fs.FileMode
+	ino  uint64
+	sums testtree.Digest
+}
+
+// lockAway adds to the project a file and a directory (holding two
+// files, one in a subdirectory) with mode 000, which the user (not root)
+// cannot read, and records their state for checkLocked. The loop's edits
+// never touch them; restores, safe restores and undos must not either.
+func (l *crashLoop) lockAway() {
+	t := l.t
+	b := make([]byte, 100<<10)
+	for i := range b {
+		b[i] = byte(i * 7)
+	}
+	must(t, os.WriteFile(filepath.Join(l.dir, "locked.bin"), b, 0o644))
+	writeFiles(t, l.dir, map[string]string{"sealed/inner.txt": "inside\n", "sealed/sub/deep.txt": "deeper\n"})
+	t.Cleanup(func() { os.Chmod(filepath.Join(l.dir, "sealed"), 0o755) })
+	l.locked = map[string]lockedEntry{}
+	for _, rel := range []string{"locked.bin", "sealed"} {
+		full := filepath.Join(l.dir, rel)
+		must(t, os.Chmod(full, 0))
+		l.locked[rel] = l.lockedState(full)
+	}
+}
+
+// lockedState reads the state of the entry at full, locked away.
+func (l *crashLoop) lockedState(full string) lockedEntry {
+	t := l.t
+	t.Helper()
+	info, err := os.Lstat(full)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return left
+	e := lockedEntry{mode: info.Mode(), ino: info.Sys().(*syscall.Stat_t).Ino}
+	if e.mode.Perm() != 0 {
+		return e // not as it was: checkLocked reports it
+	}
+	// Lift the lock for a moment to read what it holds; chmod changes
+	// neither the bytes nor the modification times.
+	must(t, os.Chmod(full, 0o500))
+	e.sums = testtree.ReadDigest(t, full)
+	must(t, os.Chmod(full, 0))
+	return e
+}
+
+// checkLocked fails unless every entry lockAway locked away is exactly as
+// it was after what (run i of an operation): not written, deleted or
+// replaced.
+func (l *crashLoop) checkLocked(i int, what string) {
+	for rel, want := range l.locked {
+		got := l.lockedState(filepath.Join(l.dir, rel))
+		if got.mode != want.mode || got.ino != want.ino || !maps.Equal(got.sums, want.sums) {
+			l.t.Fatalf("iteration %d: %s changed %s, which the user cannot read: mode %v inode %d, was mode %v inode %d; contents the same: %v",
+				i, what, rel, got.mode, got.ino, want.mode, want.ino, maps.Equal(got.sums, want.sums))
+		}
+	}
+}
+
+// checkUnreadable fails unless out, the JSON of a finished snapshot,
+// names in unreadable exactly the entries locked away.
+func (l *crashLoop) checkUnreadable(what string, out []byte) {
+	want := slices.Sorted(maps.Keys(l.locked))
+	if got := jsonOf[jsonapi.Snapshot](l.t, string(out)).Unreadable; fmt.Sprint(got) != fmt.Sprint(want) {
+		l.t.Fatalf("%s: unreadable %v, want %v", what, got, want)
+	}
 }

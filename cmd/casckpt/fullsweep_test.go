@@ -112,6 +112,10 @@ func fill(t *testing.T, dir string, free int64) string {
 // Each failure must exit 1 with one line that says to free space, leave
 // every snapshot intact and a restored or undone tree old or new per file,
 // and the same command must succeed once space is back.
+//
+// Its trees hold no file the user cannot read: it runs as root, to mount
+// its small disk, and root reads every file. TestIOErrorsWithUnreadable
+// and TestCrashLoopWithUnreadable run as nobody over such files.
 func TestFullDiskAtEveryPoint(t *testing.T) {
 	disk := smallDisk(t, "24m")
 	// The free space grows by step each time: 16 KiB in the default run,

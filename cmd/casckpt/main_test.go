@@ -434,11 +434,21 @@ var (
 	buildErr  error
 )
 
+// builtBinaryEnv names the binary binary built, for a test run again as
+// nobody (see runsBinaryAsNobody), which cannot build it.
+const builtBinaryEnv = "CASCKPT_TEST_BINARY"
+
 // binary builds the casckpt command once for the tests that exec it.
 func binary(t *testing.T) string {
 	t.Helper()
+	if p := os.Getenv(builtBinaryEnv); p != "" {
+		return p
+	}
 	buildOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "casckpt-bin")
+		if err == nil {
+			err = os.Chmod(dir, 0o755) // for runsBinaryAsNobody
+		}
 		if err != nil {
 			buildErr = err
 			return
@@ -456,6 +466,15 @@ func binary(t *testing.T) string {
 		t.Fatal(buildErr)
 	}
 	return binPath
+}
+
+// runsBinaryAsNobody builds the binary, where the test runs as root, for
+// the child testtree.AsUnprivileged starts to run (its go command could
+// not build it as nobody): call it before AsUnprivileged.
+func runsBinaryAsNobody(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Setenv(builtBinaryEnv, binary(t))
+	}
 }
 
 // binEnv runs the built binary with a private HOME and store: the one way

@@ -59,6 +59,10 @@ func AsUnprivileged(t *testing.T) bool {
 	if !bytes.Contains(out, []byte("--- PASS: "+t.Name())) {
 		t.Fatalf("the test did not run as nobody:\n%s", out)
 	}
+	if testing.Verbose() {
+		t.Logf("passed as nobody (uid %d):\n%s", nobody, out)
+		return false
+	}
 	t.Logf("passed as nobody (uid %d)", nobody)
 	return false
 }
