@@ -1,12 +1,11 @@
 package main
 
 import (
-	"bufio"
+	"bytes"
 	"context"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -119,47 +118,25 @@ func TestPathsNotUTF8InJSON(t *testing.T) {
 
 // mcpCall runs the built binary's MCP server, calls tool with the JSON
 // arguments args (written as they are) and returns the result's raw JSON.
+// The server answers the call before it exits at the end of stdin.
 func mcpCall(t *testing.T, b *binEnv, tool, args string) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	c := b.commandContext(ctx, "mcp")
-	stdin, err := c.StdinPipe()
+	c.Stdin = strings.NewReader(mcpLines(fmt.Sprintf(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":%q,"arguments":%s}}`, tool, args)))
+	out, err := c.Output()
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("%s: casckpt mcp: %v", tool, err)
 	}
-	stdout, err := c.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
+	var msg struct{ Result, Error json.RawMessage }
+	if err := json.Unmarshal(answers(t, bytes.NewReader(out))[2], &msg); err != nil {
+		t.Fatalf("%s: no answer: %v\n%s", tool, err, out)
 	}
-	if err := c.Start(); err != nil {
-		t.Fatal(err)
+	if msg.Error != nil {
+		t.Fatalf("%s: %s", tool, msg.Error)
 	}
-	defer c.Wait()
-	defer stdin.Close()
-	io.WriteString(stdin, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`+"\n"+
-		`{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n"+
-		fmt.Sprintf(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":%q,"arguments":%s}}`, tool, args)+"\n")
-	sc := bufio.NewScanner(stdout)
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		var msg struct {
-			ID     *int
-			Result json.RawMessage
-			Error  json.RawMessage
-		}
-		if err := json.Unmarshal(sc.Bytes(), &msg); err != nil {
-			t.Fatalf("stdout line %q: %v", sc.Text(), err)
-		}
-		if msg.ID != nil && *msg.ID == 2 {
-			if msg.Error != nil {
-				t.Fatalf("%s: %s", tool, msg.Error)
-			}
-			return string(msg.Result)
-		}
-	}
-	t.Fatalf("%s: no answer", tool)
-	return ""
+	return string(msg.Result)
 }
 
 // TestHookPathsNotUTF8: a Claude Code hook event whose cwd and file_path
