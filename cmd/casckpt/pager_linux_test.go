@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"io"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -12,24 +10,8 @@ import (
 // and returns what it drew there.
 func onTerminal(t *testing.T, b *binEnv, args ...string) string {
 	t.Helper()
-	master, slave := openPTY(t)
-	defer master.Close()
-	c := b.command(args...)
-	var errb bytes.Buffer
-	c.Stdout, c.Stderr = slave, &errb
-	if err := c.Start(); err != nil {
-		t.Fatal(err)
-	}
-	slave.Close()
-	drawn := make(chan []byte)
-	go func() {
-		b, _ := io.ReadAll(master) // EIO once the command has exited
-		drawn <- b
-	}()
-	if err := c.Wait(); err != nil {
-		t.Fatalf("casckpt %q: %v: %s", args, err, errb.String())
-	}
-	return strings.ReplaceAll(string(<-drawn), "\r\n", "\n")
+	_, drawn := runOnTerminal(t, b, true, args...)
+	return strings.ReplaceAll(drawn, "\r\n", "\n")
 }
 
 // TestDiffOnTerminalIsColouredAndPaged: on a terminal, diff goes through

@@ -61,11 +61,22 @@ func openPTY(t *testing.T) (master, slave *os.File) {
 // returns its stdout and what it drew on the terminal.
 func snapshotOnTerminal(t *testing.T, b *binEnv, args ...string) (stdout, terminal string) {
 	t.Helper()
+	return runOnTerminal(t, b, false, args...)
+}
+
+// runOnTerminal runs the built casckpt with args, its stdout (onStdout) or
+// its stderr on a terminal, and returns what it wrote on the other stream
+// and what it drew on the terminal.
+func runOnTerminal(t *testing.T, b *binEnv, onStdout bool, args ...string) (other, terminal string) {
+	t.Helper()
 	master, slave := openPTY(t)
 	defer master.Close()
 	c := b.command(args...)
 	var out bytes.Buffer
 	c.Stdout, c.Stderr = &out, slave
+	if onStdout {
+		c.Stdout, c.Stderr = slave, &out
+	}
 	if err := c.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +87,7 @@ func snapshotOnTerminal(t *testing.T, b *binEnv, args ...string) (stdout, termin
 		drawn <- b
 	}()
 	if err := c.Wait(); err != nil {
-		t.Fatalf("casckpt %q: %v", args, err)
+		t.Fatalf("casckpt %q: %v: %s", args, err, out.String())
 	}
 	return out.String(), string(<-drawn)
 }

@@ -65,20 +65,7 @@ func TestUnreadableAcrossCachedScans(t *testing.T) {
 	now = func() time.Time { return time.Now().Add(time.Hour) }
 	m := castest.NewMemory()
 	cache := map[string]statcache.Dir{}
-	scanWith := func() Result {
-		t.Helper()
-		r, err := Scan(context.Background(), dir, m, Options{Cache: cache, Trees: m})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for d, rec := range r.CachePut {
-			cache[d] = rec
-		}
-		for _, d := range r.CacheRemove {
-			delete(cache, d)
-		}
-		return r
-	}
+	scanWith := cachedScans(t, dir, m, cache)
 	readable := scanWith()
 	secret, locked := filepath.Join(dir, "secret"), filepath.Join(dir, "locked")
 	os.Chmod(secret, 0)

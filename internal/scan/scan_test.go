@@ -192,15 +192,10 @@ func TestDeepTree(t *testing.T) {
 	}
 }
 
-func TestStatCacheSkipsUnchangedFiles(t *testing.T) {
-	dir := t.TempDir()
-	testtree.Write(t, dir, testtree.Tree{"a": {Data: "a"}, "b": {Data: "b"}, "c/d": {Data: "d"}, "c/e/f": {Data: "f"}})
-	// Scans an hour from now see every file as long settled.
-	defer func(real func() time.Time) { now = real }(now)
-	now = func() time.Time { return time.Now().Add(time.Hour) }
-	m := castest.NewMemory()
-	cache := map[string]statcache.Dir{} // kept as the index keeps it
-	scanWith := func() Result {
+// cachedScans returns a function that scans dir into m with the stat
+// cache cache, and keeps the cache as the index keeps it.
+func cachedScans(t *testing.T, dir string, m *castest.Memory, cache map[string]statcache.Dir) func() Result {
+	return func() Result {
 		t.Helper()
 		r, err := Scan(context.Background(), dir, m, Options{Cache: cache, Trees: m})
 		if err != nil {
@@ -214,6 +209,17 @@ func TestStatCacheSkipsUnchangedFiles(t *testing.T) {
 		}
 		return r
 	}
+}
+
+func TestStatCacheSkipsUnchangedFiles(t *testing.T) {
+	dir := t.TempDir()
+	testtree.Write(t, dir, testtree.Tree{"a": {Data: "a"}, "b": {Data: "b"}, "c/d": {Data: "d"}, "c/e/f": {Data: "f"}})
+	// Scans an hour from now see every file as long settled.
+	defer func(real func() time.Time) { now = real }(now)
+	now = func() time.Time { return time.Now().Add(time.Hour) }
+	m := castest.NewMemory()
+	cache := map[string]statcache.Dir{} // kept as the index keeps it
+	scanWith := cachedScans(t, dir, m, cache)
 	first := scanWith()
 	if first.Hashed != 4 || len(first.CachePut) != 3 {
 		t.Fatalf("first scan hashed %d, recorded %d directories", first.Hashed, len(first.CachePut))
