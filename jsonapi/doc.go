@@ -19,3 +19,4 @@
 package jsonapi
 
 //go:generate go run ./internal/pyfields -o ../clients/python/casckpt/fields.json
+//go:generate go run ./internal/mdtables -w ../docs/commands.md

@@ -43,7 +43,7 @@ func TestOutputSchemasCarryEveryDocumentField(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	docs := map[string]any{}
+	docs := map[string]jsonapi.Doc{}
 	for _, d := range jsonapi.Documents() {
 		docs[d.Command] = d.Value
 	}
@@ -70,7 +70,7 @@ func TestOutputSchemasCarryEveryDocumentField(t *testing.T) {
 
 // schemaDrift lists where the output schema root differs from the keys
 // of document doc (wrapped in key wrap when it is an array).
-func schemaDrift(root *jsonschema.Schema, doc any, wrap string) []string {
+func schemaDrift(root *jsonschema.Schema, doc jsonapi.Doc, wrap string) []string {
 	objects := map[string]*jsonschema.Schema{"": root}
 	if wrap != "" {
 		objects["[]"] = items(root.Properties[wrap])
@@ -102,7 +102,7 @@ func schemaDrift(root *jsonschema.Schema, doc any, wrap string) []string {
 			out = append(out, "key "+where(f)+" may be null in the document, not in the schema")
 		}
 		if f.Type == "array" {
-			objects[join(f)+"[]"] = items(p)
+			objects[f.Path()+"[]"] = items(p)
 		}
 	}
 	for name, obj := range objects {
@@ -122,14 +122,6 @@ func items(s *jsonschema.Schema) *jsonschema.Schema {
 		return &jsonschema.Schema{}
 	}
 	return s.Items
-}
-
-// join is the object path of f's value.
-func join(f jsonapi.Field) string {
-	if f.Object == "" || f.Object == "[]" {
-		return f.Object + f.Key
-	}
-	return f.Object + "." + f.Key
 }
 
 // where names f for a message.

@@ -35,7 +35,7 @@ func NewServer(run Runner, store, version string) *sdk.Server {
 	t := tools{s: s, run: run, store: store}
 	addTool(t, &sdk.Tool{Name: "checkpoint_list", Annotations: readOnly,
 		Description: "List the checkpoints (snapshots) of the project at dir, newest first (casckpt list --json, as {\"snapshots\": [...]})."},
-		ListInput.args, func(_ ListInput, v []jsonapi.ListItem) ListOutput { return ListOutput{Snapshots: v} })
+		ListInput.args, func(_ ListInput, v jsonapi.List) ListOutput { return ListOutput{Snapshots: v} })
 	addTool(t, &sdk.Tool{Name: "checkpoint_diff", Annotations: readOnly,
 		Description: "What changed from checkpoint snap to snap2, or to the working tree when snap2 is empty (casckpt diff --patch --json): the changed files and their unified diffs (of the files in paths, when given), at most max_patch_bytes of them; patch_truncated says they were cut. The text content is the patches."},
 		DiffInput.args, DiffInput.bound)
@@ -50,16 +50,16 @@ func NewServer(run Runner, store, version string) *sdk.Server {
 		UndoInput.args, same[UndoInput, UndoOutput], withDryRunDefault)
 	addTool(t, &sdk.Tool{Name: "checkpoint_turns", Annotations: readOnly,
 		Description: "List the agent turns of the project at dir, newest first (casckpt turns --json, as {\"turns\": [...]})."},
-		TurnsInput.args, func(_ TurnsInput, v []jsonapi.Turn) TurnsOutput { return TurnsOutput{Turns: v} })
+		TurnsInput.args, func(_ TurnsInput, v jsonapi.Turns) TurnsOutput { return TurnsOutput{Turns: v} })
 	addTool(t, &sdk.Tool{Name: "checkpoint_file_history", Annotations: readOnly,
 		Description: "The checkpoints in which path changed, newest first (casckpt log --json, as {\"history\": [...]})."},
-		FileHistoryInput.args, func(_ FileHistoryInput, v []jsonapi.LogItem) FileHistoryOutput { return FileHistoryOutput{History: v} })
+		FileHistoryInput.args, func(_ FileHistoryInput, v jsonapi.Log) FileHistoryOutput { return FileHistoryOutput{History: v} })
 	addTool(t, &sdk.Tool{Name: "checkpoint_read_file", Annotations: readOnly,
 		Description: "One file as checkpoint snap holds it (casckpt cat --json): UTF-8 text as content (and as the result's text), other bytes as content_base64."},
 		ReadFileInput.args, same[ReadFileInput, ReadFileOutput])
 	addTool(t, &sdk.Tool{Name: "checkpoint_ls", Annotations: readOnly,
 		Description: "Every file, link and directory checkpoint snap holds (casckpt ls --json, as {\"entries\": [...]})."},
-		LsInput.args, func(_ LsInput, v []jsonapi.LsItem) LsOutput { return LsOutput{Entries: v} })
+		LsInput.args, func(_ LsInput, v jsonapi.Ls) LsOutput { return LsOutput{Entries: v} })
 	addTool(t, &sdk.Tool{Name: "checkpoint_pin", Annotations: writes,
 		Description: "Keep checkpoint snap through every automatic rule (keep, size cap, prune) (casckpt pin --json)."},
 		PinInput.args, same[PinInput, PinOutput])
@@ -77,13 +77,13 @@ type tools struct {
 }
 
 // same is the tool output of a command whose document is an object.
-func same[In, T any](_ In, v T) T { return v }
+func same[In any, D jsonapi.Doc](_ In, v D) D { return v }
 
 // storeNamer is a tool output that names its store.
 type storeNamer interface{ setStore(string) }
 
 // addTool adds tool name, which runs the command args(in) returns and
-// turns its document (a D) into the tool's output with wrap. A dir that
+// turns its document (a D, one of package jsonapi's) into the tool's output with wrap. A dir that
 // is not absolute is refused: the server's working directory is no
 // project a client means. tune may change the derived input schema.
 //
@@ -95,7 +95,7 @@ type storeNamer interface{ setStore(string) }
 // AddTool validates a copy of each that it decodes and encodes again,
 // which turns a path's "\udcXX" (a byte that is not UTF-8, see
 // jsonapi.Path) into U+FFFD.
-func addTool[In dirInput, D, Out any](t tools, tool *sdk.Tool, args func(In) []string, wrap func(In, D) Out, tune ...func(*jsonschema.Schema)) {
+func addTool[In dirInput, D jsonapi.Doc, Out any](t tools, tool *sdk.Tool, args func(In) []string, wrap func(In, D) Out, tune ...func(*jsonschema.Schema)) {
 	in, err := jsonschema.For[In](nil)
 	if err != nil {
 		panic(fmt.Sprintf("mcp: schema of %s: %v", tool.Name, err)) // a programming error: the types are fixed
