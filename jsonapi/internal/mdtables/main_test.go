@@ -27,9 +27,13 @@ func TestCommandsDocTablesAreGenerated(t *testing.T) {
 		return
 	}
 	old, now := strings.Split(string(raw), "\n"), strings.Split(got, "\n")
+	table := ""
 	for i := range min(len(old), len(now)) {
+		if m := begin.FindStringSubmatch(old[i]); m != nil {
+			table = "the table of jsonapi." + m[1] + ", "
+		}
 		if old[i] != now[i] {
-			t.Errorf("docs/commands.md:%d is %q, the jsonapi documents give %q", i+1, old[i], now[i])
+			t.Errorf("docs/commands.md:%d, %sis %q, the jsonapi documents give %q", i+1, table, old[i], now[i])
 			break
 		}
 	}
