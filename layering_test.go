@@ -31,6 +31,7 @@ var layers = map[string][]string{
 	"integrations/mcp":          {"casckpt", "jsonapi"},
 	"jsonapi":                   {},          // the standard library only
 	"jsonapi/internal/pyfields": {"jsonapi"}, // go generate: the Python client's fields.json
+	"jsonapi/internal/mdtables": {"jsonapi"}, // go generate: docs/commands.md's key tables
 	"casckpt":                   {"jsonapi", "index", "gc", "manifest", "cas", "cas/packstore/...", "cas/s3store", "internal/..."},
 	"internal/restorer":         {"manifest", "cas"},
 	"internal/textdiff":         {}, // the standard library only

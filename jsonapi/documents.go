@@ -28,7 +28,10 @@ type Snapshot struct {
 	Unreadable        []Path `json:"unreadable"`
 }
 
-// ListItem is one element of list's document (an array).
+// List is list's document.
+type List []ListItem
+
+// ListItem is one element of list's document.
 type ListItem struct {
 	ID           string  `json:"id"`
 	Number       uint64  `json:"number"` // the snapshot's stable #N in its project
@@ -48,7 +51,10 @@ type ListItem struct {
 	Machine *string `json:"machine,omitempty"`
 }
 
-// Turn is one element of turns' document (an array). Dropped names the
+// Turns is turns' document.
+type Turns []Turn
+
+// Turn is one element of turns' document. Dropped names the
 // turn's snapshots that were dropped ("start", "end"): such a turn can no
 // longer be undone.
 type Turn struct {
@@ -146,8 +152,10 @@ type Cat struct {
 	ContentBase64 *string `json:"content_base64,omitempty"`
 }
 
-// LsItem is one element of ls' document (an array): a file, link or
-// directory.
+// Ls is ls' document.
+type Ls []LsItem
+
+// LsItem is one element of ls' document: a file, link or directory.
 type LsItem struct {
 	Path Path   `json:"path"`
 	Type string `json:"type"`
@@ -156,7 +164,10 @@ type LsItem struct {
 	Mode uint32 `json:"mode"`
 }
 
-// LogItem is one element of log's document (an array).
+// Log is log's document.
+type Log []LogItem
+
+// LogItem is one element of log's document.
 type LogItem struct {
 	ID         string  `json:"id"`
 	Number     uint64  `json:"number"` // the snapshot's stable #N in its project
@@ -318,4 +329,31 @@ type Version struct {
 	Version string `json:"version"`
 	Commit  string `json:"commit"`
 	Go      string `json:"go"`
+}
+
+// HookMessage is what hook claude-code prints when UserPromptSubmit took
+// no checkpoint: a message Claude Code shows the user (Claude Code's hook
+// output, not a --json document).
+type HookMessage struct {
+	SystemMessage string `json:"systemMessage"`
+}
+
+// HookSettings is what hook claude-code --print-settings prints: the hooks
+// block of Claude Code's settings.json, by event name
+// ("UserPromptSubmit", "PreToolUse", ...).
+type HookSettings struct {
+	Hooks map[string][]HookEntry `json:"hooks"`
+}
+
+// HookEntry is one event's entry of the hooks block: the hooks that run
+// for the tools Matcher names (every tool when empty).
+type HookEntry struct {
+	Hooks   []HookCommand `json:"hooks"`
+	Matcher string        `json:"matcher,omitempty"`
+}
+
+// HookCommand is a hook that runs Command (Type is "command").
+type HookCommand struct {
+	Command string `json:"command"`
+	Type    string `json:"type"`
 }

@@ -5,61 +5,22 @@ import (
 	"strings"
 )
 
-// Document is one --json document: the command that prints it, as the
-// ### heading of docs/commands.md names it ("" for Error, which every
-// command prints on failure), and a zero value of its type ([]T for a
-// document that is an array of T).
-type Document struct {
-	Command string
-	Value   any
-}
-
-// Documents lists every --json document, in the order of
-// docs/commands.md. A command with two documents (prune) lists both.
-func Documents() []Document {
-	return []Document{
-		{"", Error{}},
-		{"snapshot", Snapshot{}},
-		{"list", []ListItem{}},
-		{"turns", []Turn{}},
-		{"diff", Diff{}},
-		{"restore", Restore{}},
-		{"record-write", RecordWrite{}},
-		{"undo", Undo{}},
-		{"redo", Undo{}},
-		{"cat", Cat{}},
-		{"ls", []LsItem{}},
-		{"log", []LogItem{}},
-		{"pin", Pin{}},
-		{"unpin", Unpin{}},
-		{"forget", Forget{}},
-		{"status", Status{}},
-		{"prune", Prune{}},
-		{"prune", PruneSkipped{}},
-		{"gc", GC{}},
-		{"verify", Verify{}},
-		{"repair", Repair{}},
-		{"export", Export{}},
-		{"migrate", Migrate{}},
-		{"clear", Clear{}},
-		{"clear-legacy", ClearLegacy{}},
-		{"root", Root{}},
-		{"version", Version{}},
-	}
-}
-
 // Field is one key of a document's objects.
 type Field struct {
 	// Object is where the key is: "" in the document itself, "[]" in
 	// each element of a document that is an array, "files[]" in each
 	// element of the document's array "files", "a.b" in its object "a"'s
-	// object "b".
+	// object "b", "hooks[][]" in each element of the arrays that are the
+	// values of the document's object "hooks" (a map: its keys are data).
 	Object string
 	// Key is the JSON key.
 	Key string
 	// Type is the JSON type of the value: "string", "integer", "number",
 	// "boolean", "array" or "object".
 	Type string
+	// Items is the JSON type of an array's elements ("" for a value that
+	// is no array).
+	Items string
 	// Nullable says the value may be null (a pointer); OmitEmpty that the
 	// key is left out when the value is empty.
 	Nullable, OmitEmpty bool
@@ -68,12 +29,22 @@ type Field struct {
 // Fields lists the keys of the document v (a Document's Value), object by
 // object in the order they are written, each object before those nested
 // in it.
-func Fields(v any) []Field {
-	t := reflect.TypeOf(v)
-	if t.Kind() == reflect.Slice {
-		return fieldsOf(t.Elem(), "[]")
+func Fields(v Doc) []Field {
+	return inside(reflect.TypeOf(v), "")
+}
+
+// Path is where the field's value is: its Object and Key joined
+// ("files[].path", "[].id").
+func (f Field) Path() string { return join(f.Object, f.Key) }
+
+// JSONType is the field's value as docs/commands.md's tables and the
+// Python client's fields.json write it: its JSON type, then "|null" when
+// it may be null.
+func (f Field) JSONType() string {
+	if f.Nullable {
+		return f.Type + "|null"
 	}
-	return fieldsOf(t, "")
+	return f.Type
 }
 
 // fieldsOf lists the keys of struct type t at object, then those of the
@@ -91,15 +62,29 @@ func fieldsOf(t reflect.Type, object string) []Field {
 			ft, field.Nullable = ft.Elem(), true
 		}
 		field.Type = jsonType(ft)
-		own = append(own, field)
-		switch {
-		case ft.Kind() == reflect.Slice && ft.Elem().Kind() == reflect.Struct:
-			nested = append(nested, fieldsOf(ft.Elem(), join(object, name)+"[]")...)
-		case ft.Kind() == reflect.Struct:
-			nested = append(nested, fieldsOf(ft, join(object, name))...)
+		if ft.Kind() == reflect.Slice || ft.Kind() == reflect.Array {
+			field.Items = jsonType(ft.Elem())
 		}
+		own = append(own, field)
+		nested = append(nested, inside(ft, join(object, name))...)
 	}
 	return append(own, nested...)
+}
+
+// inside lists the keys of the objects a value of type t at object holds:
+// a struct's own, or those of the elements of an array or of the values
+// of a map.
+func inside(t reflect.Type, object string) []Field {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		return fieldsOf(t, object)
+	case reflect.Slice, reflect.Array, reflect.Map:
+		return inside(t.Elem(), object+"[]")
+	}
+	return nil
 }
 
 // flatFields is t's exported fields with a json key, those of embedded
@@ -121,8 +106,8 @@ func flatFields(t reflect.Type) []reflect.StructField {
 
 // join is the object path of key name inside object.
 func join(object, name string) string {
-	if object == "" || object == "[]" {
-		return object + name
+	if object == "" {
+		return name
 	}
 	return object + "." + name
 }

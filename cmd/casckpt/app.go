@@ -276,7 +276,7 @@ func (g *globals) cacheRoot() (string, error) {
 }
 
 // emit prints v as the command's JSON document, or calls human otherwise.
-func (g *globals) emit(v any, human func(w io.Writer)) error {
+func (g *globals) emit(v jsonapi.Doc, human func(w io.Writer)) error {
 	if g.json {
 		return writeJSON(g.io.out, v)
 	}
@@ -284,7 +284,8 @@ func (g *globals) emit(v any, human func(w io.Writer)) error {
 	return nil
 }
 
-func writeJSON(w io.Writer, v any) error {
+// writeJSON prints v, one of the documents of package jsonapi.
+func writeJSON(w io.Writer, v jsonapi.Doc) error {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	return enc.Encode(v)

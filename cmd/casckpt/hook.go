@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/casckpt/casckpt"
+	"github.com/casckpt/casckpt/jsonapi"
 )
 
 // hookWait bounds a hook's wait for a busy store, and for a silent server
@@ -486,7 +487,7 @@ func (g *globals) hookTell(session string, err error) {
 	if r := []rune(msg); len(r) > 300 {
 		msg = string(r[:300]) + "..."
 	}
-	_ = writeJSON(g.io.out, map[string]string{"systemMessage": "casckpt: no checkpoint of this prompt: " + msg +
+	_ = writeJSON(g.io.out, jsonapi.HookMessage{SystemMessage: "casckpt: no checkpoint of this prompt: " + msg +
 		" (casckpt status shows the hook's recent misses; said once per session)"})
 }
 
@@ -561,24 +562,20 @@ var hookMatchers = []struct{ event, matcher string }{
 }
 
 // hookEntry is one event's entry of the hooks block.
-func hookEntry(command, matcher string) map[string]any {
-	e := map[string]any{"hooks": []any{map[string]any{"type": "command", "command": command}}}
-	if matcher != "" {
-		e["matcher"] = matcher
-	}
-	return e
+func hookEntry(command, matcher string) jsonapi.HookEntry {
+	return jsonapi.HookEntry{Hooks: []jsonapi.HookCommand{{Type: "command", Command: command}}, Matcher: matcher}
 }
 
 // printHookSettings prints the hooks block for .claude/settings.json,
 // indented.
 func printHookSettings(cmd *cobra.Command, g *globals) error {
 	command := hookCommand(cmd, g)
-	hooks := map[string]any{}
+	hooks := map[string][]jsonapi.HookEntry{}
 	for _, m := range hookMatchers {
-		hooks[m.event] = []any{hookEntry(command, m.matcher)}
+		hooks[m.event] = []jsonapi.HookEntry{hookEntry(command, m.matcher)}
 	}
 	enc := json.NewEncoder(g.io.out)
 	enc.SetEscapeHTML(false)
 	enc.SetIndent("", "  ")
-	return enc.Encode(map[string]any{"hooks": hooks})
+	return enc.Encode(jsonapi.HookSettings{Hooks: hooks})
 }

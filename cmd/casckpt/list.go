@@ -54,7 +54,7 @@ func runList(cmd *cobra.Command, g *globals, dir, session string, n int) error {
 	if err != nil {
 		return err
 	}
-	items := make([]jsonapi.ListItem, 0, len(list))
+	items := make(jsonapi.List, 0, len(list))
 	labelled := false
 	for _, e := range list {
 		items = append(items, jsonapi.ListItem{

@@ -42,7 +42,7 @@ func runLog(cmd *cobra.Command, g *globals, dir, p string) error {
 	if err != nil {
 		return err
 	}
-	items := make([]jsonapi.LogItem, 0, len(log))
+	items := make(jsonapi.Log, 0, len(log))
 	for _, e := range log {
 		items = append(items, jsonapi.LogItem{
 			ID: e.ID.String(), Number: e.Serial, ShortID: e.ID.Short(), Time: e.Time.Format(time.RFC3339), Reason: e.Reason,

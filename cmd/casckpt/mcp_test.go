@@ -305,33 +305,59 @@ func TestMCPConcurrentCalls(t *testing.T) {
 	}
 }
 
-// TestMCPArgumentsAreTheFlags checks that each tool argument that is a
-// flag of its command says what the flag's --help line says, default
-// included (dry_run: the tool's own default, true).
+// TestMCPArgumentsAreTheFlags checks each tool's arguments against its
+// command (as mcp.Tools names it): an argument whose cli tag names a flag
+// is that flag of the command, under its name with _ (or its shorthand),
+// of the same type, and says what the flag's --help line says, default
+// included (dry_run: the tool's own default, true); one whose tag names a
+// positional argument is in the command's usage line.
 func TestMCPArgumentsAreTheFlags(t *testing.T) {
-	commands := map[string]string{"checkpoint_list": "list", "checkpoint_diff": "diff", "checkpoint_restore": "restore",
-		"checkpoint_create": "snapshot", "checkpoint_undo": "undo", "checkpoint_turns": "turns", "checkpoint_file_history": "log",
-		"checkpoint_read_file": "cat", "checkpoint_ls": "ls", "checkpoint_pin": "pin", "checkpoint_record_write": "record-write"}
 	root := newRootCommand(&globals{env: func(string) string { return "" }})
 	res, err := mcpSession(t, newEnv(t)).ListTools(context.Background(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	flags := 0
+	schemas := map[string]map[string]any{}
 	for _, tool := range res.Tools {
-		cmd, _, err := root.Find([]string{commands[tool.Name]})
-		if err != nil || commands[tool.Name] == "" {
-			t.Fatalf("%s: no command %q: %v", tool.Name, commands[tool.Name], err)
+		schemas[tool.Name] = tool.InputSchema.(map[string]any)["properties"].(map[string]any)
+	}
+	flags := 0
+	for _, spec := range mcp.Tools() {
+		cmd, _, err := root.Find([]string{spec.Command})
+		if err != nil || cmd.Name() != spec.Command {
+			t.Fatalf("%s: no command %q: %v", spec.Name, spec.Command, err)
 		}
-		for name, p := range tool.InputSchema.(map[string]any)["properties"].(map[string]any) {
-			flag := cmd.Flags().Lookup(strings.ReplaceAll(name, "_", "-"))
-			if name == "n" {
-				flag = cmd.Flags().ShorthandLookup("n")
+		for _, f := range reflect.VisibleFields(spec.Input) {
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			tag := f.Tag.Get("cli")
+			if tag == "-" {
+				continue // an option of the tool alone
+			}
+			if !strings.HasPrefix(tag, "-") {
+				if !slices.Contains(strings.Fields(strings.NewReplacer("[", " ", "]", " ").Replace(cmd.Use)), tag) {
+					t.Errorf("%s's %s is the positional %s, which %q lacks", spec.Name, name, tag, cmd.Use)
+				}
+				continue
+			}
+			flag := cmd.Flags().Lookup(strings.TrimPrefix(tag, "--"))
+			if len(tag) == 2 {
+				flag = cmd.Flags().ShorthandLookup(tag[1:])
 			}
 			if flag == nil {
-				continue // a positional argument, or an option of the tool alone
+				t.Errorf("%s's %s is the flag %s, which %s lacks", spec.Name, name, tag, spec.Command)
+				continue
 			}
 			flags++
+			if name != strings.ReplaceAll(flag.Name, "-", "_") && name != flag.Shorthand {
+				t.Errorf("%s's argument %s is %s --%s: name it %s", spec.Name, name, spec.Command, flag.Name, strings.ReplaceAll(flag.Name, "-", "_"))
+			}
+			ft := f.Type
+			if ft.Kind() == reflect.Pointer {
+				ft = ft.Elem()
+			}
+			if flag.Value.Type() != ft.Kind().String() {
+				t.Errorf("%s's %s is a %s; %s --%s is a %s", spec.Name, name, ft.Kind(), spec.Command, flag.Name, flag.Value.Type())
+			}
 			_, want := pflag.UnquoteUsage(flag)
 			switch {
 			case name == "dry_run":
@@ -339,8 +365,8 @@ func TestMCPArgumentsAreTheFlags(t *testing.T) {
 			case flag.DefValue != "" && flag.DefValue != "0" && flag.DefValue != "false":
 				want += " (default " + flag.DefValue + ")"
 			}
-			if got := p.(map[string]any)["description"]; got != want {
-				t.Errorf("%s's %s says %q; %s --%s says %q", tool.Name, name, got, cmd.Name(), flag.Name, want)
+			if got := schemas[spec.Name][name].(map[string]any)["description"]; got != want {
+				t.Errorf("%s's %s says %q; %s --%s says %q", spec.Name, name, got, cmd.Name(), flag.Name, want)
 			}
 		}
 	}

@@ -37,7 +37,7 @@ func newPinCommand(g *globals, pin bool) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			var doc any = jsonapi.Pin{Pinned: id.String()}
+			var doc jsonapi.Doc = jsonapi.Pin{Pinned: id.String()}
 			if !pin {
 				doc = jsonapi.Unpin{Unpinned: id.String()}
 			}

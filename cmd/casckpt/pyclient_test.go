@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -40,13 +41,14 @@ func TestPythonClient(t *testing.T) {
 
 // TestPythonClientCarriesEveryField fails when a command prints a JSON key
 // that the Python client does not declare in casckpt/fields.json (the keys it
-// carries into its result dicts).
+// carries into its result dicts), or a value of another JSON type than the
+// one fields.json gives it (null where it does not say "|null").
 func TestPythonClientCarriesEveryField(t *testing.T) {
 	raw, err := os.ReadFile(filepath.Join(pyClientDir, "casckpt", "fields.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var declared map[string][]string
+	var declared map[string]map[string]string
 	if err := json.Unmarshal(raw, &declared); err != nil {
 		t.Fatalf("fields.json: %v", err)
 	}
@@ -65,6 +67,17 @@ func TestPythonClientCarriesEveryField(t *testing.T) {
 	docs["status"] = b.ok("status", "--json").out
 	docs["root"] = b.ok("root", filepath.Join(dir, "a.txt"), "--json").out
 	docs["prune"] = b.ok("prune", "--dry-run", "--json").out
+	docs["turns"] = b.ok("turns", dir, "--json").out
+	docs["undo"] = b.ok("undo", dir, "--dry-run", "--json").out
+	docs["ls"] = b.ok("ls", dir, "@1", "--json").out
+	docs["log"] = b.ok("log", dir, "a.txt", "--json").out
+	docs["cat"] = b.ok("cat", dir, "@1", "a.txt", "--json").out
+	docs["pin"] = b.ok("pin", dir, "@1", "--json").out
+	docs["unpin"] = b.ok("unpin", dir, "@1", "--json").out
+	docs["forget"] = b.ok("forget", dir, "@2", "--json").out
+	docs["gc"] = b.ok("gc", "--json").out
+	docs["verify"] = b.ok("verify", "--json").out
+	docs["version"] = b.ok("version", "--json").out
 	docs["clear"] = b.ok("clear", "--yes", "--json").out
 	for cmd, out := range docs {
 		var doc any
@@ -72,15 +85,15 @@ func TestPythonClientCarriesEveryField(t *testing.T) {
 			t.Fatalf("casckpt %s --json: %v: %q", cmd, err, out)
 		}
 		for _, miss := range undeclaredKeys(cmd, doc, declared) {
-			t.Errorf("casckpt %s --json prints %s, which clients/python/casckpt/fields.json does not carry: add it there and to the client's result dicts", cmd, miss)
+			t.Errorf("casckpt %s --json prints %s, which clients/python/casckpt/fields.json does not declare: go generate ./jsonapi writes it from the jsonapi documents", cmd, miss)
 		}
 	}
 }
 
 // undeclaredKeys walks doc (the JSON document at path, "list" or
 // "diff.files[]") and returns "path.key" for every object key that declared
-// does not list for its path.
-func undeclaredKeys(path string, doc any, declared map[string][]string) []string {
+// does not list for its path, or whose value is not of the type declared.
+func undeclaredKeys(path string, doc any, declared map[string]map[string]string) []string {
 	var out []string
 	switch v := doc.(type) {
 	case []any:
@@ -89,8 +102,10 @@ func undeclaredKeys(path string, doc any, declared map[string][]string) []string
 		}
 	case map[string]any:
 		for k, val := range v {
-			if !slices.Contains(declared[path], k) {
+			if typ, ok := declared[path][k]; !ok {
 				out = append(out, path+"."+k)
+			} else if got := jsonTypeOf(val); !slices.Contains(strings.Split(typ, "|"), got) {
+				out = append(out, path+"."+k+" as "+got+" (declared "+typ+")")
 			}
 			if arr, ok := val.([]any); ok {
 				out = append(out, undeclaredKeys(path+"."+k, arr, declared)...)
@@ -99,4 +114,24 @@ func undeclaredKeys(path string, doc any, declared map[string][]string) []string
 	}
 	slices.Sort(out)
 	return slices.Compact(out)
+}
+
+// jsonTypeOf is the JSON type of v, a value encoding/json decoded.
+func jsonTypeOf(v any) string {
+	switch n := v.(type) {
+	case nil:
+		return "null"
+	case string:
+		return "string"
+	case bool:
+		return "boolean"
+	case float64:
+		if n == float64(int64(n)) {
+			return "integer"
+		}
+		return "number"
+	case []any:
+		return "array"
+	}
+	return "object"
 }

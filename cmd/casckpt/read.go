@@ -87,7 +87,7 @@ permission bits as a number (420 is 0644).`,
 			if err != nil {
 				return err
 			}
-			items := make([]jsonapi.LsItem, 0, len(entries))
+			items := make(jsonapi.Ls, 0, len(entries))
 			for _, e := range entries {
 				items = append(items, jsonapi.LsItem{Path: jsonapi.Path(e.Path), Type: e.Entry.Kind.String(), Size: e.Entry.Size, Mode: e.Entry.Mode()})
 			}

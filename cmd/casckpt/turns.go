@@ -43,7 +43,7 @@ func runTurns(cmd *cobra.Command, g *globals, dir, session string) error {
 	if err != nil {
 		return err
 	}
-	items := make([]jsonapi.Turn, 0, len(turns))
+	items := make(jsonapi.Turns, 0, len(turns))
 	for _, t := range turns {
 		item := jsonapi.Turn{Turn: t.ID, Session: labelOrNull(t.Session), Start: t.Start.String(), End: idOrNull(t.End),
 			StartNumber: numberOrNull(t.StartAt), EndNumber: numberOrNull(t.EndAt),

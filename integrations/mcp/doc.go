@@ -7,11 +7,16 @@
 //
 // Vocabulary: a tool takes the project's dir and the options of its command
 // (an Input struct per tool) and returns the JSON document the command prints
-// with --json, as structured content (an Output struct per tool), with the
-// store it used (Origin). The input and output schemas are derived from
-// those structs (with the SDK's jsonschema package); an argument that is a
-// flag of its command is described as the flag's --help line describes
-// it. Arguments and documents are decoded and encoded once, by
+// with --json, as structured content (an Output struct per tool, which
+// embeds or wraps the command's jsonapi document), with the store it used
+// (Origin). Tools lists the tools: the command each runs and its Input
+// type, each of whose fields names in its cli tag the flag or positional
+// argument of the command it is. The input and output schemas are derived
+// from those structs (with the SDK's jsonschema package); an argument that
+// is a flag of its command is described as the flag's --help line
+// describes it. Tests fail when an Input field and the command line it
+// gives, the command's flag, or docs/commands.md's table of the tools
+// disagree, and when an output schema and the jsonapi document do. Arguments and documents are decoded and encoded once, by
 // encoding/json, so a path that is not valid UTF-8 keeps its "\udcXX"
 // escapes both ways (jsonapi.Path).
 //

@@ -9,24 +9,18 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 
+	"github.com/casckpt/casckpt/integrations/mcp"
 	"github.com/casckpt/casckpt/jsonapi"
 )
 
-// toolDocuments is, for each tool, the command whose jsonapi document its
-// output carries, and the key its output wraps an array document in ("" for
-// an object document, whose keys it carries itself).
-var toolDocuments = map[string]struct{ command, wrap string }{
-	"checkpoint_list":         {"list", "snapshots"},
-	"checkpoint_diff":         {"diff", ""},
-	"checkpoint_restore":      {"restore", ""},
-	"checkpoint_create":       {"snapshot", ""},
-	"checkpoint_undo":         {"undo", ""},
-	"checkpoint_turns":        {"turns", "turns"},
-	"checkpoint_file_history": {"log", "history"},
-	"checkpoint_read_file":    {"cat", ""},
-	"checkpoint_ls":           {"ls", "entries"},
-	"checkpoint_pin":          {"pin", ""},
-	"checkpoint_record_write": {"record-write", ""},
+// wraps is, for each tool whose command prints an array, the key its
+// output wraps the array in (the others carry their document's keys
+// themselves).
+var wraps = map[string]string{
+	"checkpoint_list":         "snapshots",
+	"checkpoint_turns":        "turns",
+	"checkpoint_file_history": "history",
+	"checkpoint_ls":           "entries",
 }
 
 // toolOnly are the keys a tool's output adds to its command's document.
@@ -34,7 +28,8 @@ var toolOnly = []string{"store", "patch_truncated"}
 
 // TestOutputSchemasCarryEveryDocumentField fails when a tool's output
 // schema, as a client reads it from tools/list, lacks a key of its
-// command's jsonapi document, gives it another JSON type, lets it be null
+// command's jsonapi document (the command mcp.Tools names), gives it
+// another JSON type (or its array's elements another), lets it be null
 // or not where the document does (or not), or has a key the document
 // lacks; and when a tool has no document.
 func TestOutputSchemasCarryEveryDocumentField(t *testing.T) {
@@ -43,15 +38,19 @@ func TestOutputSchemasCarryEveryDocumentField(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	docs := map[string]any{}
+	docs := map[string]jsonapi.Doc{}
 	for _, d := range jsonapi.Documents() {
 		docs[d.Command] = d.Value
 	}
+	commands := map[string]string{}
+	for _, s := range mcp.Tools() {
+		commands[s.Name] = s.Command
+	}
 	for _, tool := range list.Tools {
-		want, ok := toolDocuments[tool.Name]
-		doc, known := docs[want.command]
-		if !ok || !known {
-			t.Errorf("tool %s has no jsonapi document in toolDocuments", tool.Name)
+		command := commands[tool.Name]
+		doc, known := docs[command]
+		if !known {
+			t.Errorf("tool %s runs %q, which prints no jsonapi document", tool.Name, command)
 			continue
 		}
 		raw, err := json.Marshal(tool.OutputSchema)
@@ -62,15 +61,15 @@ func TestOutputSchemasCarryEveryDocumentField(t *testing.T) {
 		if err := json.Unmarshal(raw, &root); err != nil {
 			t.Fatalf("%s's output schema: %v", tool.Name, err)
 		}
-		for _, p := range schemaDrift(&root, doc, want.wrap) {
-			t.Errorf("tool %s (casckpt %s --json): %s", tool.Name, want.command, p)
+		for _, p := range schemaDrift(&root, doc, wraps[tool.Name]) {
+			t.Errorf("tool %s (casckpt %s --json): %s", tool.Name, command, p)
 		}
 	}
 }
 
 // schemaDrift lists where the output schema root differs from the keys
 // of document doc (wrapped in key wrap when it is an array).
-func schemaDrift(root *jsonschema.Schema, doc any, wrap string) []string {
+func schemaDrift(root *jsonschema.Schema, doc jsonapi.Doc, wrap string) []string {
 	objects := map[string]*jsonschema.Schema{"": root}
 	if wrap != "" {
 		objects["[]"] = items(root.Properties[wrap])
@@ -89,12 +88,8 @@ func schemaDrift(root *jsonschema.Schema, doc any, wrap string) []string {
 			out = append(out, "the schema lacks key "+where(f))
 			continue
 		}
-		types := p.Types
-		if p.Type != "" {
-			types = []string{p.Type}
-		}
-		nullable := slices.Contains(types, "null")
-		types = slices.DeleteFunc(slices.Clone(types), func(s string) bool { return s == "null" })
+		nullable := slices.Contains(p.Types, "null")
+		types := schemaTypes(p)
 		if !slices.Equal(types, []string{f.Type}) {
 			out = append(out, "key "+where(f)+" is "+f.Type+" in the document, "+jsonString(types)+" in the schema")
 		}
@@ -102,7 +97,10 @@ func schemaDrift(root *jsonschema.Schema, doc any, wrap string) []string {
 			out = append(out, "key "+where(f)+" may be null in the document, not in the schema")
 		}
 		if f.Type == "array" {
-			objects[join(f)+"[]"] = items(p)
+			objects[f.Path()+"[]"] = items(p)
+			if it := schemaTypes(items(p)); !slices.Equal(it, []string{f.Items}) {
+				out = append(out, "the elements of "+where(f)+" are "+f.Items+" in the document, "+jsonString(it)+" in the schema")
+			}
 		}
 	}
 	for name, obj := range objects {
@@ -116,20 +114,17 @@ func schemaDrift(root *jsonschema.Schema, doc any, wrap string) []string {
 	return out
 }
 
+// schemaTypes are the JSON types schema s allows, null aside.
+func schemaTypes(s *jsonschema.Schema) []string {
+	return slices.DeleteFunc(append([]string{s.Type}, s.Types...), func(t string) bool { return t == "" || t == "null" })
+}
+
 // items is the schema of the elements of array schema s (nil if none).
 func items(s *jsonschema.Schema) *jsonschema.Schema {
 	if s == nil || s.Items == nil {
 		return &jsonschema.Schema{}
 	}
 	return s.Items
-}
-
-// join is the object path of f's value.
-func join(f jsonapi.Field) string {
-	if f.Object == "" || f.Object == "[]" {
-		return f.Object + f.Key
-	}
-	return f.Object + "." + f.Key
 }
 
 // where names f for a message.

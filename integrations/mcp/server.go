@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"path"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 
@@ -28,62 +29,48 @@ type Runner func(ctx context.Context, args []string) ([]byte, error)
 // handshake reports it.
 func NewServer(run Runner, store, version string) *sdk.Server {
 	s := sdk.NewServer(&sdk.Implementation{Name: "casckpt", Version: version}, nil)
-	yes, no := true, false
-	readOnly := &sdk.ToolAnnotations{ReadOnlyHint: true, DestructiveHint: &no, OpenWorldHint: &no}
-	writes := &sdk.ToolAnnotations{DestructiveHint: &no, OpenWorldHint: &no}
-	destructive := &sdk.ToolAnnotations{DestructiveHint: &yes, OpenWorldHint: &no}
-	t := tools{s: s, run: run, store: store}
-	addTool(t, &sdk.Tool{Name: "checkpoint_list", Annotations: readOnly,
-		Description: "List the checkpoints (snapshots) of the project at dir, newest first (casckpt list --json, as {\"snapshots\": [...]})."},
-		ListInput.args, func(_ ListInput, v []jsonapi.ListItem) ListOutput { return ListOutput{Snapshots: v} })
-	addTool(t, &sdk.Tool{Name: "checkpoint_diff", Annotations: readOnly,
-		Description: "What changed from checkpoint snap to snap2, or to the working tree when snap2 is empty (casckpt diff --patch --json): the changed files and their unified diffs (of the files in paths, when given), at most max_patch_bytes of them; patch_truncated says they were cut. The text content is the patches."},
-		DiffInput.args, DiffInput.bound)
-	addTool(t, &sdk.Tool{Name: "checkpoint_restore", Annotations: destructive,
-		Description: "Make the working tree at dir (or paths in it) equal to checkpoint snap (casckpt restore --json). A dry run unless dry_run is false; a real restore first checkpoints the current tree."},
-		RestoreInput.args, same[RestoreInput, RestoreOutput], withDryRunDefault)
-	addTool(t, &sdk.Tool{Name: "checkpoint_create", Annotations: writes,
-		Description: "Checkpoint the working tree at dir unless it is unchanged (casckpt snapshot --json); drops old checkpoints as snapshot's keep rule and size cap do."},
-		CreateInput.args, same[CreateInput, CreateOutput])
-	addTool(t, &sdk.Tool{Name: "checkpoint_undo", Annotations: destructive,
-		Description: "Revert the changes of one turn (default: the newest ended turn), keeping everything done since (casckpt undo --json). A dry run unless dry_run is false."},
-		UndoInput.args, same[UndoInput, UndoOutput], withDryRunDefault)
-	addTool(t, &sdk.Tool{Name: "checkpoint_turns", Annotations: readOnly,
-		Description: "List the agent turns of the project at dir, newest first (casckpt turns --json, as {\"turns\": [...]})."},
-		TurnsInput.args, func(_ TurnsInput, v []jsonapi.Turn) TurnsOutput { return TurnsOutput{Turns: v} })
-	addTool(t, &sdk.Tool{Name: "checkpoint_file_history", Annotations: readOnly,
-		Description: "The checkpoints in which path changed, newest first (casckpt log --json, as {\"history\": [...]})."},
-		FileHistoryInput.args, func(_ FileHistoryInput, v []jsonapi.LogItem) FileHistoryOutput { return FileHistoryOutput{History: v} })
-	addTool(t, &sdk.Tool{Name: "checkpoint_read_file", Annotations: readOnly,
-		Description: "One file as checkpoint snap holds it (casckpt cat --json): UTF-8 text as content (and as the result's text), other bytes as content_base64."},
-		ReadFileInput.args, same[ReadFileInput, ReadFileOutput])
-	addTool(t, &sdk.Tool{Name: "checkpoint_ls", Annotations: readOnly,
-		Description: "Every file, link and directory checkpoint snap holds (casckpt ls --json, as {\"entries\": [...]})."},
-		LsInput.args, func(_ LsInput, v []jsonapi.LsItem) LsOutput { return LsOutput{Entries: v} })
-	addTool(t, &sdk.Tool{Name: "checkpoint_pin", Annotations: writes,
-		Description: "Keep checkpoint snap through every automatic rule (keep, size cap, prune) (casckpt pin --json)."},
-		PinInput.args, same[PinInput, PinOutput])
-	addTool(t, &sdk.Tool{Name: "checkpoint_record_write", Annotations: writes,
-		Description: "Record that the agent has just written paths: what they hold now is the agent's, so that a safe restore puts them back while they are still so (casckpt record-write --json)."},
-		RecordWriteInput.args, same[RecordWriteInput, RecordWriteOutput], nonEmpty("paths"))
+	t := tools{s: s, run: run, store: store, specs: Tools()}
+	addTool(t, "checkpoint_list", ListInput.args, func(_ ListInput, v jsonapi.List) ListOutput { return ListOutput{Snapshots: v} })
+	addTool(t, "checkpoint_diff", DiffInput.args, DiffInput.bound)
+	addTool(t, "checkpoint_restore", RestoreInput.args, same[RestoreInput, RestoreOutput], withDryRunDefault)
+	addTool(t, "checkpoint_create", CreateInput.args, same[CreateInput, CreateOutput])
+	addTool(t, "checkpoint_undo", UndoInput.args, same[UndoInput, UndoOutput], withDryRunDefault)
+	addTool(t, "checkpoint_turns", TurnsInput.args, func(_ TurnsInput, v jsonapi.Turns) TurnsOutput { return TurnsOutput{Turns: v} })
+	addTool(t, "checkpoint_file_history", FileHistoryInput.args, func(_ FileHistoryInput, v jsonapi.Log) FileHistoryOutput { return FileHistoryOutput{History: v} })
+	addTool(t, "checkpoint_read_file", ReadFileInput.args, same[ReadFileInput, ReadFileOutput])
+	addTool(t, "checkpoint_ls", LsInput.args, func(_ LsInput, v jsonapi.Ls) LsOutput { return LsOutput{Entries: v} })
+	addTool(t, "checkpoint_pin", PinInput.args, same[PinInput, PinOutput])
+	addTool(t, "checkpoint_record_write", RecordWriteInput.args, same[RecordWriteInput, RecordWriteOutput], nonEmpty("paths"))
 	return s
 }
 
-// tools is what every tool shares: the server, the runner and the store.
+// tools is what every tool shares: the server, the runner, the store and
+// the tools' descriptions (Tools).
 type tools struct {
 	s     *sdk.Server
 	run   Runner
 	store string
+	specs []Tool
+}
+
+// spec is the description of tool name, which must be In's.
+func (t tools) spec(name string, in reflect.Type) *sdk.Tool {
+	for _, s := range t.specs {
+		if s.Name == name && s.Input == in {
+			return &sdk.Tool{Name: s.Name, Description: s.Description, Annotations: s.Annotations}
+		}
+	}
+	panic(fmt.Sprintf("mcp: Tools has no %s with arguments %v", name, in)) // a programming error: the table is fixed
 }
 
 // same is the tool output of a command whose document is an object.
-func same[In, T any](_ In, v T) T { return v }
+func same[In any, D jsonapi.Doc](_ In, v D) D { return v }
 
 // storeNamer is a tool output that names its store.
 type storeNamer interface{ setStore(string) }
 
-// addTool adds tool name, which runs the command args(in) returns and
-// turns its document (a D) into the tool's output with wrap. A dir that
+// addTool adds tool name (as Tools describes it), which runs the command args(in) returns and
+// turns its document (a D, one of package jsonapi's) into the tool's output with wrap. A dir that
 // is not absolute is refused: the server's working directory is no
 // project a client means. tune may change the derived input schema.
 //
@@ -95,7 +82,8 @@ type storeNamer interface{ setStore(string) }
 // AddTool validates a copy of each that it decodes and encodes again,
 // which turns a path's "\udcXX" (a byte that is not UTF-8, see
 // jsonapi.Path) into U+FFFD.
-func addTool[In dirInput, D, Out any](t tools, tool *sdk.Tool, args func(In) []string, wrap func(In, D) Out, tune ...func(*jsonschema.Schema)) {
+func addTool[In dirInput, D jsonapi.Doc, Out any](t tools, name string, args func(In) []string, wrap func(In, D) Out, tune ...func(*jsonschema.Schema)) {
+	tool := t.spec(name, reflect.TypeFor[In]())
 	in, err := jsonschema.For[In](nil)
 	if err != nil {
 		panic(fmt.Sprintf("mcp: schema of %s: %v", tool.Name, err)) // a programming error: the types are fixed

@@ -10,91 +10,93 @@ import (
 
 // The inputs: a tool's arguments, the options of its command. A field
 // without omitempty is required. Descriptions are the jsonschema tags.
+// The cli tags say which argument of the command each field is (see
+// Tool): a flag, a positional argument, or "-" for the tool's own.
 
 // ListInput is checkpoint_list's arguments (casckpt list).
 type ListInput struct {
-	Dir     jsonapi.Path `json:"dir" jsonschema:"the project directory (absolute)"`
-	N       int          `json:"n,omitempty" jsonschema:"show the newest N only (0: all)"`
-	Session string       `json:"session,omitempty" jsonschema:"show only the snapshots of the agent's session ID"`
+	Dir     jsonapi.Path `json:"dir" cli:"DIR" jsonschema:"the project directory (absolute)"`
+	N       int          `json:"n,omitempty" cli:"-n" jsonschema:"show the newest N only (0: all)"`
+	Session string       `json:"session,omitempty" cli:"--session" jsonschema:"show only the snapshots of the agent's session ID"`
 }
 
 // DiffInput is checkpoint_diff's arguments (casckpt diff --patch).
 type DiffInput struct {
-	Dir           jsonapi.Path   `json:"dir" jsonschema:"the project directory (absolute)"`
-	Snap          string         `json:"snap" jsonschema:"the checkpoint to compare from: an ID, a unique prefix of one, @N (the N-th newest) or #N (its stable number)"`
-	Snap2         string         `json:"snap2,omitempty" jsonschema:"the checkpoint to compare to (default: the working tree)"`
-	Paths         []jsonapi.Path `json:"paths,omitempty" jsonschema:"give the patch of these files only (relative to dir; a directory selects the files below it); files still lists every change"`
-	MaxPatchBytes int            `json:"max_patch_bytes,omitempty" jsonschema:"cut the patches at N bytes in all, at a line end, and set patch_truncated (default 65536)"`
+	Dir           jsonapi.Path   `json:"dir" cli:"DIR" jsonschema:"the project directory (absolute)"`
+	Snap          string         `json:"snap" cli:"SNAP" jsonschema:"the checkpoint to compare from: an ID, a unique prefix of one, @N (the N-th newest) or #N (its stable number)"`
+	Snap2         string         `json:"snap2,omitempty" cli:"SNAP2" jsonschema:"the checkpoint to compare to (default: the working tree)"`
+	Paths         []jsonapi.Path `json:"paths,omitempty" cli:"-" jsonschema:"give the patch of these files only (relative to dir; a directory selects the files below it); files still lists every change"`
+	MaxPatchBytes int            `json:"max_patch_bytes,omitempty" cli:"-" jsonschema:"cut the patches at N bytes in all, at a line end, and set patch_truncated (default 65536)"`
 }
 
 // RestoreInput is checkpoint_restore's arguments (casckpt restore).
 type RestoreInput struct {
-	Dir           jsonapi.Path   `json:"dir" jsonschema:"the project directory (absolute)"`
-	Snap          string         `json:"snap" jsonschema:"the checkpoint to restore: an ID, a unique prefix of one, @N (the N-th newest) or #N (its stable number)"`
-	Paths         []jsonapi.Path `json:"paths,omitempty" jsonschema:"restore only these paths (relative to dir)"`
-	DryRun        *bool          `json:"dry_run,omitempty" jsonschema:"show what would change and change nothing (default true)"`
-	Safe          bool           `json:"safe,omitempty" jsonschema:"restore only what agents changed; keep and list everything else"`
-	MaxFileSizeMB int64          `json:"max_file_size_mb,omitempty" jsonschema:"files larger than N MiB that SNAP lacks are excluded, so never touched (default: the snapshot's own limit)"`
-	MaxFiles      int            `json:"max_files,omitempty" jsonschema:"refuse a tree of more than N files (default 50000)"`
+	Dir           jsonapi.Path   `json:"dir" cli:"DIR" jsonschema:"the project directory (absolute)"`
+	Snap          string         `json:"snap" cli:"SNAP" jsonschema:"the checkpoint to restore: an ID, a unique prefix of one, @N (the N-th newest) or #N (its stable number)"`
+	Paths         []jsonapi.Path `json:"paths,omitempty" cli:"PATH..." jsonschema:"restore only these paths (relative to dir)"`
+	DryRun        *bool          `json:"dry_run,omitempty" cli:"--dry-run" jsonschema:"show what would change and change nothing (default true)"`
+	Safe          bool           `json:"safe,omitempty" cli:"--safe" jsonschema:"restore only what agents changed; keep and list everything else"`
+	MaxFileSizeMB int64          `json:"max_file_size_mb,omitempty" cli:"--max-file-size-mb" jsonschema:"files larger than N MiB that SNAP lacks are excluded, so never touched (default: the snapshot's own limit)"`
+	MaxFiles      int            `json:"max_files,omitempty" cli:"--max-files" jsonschema:"refuse a tree of more than N files (default 50000)"`
 }
 
 // CreateInput is checkpoint_create's arguments (casckpt snapshot).
 type CreateInput struct {
-	Dir           jsonapi.Path `json:"dir" jsonschema:"the project directory (absolute)"`
-	Message       string       `json:"message,omitempty" jsonschema:"why the snapshot is taken"`
-	Keep          int          `json:"keep,omitempty" jsonschema:"keep at most N snapshots of the project (older unpinned ones are dropped) (default 20)"`
-	MaxFileSizeMB int64        `json:"max_file_size_mb,omitempty" jsonschema:"leave out files larger than N MiB (default 10)"`
-	MaxFiles      int          `json:"max_files,omitempty" jsonschema:"refuse a tree of more than N files (default 50000)"`
-	MaxSizeMB     *int64       `json:"max_size_mb,omitempty" jsonschema:"keep the store under N MiB by dropping old snapshots (0: no cap; default 500 on a local store, none on an s3:// one) (default 500)"`
-	Session       string       `json:"session,omitempty" jsonschema:"label the snapshot with the agent's session ID"`
-	Turn          string       `json:"turn,omitempty" jsonschema:"label the snapshot with the agent's turn ID; the project's first snapshot of a turn starts it"`
-	EndTurn       bool         `json:"end_turn,omitempty" jsonschema:"end the turn of --turn on this snapshot"`
+	Dir           jsonapi.Path `json:"dir" cli:"DIR" jsonschema:"the project directory (absolute)"`
+	Message       string       `json:"message,omitempty" cli:"-m" jsonschema:"why the snapshot is taken"`
+	Keep          int          `json:"keep,omitempty" cli:"--keep" jsonschema:"keep at most N snapshots of the project (older unpinned ones are dropped) (default 20)"`
+	MaxFileSizeMB int64        `json:"max_file_size_mb,omitempty" cli:"--max-file-size-mb" jsonschema:"leave out files larger than N MiB (default 10)"`
+	MaxFiles      int          `json:"max_files,omitempty" cli:"--max-files" jsonschema:"refuse a tree of more than N files (default 50000)"`
+	MaxSizeMB     *int64       `json:"max_size_mb,omitempty" cli:"--max-size-mb" jsonschema:"keep the store under N MiB by dropping old snapshots (0: no cap; default 500 on a local store, none on an s3:// one) (default 500)"`
+	Session       string       `json:"session,omitempty" cli:"--session" jsonschema:"label the snapshot with the agent's session ID"`
+	Turn          string       `json:"turn,omitempty" cli:"--turn" jsonschema:"label the snapshot with the agent's turn ID; the project's first snapshot of a turn starts it"`
+	EndTurn       bool         `json:"end_turn,omitempty" cli:"--end-turn" jsonschema:"end the turn of --turn on this snapshot"`
 }
 
 // UndoInput is checkpoint_undo's arguments (casckpt undo).
 type UndoInput struct {
-	Dir    jsonapi.Path `json:"dir" jsonschema:"the project directory (absolute)"`
-	Turn   string       `json:"turn,omitempty" jsonschema:"the turn to revert (default: the newest ended turn not yet undone)"`
-	DryRun *bool        `json:"dry_run,omitempty" jsonschema:"show what would change and change nothing (default true)"`
-	Redo   bool         `json:"redo,omitempty" jsonschema:"re-apply the newest undo instead (give no turn)"`
+	Dir    jsonapi.Path `json:"dir" cli:"DIR" jsonschema:"the project directory (absolute)"`
+	Turn   string       `json:"turn,omitempty" cli:"TURN" jsonschema:"the turn to revert (default: the newest ended turn not yet undone)"`
+	DryRun *bool        `json:"dry_run,omitempty" cli:"--dry-run" jsonschema:"show what would change and change nothing (default true)"`
+	Redo   bool         `json:"redo,omitempty" cli:"--redo" jsonschema:"re-apply the newest undo instead (give no turn)"`
 }
 
 // TurnsInput is checkpoint_turns' arguments (casckpt turns).
 type TurnsInput struct {
-	Dir     jsonapi.Path `json:"dir" jsonschema:"the project directory (absolute)"`
-	Session string       `json:"session,omitempty" jsonschema:"show only the turns of the agent's session ID"`
+	Dir     jsonapi.Path `json:"dir" cli:"DIR" jsonschema:"the project directory (absolute)"`
+	Session string       `json:"session,omitempty" cli:"--session" jsonschema:"show only the turns of the agent's session ID"`
 }
 
 // FileHistoryInput is checkpoint_file_history's arguments (casckpt log).
 type FileHistoryInput struct {
-	Dir  jsonapi.Path `json:"dir" jsonschema:"the project directory (absolute)"`
-	Path jsonapi.Path `json:"path" jsonschema:"the file, link or directory, relative to dir or absolute inside it"`
+	Dir  jsonapi.Path `json:"dir" cli:"DIR" jsonschema:"the project directory (absolute)"`
+	Path jsonapi.Path `json:"path" cli:"PATH" jsonschema:"the file, link or directory, relative to dir or absolute inside it"`
 }
 
 // ReadFileInput is checkpoint_read_file's arguments (casckpt cat).
 type ReadFileInput struct {
-	Dir  jsonapi.Path `json:"dir" jsonschema:"the project directory (absolute)"`
-	Snap string       `json:"snap" jsonschema:"the checkpoint: an ID, a unique prefix of one, @N (the N-th newest) or #N (its stable number)"`
-	Path jsonapi.Path `json:"path" jsonschema:"the file's path relative to dir"`
+	Dir  jsonapi.Path `json:"dir" cli:"DIR" jsonschema:"the project directory (absolute)"`
+	Snap string       `json:"snap" cli:"SNAP" jsonschema:"the checkpoint: an ID, a unique prefix of one, @N (the N-th newest) or #N (its stable number)"`
+	Path jsonapi.Path `json:"path" cli:"PATH" jsonschema:"the file's path relative to dir"`
 }
 
 // LsInput is checkpoint_ls' arguments (casckpt ls).
 type LsInput struct {
-	Dir  jsonapi.Path `json:"dir" jsonschema:"the project directory (absolute)"`
-	Snap string       `json:"snap" jsonschema:"the checkpoint: an ID, a unique prefix of one, @N (the N-th newest) or #N (its stable number)"`
+	Dir  jsonapi.Path `json:"dir" cli:"DIR" jsonschema:"the project directory (absolute)"`
+	Snap string       `json:"snap" cli:"SNAP" jsonschema:"the checkpoint: an ID, a unique prefix of one, @N (the N-th newest) or #N (its stable number)"`
 }
 
 // PinInput is checkpoint_pin's arguments (casckpt pin).
 type PinInput struct {
-	Dir  jsonapi.Path `json:"dir" jsonschema:"the project directory (absolute)"`
-	Snap string       `json:"snap" jsonschema:"the checkpoint to keep through every automatic rule: an ID, a unique prefix of one, @N (the N-th newest) or #N (its stable number)"`
+	Dir  jsonapi.Path `json:"dir" cli:"DIR" jsonschema:"the project directory (absolute)"`
+	Snap string       `json:"snap" cli:"SNAP" jsonschema:"the checkpoint to keep through every automatic rule: an ID, a unique prefix of one, @N (the N-th newest) or #N (its stable number)"`
 }
 
 // RecordWriteInput is checkpoint_record_write's arguments (casckpt
 // record-write).
 type RecordWriteInput struct {
-	Dir   jsonapi.Path   `json:"dir" jsonschema:"the project directory (absolute)"`
-	Paths []jsonapi.Path `json:"paths" jsonschema:"the paths the agent has just written (relative to dir or absolute inside it); a missing path records a deletion"`
+	Dir   jsonapi.Path   `json:"dir" cli:"DIR" jsonschema:"the project directory (absolute)"`
+	Paths []jsonapi.Path `json:"paths" cli:"PATH..." jsonschema:"the paths the agent has just written (relative to dir or absolute inside it); a missing path records a deletion"`
 }
 
 // The outputs: the documents of package jsonapi, embedded (so that the

@@ -28,8 +28,9 @@ _PROJECT_MARKERS = (".git", "pyproject.toml", "package.json", "Cargo.toml", "go.
 # The reason ``restore --safe`` gives for a path an agent changed that has changed since.
 _CHANGED_SINCE_AGENT_WROTE = "changed since the agent's last write"
 _MAX_FILE_SIZE_MB = 8796093022207  # casckpt's largest cap: "no cap" for Hermes' 0
-# Per command, the JSON keys the client carries into its results: generated from Go package jsonapi
-# (go generate ./jsonapi; TestFieldsJSONIsGenerated, TestPythonClientCarriesEveryField).
+# Per command, the JSON keys the client carries into its results, in order, each with its JSON type
+# ("string|null"): generated from Go package jsonapi (go generate ./jsonapi; TestFieldsJSONIsGenerated,
+# TestPythonClientCarriesEveryField).
 _FIELDS = json.loads((Path(__file__).parent / "fields.json").read_text(encoding="utf-8"))
 
 
