@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/casckpt/casckpt"
+	"github.com/casckpt/casckpt/integrations/claudecode"
 	"github.com/casckpt/casckpt/jsonapi"
 	"github.com/casckpt/casckpt/migrate/hermes"
 )
@@ -144,6 +145,10 @@ var ruleText = map[string]string{
 	"size-cap": "size-cap: the store is over --max-size-mb",
 }
 
+// hookMissesShown is how many of the hook log's lines of the last day
+// status shows.
+const hookMissesShown = 5
+
 func newStatusCommand(g *globals) *cobra.Command {
 	return &cobra.Command{
 		Use:   "status",
@@ -171,7 +176,7 @@ func newStatusCommand(g *globals) *cobra.Command {
 			for _, l := range found {
 				legacy = append(legacy, jsonapi.Legacy{Path: jsonapi.Path(l.Path), SizeBytes: l.SizeBytes, Migrated: l.Migrated})
 			}
-			misses := g.hookMisses(hookMissesShown)
+			misses := claudecode.RecentMisses(g.hookDir(), g.now(), hookMissesShown)
 			doc := jsonapi.Status{Store: jsonapi.Path(st.Store), SizeBytes: st.SizeBytes, Projects: projects, Legacy: legacy,
 				DamagedObjects: damagedObjectsJSON(st.DamagedObjects), HookMisses: misses}
 			return g.emit(doc, func(w io.Writer) {
