@@ -307,12 +307,3 @@ func (g *globals) stdinTerminal() bool {
 	f, ok := g.io.in.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
 }
-
-// idOrNull is a snapshot ID for JSON: null when there is none.
-func idOrNull(id casckpt.ID) *string {
-	if id.IsZero() {
-		return nil
-	}
-	s := id.String()
-	return &s
-}

@@ -2,8 +2,11 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"strconv"
 	"time"
+
+	"github.com/casckpt/casckpt"
 )
 
 // humanBytes formats a size with a binary unit: 512 B, 12.3 KiB, 5.6 MiB.
@@ -60,4 +63,11 @@ func plural(n int64) string {
 // countOf formats a number of things: "1 file", "12,345 files".
 func countOf(n int64, thing string) string {
 	return count(n) + " " + thing + plural(n)
+}
+
+// printDamagedObjects prints a line per damaged object of a bucket store.
+func printDamagedObjects(w io.Writer, objects []casckpt.DamagedObject) {
+	for _, o := range objects {
+		fmt.Fprintf(w, "DAMAGED OBJECT %s: %s\n", oneLine(o.Key), oneLine(o.Reason))
+	}
 }

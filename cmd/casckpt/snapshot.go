@@ -100,14 +100,6 @@ func checkLabels(cmd *cobra.Command, flags ...string) error {
 	return nil
 }
 
-// labelOrNull is a session or turn ID for JSON: null when there is none.
-func labelOrNull(s string) *string {
-	if s == "" {
-		return nil
-	}
-	return &s
-}
-
 func runSnapshot(cmd *cobra.Command, g *globals, dir string, o snapshotOptions) error {
 	if o.keep < 1 || o.maxFiles < 1 {
 		return usagef("--keep and --max-files take a number of at least 1")
