@@ -31,13 +31,13 @@ func splitDir(args []string, min int) (dir string, rest []string) {
 	return ".", args
 }
 
-// splitDirExact is splitDir for command cmd, which takes exactly n
-// arguments after the optional DIR: an argument it would not use is a usage
-// error that quotes the command's synopsis.
-func splitDirExact(cmd *cobra.Command, args []string, n int) (dir string, rest []string, err error) {
+// splitDirExact is splitDir for the command whose cobra Use line is use,
+// which takes exactly n arguments after the optional DIR: an argument it
+// would not use is a usage error that quotes the command's synopsis.
+func splitDirExact(use string, args []string, n int) (dir string, rest []string, err error) {
 	dir, rest = splitDir(args, n)
 	if len(rest) > n {
-		name, synopsis, _ := strings.Cut(cmd.Use, " ")
+		name, synopsis, _ := strings.Cut(use, " ")
 		return "", nil, usagef("%s takes %s; unexpected argument %q", name, synopsis, rest[n])
 	}
 	return dir, rest, nil
