@@ -169,7 +169,7 @@ project of its own.`,
 	var showVersion bool
 	root.RunE = func(cmd *cobra.Command, _ []string) error {
 		if showVersion {
-			return printVersion(g)
+			return runVersion(g)
 		}
 		return cmd.Help()
 	}

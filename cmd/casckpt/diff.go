@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -16,8 +17,13 @@ import (
 	"github.com/casckpt/casckpt/jsonapi"
 )
 
+// diffOptions are the flags of diff.
+type diffOptions struct {
+	stat, patch bool
+}
+
 func newDiffCommand(g *globals) *cobra.Command {
-	var stat, patch bool
+	var o diffOptions
 	cmd := &cobra.Command{
 		Use:   "diff [DIR] SNAP [SNAP2]",
 		Short: "show what changed from SNAP to the working tree (or to SNAP2)",
@@ -25,22 +31,23 @@ func newDiffCommand(g *globals) *cobra.Command {
 arguments, the first is DIR unless it is a snapshot reference (hex digits,
 @N or #N) and not an existing directory.`,
 		Args: argsBetween(1, 3),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			dir, refs := splitDir(args, 1)
-			if len(refs) > 2 {
-				return usagef("diff takes [DIR] SNAP [SNAP2]; %q is not a directory", args[0])
-			}
-			return runDiff(cmd, g, dir, refs, stat, patch)
-		},
+		RunE: func(cmd *cobra.Command, args []string) error { return runDiff(cmd.Context(), o, g, args) },
 	}
-	cmd.Flags().BoolVar(&stat, "stat", false, "show a summary per file instead of the patch")
-	cmd.Flags().BoolVar(&patch, "patch", false, "with --json: give each file's unified diff as its patch")
+	cmd.Flags().BoolVar(&o.stat, "stat", false, "show a summary per file instead of the patch")
+	cmd.Flags().BoolVar(&o.patch, "patch", false, "with --json: give each file's unified diff as its patch")
 	addHereFlag(cmd, g)
 	return cmd
 }
 
-func runDiff(cmd *cobra.Command, g *globals, dir string, refs []string, stat, patch bool) error {
-	store, proj, err := g.openProject(cmd.Context(), dir)
+// runDiff prints the diff of the snapshots args ([DIR] SNAP [SNAP2])
+// name, or of SNAP and the working tree.
+func runDiff(ctx context.Context, o diffOptions, g *globals, args []string) error {
+	dir, refs := splitDir(args, 1)
+	if len(refs) > 2 {
+		return usagef("diff takes [DIR] SNAP [SNAP2]; %q is not a directory", args[0])
+	}
+	stat, patch := o.stat, o.patch
+	store, proj, err := g.openProject(ctx, dir)
 	if err != nil {
 		return err
 	}
@@ -48,7 +55,7 @@ func runDiff(cmd *cobra.Command, g *globals, dir string, refs []string, stat, pa
 	if len(refs) == 2 {
 		opts.To = casckpt.Ref(refs[1])
 	}
-	res, err := store.Diff(cmd.Context(), proj.dir, casckpt.Ref(refs[0]), opts)
+	res, err := store.Diff(ctx, proj.dir, casckpt.Ref(refs[0]), opts)
 	if err != nil {
 		return err
 	}
