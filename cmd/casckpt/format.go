@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/casckpt/casckpt"
@@ -70,4 +71,25 @@ func printDamagedObjects(w io.Writer, objects []casckpt.DamagedObject) {
 	for _, o := range objects {
 		fmt.Fprintf(w, "DAMAGED OBJECT %s: %s\n", oneLine(o.Key), oneLine(o.Reason))
 	}
+}
+
+// oneLine keeps a reason on one line of a table.
+func oneLine(s string) string {
+	out := []rune{}
+	for _, r := range s {
+		if r == '\n' || r == '\t' || r == '\r' {
+			r = ' '
+		}
+		out = append(out, r)
+	}
+	return string(out)
+}
+
+// shellQuote quotes s for a POSIX shell when it holds anything but letters,
+// digits and -_./,:=+@%.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./,:=+@%") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

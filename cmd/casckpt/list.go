@@ -112,18 +112,6 @@ func runList(ctx context.Context, o listOptions, g *globals, args []string) erro
 	})
 }
 
-// oneLine keeps a reason on one line of a table.
-func oneLine(s string) string {
-	out := []rune{}
-	for _, r := range s {
-		if r == '\n' || r == '\t' || r == '\r' {
-			r = ' '
-		}
-		out = append(out, r)
-	}
-	return string(out)
-}
-
 // enclosingProject says why dir has no snapshots for people: "no snapshots
 // of DIR", and when a directory above it is a project with snapshots (the
 // user is in a subdirectory), which one and how to list it.
@@ -154,13 +142,4 @@ func enclosingProject(ctx context.Context, store *casckpt.Store, dir string) (st
 func within(path, dir string) bool {
 	rel, err := filepath.Rel(dir, path)
 	return err == nil && rel != "." && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
-}
-
-// shellQuote quotes s for a POSIX shell when it holds anything but letters,
-// digits and -_./,:=+@%.
-func shellQuote(s string) string {
-	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./,:=+@%") == "" {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
