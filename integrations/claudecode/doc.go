@@ -14,7 +14,7 @@
 // cache directory) holding hook.log, one line per failure or miss
 // (RecentMisses reads it back for casckpt status), and hook.told, the
 // sessions already told of a failing checkpoint. Install and Uninstall
-// change a settings file; Settings is the block they merge.
+// change a settings file; WriteSettings prints the block they merge.
 //
 // Caveats: the hook never fails: every failure is logged, and the user is
 // told (once per session, through the systemMessage Claude Code shows)
