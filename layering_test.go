@@ -29,6 +29,7 @@ var layers = map[string][]string{
 	"migrate/gitimport":         {"casckpt", "manifest", "cas"},   // casckpt through gitimport.Importer (and its errors)
 	"migrate":                   {"migrate/gitimport", "casckpt"}, // each reader (migrate/hermes); casckpt for JSONPath
 	"integrations/mcp":          {"casckpt", "jsonapi"},
+	"integrations/claudecode":   {"casckpt", "jsonapi"},
 	"jsonapi":                   {},          // the standard library only
 	"jsonapi/internal/pyfields": {"jsonapi"}, // go generate: the Python client's fields.json
 	"jsonapi/internal/mdtables": {"jsonapi"}, // go generate: docs/commands.md's key tables

@@ -169,7 +169,7 @@ project of its own.`,
 	var showVersion bool
 	root.RunE = func(cmd *cobra.Command, _ []string) error {
 		if showVersion {
-			return printVersion(g)
+			return runVersion(g)
 		}
 		return cmd.Help()
 	}
@@ -183,7 +183,7 @@ project of its own.`,
 		newSnapshotCommand(g), newListCommand(g), newDiffCommand(g), newRestoreCommand(g), newUndoCommand(g), newRedoCommand(g),
 		newCatCommand(g), newLsCommand(g), newExportCommand(g),
 		newLogCommand(g),
-		newPinCommand(g, true), newPinCommand(g, false), newForgetCommand(g),
+		newPinCommand(g), newUnpinCommand(g), newForgetCommand(g),
 		newGCCommand(g), newPruneCommand(g), newStatusCommand(g), newVerifyCommand(g), newRepairCommand(g), newClearCommand(g),
 		newMigrateCommand(g), newClearLegacyCommand(g), newRootPathCommand(g), newVersionCommand(g),
 		newTurnsCommand(g), newRecordWriteCommand(g), newHookCommand(g),
@@ -307,13 +307,4 @@ func (g *globals) stderrTerminal() bool {
 func (g *globals) stdinTerminal() bool {
 	f, ok := g.io.in.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
-}
-
-// idOrNull is a snapshot ID for JSON: null when there is none.
-func idOrNull(id casckpt.ID) *string {
-	if id.IsZero() {
-		return nil
-	}
-	s := id.String()
-	return &s
 }

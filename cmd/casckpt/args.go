@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/casckpt/casckpt"
 )
@@ -31,13 +32,13 @@ func splitDir(args []string, min int) (dir string, rest []string) {
 	return ".", args
 }
 
-// splitDirExact is splitDir for command cmd, which takes exactly n
-// arguments after the optional DIR: an argument it would not use is a usage
-// error that quotes the command's synopsis.
-func splitDirExact(cmd *cobra.Command, args []string, n int) (dir string, rest []string, err error) {
+// splitDirExact is splitDir for the command whose cobra Use line is use,
+// which takes exactly n arguments after the optional DIR: an argument it
+// would not use is a usage error that quotes the command's synopsis.
+func splitDirExact(use string, args []string, n int) (dir string, rest []string, err error) {
 	dir, rest = splitDir(args, n)
 	if len(rest) > n {
-		name, synopsis, _ := strings.Cut(cmd.Use, " ")
+		name, synopsis, _ := strings.Cut(use, " ")
 		return "", nil, usagef("%s takes %s; unexpected argument %q", name, synopsis, rest[n])
 	}
 	return dir, rest, nil
@@ -131,4 +132,24 @@ func required(synopsis string) []string {
 		}
 	}
 	return out
+}
+
+// changedFlags names the flags of cmd that its command line gave.
+func changedFlags(cmd *cobra.Command) map[string]bool {
+	given := map[string]bool{}
+	cmd.Flags().Visit(func(f *pflag.Flag) { given[f.Name] = true })
+	return given
+}
+
+// checkLabel refuses (exit 2) value, of flag, when the command line gave
+// it (given names the flags it gave) and it is no valid session or turn
+// ID: 1 to 128 bytes of printable UTF-8.
+func checkLabel(given map[string]bool, flag, value string) error {
+	if !given[flag] {
+		return nil
+	}
+	if err := casckpt.CheckLabel(value); err != nil {
+		return usagef("--%s: %v", flag, err)
+	}
+	return nil
 }

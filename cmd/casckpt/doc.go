@@ -3,14 +3,23 @@
 // snapshots, and keeps the store small. See docs/commands.md for the
 // interface scripts rely on; every command takes --json.
 //
-// Layout: app.go runs a command line (run, the globals, the one switch from
-// errors to exit codes); each command is a newXCommand in a file of its
-// own group (snapshot.go, list.go, diff.go, restore.go, read.go, pin.go,
-// maint.go, migrate.go, version.go; hook.go, the Claude Code hook, which
-// never fails and logs to the store's hook.log instead); args.go parses
-// arguments and format.go prints numbers, times and paths for people.
+// Layout, as restic's cmd/restic has it: app.go runs a command line (run,
+// the globals, the root command, the one switch from errors to exit
+// codes); each command X is a file named after it (snapshot.go, gc.go,
+// clearlegacy.go for clear-legacy, recordwrite.go for record-write, hook.go
+// for hook claude-code, mcp.go) holding newXCommand, which binds its flags
+// to an xOptions struct, and runX(ctx, opts, g, args), which does the work;
+// the cobra closure only calls runX. What several commands share is in
+// files named for it: args.go parses arguments and flags, project.go
+// resolves DIR to its project, format.go prints numbers, times and paths
+// for people, jsondoc.go fills the jsonapi documents, colour.go and bar.go
+// draw on a terminal, prompt.go asks y/N, bucketenv.go and hermes.go read
+// the environment of a bucket store and of the legacy Hermes stores. The
+// Claude Code hook itself is integrations/claudecode; hook.go wires stdin,
+// stdout and the store into it.
 //
 // Caveats: only this package reads the environment (CASCKPT_HOME,
 // CASCKPT_NOW), the terminal or calls os.Exit; with --json nothing but the
-// JSON document is written to stdout.
+// JSON document is written to stdout. The hook never fails: it logs to the
+// store's hook.log instead.
 package main

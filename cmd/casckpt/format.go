@@ -2,8 +2,12 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"strconv"
+	"strings"
 	"time"
+
+	"github.com/casckpt/casckpt"
 )
 
 // humanBytes formats a size with a binary unit: 512 B, 12.3 KiB, 5.6 MiB.
@@ -60,4 +64,32 @@ func plural(n int64) string {
 // countOf formats a number of things: "1 file", "12,345 files".
 func countOf(n int64, thing string) string {
 	return count(n) + " " + thing + plural(n)
+}
+
+// printDamagedObjects prints a line per damaged object of a bucket store.
+func printDamagedObjects(w io.Writer, objects []casckpt.DamagedObject) {
+	for _, o := range objects {
+		fmt.Fprintf(w, "DAMAGED OBJECT %s: %s\n", oneLine(o.Key), oneLine(o.Reason))
+	}
+}
+
+// oneLine keeps a reason on one line of a table.
+func oneLine(s string) string {
+	out := []rune{}
+	for _, r := range s {
+		if r == '\n' || r == '\t' || r == '\r' {
+			r = ' '
+		}
+		out = append(out, r)
+	}
+	return string(out)
+}
+
+// shellQuote quotes s for a POSIX shell when it holds anything but letters,
+// digits and -_./,:=+@%.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./,:=+@%") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

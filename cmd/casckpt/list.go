@@ -15,42 +15,48 @@ import (
 	"github.com/casckpt/casckpt/jsonapi"
 )
 
+// listOptions are the flags of list.
+type listOptions struct {
+	n       int
+	session string
+	given   map[string]bool // the flags the command line gave
+}
+
 func newListCommand(g *globals) *cobra.Command {
-	var (
-		n       int
-		session string
-	)
+	var o listOptions
 	cmd := &cobra.Command{
 		Use:   "list [DIR]",
 		Short: "list the snapshots of DIR's project, newest first",
 		Args:  argsBetween(0, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			dir := "."
-			if len(args) == 1 {
-				dir = args[0]
-			}
-			if n < 0 {
-				return usagef("-n takes a number of at least 0")
-			}
-			if err := checkLabels(cmd, "session"); err != nil {
-				return err
-			}
-			return runList(cmd, g, dir, session, n)
+			o.given = changedFlags(cmd)
+			return runList(cmd.Context(), o, g, args)
 		},
 	}
-	cmd.Flags().IntVarP(&n, "number", "n", 0, "show the newest N only (0: all)")
-	cmd.Flags().StringVar(&session, "session", "", "show only the snapshots of the agent's session `ID`")
+	cmd.Flags().IntVarP(&o.n, "number", "n", 0, "show the newest N only (0: all)")
+	cmd.Flags().StringVar(&o.session, "session", "", "show only the snapshots of the agent's session `ID`")
 	addHereFlag(cmd, g)
 	return cmd
 }
 
-func runList(cmd *cobra.Command, g *globals, dir, session string, n int) error {
-	store, proj, err := g.openProject(cmd.Context(), dir)
+// runList lists the snapshots of the project at args' DIR.
+func runList(ctx context.Context, o listOptions, g *globals, args []string) error {
+	dir, session := ".", o.session
+	if len(args) == 1 {
+		dir = args[0]
+	}
+	if o.n < 0 {
+		return usagef("-n takes a number of at least 0")
+	}
+	if err := checkLabel(o.given, "session", o.session); err != nil {
+		return err
+	}
+	store, proj, err := g.openProject(ctx, dir)
 	if err != nil {
 		return err
 	}
 	dir = proj.dir
-	list, err := store.ListSession(cmd.Context(), dir, session, n)
+	list, err := store.ListSession(ctx, dir, session, o.n)
 	if err != nil {
 		return err
 	}
@@ -69,7 +75,7 @@ func runList(cmd *cobra.Command, g *globals, dir, session string, n int) error {
 	case len(list) == 0 && session != "":
 		hint = "no snapshots of session " + oneLine(session)
 	case len(list) == 0 && !g.json:
-		if hint, err = enclosingProject(cmd.Context(), store, dir); err != nil {
+		if hint, err = enclosingProject(ctx, store, dir); err != nil {
 			return err
 		}
 	}
@@ -106,18 +112,6 @@ func runList(cmd *cobra.Command, g *globals, dir, session string, n int) error {
 	})
 }
 
-// oneLine keeps a reason on one line of a table.
-func oneLine(s string) string {
-	out := []rune{}
-	for _, r := range s {
-		if r == '\n' || r == '\t' || r == '\r' {
-			r = ' '
-		}
-		out = append(out, r)
-	}
-	return string(out)
-}
-
 // enclosingProject says why dir has no snapshots for people: "no snapshots
 // of DIR", and when a directory above it is a project with snapshots (the
 // user is in a subdirectory), which one and how to list it.
@@ -148,13 +142,4 @@ func enclosingProject(ctx context.Context, store *casckpt.Store, dir string) (st
 func within(path, dir string) bool {
 	rel, err := filepath.Rel(dir, path)
 	return err == nil && rel != "." && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
-}
-
-// shellQuote quotes s for a POSIX shell when it holds anything but letters,
-// digits and -_./,:=+@%.
-func shellQuote(s string) string {
-	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./,:=+@%") == "" {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"text/tabwriter"
@@ -21,24 +22,23 @@ whether it was added, modified, deleted or changed type since the snapshot
 before, and the lines inserted and deleted (for a directory, in the files
 below it). A path that no snapshot holds has an empty log.`,
 		Args: argsBetween(1, 2),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			dir, p := ".", args[0]
-			if len(args) == 2 {
-				dir, p = args[0], args[1]
-			}
-			return runLog(cmd, g, dir, p)
-		},
+		RunE: func(cmd *cobra.Command, args []string) error { return runLog(cmd.Context(), g, args) },
 	}
 	addHereFlag(cmd, g)
 	return cmd
 }
 
-func runLog(cmd *cobra.Command, g *globals, dir, p string) error {
-	store, proj, err := g.openProject(cmd.Context(), dir)
+// runLog lists the snapshots in which args' PATH changed.
+func runLog(ctx context.Context, g *globals, args []string) error {
+	dir, p := ".", args[0]
+	if len(args) == 2 {
+		dir, p = args[0], args[1]
+	}
+	store, proj, err := g.openProject(ctx, dir)
 	if err != nil {
 		return err
 	}
-	log, err := store.FileLog(cmd.Context(), proj.dir, proj.path(p))
+	log, err := store.FileLog(ctx, proj.dir, proj.path(p))
 	if err != nil {
 		return err
 	}

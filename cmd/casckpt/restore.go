@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"sync"
@@ -12,13 +13,13 @@ import (
 	"github.com/casckpt/casckpt/jsonapi"
 )
 
+// restoreOptions are the flags of restore.
 type restoreOptions struct {
 	dryRun    bool
 	safe      bool
 	maxFileMB int64
 	maxFiles  int
-	// maxFileSize is --max-file-size-mb in bytes; 0: the snapshot's own limit.
-	maxFileSize int64
+	given     map[string]bool // the flags the command line gave
 }
 
 func newRestoreCommand(g *globals) *cobra.Command {
@@ -38,17 +39,8 @@ kept and listed with why. When nothing is known of agents since SNAP (no
 turn ended, no write recorded), --safe restores everything and says so.`,
 		Args: argsBetween(1, -1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			dir, rest := splitDir(args, 1)
-			if cmd.Flags().Changed("max-file-size-mb") {
-				var err error
-				if o.maxFileSize, err = mebibytes("max-file-size-mb", o.maxFileMB, 1); err != nil {
-					return err
-				}
-			}
-			if o.maxFiles < 1 {
-				return usagef("--max-files takes a number of at least 1")
-			}
-			return runRestore(cmd, g, dir, rest[0], rest[1:], o)
+			o.given = changedFlags(cmd)
+			return runRestore(cmd.Context(), o, g, args)
 		},
 	}
 	f := cmd.Flags()
@@ -66,40 +58,30 @@ turn ended, no write recorded), --safe restores everything and says so.`,
 // between the plan and its writes.
 var beforeApply func()
 
-func runRestore(cmd *cobra.Command, g *globals, dir, ref string, paths []string, o restoreOptions) error {
-	store, proj, err := g.openProject(cmd.Context(), dir)
+// runRestore restores the snapshot args ([DIR] SNAP [PATH...]) name and
+// prints what it changed.
+func runRestore(ctx context.Context, o restoreOptions, g *globals, args []string) error {
+	dir, rest := splitDir(args, 1)
+	var maxFileSize int64 // 0: the snapshot's own limit
+	if o.given["max-file-size-mb"] {
+		var err error
+		if maxFileSize, err = mebibytes("max-file-size-mb", o.maxFileMB, 1); err != nil {
+			return err
+		}
+	}
+	if o.maxFiles < 1 {
+		return usagef("--max-files takes a number of at least 1")
+	}
+	ref, paths := rest[0], rest[1:]
+	store, proj, err := g.openProject(ctx, dir)
 	if err != nil {
 		return err
 	}
-	opts := casckpt.RestoreOptions{Paths: proj.paths(paths), DryRun: o.dryRun, MaxFiles: o.maxFiles, MaxFileSize: o.maxFileSize, Safe: o.safe, BeforeApply: beforeApply}
-	var (
-		mu  sync.Mutex
-		bar *progressbar.ProgressBar
-	)
-	if g.stderrTerminal() {
-		opts.Progress = func(files, filesTotal, bytes, bytesTotal int64) {
-			mu.Lock()
-			defer mu.Unlock()
-			if filesTotal == 0 {
-				return
-			}
-			if bar == nil {
-				total := bytesTotal
-				if total == 0 {
-					total = -1 // links only: no byte total to show
-				}
-				bar = newBytesBar(g.io.err, total, progressbar.OptionSetPredictTime(false))
-			}
-			bar.Describe(fmt.Sprintf("restoring %s/%s files", count(files), count(filesTotal)))
-			_ = bar.Set64(bytes)
-		}
-	}
-	res, err := store.Restore(cmd.Context(), proj.dir, casckpt.Ref(ref), opts)
-	mu.Lock()
-	if bar != nil {
-		_ = bar.Finish()
-	}
-	mu.Unlock()
+	opts := casckpt.RestoreOptions{Paths: proj.paths(paths), DryRun: o.dryRun, MaxFiles: o.maxFiles, MaxFileSize: maxFileSize, Safe: o.safe, BeforeApply: beforeApply}
+	progress, finish := g.restoreBar()
+	opts.Progress = progress
+	res, err := store.Restore(ctx, proj.dir, casckpt.Ref(ref), opts)
+	finish()
 	if err != nil {
 		if !o.dryRun {
 			g.interrupted = "files may be partly restored; if so, the newest snapshot (@1) holds the tree from before"
@@ -124,30 +106,71 @@ func runRestore(cmd *cobra.Command, g *globals, dir, ref string, paths []string,
 	// Where the restored snapshot stands now (the pre-restore snapshot
 	// moved it down); the restore is done even if this cannot be read.
 	name := res.RestoredTo.Short()
-	if place, err := store.Place(cmd.Context(), proj.dir, casckpt.Ref(res.RestoredTo.String())); err == nil {
+	if place, err := store.Place(ctx, proj.dir, casckpt.Ref(res.RestoredTo.String())); err == nil {
 		name = fmt.Sprintf("%s (#%d, now @%d)", name, place.Serial, place.Number)
 	}
-	return g.emit(doc, func(w io.Writer) {
-		if o.safe {
-			printSafe(w, res)
-		}
-		if o.dryRun {
-			for _, c := range res.Changes {
-				if c.Old.Kind == casckpt.KindDir || c.New.Kind == casckpt.KindDir {
-					continue
-				}
-				mark := map[casckpt.Status]string{casckpt.Added: "+", casckpt.Modified: "M", casckpt.Deleted: "-", casckpt.TypeChanged: "T"}[c.Status]
-				fmt.Fprintf(w, "%s %s\n", mark, c.Path)
+	return g.emit(doc, func(w io.Writer) { printRestore(w, res, o, name) })
+}
+
+// printRestore prints restore's result res for people; name is the
+// restored snapshot as it stands now.
+func printRestore(w io.Writer, res casckpt.RestoreResult, o restoreOptions, name string) {
+	if o.safe {
+		printSafe(w, res)
+	}
+	if o.dryRun {
+		for _, c := range res.Changes {
+			if c.Old.Kind == casckpt.KindDir || c.New.Kind == casckpt.KindDir {
+				continue
 			}
-			fmt.Fprintf(w, "would restore %s: %s written, %s deleted\n", name, count(int64(res.Written)), count(int64(res.Deleted)))
+			mark := map[casckpt.Status]string{casckpt.Added: "+", casckpt.Modified: "M", casckpt.Deleted: "-", casckpt.TypeChanged: "T"}[c.Status]
+			fmt.Fprintf(w, "%s %s\n", mark, c.Path)
+		}
+		fmt.Fprintf(w, "would restore %s: %s written, %s deleted\n", name, count(int64(res.Written)), count(int64(res.Deleted)))
+		return
+	}
+	fmt.Fprintf(w, "restored %s: %s written, %s deleted", name, count(int64(res.Written)), count(int64(res.Deleted)))
+	if !res.PreRestoreID.IsZero() {
+		fmt.Fprintf(w, " (the tree before is snapshot %s, now @1)", res.PreRestoreID.Short())
+	}
+	fmt.Fprintln(w)
+}
+
+// restoreBar is the progress callback of a restore, which draws a bar of
+// the files and bytes written on a terminal (nil otherwise), and the
+// function that finishes the bar once the restore returns.
+func (g *globals) restoreBar() (progress func(files, filesTotal, bytes, bytesTotal int64), finish func()) {
+	if !g.stderrTerminal() {
+		return nil, func() {}
+	}
+	var (
+		mu  sync.Mutex
+		bar *progressbar.ProgressBar
+	)
+	progress = func(files, filesTotal, bytes, bytesTotal int64) {
+		mu.Lock()
+		defer mu.Unlock()
+		if filesTotal == 0 {
 			return
 		}
-		fmt.Fprintf(w, "restored %s: %s written, %s deleted", name, count(int64(res.Written)), count(int64(res.Deleted)))
-		if !res.PreRestoreID.IsZero() {
-			fmt.Fprintf(w, " (the tree before is snapshot %s, now @1)", res.PreRestoreID.Short())
+		if bar == nil {
+			total := bytesTotal
+			if total == 0 {
+				total = -1 // links only: no byte total to show
+			}
+			bar = newBytesBar(g.io.err, total, progressbar.OptionSetPredictTime(false))
 		}
-		fmt.Fprintln(w)
-	})
+		bar.Describe(fmt.Sprintf("restoring %s/%s files", count(files), count(filesTotal)))
+		_ = bar.Set64(bytes)
+	}
+	finish = func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if bar != nil {
+			_ = bar.Finish()
+		}
+	}
+	return progress, finish
 }
 
 // newRestoreJSON is the JSON document of restore result res, with the

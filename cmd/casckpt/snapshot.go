@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -15,6 +16,7 @@ import (
 	"github.com/casckpt/casckpt/jsonapi"
 )
 
+// snapshotOptions are the flags of snapshot.
 type snapshotOptions struct {
 	reason    string
 	keep      int
@@ -24,6 +26,7 @@ type snapshotOptions struct {
 	session   string
 	turn      string
 	endTurn   bool
+	given     map[string]bool // the flags the command line gave
 }
 
 func newSnapshotCommand(g *globals) *cobra.Command {
@@ -40,17 +43,8 @@ func newSnapshotCommand(g *globals) *cobra.Command {
 			"touched by restore or undo (--json: unreadable).",
 		Args: argsBetween(0, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			dir := "."
-			if len(args) == 1 {
-				dir = args[0]
-			}
-			if err := checkLabels(cmd, "session", "turn"); err != nil {
-				return err
-			}
-			if o.endTurn && o.turn == "" {
-				return usagef("--end-turn needs --turn: the ID of the turn it ends")
-			}
-			return runSnapshot(cmd, g, dir, o)
+			o.given = changedFlags(cmd)
+			return runSnapshot(cmd.Context(), o, g, args)
 		},
 	}
 	f := cmd.Flags()
@@ -85,30 +79,21 @@ func wrapWords(words []string, width int, indent string) string {
 	return b.String()
 }
 
-// checkLabels refuses (exit 2) a value of the named flags that is no valid
-// session or turn ID: 1 to 128 bytes of printable UTF-8.
-func checkLabels(cmd *cobra.Command, flags ...string) error {
-	for _, name := range flags {
-		f := cmd.Flags().Lookup(name)
-		if !f.Changed {
-			continue
-		}
-		if err := casckpt.CheckLabel(f.Value.String()); err != nil {
-			return usagef("--%s: %v", name, err)
-		}
+// runSnapshot snapshots the project at args' DIR and prints the result.
+func runSnapshot(ctx context.Context, o snapshotOptions, g *globals, args []string) error {
+	dir := "."
+	if len(args) == 1 {
+		dir = args[0]
 	}
-	return nil
-}
-
-// labelOrNull is a session or turn ID for JSON: null when there is none.
-func labelOrNull(s string) *string {
-	if s == "" {
-		return nil
+	if err := checkLabel(o.given, "session", o.session); err != nil {
+		return err
 	}
-	return &s
-}
-
-func runSnapshot(cmd *cobra.Command, g *globals, dir string, o snapshotOptions) error {
+	if err := checkLabel(o.given, "turn", o.turn); err != nil {
+		return err
+	}
+	if o.endTurn && o.turn == "" {
+		return usagef("--end-turn needs --turn: the ID of the turn it ends")
+	}
 	if o.keep < 1 || o.maxFiles < 1 {
 		return usagef("--keep and --max-files take a number of at least 1")
 	}
@@ -125,7 +110,7 @@ func runSnapshot(cmd *cobra.Command, g *globals, dir string, o snapshotOptions) 
 		bar = newBytesBar(g.io.err, -1, progressbar.OptionSetDescription("hashing"), progressbar.OptionUseIECUnits(true), progressbar.OptionShowCount())
 		g.uploaded = (&uploadNote{bar: bar}).add
 	}
-	store, proj, err := g.openProject(cmd.Context(), dir)
+	store, proj, err := g.openProject(ctx, dir)
 	if err != nil {
 		return err
 	}
@@ -134,7 +119,7 @@ func runSnapshot(cmd *cobra.Command, g *globals, dir string, o snapshotOptions) 
 		MaxStoreSize: maxStoreSize, Session: o.session, Turn: o.turn, EndTurn: o.endTurn,
 	}
 	switch {
-	case !cmd.Flags().Changed("max-size-mb"):
+	case !o.given["max-size-mb"]:
 		opts.MaxStoreSize = 0 // the library's default: see SnapshotOptions.MaxStoreSize
 	case o.maxSizeMB == 0:
 		opts.MaxStoreSize = -1
@@ -146,7 +131,7 @@ func runSnapshot(cmd *cobra.Command, g *globals, dir string, o snapshotOptions) 
 			_ = bar.Set64(bytes)
 		}
 	}
-	res, err := store.Snapshot(cmd.Context(), proj.dir, opts)
+	res, err := store.Snapshot(ctx, proj.dir, opts)
 	if bar != nil {
 		_ = bar.Clear()
 	}
@@ -163,28 +148,31 @@ func runSnapshot(cmd *cobra.Command, g *globals, dir string, o snapshotOptions) 
 	doc := jsonapi.Snapshot{Created: res.Created, ID: idOrNull(res.ID), Project: jsonapi.Path(res.Project), Files: res.Files, Bytes: res.Bytes,
 		Session: labelOrNull(o.session), Turn: labelOrNull(o.turn),
 		ExcludedByDefault: res.ExcludedByDefault, Unreadable: jsonapi.Paths(orEmpty(res.Unreadable))}
-	return g.emit(doc, func(w io.Writer) {
-		switch {
-		case res.Created:
-			fmt.Fprintf(w, "created %s: %s, %s", res.ID.Short(), countOf(res.Files, "file"), humanBytes(res.Bytes))
-			if len(res.Dropped) > 0 {
-				fmt.Fprintf(w, "; dropped %s", countOf(int64(len(res.Dropped)), "old snapshot"))
-			}
-		case res.ID.IsZero():
-			fmt.Fprint(w, "nothing to snapshot: the tree is empty")
-		default:
-			fmt.Fprintf(w, "unchanged since %s", res.ID.Short())
+	return g.emit(doc, func(w io.Writer) { printSnapshot(w, res, o) })
+}
+
+// printSnapshot prints snapshot's result res for people.
+func printSnapshot(w io.Writer, res casckpt.SnapshotResult, o snapshotOptions) {
+	switch {
+	case res.Created:
+		fmt.Fprintf(w, "created %s: %s, %s", res.ID.Short(), countOf(res.Files, "file"), humanBytes(res.Bytes))
+		if len(res.Dropped) > 0 {
+			fmt.Fprintf(w, "; dropped %s", countOf(int64(len(res.Dropped)), "old snapshot"))
 		}
-		switch {
-		case res.TurnStarted && res.TurnEnded:
-			fmt.Fprintf(w, "; turn %s started and ended", oneLine(o.turn))
-		case res.TurnStarted:
-			fmt.Fprintf(w, "; turn %s started", oneLine(o.turn))
-		case res.TurnEnded:
-			fmt.Fprintf(w, "; turn %s ended", oneLine(o.turn))
-		}
-		fmt.Fprintln(w)
-	})
+	case res.ID.IsZero():
+		fmt.Fprint(w, "nothing to snapshot: the tree is empty")
+	default:
+		fmt.Fprintf(w, "unchanged since %s", res.ID.Short())
+	}
+	switch {
+	case res.TurnStarted && res.TurnEnded:
+		fmt.Fprintf(w, "; turn %s started and ended", oneLine(o.turn))
+	case res.TurnStarted:
+		fmt.Fprintf(w, "; turn %s started", oneLine(o.turn))
+	case res.TurnEnded:
+		fmt.Fprintf(w, "; turn %s ended", oneLine(o.turn))
+	}
+	fmt.Fprintln(w)
 }
 
 // uploadNote shows, in the description of the hashing bar, the bytes of

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"text/tabwriter"
@@ -12,34 +13,42 @@ import (
 	"github.com/casckpt/casckpt/jsonapi"
 )
 
+// turnsOptions are the flags of turns.
+type turnsOptions struct {
+	session string
+	given   map[string]bool // the flags the command line gave
+}
+
 func newTurnsCommand(g *globals) *cobra.Command {
-	var session string
+	var o turnsOptions
 	cmd := &cobra.Command{
 		Use:   "turns [DIR]",
 		Short: "list the agent's turns in DIR's project, newest first, with what each changed",
 		Args:  argsBetween(0, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			dir := "."
-			if len(args) == 1 {
-				dir = args[0]
-			}
-			if err := checkLabels(cmd, "session"); err != nil {
-				return err
-			}
-			return runTurns(cmd, g, dir, session)
+			o.given = changedFlags(cmd)
+			return runTurns(cmd.Context(), o, g, args)
 		},
 	}
-	cmd.Flags().StringVar(&session, "session", "", "show only the turns of the agent's session `ID`")
+	cmd.Flags().StringVar(&o.session, "session", "", "show only the turns of the agent's session `ID`")
 	addHereFlag(cmd, g)
 	return cmd
 }
 
-func runTurns(cmd *cobra.Command, g *globals, dir, session string) error {
-	store, proj, err := g.openProject(cmd.Context(), dir)
+// runTurns lists the turns of the project at args' DIR.
+func runTurns(ctx context.Context, o turnsOptions, g *globals, args []string) error {
+	dir := "."
+	if len(args) == 1 {
+		dir = args[0]
+	}
+	if err := checkLabel(o.given, "session", o.session); err != nil {
+		return err
+	}
+	store, proj, err := g.openProject(ctx, dir)
 	if err != nil {
 		return err
 	}
-	turns, err := store.Turns(cmd.Context(), proj.dir, session)
+	turns, err := store.Turns(ctx, proj.dir, o.session)
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -11,8 +12,13 @@ import (
 	"github.com/casckpt/casckpt/jsonapi"
 )
 
+// undoOptions are the flags of undo.
+type undoOptions struct {
+	dryRun, redo bool
+}
+
 func newUndoCommand(g *globals) *cobra.Command {
-	var dryRun, redo bool
+	var o undoOptions
 	cmd := &cobra.Command{
 		Use:   "undo [DIR] [TURN]",
 		Short: "revert the changes of one agent turn and keep everything done since",
@@ -27,71 +33,50 @@ existing directory, else TURN.
 
 undo --redo (or redo) re-applies the newest undo: the turn it undid has
 its changes made again by the same rules, after a pre-redo snapshot.`,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if redo {
-				return runRedo(cmd, g, args, dryRun)
-			}
-			dir, turn := ".", ""
-			switch len(args) {
-			case 0:
-			case 1:
-				if st, err := os.Stat(args[0]); err == nil && st.IsDir() {
-					dir = args[0]
-				} else {
-					turn = args[0]
-				}
-			case 2:
-				dir, turn = args[0], args[1]
-			default:
-				return usagef("undo takes [DIR] [TURN]; unexpected argument %q", args[2])
-			}
-			if len(args) > 0 && args[len(args)-1] == "" {
-				return usagef("undo: an empty argument names no directory or turn")
-			}
-			return runUndo(cmd, g, dir, turn, casckpt.UndoOptions{DryRun: dryRun})
-		},
+		RunE: func(cmd *cobra.Command, args []string) error { return runUndo(cmd.Context(), o, g, args) },
 	}
-	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "show what would change and change nothing")
-	cmd.Flags().BoolVar(&redo, "redo", false, "re-apply the newest undo instead (give no turn)")
+	cmd.Flags().BoolVar(&o.dryRun, "dry-run", false, "show what would change and change nothing")
+	cmd.Flags().BoolVar(&o.redo, "redo", false, "re-apply the newest undo instead (give no turn)")
 	addHereFlag(cmd, g)
 	return cmd
 }
 
-func newRedoCommand(g *globals) *cobra.Command {
-	var dryRun bool
-	cmd := &cobra.Command{
-		Use:   "redo [DIR]",
-		Short: "re-apply the newest undo (undo --redo)",
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return runRedo(cmd, g, args, dryRun)
-		},
+// runUndo undoes the turn args ([DIR] [TURN]) name, or with --redo
+// re-applies the newest undo.
+func runUndo(ctx context.Context, o undoOptions, g *globals, args []string) error {
+	if o.redo {
+		return runRedo(ctx, redoOptions{dryRun: o.dryRun}, g, args)
 	}
-	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "show what would change and change nothing")
-	addHereFlag(cmd, g)
-	return cmd
-}
-
-// runRedo re-applies the newest undo in the project at args' DIR.
-func runRedo(cmd *cobra.Command, g *globals, args []string, dryRun bool) error {
-	dir := "."
+	dir, turn := ".", ""
 	switch len(args) {
 	case 0:
 	case 1:
-		dir = args[0]
+		if st, err := os.Stat(args[0]); err == nil && st.IsDir() {
+			dir = args[0]
+		} else {
+			turn = args[0]
+		}
+	case 2:
+		dir, turn = args[0], args[1]
 	default:
-		return usagef("redo takes [DIR]: it re-applies the newest undo; unexpected argument %q", args[1])
+		return usagef("undo takes [DIR] [TURN]; unexpected argument %q", args[2])
 	}
-	return runUndo(cmd, g, dir, "", casckpt.UndoOptions{DryRun: dryRun, Redo: true})
+	if len(args) > 0 && args[len(args)-1] == "" {
+		return usagef("undo: an empty argument names no directory or turn")
+	}
+	return undoTurn(ctx, g, dir, turn, casckpt.UndoOptions{DryRun: o.dryRun})
 }
 
-func runUndo(cmd *cobra.Command, g *globals, dir, turn string, opts casckpt.UndoOptions) error {
-	store, proj, err := g.openProject(cmd.Context(), dir)
+// undoTurn undoes turn (or redoes the newest undo, with opts.Redo) in
+// the project at dir and prints what it did.
+func undoTurn(ctx context.Context, g *globals, dir, turn string, opts casckpt.UndoOptions) error {
+	store, proj, err := g.openProject(ctx, dir)
 	if err != nil {
 		return err
 	}
 	dryRun := opts.DryRun
 	opts.BeforeApply = beforeApply
-	res, err := store.Undo(cmd.Context(), proj.dir, turn, opts)
+	res, err := store.Undo(ctx, proj.dir, turn, opts)
 	if err != nil {
 		if !dryRun {
 			g.interrupted = "files may be partly reverted; if so, the newest snapshot (@1) holds the tree from before"

@@ -40,8 +40,9 @@ func buildVersion() jsonapi.Version {
 	return v
 }
 
-// printVersion prints the version for people or as JSON.
-func printVersion(g *globals) error {
+// runVersion prints the version for people or as JSON (version, and
+// casckpt --version).
+func runVersion(g *globals) error {
 	v := buildVersion()
 	return g.emit(v, func(w io.Writer) {
 		fmt.Fprintf(w, "casckpt %s (commit %s, %s)\n", v.Version, v.Commit, v.Go)
@@ -54,6 +55,6 @@ func newVersionCommand(g *globals) *cobra.Command {
 		Short: "print the version, commit and Go release of this build",
 		Long:  `version prints the version, commit and Go release of this build (also casckpt --version). JSON: {"version", "commit", "go"}.`,
 		Args:  argsBetween(0, 0),
-		RunE:  func(*cobra.Command, []string) error { return printVersion(g) },
+		RunE:  func(*cobra.Command, []string) error { return runVersion(g) },
 	}
 }

@@ -116,7 +116,7 @@ type acceptance struct {
 	t      *testing.T
 	b      *binEnv
 	dir    string
-	remote *requestCounter // nil: a local store
+	bucket *requestCounter // nil: a local store
 	ids    map[string]string
 }
 
@@ -221,30 +221,30 @@ var acceptanceSteps = []struct {
 // built binary once with a local store and once with an s3:// store on a
 // real versitygw, and logs the requests each step made of the bucket.
 func TestAcceptanceMatrix(t *testing.T) {
-	for _, remote := range []bool{false, true} {
-		name := map[bool]string{false: "local", true: "s3"}[remote]
+	for _, bucket := range []bool{false, true} {
+		name := map[bool]string{false: "local", true: "s3"}[bucket]
 		t.Run(name, func(t *testing.T) {
 			a := &acceptance{t: t, b: newBinEnv(t), dir: t.TempDir(), ids: map[string]string{}}
-			if remote {
-				a.remote = s3Env(t, a.b, s3test.Start(t))
+			if bucket {
+				a.bucket = s3Env(t, a.b, s3test.Start(t))
 			}
 			requests := map[string]int{}
 			for _, step := range acceptanceSteps {
 				step.run(a)
-				if a.remote != nil {
-					n := a.remote.take()
+				if a.bucket != nil {
+					n := a.bucket.take()
 					requests[step.name] = total(n)
-					t.Logf("%-20s requests %v, commits listed after %q", step.name, n, a.remote.listedFrom())
+					t.Logf("%-20s requests %v, commits listed after %q", step.name, n, a.bucket.listedFrom())
 					// Past the first commands, a listing starts at the
 					// watermark, not at the first commit.
-					if step.name == "verify" && !strings.Contains(a.remote.listedFrom(), "/commits/") {
-						t.Errorf("verify listed the commits from %q", a.remote.listedFrom())
+					if step.name == "verify" && !strings.Contains(a.bucket.listedFrom(), "/commits/") {
+						t.Errorf("verify listed the commits from %q", a.bucket.listedFrom())
 					}
 				}
 			}
 			// A no-change snapshot lists commits, dropped markers and pins:
 			// nothing more, whatever the store holds.
-			if remote && requests["snapshot unchanged"] != 3 {
+			if bucket && requests["snapshot unchanged"] != 3 {
 				t.Errorf("a no-change snapshot made %d requests, want 3", requests["snapshot unchanged"])
 			}
 		})

@@ -1,0 +1,89 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/casckpt/casckpt"
+	"github.com/casckpt/casckpt/integrations/claudecode"
+	"github.com/casckpt/casckpt/jsonapi"
+	"github.com/casckpt/casckpt/migrate/hermes"
+)
+
+// hookMissesShown is how many of the hook log's lines of the last day
+// status shows.
+const hookMissesShown = 5
+
+func newStatusCommand(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "status",
+		Short: "show the store's size and projects (live, orphan or unreachable)",
+		Args:  argsBetween(0, 0),
+		RunE:  func(cmd *cobra.Command, _ []string) error { return runStatus(cmd.Context(), g) },
+	}
+}
+
+// runStatus prints the store's size, projects, legacy Hermes stores,
+// damaged objects and the hook's recent misses.
+func runStatus(ctx context.Context, g *globals) error {
+	store, err := g.open()
+	if err != nil {
+		return err
+	}
+	st, err := store.Status(ctx)
+	if err != nil {
+		return err
+	}
+	projects := make([]jsonapi.Project, 0, len(st.Projects))
+	for _, p := range st.Projects {
+		projects = append(projects, jsonapi.Project{Workdir: jsonapi.Path(p.Workdir), Machine: labelOrNull(p.Machine), Snapshots: p.Snapshots,
+			CreatedAt: p.Created.Format(time.RFC3339), LastTouch: p.LastTouch.Format(time.RFC3339), State: string(p.State)})
+	}
+	found, err := hermes.Status(ctx, store, g.legacyDir(""))
+	if err != nil {
+		return err
+	}
+	legacy := make([]jsonapi.Legacy, 0, len(found))
+	for _, l := range found {
+		legacy = append(legacy, jsonapi.Legacy{Path: jsonapi.Path(l.Path), SizeBytes: l.SizeBytes, Migrated: l.Migrated})
+	}
+	misses := claudecode.RecentMisses(g.hookDir(), g.now(), hookMissesShown)
+	doc := jsonapi.Status{Store: jsonapi.Path(st.Store), SizeBytes: st.SizeBytes, Projects: projects, Legacy: legacy,
+		DamagedObjects: damagedObjectsJSON(st.DamagedObjects), HookMisses: misses}
+	return g.emit(doc, func(w io.Writer) { printStatus(w, g, store, st, doc) })
+}
+
+// printStatus prints status st of store, whose document is doc, for
+// people.
+func printStatus(w io.Writer, g *globals, store *casckpt.Store, st casckpt.StatusResult, doc jsonapi.Status) {
+	fmt.Fprintf(w, "store %s, %s, %s\n", st.Store, humanBytes(st.SizeBytes), countOf(int64(len(doc.Projects)), "project"))
+	printDamagedObjects(w, st.DamagedObjects)
+	for _, m := range doc.HookMisses {
+		fmt.Fprintf(w, "hook miss: %s\n", oneLine(m))
+	}
+	for _, l := range doc.Legacy {
+		state := "not yet imported: run casckpt migrate"
+		if l.Migrated {
+			state = "imported: casckpt clear-legacy frees it"
+		}
+		fmt.Fprintf(w, "legacy Hermes store %s, %s, %s\n", l.Path, humanBytes(l.SizeBytes), state)
+	}
+	if len(doc.Projects) == 0 {
+		return
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	machine := map[bool]string{true: "MACHINE\t"}[store.Machine() != ""]
+	fmt.Fprintln(tw, machine+"PROJECT\tSNAPSHOTS\tCREATED\tLAST TOUCH\tSTATE")
+	for _, p := range st.Projects {
+		if machine != "" {
+			fmt.Fprintf(tw, "%s\t", p.Machine)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", oneLine(p.Workdir), count(int64(p.Snapshots)), ago(p.Created, g.now()), ago(p.LastTouch, g.now()), p.State)
+	}
+	tw.Flush()
+}
