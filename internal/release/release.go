@@ -33,6 +33,11 @@ type stamp struct{ version, commit string }
 // run makes the release: per target the binary and its archive, wheel and
 // npm platform package; then the npm main package and SHA256SUMS.
 func run(ctx context.Context, c config) (result, error) {
+	root, err := filepath.Abs(c.root)
+	if err != nil {
+		return result{}, err
+	}
+	c.root = root
 	s, err := readStamp(ctx, c.root)
 	if err != nil {
 		return result{}, err

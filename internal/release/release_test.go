@@ -1,0 +1,290 @@
+package main
+
+import (
+	"archive/tar"
+	"archive/zip"
+	"bytes"
+	"compress/gzip"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// repoRoot is the repository root, relative to this package.
+const repoRoot = "../.."
+
+// host is the target of this machine, which the tests release for.
+var host = target{runtime.GOOS, runtime.GOARCH}
+
+// released is the release for host that the tests share: made once, by
+// the first test that needs it, and removed by TestMain.
+var released struct {
+	once sync.Once
+	tmp  string
+	r    result
+	err  error
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if released.tmp != "" {
+		os.RemoveAll(released.tmp)
+	}
+	os.Exit(code)
+}
+
+// release returns the output directory of the release for host and what
+// it reported.
+func release(t *testing.T) (string, result) {
+	t.Helper()
+	if !slices.Contains(allTargets, host) {
+		t.Skipf("%s is not a release target", host)
+	}
+	released.once.Do(func() {
+		if released.tmp, released.err = os.MkdirTemp("", "casckpt-release-test-"); released.err != nil {
+			return
+		}
+		var log bytes.Buffer
+		cfg := config{root: repoRoot, out: filepath.Join(released.tmp, "dist"), targets: []target{host}, log: &log}
+		released.r, released.err = run(context.Background(), cfg)
+	})
+	if released.err != nil {
+		t.Fatalf("release for %s: %v", host, released.err)
+	}
+	return filepath.Join(released.tmp, "dist"), released.r
+}
+
+// TestArchiveReportsVersionAndCommit unpacks the host's archive: the
+// binary, README.md and the licences, the binary reporting VERSION and the
+// commit git names.
+func TestArchiveReportsVersionAndCommit(t *testing.T) {
+	dist, r := release(t)
+	version := strings.TrimSpace(string(readFile(t, filepath.Join(repoRoot, "VERSION"))))
+	head := gitOut(t, "rev-parse", "HEAD")
+	name := host.archiveName(version)
+	dir := t.TempDir()
+	files := unpack(t, filepath.Join(dist, name+map[bool]string{true: ".zip", false: ".tar.gz"}[host.goos == "windows"]), dir)
+	want := []string{name + "/LICENSE", name + "/LICENSE.textdiff", name + "/README.md", name + "/" + host.exe()}
+	if !slices.Equal(files, want) {
+		t.Fatalf("archive holds %v, want %v", files, want)
+	}
+	for file, src := range map[string]string{"LICENSE": "LICENSE", "LICENSE.textdiff": "internal/textdiff/LICENSE", "README.md": "README.md"} {
+		if !bytes.Equal(readFile(t, filepath.Join(dir, name, file)), readFile(t, filepath.Join(repoRoot, src))) {
+			t.Errorf("%s is not the repository's %s", file, src)
+		}
+	}
+	out, err := exec.Command(filepath.Join(dir, name, host.exe()), "version", "--json").Output()
+	if err != nil {
+		t.Fatalf("casckpt version --json: %v", err)
+	}
+	var v map[string]string
+	if err := json.Unmarshal(out, &v); err != nil {
+		t.Fatalf("casckpt version --json: %v: %s", err, out)
+	}
+	if v["version"] != version || strings.TrimSuffix(v["commit"], "-dirty") != head || v["commit"] != r.commit {
+		t.Fatalf("casckpt version --json: %s, want version %s and commit %s (the release said %s)", out, version, head, r.commit)
+	}
+}
+
+// TestSHA256SUMSVerify checks SHA256SUMS: a line for every other file of
+// the release, each sum right, and sha256sum -c agreeing.
+func TestSHA256SUMSVerify(t *testing.T) {
+	dist, r := release(t)
+	entries, err := os.ReadDir(dist)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		if e.Name() != sumsName {
+			names = append(names, e.Name())
+		}
+	}
+	var listed []string
+	for line := range strings.Lines(string(readFile(t, filepath.Join(dist, sumsName)))) {
+		sum, name, ok := strings.Cut(strings.TrimSuffix(line, "\n"), "  ")
+		if !ok {
+			t.Fatalf("SHA256SUMS line %q is not HEX  NAME", line)
+		}
+		got := sha256.Sum256(readFile(t, filepath.Join(dist, name)))
+		if hex.EncodeToString(got[:]) != sum {
+			t.Errorf("SHA256SUMS says %s for %s, it is %x", sum, name, got)
+		}
+		listed = append(listed, name)
+	}
+	if !slices.Equal(listed, names) || len(r.files) != len(names)+1 {
+		t.Fatalf("SHA256SUMS lists %v, the release wrote %v (it said %v)", listed, names, r.files)
+	}
+	if _, err := exec.LookPath("sha256sum"); err == nil {
+		c := exec.Command("sha256sum", "--check", "--strict", sumsName)
+		c.Dir = dist
+		if out, err := c.CombinedOutput(); err != nil {
+			t.Fatalf("sha256sum --check: %v\n%s", err, out)
+		}
+	}
+}
+
+// TestBuildFailureIsOneLine builds a main package that does not compile:
+// the error is one line naming the target and the compiler's error, the
+// compiler's output goes to the log.
+func TestBuildFailureIsOneLine(t *testing.T) {
+	mod := t.TempDir()
+	writeTestFile(t, filepath.Join(mod, "go.mod"), "module broken\n\ngo 1.26\n")
+	writeTestFile(t, filepath.Join(mod, "cmd", "casckpt", "main.go"), "package main\n\nfunc main() { notDefined() }\n")
+	var log bytes.Buffer
+	err := build(context.Background(), mod, target{"linux", "arm64"}, stamp{"0.0.1", "abc"}, filepath.Join(t.TempDir(), "casckpt"), &log)
+	if err == nil {
+		t.Fatal("a broken package built")
+	}
+	if msg := err.Error(); strings.Contains(msg, "\n") || !strings.HasPrefix(msg, "linux/arm64 does not build: ") || !strings.Contains(msg, "undefined: notDefined") {
+		t.Fatalf("error %q: want one line naming linux/arm64 and the compiler's error", msg)
+	}
+	if !strings.Contains(log.String(), "undefined: notDefined") {
+		t.Fatalf("the log lacks the compiler's output: %q", log.String())
+	}
+}
+
+// TestRefusesWhatIsNotARelease: an unknown target and an output
+// directory with files in it are refused before anything is built.
+func TestRefusesWhatIsNotARelease(t *testing.T) {
+	if _, err := parseTargets("linux/amd64,plan9/386"); err == nil || !strings.Contains(err.Error(), `"plan9/386" is not one of`) {
+		t.Fatalf("plan9/386: %v", err)
+	}
+	if ts, err := parseTargets(strings.Join(targetNames(allTargets), ",")); err != nil || !slices.Equal(ts, allTargets) {
+		t.Fatalf("every target: %v, %v", ts, err)
+	}
+	out := t.TempDir()
+	writeTestFile(t, filepath.Join(out, "old.tar.gz"), "old")
+	_, err := run(context.Background(), config{root: repoRoot, out: out, targets: []target{host}, log: io.Discard})
+	if err == nil || !strings.Contains(err.Error(), "is not empty") {
+		t.Fatalf("a release into a directory with files: %v", err)
+	}
+}
+
+// TestTargetNames pins each target's names: the archive, the wheel's
+// platform tag and the npm platform package.
+func TestTargetNames(t *testing.T) {
+	want := map[target][3]string{
+		{"linux", "amd64"}:   {"casckpt_1.2.3_linux_amd64", "manylinux_2_17_x86_64", "@casckpt/linux-x64"},
+		{"linux", "arm64"}:   {"casckpt_1.2.3_linux_arm64", "manylinux_2_17_aarch64", "@casckpt/linux-arm64"},
+		{"darwin", "amd64"}:  {"casckpt_1.2.3_darwin_amd64", "macosx_10_12_x86_64", "@casckpt/darwin-x64"},
+		{"darwin", "arm64"}:  {"casckpt_1.2.3_darwin_arm64", "macosx_11_0_arm64", "@casckpt/darwin-arm64"},
+		{"windows", "amd64"}: {"casckpt_1.2.3_windows_amd64", "win_amd64", "@casckpt/win32-x64"},
+		{"windows", "arm64"}: {"casckpt_1.2.3_windows_arm64", "win_arm64", "@casckpt/win32-arm64"},
+	}
+	if len(want) != len(allTargets) {
+		t.Fatalf("%d targets, %d pinned", len(allTargets), len(want))
+	}
+	for _, tg := range allTargets {
+		if got := [3]string{tg.archiveName("1.2.3"), tg.wheelPlatform(), tg.npmPackage()}; got != want[tg] {
+			t.Errorf("%s: %q, want %q", tg, got, want[tg])
+		}
+	}
+}
+
+// unpack extracts the archive at path (.tar.gz or .zip) into dir and
+// returns the names it holds, sorted; a binary must be executable.
+func unpack(t *testing.T, path, dir string) []string {
+	t.Helper()
+	var names []string
+	put := func(name string, mode os.FileMode, r io.Reader) {
+		if base := filepath.Base(name); (base == "casckpt" || base == "casckpt.exe") && mode&0o111 == 0 {
+			t.Errorf("%s: mode %v, not executable", name, mode)
+		}
+		dst := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		data, err := io.ReadAll(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(dst, data, mode.Perm()); err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, name)
+	}
+	if strings.HasSuffix(path, ".zip") {
+		zr, err := zip.OpenReader(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer zr.Close()
+		for _, f := range zr.File {
+			rc, err := f.Open()
+			if err != nil {
+				t.Fatal(err)
+			}
+			put(f.Name, f.Mode(), rc)
+			rc.Close()
+		}
+	} else {
+		untar(t, path, put)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// untar calls put for each file of the gzipped tar file at path.
+func untar(t *testing.T, path string, put func(string, os.FileMode, io.Reader)) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	gz, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := tar.NewReader(gz)
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			return
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		put(h.Name, os.FileMode(h.Mode), tr)
+	}
+}
+
+func readFile(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func writeTestFile(t *testing.T, path, data string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// gitOut runs git in the repository and returns its output, trimmed.
+func gitOut(t *testing.T, args ...string) string {
+	t.Helper()
+	out, err := exec.Command("git", append([]string{"-C", repoRoot}, args...)...).Output()
+	if err != nil {
+		t.Fatalf("git %v: %v", args, err)
+	}
+	return strings.TrimSpace(string(out))
+}
