@@ -154,3 +154,40 @@ func runIn(t *testing.T, dir string, env []string, name string, args ...string) 
 	}
 	return string(out)
 }
+
+// TestPipInstallsFromSourceOffline installs the Python client from its
+// directory and from its sdist with pip, offline, in a fresh venv: the
+// in-tree backend needs nothing fetched, the version is VERSION's, and a
+// pure-Python install carries no binary and no casckpt command (which
+// would find itself on PATH).
+func TestPipInstallsFromSourceOffline(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("the venv's layout (bin/) is the POSIX one")
+	}
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("python3 is not on PATH: the Python client cannot be installed")
+	}
+	version := strings.TrimSpace(string(readFile(t, filepath.Join(repoRoot, "VERSION"))))
+	src, err := filepath.Abs(filepath.Join(repoRoot, pyDir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := append(isolatedEnv(t), "PYTHONDONTWRITEBYTECODE=1")
+	venv := filepath.Join(t.TempDir(), "venv")
+	runIn(t, "", env, py, "-m", "venv", venv)
+	sdists := t.TempDir()
+	const buildSdist = `import sys; sys.path.insert(0, "_build"); import casckpt_build; print(casckpt_build.build_sdist(sys.argv[1]))`
+	sdist := strings.TrimSpace(runIn(t, src, env, py, "-c", buildSdist, sdists))
+	const check = `import importlib.metadata, casckpt._binary; print(importlib.metadata.version("casckpt"), casckpt._binary.bundled())`
+	for _, from := range []string{src, filepath.Join(sdists, sdist)} {
+		runIn(t, t.TempDir(), env, filepath.Join(venv, "bin", "pip"), "install", "--no-index", "--no-cache-dir",
+			"--disable-pip-version-check", "--force-reinstall", from)
+		if got := strings.TrimSpace(runIn(t, t.TempDir(), env, filepath.Join(venv, "bin", "python"), "-c", check)); got != version+" None" {
+			t.Errorf("installed from %s: version and bundled binary %q, want %q", from, got, version+" None")
+		}
+		if _, err := os.Lstat(filepath.Join(venv, "bin", "casckpt")); !os.IsNotExist(err) {
+			t.Errorf("installed from %s: a casckpt command without a binary (%v)", from, err)
+		}
+	}
+}
