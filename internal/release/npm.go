@@ -45,28 +45,38 @@ func npmPlatformPackage(root, out string, t target, version, bin string) (string
 	return name, writeTarGz(filepath.Join(out, name), es)
 }
 
-// npmMainPackage writes the npm package casckpt: clients/npm/casckpt's
-// package.json and the files it lists, and the licence. Its version and
+// npmManifest is what the release reads of the npm main package's
+// package.json.
+type npmManifest struct {
+	Name                 string
+	Version              string
+	Files                []string
+	OptionalDependencies map[string]string
+}
+
+// readNpmManifest reads clients/npm/casckpt/package.json: its version and
 // each platform package's must be version, and it must depend on every
-// target's platform package; it returns the tarball's name.
-func npmMainPackage(root, out, version string) (string, error) {
-	dir := filepath.Join(root, npmDir)
-	raw, err := os.ReadFile(filepath.Join(dir, "package.json"))
+// platform package of a full release.
+func readNpmManifest(root, version string) (npmManifest, error) {
+	var m npmManifest
+	raw, err := os.ReadFile(filepath.Join(root, npmDir, "package.json"))
 	if err != nil {
-		return "", err
-	}
-	var m struct {
-		Name                 string
-		Version              string
-		Files                []string
-		OptionalDependencies map[string]string
+		return m, err
 	}
 	if err := json.Unmarshal(raw, &m); err != nil {
-		return "", fmt.Errorf("%s/package.json: %w", npmDir, err)
+		return m, fmt.Errorf("%s/package.json: %w", npmDir, err)
 	}
 	if err := checkNpmManifest(m.Version, m.OptionalDependencies, version); err != nil {
-		return "", fmt.Errorf("%s/package.json: %w", npmDir, err)
+		return m, fmt.Errorf("%s/package.json: %w", npmDir, err)
 	}
+	return m, nil
+}
+
+// npmMainPackage writes the npm package casckpt: clients/npm/casckpt's
+// package.json and the files it lists, and the licences; it returns the
+// tarball's name.
+func npmMainPackage(root, out string, m npmManifest) (string, error) {
+	dir := filepath.Join(root, npmDir)
 	named := map[string]string{"package.json": filepath.Join(dir, "package.json")}
 	for _, f := range m.Files {
 		named[f] = filepath.Join(dir, f)
@@ -75,7 +85,7 @@ func npmMainPackage(root, out, version string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	name := npmTarball(m.Name, version)
+	name := npmTarball(m.Name, m.Version)
 	return name, writeTarGz(filepath.Join(out, name), es)
 }
 

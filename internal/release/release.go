@@ -30,8 +30,9 @@ type result struct {
 // stamp is the version and commit a release's binaries report.
 type stamp struct{ version, commit string }
 
-// run makes the release: per target the binary and its archive, wheel and
-// npm platform package; then the npm main package and SHA256SUMS.
+// run makes the release: every target's binary, then per target its
+// archive, wheel and npm platform package; then the npm main package and
+// SHA256SUMS.
 func run(ctx context.Context, c config) (result, error) {
 	root, err := filepath.Abs(c.root)
 	if err != nil {
@@ -39,6 +40,10 @@ func run(ctx context.Context, c config) (result, error) {
 	}
 	c.root = root
 	s, err := readStamp(ctx, c.root)
+	if err != nil {
+		return result{}, err
+	}
+	npm, err := readNpmManifest(c.root, s.version)
 	if err != nil {
 		return result{}, err
 	}
@@ -50,20 +55,25 @@ func run(ctx context.Context, c config) (result, error) {
 		return result{}, err
 	}
 	defer os.RemoveAll(work)
-	r := result{version: s.version, commit: s.commit}
-	for _, t := range c.targets {
-		fmt.Fprintf(c.log, "== %s\n", t)
-		bin := filepath.Join(work, t.goos+"-"+t.goarch, t.exe())
-		if err := build(ctx, c.root, t, s, bin, c.log); err != nil {
+	// Every target builds before anything is written, so a target that
+	// does not build leaves the output directory empty.
+	bins := make([]string, len(c.targets))
+	for i, t := range c.targets {
+		fmt.Fprintf(c.log, "== build %s\n", t)
+		bins[i] = filepath.Join(work, t.goos+"-"+t.goarch, t.exe())
+		if err := build(ctx, c.root, t, s, bins[i], c.log); err != nil {
 			return result{}, err
 		}
-		files, err := pack(ctx, c, t, s.version, bin)
+	}
+	r := result{version: s.version, commit: s.commit}
+	for i, t := range c.targets {
+		files, err := pack(ctx, c, t, s.version, bins[i])
 		if err != nil {
 			return result{}, fmt.Errorf("%s: %w", t, err)
 		}
 		r.files = append(r.files, files...)
 	}
-	mainPkg, err := npmMainPackage(c.root, c.out, s.version)
+	mainPkg, err := npmMainPackage(c.root, c.out, npm)
 	if err != nil {
 		return result{}, err
 	}

@@ -134,23 +134,58 @@ func TestSHA256SUMSVerify(t *testing.T) {
 	}
 }
 
-// TestBuildFailureIsOneLine builds a main package that does not compile:
-// the error is one line naming the target and the compiler's error, the
-// compiler's output goes to the log.
-func TestBuildFailureIsOneLine(t *testing.T) {
-	mod := t.TempDir()
-	writeTestFile(t, filepath.Join(mod, "go.mod"), "module broken\n\ngo 1.26\n")
-	writeTestFile(t, filepath.Join(mod, "cmd", "casckpt", "main.go"), "package main\n\nfunc main() { notDefined() }\n")
+// TestBuildFailureStopsTheRelease releases a repository whose command
+// does not compile: the error is one line naming the target and the
+// compiler's first error, the compiler's output goes to the log, and the
+// output directory stays empty.
+func TestBuildFailureStopsTheRelease(t *testing.T) {
+	root := t.TempDir()
+	writeTestFile(t, filepath.Join(root, "go.mod"), "module broken\n\ngo 1.26\n")
+	writeTestFile(t, filepath.Join(root, "cmd", "casckpt", "main.go"), "package main\n\nfunc main() { notDefined() }\n")
+	writeTestFile(t, filepath.Join(root, "VERSION"), string(readFile(t, filepath.Join(repoRoot, "VERSION"))))
+	writeTestFile(t, filepath.Join(root, npmDir, "package.json"), string(readFile(t, filepath.Join(repoRoot, npmDir, "package.json"))))
+	for _, args := range [][]string{{"init", "-q"}, {"add", "."}, {"-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "broken"}} {
+		if out, err := exec.Command("git", append([]string{"-C", root}, args...)...).CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	out := filepath.Join(t.TempDir(), "dist")
 	var log bytes.Buffer
-	err := build(context.Background(), mod, target{"linux", "arm64"}, stamp{"0.0.1", "abc"}, filepath.Join(t.TempDir(), "casckpt"), &log)
+	_, err := run(context.Background(), config{root: root, out: out, targets: []target{{"linux", "arm64"}}, log: &log})
 	if err == nil {
-		t.Fatal("a broken package built")
+		t.Fatal("a broken command was released")
 	}
 	if msg := err.Error(); strings.Contains(msg, "\n") || !strings.HasPrefix(msg, "linux/arm64 does not build: ") || !strings.Contains(msg, "undefined: notDefined") {
 		t.Fatalf("error %q: want one line naming linux/arm64 and the compiler's error", msg)
 	}
 	if !strings.Contains(log.String(), "undefined: notDefined") {
 		t.Fatalf("the log lacks the compiler's output: %q", log.String())
+	}
+	if entries, err := os.ReadDir(out); err != nil || len(entries) != 0 {
+		t.Fatalf("the output directory after a failed build: %v, %v; want it empty", entries, err)
+	}
+}
+
+// TestNpmManifestInStep: the npm main package's version and its platform
+// packages' must be VERSION's, one per target.
+func TestNpmManifestInStep(t *testing.T) {
+	deps := map[string]string{}
+	for _, tg := range allTargets {
+		deps[tg.npmPackage()] = "1.2.3"
+	}
+	if err := checkNpmManifest("1.2.3", deps, "1.2.3"); err != nil {
+		t.Fatalf("in step: %v", err)
+	}
+	if err := checkNpmManifest("1.2.2", deps, "1.2.3"); err == nil || !strings.Contains(err.Error(), `version "1.2.2", but VERSION says "1.2.3"`) {
+		t.Fatalf("an old version: %v", err)
+	}
+	deps["@casckpt/linux-x64"] = "1.2.2"
+	if err := checkNpmManifest("1.2.3", deps, "1.2.3"); err == nil || !strings.Contains(err.Error(), "@casckpt/linux-x64") {
+		t.Fatalf("an old platform package: %v", err)
+	}
+	delete(deps, "@casckpt/linux-x64")
+	if err := checkNpmManifest("1.2.3", deps, "1.2.3"); err == nil || !strings.Contains(err.Error(), "optionalDependencies") {
+		t.Fatalf("a platform package missing: %v", err)
 	}
 }
 
