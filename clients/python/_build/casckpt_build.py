@@ -45,6 +45,8 @@ def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
     if bool(binary) != bool(platform):
         raise ValueError("casckpt_build: the config settings binary and platform go together")
     meta = _metadata()
+    if binary:  # the binary carries internal/textdiff, a port of git's xdiff
+        meta["License"] += " AND LGPL-2.1-or-later"
     files = [(p.relative_to(ROOT).as_posix(), p.read_bytes(), 0o644) for p in _package_files()]
     if binary:
         name = "casckpt.exe" if platform.startswith("win") else "casckpt"
@@ -56,9 +58,7 @@ def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
     if binary:
         entry = f"[console_scripts]\n{PACKAGE} = {PACKAGE}._binary:main\n"
         files.append((f"{dist_info}/entry_points.txt", entry.encode(), 0o644))
-    lic = _license()
-    if lic:
-        files.append((f"{dist_info}/LICENSE", lic, 0o644))
+    files += [(f"{dist_info}/{name}", data, 0o644) for name, data in _licenses(binary)]
     wheel_name = f"{PACKAGE}-{meta['Version']}-{tag}.whl"
     _write_wheel(Path(wheel_directory) / wheel_name, files, f"{dist_info}/RECORD")
     return wheel_name
@@ -71,7 +71,7 @@ def build_sdist(sdist_directory, config_settings=None):
     paths = [ROOT / "pyproject.toml", ROOT / "README.md", Path(__file__).resolve()] + _package_files()
     name = f"{base}.tar.gz"
     with tarfile.open(Path(sdist_directory) / name, "w:gz", format=tarfile.PAX_FORMAT) as tar:
-        extra = [("PKG-INFO", _metadata_text(meta).encode())] + ([("LICENSE", _license())] if _license() else [])
+        extra = [("PKG-INFO", _metadata_text(meta).encode())] + _licenses(True)
         for rel, data in extra + [(p.relative_to(ROOT).as_posix(), p.read_bytes()) for p in paths]:
             info = tarfile.TarInfo(f"{base}/{rel}")
             info.size, info.mode, info.mtime = len(data), 0o644, 315532800
@@ -114,12 +114,18 @@ def _project_table(text):
     return {k: v for k, v in tomllib.loads(text)["project"].items() if isinstance(v, str)}
 
 
-def _license():
-    """The licence text: the sdist's LICENSE, else the repository's; None without one."""
-    for path in (ROOT / "LICENSE", ROOT.parent.parent / "LICENSE"):
-        if path.is_file():
-            return path.read_bytes()
-    return None
+def _licenses(with_binary):
+    """The licence files (name, bytes): LICENSE, and with the binary LICENSE.textdiff;
+    an sdist's own, else the repository's."""
+    out = []
+    for name, repo_path in (("LICENSE", "LICENSE"), ("LICENSE.textdiff", "internal/textdiff/LICENSE")):
+        if name == "LICENSE.textdiff" and not with_binary:
+            continue
+        for path in (ROOT / name, ROOT.parent.parent / repo_path):
+            if path.is_file():
+                out.append((name, path.read_bytes()))
+                break
+    return out
 
 
 def _version():
