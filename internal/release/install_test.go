@@ -12,7 +12,8 @@ import (
 
 // TestWheelInstallsOfflineInFreshVenv installs the host's wheel with pip
 // into a fresh venv, offline: its casckpt command snapshots and restores
-// a directory, and the Python client runs the binary the wheel carries.
+// a directory and exits as the binary does, and the Python client runs
+// the binary the wheel carries.
 func TestWheelInstallsOfflineInFreshVenv(t *testing.T) {
 	if runtime.GOOS == "windows" {
 		t.Skip("the venv's layout (bin/) is the POSIX one")
@@ -29,6 +30,7 @@ func TestWheelInstallsOfflineInFreshVenv(t *testing.T) {
 	runIn(t, "", env, filepath.Join(venv, "bin", "pip"), "install", "--no-index", "--no-cache-dir", "--disable-pip-version-check", wheel)
 
 	snapshotAndRestore(t, env, filepath.Join(venv, "bin", "casckpt"))
+	failsAsCasckpt(t, "", env, filepath.Join(venv, "bin", "casckpt"))
 
 	// The client, with no casckpt on PATH nor $CASCKPT_BIN, finds the
 	// bundled binary and snapshots through it.
@@ -72,15 +74,7 @@ func TestNpmInstallsOfflineInFreshProject(t *testing.T) {
 	npx := filepath.Join(filepath.Dir(npm), "npx")
 	snapshotAndRestore(t, env, npx, "--offline", "--prefix", proj, "casckpt")
 
-	c := exec.Command(npx, "--offline", "casckpt", "restore", proj, "@99")
-	c.Dir, c.Env = proj, env
-	out, err := c.CombinedOutput()
-	if c.ProcessState == nil {
-		t.Fatalf("npx: %v", err)
-	}
-	if code := c.ProcessState.ExitCode(); code != 1 || !strings.HasPrefix(string(out), "casckpt: ") {
-		t.Fatalf("npx casckpt restore of a snapshot that is not there: exit %d (%v), %q; want exit 1 and casckpt's one line", code, err, out)
-	}
+	failsAsCasckpt(t, proj, env, npx, "--offline", "casckpt")
 	got := runIn(t, proj, env, "node", "-e", `process.stdout.write(require("casckpt").binaryPath())`)
 	if want := filepath.Join(proj, "node_modules", host.npmPackage(), "bin", host.exe()); got != want {
 		t.Fatalf(`require("casckpt").binaryPath() = %q, want %q`, got, want)
@@ -114,6 +108,22 @@ func snapshotAndRestore(t *testing.T, env []string, cmd ...string) {
 	}
 	if _, err := os.Lstat(filepath.Join(dir, "c.txt")); !os.IsNotExist(err) {
 		t.Errorf("c.txt, made after the snapshot, is still there after restoring it (%v)", err)
+	}
+}
+
+// failsAsCasckpt runs the casckpt command cmd (with its leading
+// arguments) in dir to restore a snapshot that is not there: it must exit
+// 1 with casckpt's one "casckpt: " line, as the binary itself does.
+func failsAsCasckpt(t *testing.T, dir string, env []string, cmd ...string) {
+	t.Helper()
+	c := exec.Command(cmd[0], append(cmd[1:], "--store", filepath.Join(t.TempDir(), "store"), "restore", t.TempDir(), "@99")...)
+	c.Dir, c.Env = dir, env
+	out, err := c.CombinedOutput()
+	if c.ProcessState == nil {
+		t.Fatalf("%s: %v", cmd[0], err)
+	}
+	if code := c.ProcessState.ExitCode(); code != 1 || !strings.HasPrefix(string(out), "casckpt: ") || strings.Count(string(out), "\n") != 1 {
+		t.Fatalf("%v restore of a snapshot that is not there: exit %d (%v), %q; want exit 1 and casckpt's one line", cmd, code, err, out)
 	}
 }
 
