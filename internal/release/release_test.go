@@ -212,8 +212,8 @@ func TestTargetNames(t *testing.T) {
 	want := map[target][3]string{
 		{"linux", "amd64"}:   {"casckpt_1.2.3_linux_amd64", "manylinux_2_17_x86_64", "@casckpt/linux-x64"},
 		{"linux", "arm64"}:   {"casckpt_1.2.3_linux_arm64", "manylinux_2_17_aarch64", "@casckpt/linux-arm64"},
-		{"darwin", "amd64"}:  {"casckpt_1.2.3_darwin_amd64", "macosx_10_12_x86_64", "@casckpt/darwin-x64"},
-		{"darwin", "arm64"}:  {"casckpt_1.2.3_darwin_arm64", "macosx_11_0_arm64", "@casckpt/darwin-arm64"},
+		{"darwin", "amd64"}:  {"casckpt_1.2.3_darwin_amd64", "macosx_12_0_x86_64", "@casckpt/darwin-x64"},
+		{"darwin", "arm64"}:  {"casckpt_1.2.3_darwin_arm64", "macosx_12_0_arm64", "@casckpt/darwin-arm64"},
 		{"windows", "amd64"}: {"casckpt_1.2.3_windows_amd64", "win_amd64", "@casckpt/win32-x64"},
 		{"windows", "arm64"}: {"casckpt_1.2.3_windows_arm64", "win_arm64", "@casckpt/win32-arm64"},
 	}

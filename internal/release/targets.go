@@ -33,18 +33,16 @@ func (t target) archiveName(version string) string {
 }
 
 // wheelPlatform is the target's wheel platform tag: manylinux_2_17 for
-// Linux (the binary is static, so any glibc or musl does), macOS 11 for
-// arm64 (its first) and 10.12 for amd64, win_* for Windows.
+// Linux (the binary is static: any glibc does), macOS 12 for both macOS
+// arches (Go 1.26's linker marks its binaries for macOS 12.0 and later:
+// cmd/link/internal/ld/macho.go), win_* for Windows.
 func (t target) wheelPlatform() string {
 	arch := map[string]string{"amd64": "x86_64", "arm64": "aarch64"}[t.goarch]
 	switch t.goos {
 	case "linux":
 		return "manylinux_2_17_" + arch
 	case "darwin":
-		if t.goarch == "arm64" {
-			return "macosx_11_0_arm64"
-		}
-		return "macosx_10_12_x86_64"
+		return "macosx_12_0_" + map[string]string{"amd64": "x86_64", "arm64": "arm64"}[t.goarch]
 	default:
 		return "win_" + t.goarch
 	}
