@@ -227,7 +227,7 @@ func TestTargetNames(t *testing.T) {
 	}
 }
 
-// unpack extracts the archive at path (.tar.gz or .zip) into dir and
+// unpack extracts the archive at path (.tar.gz, or .zip or .whl) into dir and
 // returns the names it holds, sorted; a binary must be executable.
 func unpack(t *testing.T, path, dir string) []string {
 	t.Helper()
@@ -249,7 +249,7 @@ func unpack(t *testing.T, path, dir string) []string {
 		}
 		names = append(names, name)
 	}
-	if strings.HasSuffix(path, ".zip") {
+	if strings.HasSuffix(path, ".zip") || strings.HasSuffix(path, ".whl") {
 		zr, err := zip.OpenReader(path)
 		if err != nil {
 			t.Fatal(err)
@@ -322,4 +322,59 @@ func gitOut(t *testing.T, args ...string) string {
 		t.Fatalf("git %v: %v", args, err)
 	}
 	return strings.TrimSpace(string(out))
+}
+
+// TestPackEveryTarget packs a stand-in binary for each of the six
+// targets (whatever builds here): the archive (a zip with casckpt.exe for
+// windows), the wheel with its platform tag and the binary inside, and
+// the npm platform package with its os, cpu and binary.
+func TestPackEveryTarget(t *testing.T) {
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 is not on PATH: the wheels cannot be built")
+	}
+	root, err := filepath.Abs(repoRoot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	version := strings.TrimSpace(string(readFile(t, filepath.Join(root, "VERSION")))) // the wheel's
+	out := t.TempDir()
+	for _, tg := range allTargets {
+		bin := filepath.Join(t.TempDir(), tg.exe())
+		writeTestFile(t, bin, "stand-in for "+tg.String())
+		files, err := pack(context.Background(), config{root: root, out: out}, tg, version, bin)
+		if err != nil {
+			t.Fatalf("%s: %v", tg, err)
+		}
+		ext := map[bool]string{true: ".zip", false: ".tar.gz"}[tg.goos == "windows"]
+		want := []string{tg.archiveName(version) + ext, "casckpt-" + version + "-py3-none-" + tg.wheelPlatform() + ".whl", npmTarball(tg.npmPackage(), version)}
+		if !slices.Equal(files, want) {
+			t.Fatalf("%s: wrote %v, want %v", tg, files, want)
+		}
+		dir := t.TempDir()
+		names := unpack(t, filepath.Join(out, files[0]), dir)
+		if !slices.Contains(names, tg.archiveName(version)+"/"+tg.exe()) {
+			t.Errorf("%s: the archive holds %v, no %s", tg, names, tg.exe())
+		}
+		wheel := unpack(t, filepath.Join(out, files[1]), dir)
+		if got := readFile(t, filepath.Join(dir, "casckpt", "_bin", tg.exe())); string(got) != "stand-in for "+tg.String() {
+			t.Errorf("%s: the wheel (%v) carries %q as casckpt/_bin/%s", tg, wheel, got, tg.exe())
+		}
+		untar(t, filepath.Join(out, files[2]), func(name string, mode os.FileMode, r io.Reader) {
+			data, _ := io.ReadAll(r)
+			switch name {
+			case "package/package.json":
+				var m struct {
+					Name    string
+					OS, CPU []string
+				}
+				if err := json.Unmarshal(data, &m); err != nil || m.Name != tg.npmPackage() || !slices.Equal(m.OS, []string{tg.npmOS()}) || !slices.Equal(m.CPU, []string{tg.npmCPU()}) {
+					t.Errorf("%s: npm package.json %s (%v)", tg, data, err)
+				}
+			case "package/bin/" + tg.exe():
+				if string(data) != "stand-in for "+tg.String() || mode&0o111 == 0 {
+					t.Errorf("%s: npm bin/%s: %q, mode %v", tg, tg.exe(), data, mode)
+				}
+			}
+		})
+	}
 }
