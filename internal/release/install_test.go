@@ -23,9 +23,8 @@ func TestWheelInstallsOfflineInFreshVenv(t *testing.T) {
 		t.Skip("python3 is not on PATH: the wheel cannot be installed")
 	}
 	dist, r := release(t)
-	venv := filepath.Join(t.TempDir(), "venv")
 	env := isolatedEnv(t)
-	runIn(t, "", env, py, "-m", "venv", venv)
+	venv := newVenv(t, env, py)
 	wheel := filepath.Join(dist, "casckpt-"+r.version+"-py3-none-"+host.wheelPlatform()+".whl")
 	runIn(t, "", env, filepath.Join(venv, "bin", "pip"), "install", "--no-index", "--no-cache-dir", "--disable-pip-version-check", wheel)
 
@@ -111,6 +110,18 @@ func snapshotAndRestore(t *testing.T, env []string, cmd ...string) {
 	}
 }
 
+// newVenv makes a fresh venv, with pip, with the python3 at py.
+func newVenv(t *testing.T, env []string, py string) string {
+	t.Helper()
+	venv := filepath.Join(t.TempDir(), "venv")
+	c := exec.Command(py, "-m", "venv", venv)
+	c.Env = env
+	if out, err := c.CombinedOutput(); err != nil {
+		t.Fatalf("python3 -m venv: %v (without ensurepip, install it: Debian's python3-venv)\n%s", err, out)
+	}
+	return venv
+}
+
 // failsAsCasckpt runs the casckpt command cmd (with its leading
 // arguments) in dir to restore a snapshot that is not there: it must exit
 // 1 with casckpt's one "casckpt: " line, as the binary itself does.
@@ -184,8 +195,7 @@ func TestPipInstallsFromSourceOffline(t *testing.T) {
 		t.Fatal(err)
 	}
 	env := append(isolatedEnv(t), "PYTHONDONTWRITEBYTECODE=1")
-	venv := filepath.Join(t.TempDir(), "venv")
-	runIn(t, "", env, py, "-m", "venv", venv)
+	venv := newVenv(t, env, py)
 	sdists := t.TempDir()
 	const buildSdist = `import sys; sys.path.insert(0, "_build"); import casckpt_build; print(casckpt_build.build_sdist(sys.argv[1]))`
 	sdist := strings.TrimSpace(runIn(t, src, env, py, "-c", buildSdist, sdists))
