@@ -41,6 +41,7 @@ var layers = map[string][]string{
 	"internal/gitindex":         {}, // the standard library only
 	"internal/statcache":        {"cas"},
 	"internal/testtree":         {}, // the standard library only
+	"internal/release":          {}, // go run ./internal/release: runs go, git and python3
 	"internal/remote":           {"cas"},
 	"gc":                        {"manifest", "cas"},
 	"index":                     {"cas", "internal/statcache", bboltPath + "/..."},

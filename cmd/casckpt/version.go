@@ -12,32 +12,43 @@ import (
 	"github.com/casckpt/casckpt/jsonapi"
 )
 
-// version is the release, when the build sets it
-// (-ldflags "-X main.version=v1.2.3"); else the module's version from the
-// build information.
-var version string
+// version and commit are the release and its commit, when the build sets
+// them (-ldflags "-X main.version=1.2.3 -X main.commit=0a1b2c...", as
+// go run ./internal/release does); else the module's version and the
+// commit from the build information.
+var version, commit string
 
 // buildVersion reads the version, commit and Go release the program was
 // built with; what the build did not record reads "unknown".
 func buildVersion() jsonapi.Version {
-	v := jsonapi.Version{Version: version, Commit: "unknown", Go: runtime.Version()}
+	v := jsonapi.Version{Version: version, Commit: commit, Go: runtime.Version()}
 	if info, ok := debug.ReadBuildInfo(); ok {
 		v.Version = cmp.Or(v.Version, info.Main.Version)
-		dirty := false
-		for _, s := range info.Settings {
-			switch s.Key {
-			case "vcs.revision":
-				v.Commit = s.Value
-			case "vcs.modified":
-				dirty = s.Value == "true"
-			}
-		}
-		if dirty && v.Commit != "unknown" {
-			v.Commit += "-dirty"
+		if v.Commit == "" {
+			v.Commit = vcsCommit(info)
 		}
 	}
 	v.Version = cmp.Or(v.Version, "unknown")
+	v.Commit = cmp.Or(v.Commit, "unknown")
 	return v
+}
+
+// vcsCommit is the commit the go command recorded (-buildvcs), ending in
+// "-dirty" for modified sources; "" when it recorded none.
+func vcsCommit(info *debug.BuildInfo) string {
+	rev, dirty := "", false
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			dirty = s.Value == "true"
+		}
+	}
+	if dirty && rev != "" {
+		rev += "-dirty"
+	}
+	return rev
 }
 
 // runVersion prints the version for people or as JSON (version, and

@@ -4,8 +4,9 @@ Switch a Hermes host over with one import::
 
     from casckpt import CheckpointManager, format_checkpoint_list
 
-Every call runs the ``casckpt`` binary (``binary=``, ``$CASCKPT_BIN`` or PATH)
-once with ``--json``; nothing here raises where Hermes' manager never raises.
+Every call runs the ``casckpt`` binary (``binary=``, ``$CASCKPT_BIN``, the one a
+platform wheel carries, or PATH) once with ``--json``; nothing here raises
+where Hermes' manager never raises.
 """
 
 from casckpt.manager import (

@@ -12,6 +12,8 @@ import uuid
 from pathlib import Path
 from typing import Dict, List, Optional, Tuple
 
+from casckpt._binary import bundled
+
 logger = logging.getLogger(__name__)
 
 # Store directory used when a caller passes no ``checkpoint_base``; None means
@@ -54,8 +56,9 @@ def _no_binary() -> str:
 
 
 def _find_binary(binary: Optional[str]) -> Optional[str]:
-    """The casckpt program: ``binary``, else $CASCKPT_BIN, else ``casckpt`` on PATH; None when missing."""
-    cand = binary or os.environ.get("CASCKPT_BIN") or "casckpt"
+    """The casckpt program: ``binary``, else $CASCKPT_BIN, else the one this package carries
+    (a platform wheel's), else ``casckpt`` on PATH; None when missing."""
+    cand = binary or os.environ.get("CASCKPT_BIN") or bundled() or "casckpt"
     if os.sep in cand:
         return cand if os.path.isfile(cand) and os.access(cand, os.X_OK) else None
     return shutil.which(cand)
