@@ -21,16 +21,20 @@ import (
 // forgotten snapshot the paused one holds the same files as; resumed, it
 // either commits or fails with one line, and a new machine finds every
 // snapshot whole (no commit names a deleted pack) and reads the files.
+//
+// The test moves the server's clock on past gc's grace period instead of
+// waiting (s3test.Server.Advance). The writer times its snapshot by its
+// own clock, which no test can move in another process: its grace period
+// is writerGrace, which the pause outlasts, as it outlasts gc's.
 func TestS3PausedWriterPastGrace(t *testing.T) {
-	const grace = 2 * time.Second
+	const grace, writerGrace = 2 * time.Second, time.Millisecond
 	srv := s3test.Start(t)
 	w, g := newBinEnv(t), newBinEnv(t)
 	s3Env(t, w, srv)
 	s3Env(t, g, srv)
 	g.extra = append(g.extra, w.extra[len(w.extra)-2]) // the same store URL; g's own cache
-	for _, b := range []*binEnv{w, g} {
-		b.extra = append(b.extra, fmt.Sprintf("CASCKPT_GC_GRACE=%v", grace))
-	}
+	w.extra = append(w.extra, fmt.Sprintf("CASCKPT_GC_GRACE=%v", writerGrace))
+	g.extra = append(g.extra, fmt.Sprintf("CASCKPT_GC_GRACE=%v", grace))
 	outcomes := map[string]int{}
 	for delay := 10 * time.Millisecond; delay <= 320*time.Millisecond; delay *= 2 {
 		files := map[string]string{}
@@ -54,7 +58,7 @@ func TestS3PausedWriterPastGrace(t *testing.T) {
 		time.Sleep(delay)
 		c.Process.Signal(syscall.SIGSTOP)
 		g.ok("gc") // phase one (or two, of the last round's list)
-		time.Sleep(grace + time.Second)
+		srv.Advance(grace + time.Second)
 		g.ok("gc") // phase two: deletes what is still unneeded
 		c.Process.Signal(syscall.SIGCONT)
 		err := c.Wait()
@@ -159,7 +163,7 @@ func TestS3FleetWithGC(t *testing.T) {
 		t.FailNow()
 	}
 	for range 2 { // the last list, then past the grace its deletions
-		time.Sleep(3 * time.Second)
+		srv.Advance(3 * time.Second)
 		envs[4].ok("gc")
 	}
 	counters[4].mu.Lock()
