@@ -326,7 +326,9 @@ func conformDropsStayDropped(t *testing.T, b backend) {
 	if got := listIDs(t, rebuilt, dir); !slices.Equal(got, want) {
 		t.Fatalf("after a rebuild the store lists %v, want %v", got, want)
 	}
-	verifyClean(t, rebuilt)
+	if v := verifyClean(t, rebuilt); v.SnapshotsChecked != len(want) {
+		t.Fatalf("verify checked %d snapshots, want %d", v.SnapshotsChecked, len(want))
+	}
 	for _, id := range want {
 		restoresExactly(t, rebuilt, dir, id, trees[id])
 	}
@@ -408,7 +410,9 @@ func conformRebuild(t *testing.T, b backend) {
 	if err != nil || len(turns) != 1 || turns[0].ID != "t1" || turns[0].Session != "s1" || turns[0].Start != start || turns[0].End != end {
 		t.Fatalf("rebuilt turns: %+v %v, want t1 of s1 from %s to %s", turns, err, start.Short(), end.Short())
 	}
-	verifyClean(t, r)
+	if v := verifyClean(t, r); v.SnapshotsChecked != len(want)+1 {
+		t.Fatalf("verify checked %d snapshots, want %d", v.SnapshotsChecked, len(want)+1)
+	}
 	for _, id := range want {
 		restoresExactly(t, r, dir, id, trees[id])
 	}
@@ -469,7 +473,9 @@ func conformTwoWritersAndGC(t *testing.T, b backend) {
 		t.Fatal("gc deleted nothing")
 	}
 	fresh := b.open(t, casckpt.Options{})
-	verifyClean(t, fresh)
+	if v := verifyClean(t, fresh); v.SnapshotsChecked != 4 || len(v.DamagedObjects) != 0 {
+		t.Fatalf("verify checked %d snapshots (%+v), want the 4 kept", v.SnapshotsChecked, v)
+	}
 	for m, dir := range dirs {
 		if got := listIDs(t, fresh, dir); !slices.Equal(got, kept[m]) || len(got) != 2 {
 			t.Fatalf("writer %d: a new machine lists %v, want the 2 kept, %v", m, got, kept[m])
