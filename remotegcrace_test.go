@@ -69,6 +69,7 @@ func TestS3TwoGCsAtOnce(t *testing.T) {
 	errs := make([]error, 2)
 	for m := range errs {
 		dir, cache := t.TempDir(), t.TempDir()
+		t.Cleanup(func() { checkVerifies(t, openGCIn(t, srv, url, cache, testGrace)) })
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
