@@ -226,6 +226,11 @@ func TestS3GCTwoPhases(t *testing.T) {
 // gc and prune in a loop with a short grace period. Afterwards every
 // snapshot that reported success and was not dropped restores byte-exact
 // from a new cache, the store verifies clean, and gc did delete packs.
+// After each gc and prune the server's clock moves on by half the grace
+// period, while no snapshot runs (a snapshot times itself by this
+// machine's clock, which does not move, from its sync; each round is a
+// command of its own, a store opened on the machine's cache): gc's second
+// phase deletes while the machines write.
 func TestS3GCFleet(t *testing.T) {
 	srv := s3test.Start(t)
 	url := s3URL(srv)
@@ -239,10 +244,14 @@ func TestS3GCFleet(t *testing.T) {
 		mu      sync.Mutex
 		kept    = map[casckpt.ID]taken{}
 		refused int
+		// clock is held shared by each snapshot and exclusively to
+		// advance the server's clock between snapshots.
+		clock sync.RWMutex
 	)
-	writers := make([]*casckpt.Store, 4)
+	writers := make([]string, 4) // their caches
 	for m := range writers {
-		writers[m] = openGC(t, srv, url, nil)
+		writers[m] = t.TempDir()
+		t.Cleanup(func() { checkVerifies(t, openGCIn(t, srv, url, writers[m], testGrace)) })
 	}
 	tr := &countingTransport{}
 	collector := openGC(t, srv, url, tr)
@@ -264,12 +273,15 @@ func TestS3GCFleet(t *testing.T) {
 				gcErrs <- fmt.Errorf("prune: %w", err)
 				return
 			}
+			clock.Lock()
+			srv.Advance(testGrace / 2)
+			clock.Unlock()
 			time.Sleep(200 * time.Millisecond)
 		}
 	}()
 	var wg sync.WaitGroup
 	errs := make([]error, len(writers))
-	for m, s := range writers {
+	for m, cache := range writers {
 		dir := t.TempDir()
 		wg.Add(1)
 		go func() {
@@ -282,7 +294,13 @@ func TestS3GCFleet(t *testing.T) {
 				for name, data := range fleetFiles(t, dir, fmt.Sprint("own", m), round, 3) {
 					files[name] = data
 				}
-				res, err := s.Snapshot(ctx, dir, casckpt.SnapshotOptions{Keep: 2})
+				clock.RLock()
+				s, err := casckpt.OpenURL(ctx, url, casckpt.Options{S3: s3Server(srv), CacheDir: cache, GCGrace: testGrace})
+				var res casckpt.SnapshotResult
+				if err == nil {
+					res, err = s.Snapshot(ctx, dir, casckpt.SnapshotOptions{Keep: 2})
+				}
+				clock.RUnlock()
 				mu.Lock()
 				switch {
 				case err != nil && strings.Contains(err.Error(), "gc listed packs for deletion"):
@@ -313,6 +331,7 @@ func TestS3GCFleet(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	_, during := tr.take()
 	for range 2 { // the last pending list, then past the grace its deletions
 		srv.Advance(testGrace + time.Second)
 		if _, err := collector.GC(ctx); err != nil {
@@ -320,7 +339,8 @@ func TestS3GCFleet(t *testing.T) {
 		}
 	}
 	counts, deletes := tr.take()
-	t.Logf("%d snapshots kept, %d refused cleanly; the collector made %v requests and deleted %d packs", len(kept), refused, counts, len(deletes))
+	t.Logf("%d snapshots kept, %d refused cleanly; the collector deleted %d packs while the machines wrote, then made %v requests and deleted %d packs", len(kept), refused, len(during), counts, len(deletes))
+	deletes = append(deletes, during...)
 	if len(deletes) == 0 {
 		t.Fatal("gc deleted no pack")
 	}
