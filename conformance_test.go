@@ -196,7 +196,9 @@ const capUnit = 1 << 20
 // oldest unpinned snapshot first and keeps the pinned one, older still,
 // and itself; a snapshot that would add more than half of the cap is
 // refused, storing and dropping nothing. A new machine lists exactly
-// what is kept, and each kept snapshot restores byte-exact.
+// what is kept, each kept snapshot restores byte-exact, and once gc has
+// run (past the grace period on a bucket) the store's size is within the
+// cap.
 func conformCap(t *testing.T, b backend) {
 	ctx := context.Background()
 	s := b.open(t, casckpt.Options{})
@@ -234,10 +236,13 @@ func conformCap(t *testing.T, b backend) {
 	if big, err := s.Snapshot(ctx, dir, casckpt.SnapshotOptions{MaxStoreSize: limit}); !errors.Is(err, casckpt.ErrRefused) || big.Created {
 		t.Fatalf("snapshot of more than half the cap: %+v %v, want it refused", big, err)
 	}
-	b.pastGrace()
+	collectPastGrace(t, b, s) // a bucket returns the space past the grace period
 	fresh := b.open(t, casckpt.Options{})
 	if got := listIDs(t, fresh, dir); !slices.Equal(got, want) {
 		t.Fatalf("a new machine lists %v, want %v", got, want)
+	}
+	if st, err := fresh.Status(ctx); err != nil || st.SizeBytes > limit || st.SizeBytes < 3*capUnit {
+		t.Fatalf("the store holds %d bytes (%v), want the 3 kept units, within the cap of %d", st.SizeBytes, err, int64(limit))
 	}
 	verifyClean(t, fresh)
 	for _, id := range want {
