@@ -52,14 +52,33 @@ func (c *countingTransport) take() (map[string]int, []string) {
 }
 
 // openGC opens the store at url on srv as a machine of its own with the
-// test's grace period and requests through tr (nil: the default).
+// test's grace period and requests through tr (nil: the default). The
+// machine must verify clean when the test ends, in a store opened anew
+// on its cache: one that syncs with the bucket then (a store syncs at
+// most every second, and the test's clock moves without waiting).
 func openGC(t *testing.T, srv *s3test.Server, url string, tr http.RoundTripper) *casckpt.Store {
 	t.Helper()
-	s, err := casckpt.OpenURL(context.Background(), url, casckpt.Options{S3: s3Server(srv), CacheDir: t.TempDir(), S3Transport: tr, GCGrace: testGrace})
+	cache := t.TempDir()
+	t.Cleanup(func() { checkVerifies(t, openGCIn(t, srv, url, cache, testGrace)) })
+	return openGCWith(t, srv, url, casckpt.Options{CacheDir: cache, S3Transport: tr, GCGrace: testGrace})
+}
+
+// openGCIn opens the store at url on srv over the cache in cache (a
+// machine) with grace period grace, as a command would: its first use
+// syncs with the bucket.
+func openGCIn(t *testing.T, srv *s3test.Server, url, cache string, grace time.Duration) *casckpt.Store {
+	t.Helper()
+	return openGCWith(t, srv, url, casckpt.Options{CacheDir: cache, GCGrace: grace})
+}
+
+// openGCWith opens the store at url on srv with opts.
+func openGCWith(t *testing.T, srv *s3test.Server, url string, opts casckpt.Options) *casckpt.Store {
+	t.Helper()
+	opts.S3 = s3Server(srv)
+	s, err := casckpt.OpenURL(context.Background(), url, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { checkVerifies(t, s) })
 	return s
 }
 
@@ -166,7 +185,7 @@ func TestS3GCTwoPhases(t *testing.T) {
 		t.Fatalf("snapshot of the forgotten tree: %+v %v (it must store its files again)", resB, err)
 	}
 
-	time.Sleep(testGrace + time.Second) // the server's clock must pass the grace period
+	srv.Advance(testGrace + time.Second) // the server's clock passes the grace period
 	res, err = a.GC(ctx)
 	counts, deletes = tr.take()
 	t.Logf("gc, second phase: %+v, requests %v, deleted %v", res, counts, deletes)
@@ -207,6 +226,11 @@ func TestS3GCTwoPhases(t *testing.T) {
 // gc and prune in a loop with a short grace period. Afterwards every
 // snapshot that reported success and was not dropped restores byte-exact
 // from a new cache, the store verifies clean, and gc did delete packs.
+// After each gc and prune the server's clock moves on by half the grace
+// period, while no snapshot runs (a snapshot times itself by this
+// machine's clock, which does not move, from its sync; each round is a
+// command of its own, a store opened on the machine's cache): gc's second
+// phase deletes while the machines write.
 func TestS3GCFleet(t *testing.T) {
 	srv := s3test.Start(t)
 	url := s3URL(srv)
@@ -220,10 +244,14 @@ func TestS3GCFleet(t *testing.T) {
 		mu      sync.Mutex
 		kept    = map[casckpt.ID]taken{}
 		refused int
+		// clock is held shared by each snapshot and exclusively to
+		// advance the server's clock between snapshots.
+		clock sync.RWMutex
 	)
-	writers := make([]*casckpt.Store, 4)
+	writers := make([]string, 4) // their caches
 	for m := range writers {
-		writers[m] = openGC(t, srv, url, nil)
+		writers[m] = t.TempDir()
+		t.Cleanup(func() { checkVerifies(t, openGCIn(t, srv, url, writers[m], testGrace)) })
 	}
 	tr := &countingTransport{}
 	collector := openGC(t, srv, url, tr)
@@ -245,12 +273,15 @@ func TestS3GCFleet(t *testing.T) {
 				gcErrs <- fmt.Errorf("prune: %w", err)
 				return
 			}
+			clock.Lock()
+			srv.Advance(testGrace / 2)
+			clock.Unlock()
 			time.Sleep(200 * time.Millisecond)
 		}
 	}()
 	var wg sync.WaitGroup
 	errs := make([]error, len(writers))
-	for m, s := range writers {
+	for m, cache := range writers {
 		dir := t.TempDir()
 		wg.Add(1)
 		go func() {
@@ -263,7 +294,13 @@ func TestS3GCFleet(t *testing.T) {
 				for name, data := range fleetFiles(t, dir, fmt.Sprint("own", m), round, 3) {
 					files[name] = data
 				}
-				res, err := s.Snapshot(ctx, dir, casckpt.SnapshotOptions{Keep: 2})
+				clock.RLock()
+				s, err := casckpt.OpenURL(ctx, url, casckpt.Options{S3: s3Server(srv), CacheDir: cache, GCGrace: testGrace})
+				var res casckpt.SnapshotResult
+				if err == nil {
+					res, err = s.Snapshot(ctx, dir, casckpt.SnapshotOptions{Keep: 2})
+				}
+				clock.RUnlock()
 				mu.Lock()
 				switch {
 				case err != nil && strings.Contains(err.Error(), "gc listed packs for deletion"):
@@ -294,14 +331,16 @@ func TestS3GCFleet(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	_, during := tr.take()
 	for range 2 { // the last pending list, then past the grace its deletions
-		time.Sleep(testGrace + time.Second)
+		srv.Advance(testGrace + time.Second)
 		if _, err := collector.GC(ctx); err != nil {
 			t.Fatal(err)
 		}
 	}
 	counts, deletes := tr.take()
-	t.Logf("%d snapshots kept, %d refused cleanly; the collector made %v requests and deleted %d packs", len(kept), refused, counts, len(deletes))
+	t.Logf("%d snapshots kept, %d refused cleanly; the collector deleted %d packs while the machines wrote, then made %v requests and deleted %d packs", len(kept), refused, len(during), counts, len(deletes))
+	deletes = append(deletes, during...)
 	if len(deletes) == 0 {
 		t.Fatal("gc deleted no pack")
 	}
@@ -337,7 +376,13 @@ func fleetFiles(t *testing.T, dir, seed string, version, n int) map[string][]byt
 // commits; when a gc listed packs meanwhile (here, the very packs its
 // files sit in) it fails cleanly and commits nothing, and run again it
 // stores its files anew and survives gc's second phase.
+//
+// A writer times its snapshot by this machine's clock, which no test can
+// move: the writer's grace period is writerGrace, which its snapshot runs
+// over half of in a pause of writerGrace; the collector's is testGrace,
+// on the server's clock, which the test advances.
 func TestS3SlowWriterRechecks(t *testing.T) {
+	const writerGrace = 2 * time.Millisecond
 	srv := s3test.Start(t)
 	url := s3URL(srv)
 	ctx := context.Background()
@@ -357,11 +402,13 @@ func TestS3SlowWriterRechecks(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	w := openGC(t, srv, url, nil)
+	cacheW := t.TempDir()
+	w := openGCIn(t, srv, url, cacheW, writerGrace)
+	t.Cleanup(func() { checkVerifies(t, openGCIn(t, srv, url, cacheW, writerGrace)) })
 	slowDir := t.TempDir()
 	writeFiles(t, slowDir, "slow", 2)
 	var once sync.Once
-	pause := func(int64, int64) { once.Do(func() { time.Sleep(testGrace/2 + 300*time.Millisecond) }) }
+	pause := func(int64, int64) { once.Do(func() { time.Sleep(writerGrace) }) }
 	if res, err := w.Snapshot(ctx, slowDir, casckpt.SnapshotOptions{Progress: pause}); err != nil || !res.Created {
 		t.Fatalf("a slow snapshot with no gc meanwhile: %+v %v", res, err)
 	}
@@ -377,7 +424,7 @@ func TestS3SlowWriterRechecks(t *testing.T) {
 			if _, err := collector.GC(ctx); err != nil { // lists the forgotten snapshot's pack
 				t.Error(err)
 			}
-			time.Sleep(testGrace/2 + 300*time.Millisecond)
+			time.Sleep(writerGrace)
 		})
 	}
 	_, err = w.Snapshot(ctx, dirW, casckpt.SnapshotOptions{Progress: pause})
@@ -387,11 +434,11 @@ func TestS3SlowWriterRechecks(t *testing.T) {
 	if list, err := openGC(t, srv, url, nil).List(ctx, dirW, 0); err != nil || len(list) != 0 {
 		t.Fatalf("the refused snapshot is listed: %+v %v", list, err)
 	}
-	again, err := w.Snapshot(ctx, dirW, casckpt.SnapshotOptions{})
+	again, err := openGCIn(t, srv, url, cacheW, writerGrace).Snapshot(ctx, dirW, casckpt.SnapshotOptions{}) // a command of its own
 	if err != nil || again.Stored.Objects < 3 {
 		t.Fatalf("run again: %+v %v (it must store its files anew)", again, err)
 	}
-	time.Sleep(testGrace + time.Second)
+	srv.Advance(testGrace + time.Second)
 	if res, err := collector.GC(ctx); err != nil {
 		t.Fatalf("gc's second phase: %+v %v", res, err)
 	}
@@ -527,8 +574,9 @@ func TestS3GCInterrupted(t *testing.T) {
 }
 
 // interruptedGC is a bucket whose gc has run its first phase over two
-// dropped snapshots (of 4, keep 2) and waited out the grace period: the
-// next gc runs the second phase, which deletes.
+// dropped snapshots (of 4, keep 2), and whose server's clock has then
+// passed the grace period: the next gc runs the second phase, which
+// deletes.
 type interruptedGC struct {
 	srv   *s3test.Server
 	url   string
@@ -555,7 +603,7 @@ func newInterruptedGC(t *testing.T) *interruptedGC {
 	if err := fx.gcWith(nil); err != nil { // the first phase
 		t.Fatal(err)
 	}
-	time.Sleep(testGrace + time.Second)
+	fx.srv.Advance(testGrace + time.Second)
 	return fx
 }
 
@@ -581,7 +629,7 @@ func (fx *interruptedGC) completes(t *testing.T) {
 		if err := fx.gcWith(nil); err != nil && !errors.Is(err, casckpt.ErrRefused) {
 			t.Fatal(err)
 		}
-		time.Sleep(testGrace + time.Second)
+		fx.srv.Advance(testGrace + time.Second)
 	}
 	if keys := packKeys(t, fx.srv, fx.url); len(keys) != 2 {
 		t.Errorf("packs left: %v, want the 2 of the kept snapshots", keys)

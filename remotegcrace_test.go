@@ -22,6 +22,10 @@ import (
 // keep rule. Afterwards every snapshot that reported success and was not
 // dropped restores byte-exact from a new cache, the store verifies clean,
 // and the gcs did delete packs: the two phases alone keep two gcs safe.
+// After each round a writer moves the server's clock on by a quarter of
+// the grace period, while no snapshot runs (a snapshot times itself by
+// this machine's clock, which does not move, from its sync): the gcs'
+// second phases delete while the writers write.
 func TestS3TwoGCsAtOnce(t *testing.T) {
 	casckpt.SeparateGCLeases(t)
 	srv := s3test.Start(t)
@@ -34,6 +38,9 @@ func TestS3TwoGCsAtOnce(t *testing.T) {
 	var (
 		mu   sync.Mutex
 		kept = map[casckpt.ID]taken{}
+		// clock is held shared by each snapshot and exclusively to
+		// advance the server's clock between snapshots.
+		clock sync.RWMutex
 	)
 	trs := []*countingTransport{{}, {}}
 	collectors := []*casckpt.Store{openGC(t, srv, url, trs[0]), openGC(t, srv, url, trs[1])}
@@ -61,8 +68,8 @@ func TestS3TwoGCsAtOnce(t *testing.T) {
 	var wg sync.WaitGroup
 	errs := make([]error, 2)
 	for m := range errs {
-		s := openGC(t, srv, url, nil)
-		dir := t.TempDir()
+		dir, cache := t.TempDir(), t.TempDir()
+		t.Cleanup(func() { checkVerifies(t, openGCIn(t, srv, url, cache, testGrace)) })
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -71,7 +78,16 @@ func TestS3TwoGCsAtOnce(t *testing.T) {
 				for name, data := range fleetFiles(t, dir, fmt.Sprint("own", m), round, 2) {
 					files[name] = data
 				}
-				res, err := s.Snapshot(ctx, dir, casckpt.SnapshotOptions{Keep: 2})
+				// Each round is a command of its own (a store opened on
+				// the machine's cache), which syncs with the bucket
+				// after the clock last moved.
+				clock.RLock()
+				s, err := casckpt.OpenURL(ctx, url, casckpt.Options{S3: s3Server(srv), CacheDir: cache, GCGrace: testGrace})
+				var res casckpt.SnapshotResult
+				if err == nil {
+					res, err = s.Snapshot(ctx, dir, casckpt.SnapshotOptions{Keep: 2})
+				}
+				clock.RUnlock()
 				mu.Lock()
 				switch {
 				case err != nil && strings.Contains(err.Error(), "gc listed packs for deletion"):
@@ -87,7 +103,9 @@ func TestS3TwoGCsAtOnce(t *testing.T) {
 				if errs[m] != nil {
 					return
 				}
-				time.Sleep(testGrace / 4)
+				clock.Lock()
+				srv.Advance(testGrace / 4)
+				clock.Unlock()
 			}
 		}()
 	}
@@ -100,7 +118,7 @@ func TestS3TwoGCsAtOnce(t *testing.T) {
 		}
 	}
 	for range 2 { // the last pending lists, then past the grace their deletions, both gcs at once
-		time.Sleep(testGrace + time.Second)
+		srv.Advance(testGrace + time.Second)
 		for i, c := range collectors {
 			gcs.Add(1)
 			go func() {

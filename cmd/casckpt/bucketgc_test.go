@@ -21,16 +21,20 @@ import (
 // forgotten snapshot the paused one holds the same files as; resumed, it
 // either commits or fails with one line, and a new machine finds every
 // snapshot whole (no commit names a deleted pack) and reads the files.
+//
+// The test moves the server's clock on past gc's grace period instead of
+// waiting (s3test.Server.Advance). The writer times its snapshot by its
+// own clock, which no test can move in another process: its grace period
+// is writerGrace, which the pause outlasts, as it outlasts gc's.
 func TestS3PausedWriterPastGrace(t *testing.T) {
-	const grace = 2 * time.Second
+	const grace, writerGrace = 2 * time.Second, time.Millisecond
 	srv := s3test.Start(t)
 	w, g := newBinEnv(t), newBinEnv(t)
 	s3Env(t, w, srv)
 	s3Env(t, g, srv)
 	g.extra = append(g.extra, w.extra[len(w.extra)-2]) // the same store URL; g's own cache
-	for _, b := range []*binEnv{w, g} {
-		b.extra = append(b.extra, fmt.Sprintf("CASCKPT_GC_GRACE=%v", grace))
-	}
+	w.extra = append(w.extra, fmt.Sprintf("CASCKPT_GC_GRACE=%v", writerGrace))
+	g.extra = append(g.extra, fmt.Sprintf("CASCKPT_GC_GRACE=%v", grace))
 	outcomes := map[string]int{}
 	for delay := 10 * time.Millisecond; delay <= 320*time.Millisecond; delay *= 2 {
 		files := map[string]string{}
@@ -54,7 +58,7 @@ func TestS3PausedWriterPastGrace(t *testing.T) {
 		time.Sleep(delay)
 		c.Process.Signal(syscall.SIGSTOP)
 		g.ok("gc") // phase one (or two, of the last round's list)
-		time.Sleep(grace + time.Second)
+		srv.Advance(grace + time.Second)
 		g.ok("gc") // phase two: deletes what is still unneeded
 		c.Process.Signal(syscall.SIGCONT)
 		err := c.Wait()
@@ -87,6 +91,10 @@ func TestS3PausedWriterPastGrace(t *testing.T) {
 // period. Every snapshot either succeeds or fails with one line; afterwards
 // a fifth cache verifies clean and every snapshot the keep rule kept
 // restores byte-exact, and gc did delete packs (each DELETE is logged).
+// After each gc and prune the server's clock moves past the grace
+// period, while no snapshot runs (a snapshot times itself by its own
+// clock, which does not move): gc's second phase deletes while the
+// machines write.
 func TestS3FleetWithGC(t *testing.T) {
 	srv := s3test.Start(t)
 	envs := make([]*binEnv, 5)
@@ -108,6 +116,7 @@ func TestS3FleetWithGC(t *testing.T) {
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var failures []string
+	var clock sync.RWMutex // held shared by each snapshot, exclusively to advance the server's clock
 	for m := range 4 {
 		dirs[m] = t.TempDir()
 		wg.Add(1)
@@ -120,7 +129,9 @@ func TestS3FleetWithGC(t *testing.T) {
 					files[fmt.Sprintf("own%d.txt", i)] = strings.Repeat(fmt.Sprintf("machine %d file %d round %d\n", m, i, round), 1500)
 				}
 				writeFiles(t, dirs[m], files)
+				clock.RLock()
 				r := envs[m].run("snapshot", dirs[m], "--keep", "2", "--json")
+				clock.RUnlock()
 				mu.Lock()
 				switch msg := strings.TrimSpace(r.err); {
 				case r.code == 0:
@@ -150,6 +161,9 @@ func TestS3FleetWithGC(t *testing.T) {
 					return
 				}
 			}
+			clock.Lock()
+			srv.Advance(3 * time.Second)
+			clock.Unlock()
 		}
 	}()
 	wg.Wait()
@@ -158,14 +172,17 @@ func TestS3FleetWithGC(t *testing.T) {
 	if t.Failed() {
 		t.FailNow()
 	}
+	counters[4].mu.Lock()
+	during := len(counters[4].deletes)
+	counters[4].mu.Unlock()
 	for range 2 { // the last list, then past the grace its deletions
-		time.Sleep(3 * time.Second)
+		srv.Advance(3 * time.Second)
 		envs[4].ok("gc")
 	}
 	counters[4].mu.Lock()
 	deletes := len(counters[4].deletes)
 	counters[4].mu.Unlock()
-	t.Logf("%d snapshots failed cleanly; gc deleted %d packs", len(failures), deletes)
+	t.Logf("%d snapshots failed cleanly; gc deleted %d packs, %d of them while the machines wrote", len(failures), deletes, during)
 	if deletes == 0 {
 		t.Fatal("gc deleted no pack")
 	}

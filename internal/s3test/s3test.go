@@ -1,7 +1,8 @@
 // Package s3test runs a real S3 server for tests: versitygw with its posix
 // backend over a temporary directory, on 127.0.0.1. Start returns it with
 // one empty bucket; Stop and Restart take it down and bring it back over
-// the same directory and port, for fault tests.
+// the same directory and port, for fault tests; Advance moves its clock
+// on, as its clients see it, without waiting.
 //
 // Where versitygw is found: $CASCKPT_VERSITYGW, else versitygw on PATH,
 // else .tools/bin/versitygw in the repository (where .ci/test installs it).
@@ -13,12 +14,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -200,6 +203,54 @@ func (s *Server) Stop() {
 	s.cmd.Process.Kill()
 	<-s.done
 	s.cmd = nil
+}
+
+// Advance moves the server's clock on by d as its clients see it, at
+// once: every object stored is made d older, as if d had passed since it
+// was written, and an object written later reads as written now. (The
+// posix backend reports an object's Last-Modified from its file's
+// modification time, which Advance moves back by d.) So gc's grace period,
+// its horizon and the age of its lease, which compare the Last-Modified of
+// objects, pass without a sleep. The wall clock of this machine does not
+// move: a snapshot times itself by it (it re-checks gc's lists when it ran
+// past half the grace period), so advance only while no snapshot is
+// between its sync and its commit. It fails the test if it cannot.
+func (s *Server) Advance(d time.Duration) {
+	s.t.Helper()
+	err := filepath.WalkDir(s.Dir, func(p string, e fs.DirEntry, err error) error {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil // deleted meanwhile
+		} else if err != nil || !e.Type().IsRegular() {
+			return err
+		}
+		return age(p, d)
+	})
+	if err != nil {
+		s.t.Errorf("s3test: advance the clock: %v", err) // Errorf: from any goroutine
+	}
+}
+
+// age moves the modification time of the file at p back by d. It changes
+// the file it opened, so that an object written over meanwhile (a new file
+// renamed over it) keeps the time of its write.
+func age(p string, d time.Duration) error {
+	f, err := os.Open(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil // deleted meanwhile
+	} else if err != nil {
+		return err
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	mtime := syscall.NsecToTimeval(info.ModTime().Add(-d).UnixNano())
+	atime := syscall.NsecToTimeval(time.Now().UnixNano())
+	if err := syscall.Futimes(int(f.Fd()), []syscall.Timeval{atime, mtime}); err != nil {
+		return fmt.Errorf("age %s: %w", p, err)
+	}
+	return nil
 }
 
 // Client returns a minio-go client of the server, for tests that look at
