@@ -47,8 +47,8 @@ type ImportResult struct {
 // stored as snapshots store it, so it deduplicates with everything else.
 // Retention rules do not apply to imported snapshots.
 func (s *Store) Import(ctx context.Context, p ImportProject) (ImportResult, error) {
-	if s.remote != nil {
-		return ImportResult{}, s.remote.refuse("import (migrate)")
+	if err := s.backend.Refuse("import (migrate)"); err != nil {
+		return ImportResult{}, err
 	}
 	res := ImportResult{IDs: []cas.ID{}}
 	workdir, err := knownWorkdir(p.Workdir)

@@ -50,33 +50,58 @@ type Drop struct {
 }
 
 // Prune drops orphan and stale projects, applies the size cap and collects
-// the garbage, so the space is returned before it returns.
+// the garbage, so the space is returned before it returns (on a backend
+// without immediate deletion, as far as its gc's phases allow). Orphans
+// are dropped only where a project's directory is on this machine
+// (repo.Features.OrphansObservable).
 func (s *Store) Prune(ctx context.Context, opts PruneOptions) (PruneResult, error) {
 	if skip, err := s.pruneRanRecently(ctx, opts.MinInterval); err != nil || skip {
 		return PruneResult{Skipped: skip, CapMet: true, Drops: []Drop{}}, err
 	}
-	if s.remote != nil {
-		return s.remotePrune(ctx, opts)
-	}
-	ss, err := s.begin(ctx, true, false)
-	if err != nil {
-		return PruneResult{}, err
-	}
-	defer ss.end()
+	f := s.backend.Features()
 	req := collectRequest{
-		policy:   gc.Policy{StaleAfter: opts.StaleAfter, DropOrphans: !opts.KeepOrphans},
+		policy:   gc.Policy{StaleAfter: opts.StaleAfter, DropOrphans: !opts.KeepOrphans && f.OrphansObservable},
 		cap:      opts.MaxSize,
 		dryRun:   opts.DryRun,
 		markRun:  true,
-		skipIdle: true,
+		skipIdle: f.ImmediateDelete,
 	}
-	res, err := ss.collectToCap(ctx, req)
+	var res collectResult
+	var err error
+	if f.ImmediateDelete {
+		res, err = s.dropAndCollect(ctx, req)
+	} else {
+		res, err = s.dropThenCollect(ctx, req)
+	}
 	if res.idle {
 		return PruneResult{Scanned: res.projects, CapMet: true, Drops: []Drop{}}, err
 	}
 	out := PruneResult{Scanned: res.projects, BytesFreed: res.bytesFreed, CapMet: res.fits}
 	out.report(res.plan)
 	return out, err
+}
+
+// dropAndCollect drops what req drops and sweeps, under the exclusive
+// lock, in one transaction (collectToCap).
+func (s *Store) dropAndCollect(ctx context.Context, req collectRequest) (collectResult, error) {
+	ss, err := s.begin(ctx, true, false)
+	if err != nil {
+		return collectResult{}, err
+	}
+	defer ss.end()
+	return ss.collectToCap(ctx, req)
+}
+
+// dropThenCollect drops what req drops and publishes the drops (dropNow),
+// then runs gc, whose phases reclaim the space.
+func (s *Store) dropThenCollect(ctx context.Context, req collectRequest) (collectResult, error) {
+	res, err := s.dropNow(ctx, req)
+	if err != nil || req.dryRun {
+		return res, err
+	}
+	freed, err := s.GC(ctx)
+	res.bytesFreed, res.objectsDeleted = freed.BytesFreed, freed.ObjectsDeleted
+	return res, err
 }
 
 // pruneRanRecently reports whether a prune ran less than minInterval ago

@@ -70,7 +70,7 @@ func (s *Store) RecordWrite(ctx context.Context, dir string, paths ...string) (i
 		if err := tx.RecordWrites(workdir, writes); err != nil {
 			return err
 		}
-		return ss.publishWrites(ctx, tx, workdir, writes)
+		return ss.journal.Writes(ctx, tx, workdir, writes)
 	})
 	if errors.Is(err, errUnknownProject) {
 		return 0, nil
@@ -215,6 +215,6 @@ func (ss *session) recordOwnWrites(ctx context.Context, workdir string, changes 
 		if err := tx.RecordWrites(workdir, writes); err != nil {
 			return err
 		}
-		return ss.publishWrites(ctx, tx, workdir, writes)
+		return ss.journal.Writes(ctx, tx, workdir, writes)
 	})
 }

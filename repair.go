@@ -13,6 +13,7 @@ import (
 
 	"github.com/casckpt/casckpt/cas"
 	"github.com/casckpt/casckpt/index"
+	"github.com/casckpt/casckpt/repo"
 )
 
 // RepairResult says what Repair rebuilt.
@@ -50,8 +51,8 @@ type RepairResult struct {
 // whose data was in an unreadable part of a pack is reported damaged
 // until a snapshot of files that still hold that data stores it again.
 func (s *Store) Repair(ctx context.Context) (RepairResult, error) {
-	if s.remote != nil {
-		return s.repairCache(ctx)
+	if s.backend.Features().Journaled {
+		return s.rebuildFromJournal(ctx)
 	}
 	var res RepairResult
 	if _, err := os.Stat(s.packsDir()); errors.Is(err, os.ErrNotExist) {
@@ -377,7 +378,7 @@ func chooseTurns(old index.Remains, backups []turnBackup, snaps map[string][]ind
 			return
 		}
 		k := key{tr.Project, tr.ID}
-		if b, ok := best[k]; !ok || saysMore(tr, b) {
+		if b, ok := best[k]; !ok || repo.SaysMore(tr, b) {
 			best[k] = tr
 		}
 	}
@@ -394,21 +395,6 @@ func chooseTurns(old index.Remains, backups []turnBackup, snaps map[string][]ind
 		out[k.project] = append(out[k.project], tr)
 	}
 	return out
-}
-
-// saysMore reports whether turn record a says more than b, another record
-// of the same turn: it ended and b did not, or it ended or started later.
-func saysMore(a, b index.Turn) bool {
-	if a.Open() != b.Open() {
-		return !a.Open()
-	}
-	if c := a.Ended.Compare(b.Ended); c != 0 {
-		return c > 0
-	}
-	if c := a.Started.Compare(b.Started); c != 0 {
-		return c > 0
-	}
-	return strings.Compare(string(a.BackupID[:]), string(b.BackupID[:])) > 0
 }
 
 // putTurns writes the chosen turns into a new database, with the
@@ -432,4 +418,38 @@ func putTurns(tx *index.Tx, turns map[string][]index.Turn, old index.Remains, ba
 		}
 	}
 	return n, nil
+}
+
+// rebuildFromJournal is Repair of a store whose records are a journal's
+// cache: new, empty records brought up to date from the journal, as
+// deleted ones are (repo.Backend.Rebuild). The old database is kept
+// beside them.
+func (s *Store) rebuildFromJournal(ctx context.Context) (RepairResult, error) {
+	var res RepairResult
+	ss, err := s.begin(ctx, true, true)
+	if err != nil {
+		return res, err
+	}
+	defer ss.end()
+	if res.OldDatabase, err = s.backend.Rebuild(ctx, true); err != nil {
+		return res, err
+	}
+	err = s.db.View(func(tx *index.Tx) error {
+		packs, err := tx.Objects().Packs()
+		res.PacksRead = len(packs)
+		if err != nil {
+			return err
+		}
+		if err := tx.Objects().ForEachObject(func(cas.Location) error { res.ObjectsIndexed++; return nil }); err != nil {
+			return err
+		}
+		return tx.EachProject(func(ps index.ProjectSnapshots) error {
+			res.Projects++
+			res.Snapshots += len(ps.Snapshots)
+			turns, err := tx.Turns(ps.Workdir)
+			res.Turns += len(turns)
+			return err
+		})
+	})
+	return res, err
 }

@@ -25,18 +25,36 @@ func mebibytes(n int64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<2
 
 // enforceCap frees space after a snapshot if the store is over its cap. The
 // caller holds no lock. The store's size is its packs, as the snapshot's
-// commit counted them, and its database: no walk of the directory.
+// commit counted them, and its database when it is part of the store (not
+// a journal's cache): no walk of the directory. Over the cap, it drops
+// snapshots as gc.PlanCap plans (planCollection); a backend without
+// immediate deletion publishes the drops and reclaims their data at a due
+// collection (never waiting), so nothing is repacked or deleted there.
 func (s *Store) enforceCap(ctx context.Context, limit int64, just SnapshotResult) (collectResult, error) {
-	db, err := fileSize(s.dbPath())
-	if err != nil || just.packBytes+db <= limit {
-		return collectResult{fits: true}, err
+	var fixed int64
+	if !s.backend.Features().Journaled {
+		var err error
+		if fixed, err = fileSize(s.dbPath()); err != nil {
+			return collectResult{}, err
+		}
+	}
+	if just.packBytes+fixed <= limit {
+		return collectResult{fits: true}, nil
+	}
+	req := collectRequest{cap: limit, protect: just.ID, current: just.Project}
+	if !s.backend.Features().ImmediateDelete {
+		res, err := s.dropNow(ctx, req)
+		if err == nil && len(res.plan.Drops) > 0 {
+			s.collectDue(ctx) // gc's first phase lists the data the drops freed
+		}
+		return res, err
 	}
 	ss, err := s.begin(ctx, true, false)
 	if err != nil {
 		return collectResult{}, err
 	}
 	defer ss.end()
-	return ss.collectToCap(ctx, collectRequest{cap: limit, protect: just.ID, current: just.Project})
+	return ss.collectToCap(ctx, req)
 }
 
 // collectToCap collects as collect does and then measures the store on

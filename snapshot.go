@@ -14,6 +14,7 @@ import (
 	"github.com/casckpt/casckpt/internal/restorer"
 	"github.com/casckpt/casckpt/internal/scan"
 	"github.com/casckpt/casckpt/manifest"
+	"github.com/casckpt/casckpt/repo"
 )
 
 // DefaultKeep is how many snapshots per project Snapshot keeps by default.
@@ -139,7 +140,7 @@ func (s *Store) Snapshot(ctx context.Context, dir string, opts SnapshotOptions) 
 	if err := opts.check(); err != nil {
 		return SnapshotResult{}, err
 	}
-	if s.remote != nil && opts.MaxStoreSize == 0 {
+	if s.backend.Features().Journaled && opts.MaxStoreSize == 0 {
 		opts.MaxStoreSize = -1 // no default cap on a bucket: see MaxStoreSize
 	}
 	opts = opts.withDefaults()
@@ -165,11 +166,7 @@ func (s *Store) Snapshot(ctx context.Context, dir string, opts SnapshotOptions) 
 	if opts.MaxStoreSize < 0 {
 		return res, nil
 	}
-	enforce := s.enforceCap
-	if s.remote != nil {
-		enforce = s.remoteEnforceCap
-	}
-	capped, err := enforce(ctx, opts.MaxStoreSize, res)
+	capped, err := s.enforceCap(ctx, opts.MaxStoreSize, res)
 	if err != nil {
 		return res, fmt.Errorf("snapshot %s was taken, but freeing space for the size cap failed: %w", res.ID.Short(), err)
 	}
@@ -261,7 +258,7 @@ func (ss *session) scanSnapshot(ctx context.Context, v view, workdir string, opt
 		p.newest = &snaps[0]
 	}
 	p.parent, _ = dirIdentity(filepath.Dir(workdir))
-	p.w = cas.NewWriter(ss.s.packs, dedupeAgainst(v.tx, v.objects))
+	p.w = cas.NewWriter(ss.s.packs, repo.DedupeAgainst(v.tx, v.objects))
 	var put cas.Putter = p.w
 	if wrap != nil {
 		put = wrap(p.w)
@@ -398,9 +395,9 @@ func (ss *session) touch(ctx context.Context, p *pendingSnapshot, res *SnapshotR
 	parentChanged := !p.parent.IsZero() && p.parent != p.project.Parent
 	touched := p.known && (now.Sub(p.project.LastTouch) >= touchGranularity || parentChanged)
 	// What the scan of the newest snapshot's tree stored, the index lacked:
-	// kept. A bucket store publishes packs only with records: it keeps the
-	// writer's objects only with a turn's.
-	restored := ss.s.remote == nil && p.newest != nil && p.scanStored.Objects > 0
+	// kept. A journal (a bucket's) publishes packs only with records: it
+	// keeps the writer's objects only with a turn's.
+	restored := !ss.s.backend.Features().Journaled && p.newest != nil && p.scanStored.Objects > 0
 	if p.turn == nil && !restored {
 		p.abort() // the Writer holds nothing to keep
 		if !cacheChanged && !touched {
@@ -455,7 +452,7 @@ func (ss *session) touch(ctx context.Context, p *pendingSnapshot, res *SnapshotR
 // project's record, made at created, if it is new: the first steps of
 // every commit that adds snapshots (a snapshot's, an import's).
 func commitObjects(ctx context.Context, tx *index.Tx, w *cas.Writer, workdir string, created, touched time.Time, parent index.DirID) error {
-	if _, err := w.Commit(ctx, tx.Objects(), relocates(tx)); err != nil {
+	if _, err := w.Commit(ctx, tx.Objects(), repo.Relocates(tx)); err != nil {
 		return err
 	}
 	p, ok, err := tx.Project(workdir)
@@ -545,4 +542,30 @@ func applyKeep(tx *index.Tx, workdir string, opts SnapshotOptions, now time.Time
 		dropped = append(dropped, sn.ID)
 	}
 	return dropped, nil
+}
+
+// publish publishes the commit of pending snapshot p to the session's
+// journal, last in the transaction tx that commits it: its snapshot
+// record (when it makes one), the turn record it changed, and the packs
+// tx recorded; then the drop of each snapshot the keep rule dropped.
+func (ss *session) publish(ctx context.Context, tx *index.Tx, p *pendingSnapshot, res *SnapshotResult) error {
+	c := repo.Commit{Workdir: p.workdir, Snapshot: p.rec}
+	if res.TurnStarted || res.TurnEnded {
+		tr, ok, err := tx.Turn(p.workdir, p.opts.Turn)
+		if err != nil {
+			return err
+		}
+		if ok {
+			c.Turn = &tr
+		}
+	}
+	if err := ss.journal.Commit(ctx, tx, c); err != nil {
+		return err
+	}
+	for _, id := range res.Dropped {
+		if err := ss.journal.Dropped(ctx, tx, id); err != nil {
+			return err
+		}
+	}
+	return nil
 }

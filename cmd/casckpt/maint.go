@@ -264,7 +264,7 @@ func newVerifyCommand(g *globals) *cobra.Command {
 			}
 			if len(res.Rejected) > 0 {
 				g.jsonDone = true
-				return fmt.Errorf("%s in the bucket carry no valid fleet signature and are ignored (gc refuses while a commit is among them): unless they predate CASCKPT_FLEET_KEY, someone without the key wrote them (see docs/remote.md, Trust)", countOf(int64(len(res.Rejected)), "object"))
+				return fmt.Errorf("%s in the bucket carry no valid fleet signature and are ignored (gc refuses while a commit is among them): unless they predate CASCKPT_FLEET_KEY, someone without the key wrote them (see docs/bucket.md, Trust)", countOf(int64(len(res.Rejected)), "object"))
 			}
 			if len(res.DamagedObjects) > 0 {
 				g.jsonDone = true

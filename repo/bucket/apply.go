@@ -1,4 +1,4 @@
-package casckpt
+package bucket
 
 import (
 	"errors"
@@ -7,6 +7,7 @@ import (
 	"github.com/casckpt/casckpt/cas"
 	"github.com/casckpt/casckpt/index"
 	"github.com/casckpt/casckpt/internal/remote"
+	"github.com/casckpt/casckpt/repo"
 )
 
 // applyFetched records in the cache, in one transaction, what a sync read
@@ -14,7 +15,7 @@ import (
 // order, another machine's in its projects), the dropped markers, the
 // pins, the objects the fleet key refused, the view and the new watermark
 // (never moved back from mark).
-func (r *bucketStore) applyFetched(tx *index.Tx, f *fetched, mark time.Time) error {
+func (b *Backend) applyFetched(tx *index.Tx, f *fetched, mark time.Time) error {
 	packs, err := tx.Objects().Packs()
 	if err != nil {
 		return err
@@ -41,7 +42,7 @@ func (r *bucketStore) applyFetched(tx *index.Tx, f *fetched, mark time.Time) err
 	if err := applyGCLists(tx, f.gcLists); err != nil {
 		return err
 	}
-	a := applier{tx: tx, pins: f.pins, machine: r.machine}
+	a := applier{tx: tx, pins: f.pins, machine: b.machine}
 	if err := a.load(); err != nil {
 		return err
 	}
@@ -90,7 +91,7 @@ func (r *bucketStore) applyFetched(tx *index.Tx, f *fetched, mark time.Time) err
 			return err
 		}
 	}
-	if err := tx.Remote().SetView(r.view()); err != nil {
+	if err := tx.Remote().SetView(b.view()); err != nil {
 		return err
 	}
 	if err := a.applyPins(); err != nil {
@@ -110,12 +111,12 @@ type applier struct {
 	tx      *index.Tx
 	machine string // this machine's ID
 	pins    map[cas.ID]bool
-	snaps   map[cas.ID]record // every snapshot of the cache, by ID
+	snaps   map[cas.ID]index.Snapshot // every snapshot of the cache, by ID
 	tombs   map[cas.ID][16]byte
 }
 
 func (a *applier) load() error {
-	a.snaps = map[cas.ID]record{}
+	a.snaps = map[cas.ID]index.Snapshot{}
 	var err error
 	if a.tombs, err = a.tx.Tombstones(); err != nil {
 		return err
@@ -134,10 +135,10 @@ func (a *applier) load() error {
 func (a *applier) commit(c remote.Commit) (whole bool, _ error) {
 	whole = true
 	// A commit of another machine goes to its projects; one older than
-	// machines to this machine's (docs/remote.md, "Machines").
+	// machines to this machine's (docs/bucket.md, "Machines").
 	workdir := func(w string) string { return w }
 	if c.Machine != "" && c.Machine != a.machine {
-		workdir = func(w string) string { return foreignWorkdir(c.Machine, w) }
+		workdir = func(w string) string { return repo.ForeignWorkdir(c.Machine, w) }
 	}
 	for _, r := range c.Records {
 		switch r.Kind {
@@ -175,7 +176,7 @@ func (a *applier) commit(c remote.Commit) (whole bool, _ error) {
 	return whole, nil
 }
 
-func (a *applier) snapshot(sn record, backup cas.ID, origin string) error {
+func (a *applier) snapshot(sn index.Snapshot, backup cas.ID, origin string) error {
 	_, known := a.snaps[sn.ID]
 	_, dead := a.tombs[backup]
 	if known || dead || a.tx.Remote().Dropped(sn.ID) {
@@ -214,7 +215,7 @@ func (a *applier) turn(tr index.Turn) error {
 		return nil
 	}
 	cur, ok, err := a.tx.Turn(tr.Project, tr.ID)
-	if err != nil || (ok && !saysMore(tr, cur)) {
+	if err != nil || (ok && !repo.SaysMore(tr, cur)) {
 		return err
 	}
 	return a.tx.PutTurn(tr)
@@ -316,7 +317,7 @@ func applyGCLists(tx *index.Tx, lists []gcList) error {
 		return err
 	}
 	objects := tx.Objects()
-	doomed, err := doomedNumbers(tx)
+	doomed, err := repo.DoomedNumbers(tx)
 	if err != nil {
 		return err
 	}
@@ -325,19 +326,6 @@ func applyGCLists(tx *index.Tx, lists []gcList) error {
 		return err == nil && doomed[l.Pack]
 	})
 	return err
-}
-
-// doomedNumbers returns the numbers of the cache's doomed packs.
-func doomedNumbers(tx *index.Tx) (map[uint32]bool, error) {
-	doomed := tx.Remote().DoomedPacks()
-	packs, err := tx.Objects().Packs()
-	out := map[uint32]bool{}
-	for _, p := range packs {
-		if doomed[p.Name] {
-			out[p.Number] = true
-		}
-	}
-	return out, err
 }
 
 // forgetPacks removes from the cache the packs named in gone, which a gc
