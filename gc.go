@@ -66,14 +66,14 @@ type collectResult struct {
 // pack deletions follow the commit. On a backend without immediate
 // deletion there is no sweep: its drops were published before (dropNow),
 // and req asks for none; the backend reclaims the space in its phases.
-func (ss *session) collect(ctx context.Context, req collectRequest) (collectResult, error) {
+func (ss *hold) collect(ctx context.Context, req collectRequest) (collectResult, error) {
 	var res collectResult
 	if !ss.s.backend.Features().ImmediateDelete {
 		r, err := ss.s.backend.Reclaim(ctx)
 		return collectResult{fits: true, objectsDeleted: r.Objects, bytesFreed: r.Bytes}, err
 	}
 	if ss.lock == nil || !ss.s.exists() {
-		// No store, or none when the session began (so it holds no lock,
+		// No store, or none when the hold began (so it holds no lock,
 		// and one made since may hold packs a writer has not committed).
 		return collectResult{fits: true}, nil
 	}
@@ -140,7 +140,7 @@ func (ss *session) collect(ctx context.Context, req collectRequest) (collectResu
 // it did not mark). The cap counts the stored bytes of every object a
 // kept snapshot reaches, one copy each, where the records locate it, and
 // the database when it is part of the store (not a journal's cache).
-func (ss *session) planCollection(ctx context.Context, objects *cas.Store, projects []gc.Project, req collectRequest, res *collectResult) (*gc.Graph, error) {
+func (ss *hold) planCollection(ctx context.Context, objects *cas.Store, projects []gc.Project, req collectRequest, res *collectResult) (*gc.Graph, error) {
 	f := ss.s.backend.Features()
 	plan := gc.PlanRetention(projects, req.policy, ss.s.opts.Now())
 	res.plan, res.fits = plan, true
@@ -210,9 +210,9 @@ func (s *Store) dropNow(ctx context.Context, req collectRequest) (collectResult,
 }
 
 // applyDrops deletes the snapshots plan drops (publishing each drop to
-// the session's journal) and the projects it forgets: the drop of gc, the
+// the hold's journal) and the projects it forgets: the drop of gc, the
 // size cap and prune on every backend.
-func (ss *session) applyDrops(ctx context.Context, tx *index.Tx, plan gc.Plan, records map[cas.ID]record) error {
+func (ss *hold) applyDrops(ctx context.Context, tx *index.Tx, plan gc.Plan, records map[cas.ID]record) error {
 	for _, d := range plan.Drops {
 		if err := tx.DeleteSnapshot(records[d.ID]); err != nil {
 			return err
@@ -231,7 +231,7 @@ func (ss *session) applyDrops(ctx context.Context, tx *index.Tx, plan gc.Plan, r
 
 // dropAndSweep deletes what plan drops and prepares the sweep of every
 // object no kept snapshot reaches.
-func (ss *session) dropAndSweep(ctx context.Context, tx *index.Tx, objects *cas.Store, req collectRequest, graph *gc.Graph, records map[cas.ID]record, plan gc.Plan) (*cas.Sweep, error) {
+func (ss *hold) dropAndSweep(ctx context.Context, tx *index.Tx, objects *cas.Store, req collectRequest, graph *gc.Graph, records map[cas.ID]record, plan gc.Plan) (*cas.Sweep, error) {
 	if err := ss.applyDrops(ctx, tx, plan, records); err != nil {
 		return nil, err
 	}
@@ -278,7 +278,7 @@ func (s *Store) collectDue(ctx context.Context) {
 	if err != nil {
 		return
 	}
-	ss := &session{s: s, lock: lock, journal: s.backend.Journal()}
+	ss := &hold{s: s, lock: lock, journal: s.backend.Journal()}
 	defer ss.end()
 	if _, err := ss.collect(ctx, collectRequest{}); err != nil {
 		s.opts.Logger.Debug("automatic garbage collection postponed", "err", err)

@@ -9,9 +9,9 @@ import (
 	"github.com/casckpt/casckpt/repo/bucket"
 )
 
-// IsRemote reports whether location names a store in a bucket
+// IsBucket reports whether location names a bucket store
 // ("s3://BUCKET[/PREFIX]") rather than a directory.
-func IsRemote(location string) bool { return strings.HasPrefix(location, "s3://") }
+func IsBucket(location string) bool { return strings.HasPrefix(location, "s3://") }
 
 // OpenURL returns the store at location: a directory, as Open does, or a
 // bucket of an S3-compatible server, "s3://BUCKET[/PREFIX]" (see
@@ -21,7 +21,7 @@ func IsRemote(location string) bool { return strings.HasPrefix(location, "s3://"
 // truth. The first use of a cache probes the server's conditional
 // writes, and refuses a server that ignores them.
 func OpenURL(ctx context.Context, location string, opts Options) (*Store, error) {
-	if !IsRemote(location) {
+	if !IsBucket(location) {
 		return Open(location, opts)
 	}
 	var s *Store

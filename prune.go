@@ -144,7 +144,7 @@ func (out *PruneResult) report(plan gc.Plan) {
 // collection (so there is no garbage to collect) and the store is under
 // the cap as the disk counts it. Marking every snapshot's objects, which
 // costs as much as the store is large, is then not needed.
-func (ss *session) idle(tx *index.Tx, projects []gc.Project, req collectRequest) (bool, error) {
+func (ss *hold) idle(tx *index.Tx, projects []gc.Project, req collectRequest) (bool, error) {
 	plan := gc.PlanRetention(projects, req.policy, ss.s.opts.Now())
 	if len(plan.Drops) > 0 || len(plan.Forget) > 0 || tx.PendingDrops() > 0 {
 		return false, nil

@@ -200,7 +200,7 @@ func (hashOnly) Put(_ context.Context, kind cas.Kind, data []byte) (cas.ID, erro
 // agent's restore or undo left. A change that was not written as planned
 // (a file changed meanwhile, left alone) leaves a state the ledger does
 // not name, and so still counts as a person's.
-func (ss *session) recordOwnWrites(ctx context.Context, workdir string, changes []manifest.Change) error {
+func (ss *hold) recordOwnWrites(ctx context.Context, workdir string, changes []manifest.Change) error {
 	if len(changes) == 0 {
 		return nil
 	}

@@ -62,7 +62,7 @@ func (s *Store) enforceCap(ctx context.Context, limit int64, just SnapshotResult
 // object bytes, but pack rounding and a database that grew while it
 // committed can still leave the store a little over. It then aims lower,
 // so that the cap holds on disk too.
-func (ss *session) collectToCap(ctx context.Context, req collectRequest) (collectResult, error) {
+func (ss *hold) collectToCap(ctx context.Context, req collectRequest) (collectResult, error) {
 	res, err := ss.collect(ctx, req)
 	if err != nil || req.cap <= 0 || req.dryRun {
 		return res, err

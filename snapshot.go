@@ -180,7 +180,7 @@ func (s *Store) Snapshot(ctx context.Context, dir string, opts SnapshotOptions) 
 	return res, nil
 }
 
-// listing is the tree a snapshot listed while its session began (l nil:
+// listing is the tree a snapshot listed while its hold began (l nil:
 // not listed yet).
 type listing struct {
 	l   *scan.Listing
@@ -194,7 +194,7 @@ func (s *Store) listOptions(opts SnapshotOptions) scan.Options {
 
 // snapshot is Snapshot under a held lock, of the tree listed (or, when
 // not listed yet, listed now).
-func (ss *session) snapshot(ctx context.Context, workdir string, opts SnapshotOptions, listed listing) (SnapshotResult, error) {
+func (ss *hold) snapshot(ctx context.Context, workdir string, opts SnapshotOptions, listed listing) (SnapshotResult, error) {
 	var p *pendingSnapshot
 	err := ss.read(func(v view) (err error) {
 		p, err = ss.scanSnapshot(ctx, v, workdir, opts, listed, nil)
@@ -245,7 +245,7 @@ func (p *pendingSnapshot) abort() {
 // also keep what is put), and, unless the tree is the newest snapshot's,
 // the backup of the record to add; and the backup of the turn record that
 // the snapshot changes, if any (see turnUpdate).
-func (ss *session) scanSnapshot(ctx context.Context, v view, workdir string, opts SnapshotOptions, listed listing, wrap func(cas.Putter) cas.Putter) (*pendingSnapshot, error) {
+func (ss *hold) scanSnapshot(ctx context.Context, v view, workdir string, opts SnapshotOptions, listed listing, wrap func(cas.Putter) cas.Putter) (*pendingSnapshot, error) {
 	p := &pendingSnapshot{workdir: workdir, opts: opts}
 	snaps, err := v.tx.Snapshots(workdir)
 	if err == nil {
@@ -306,7 +306,7 @@ func (ss *session) scanSnapshot(ctx context.Context, v view, workdir string, opt
 // commitSnapshot records a pending snapshot, unless its tree equals the
 // project's newest snapshot. Once the tree is scanned the commit runs to
 // the end whatever ctx says.
-func (ss *session) commitSnapshot(ctx context.Context, p *pendingSnapshot) (SnapshotResult, error) {
+func (ss *hold) commitSnapshot(ctx context.Context, p *pendingSnapshot) (SnapshotResult, error) {
 	ctx = context.WithoutCancel(ctx)
 	res := SnapshotResult{Project: p.workdir}
 	scanned := p.scanned
@@ -389,7 +389,7 @@ func (ss *session) commitSnapshot(ctx context.Context, p *pendingSnapshot) (Snap
 // a store in a directory, the objects of the tree that the index lacked
 // (lost, and dropped from the index by a repair: the tree's files still
 // hold them). An unchanged tree with nothing to record costs no write.
-func (ss *session) touch(ctx context.Context, p *pendingSnapshot, res *SnapshotResult) error {
+func (ss *hold) touch(ctx context.Context, p *pendingSnapshot, res *SnapshotResult) error {
 	now := ss.s.opts.Now()
 	cacheChanged := len(p.scanned.CachePut) > 0 || len(p.scanned.CacheRemove) > 0
 	parentChanged := !p.parent.IsZero() && p.parent != p.project.Parent
@@ -544,11 +544,11 @@ func applyKeep(tx *index.Tx, workdir string, opts SnapshotOptions, now time.Time
 	return dropped, nil
 }
 
-// publish publishes the commit of pending snapshot p to the session's
+// publish publishes the commit of pending snapshot p to the hold's
 // journal, last in the transaction tx that commits it: its snapshot
 // record (when it makes one), the turn record it changed, and the packs
 // tx recorded; then the drop of each snapshot the keep rule dropped.
-func (ss *session) publish(ctx context.Context, tx *index.Tx, p *pendingSnapshot, res *SnapshotResult) error {
+func (ss *hold) publish(ctx context.Context, tx *index.Tx, p *pendingSnapshot, res *SnapshotResult) error {
 	c := repo.Commit{Workdir: p.workdir, Snapshot: p.rec}
 	if res.TurnStarted || res.TurnEnded {
 		tr, ok, err := tx.Turn(p.workdir, p.opts.Turn)

@@ -170,9 +170,6 @@ func Open(dir string, opts Options) (*Store, error) {
 	return s, nil
 }
 
-// Dir is the store's directory.
-func (s *Store) Dir() string { return s.dir }
-
 func (s *Store) dbPath() string   { return filepath.Join(s.dir, "casckpt.db") }
 func (s *Store) packsDir() string { return filepath.Join(s.dir, "packs") }
 func (s *Store) lockPath() string { return filepath.Join(s.dir, "lock") }
@@ -212,26 +209,26 @@ func (s *Store) removeIfUnused() {
 	os.Remove(s.dir)
 }
 
-// session is one operation's hold on the store: the store lock, shared or
+// hold is one operation's hold on the store: the store lock, shared or
 // exclusive, or none when the store did not exist as it began.
-type session struct {
+type hold struct {
 	s    *Store
 	lock *storeLock
-	// journal is where the session publishes what it commits (see
+	// journal is where the operation publishes what it commits (see
 	// repo.Journal).
 	journal repo.Journal
 }
 
 // begin takes the store lock. With create it makes the store's directories
-// first; without, a missing store yields a session that holds no lock and
+// first; without, a missing store yields a hold that holds no lock and
 // reads as empty: it must change nothing (a store made meanwhile is
 // another process's).
 // A lock whose file clear deleted while this process waited is retried on
 // the store as it is now (made again with create, else read as empty).
 // A store whose records are a journal's cache (repo.Features.Journaled)
-// always has them made, and a shared session brings them up to date
+// always has them made, and a shared hold brings them up to date
 // first (repo.Backend.Refresh), rebuilding them once if they cannot be.
-func (s *Store) begin(ctx context.Context, exclusive, create bool) (*session, error) {
+func (s *Store) begin(ctx context.Context, exclusive, create bool) (*hold, error) {
 	return s.beginAlongside(ctx, exclusive, create, nil)
 }
 
@@ -239,7 +236,7 @@ func (s *Store) begin(ctx context.Context, exclusive, create bool) (*session, er
 // lock is held, at the same time as it brings a bucket's cache up to
 // date, and returns once both are done: a snapshot lists its tree while
 // the bucket is listed.
-func (s *Store) beginAlongside(ctx context.Context, exclusive, create bool, alongside func()) (*session, error) {
+func (s *Store) beginAlongside(ctx context.Context, exclusive, create bool, alongside func()) (*hold, error) {
 	create = create || s.backend.Features().Journaled
 	deadline := time.Now().Add(s.opts.LockTimeout)
 	rebuilt := false
@@ -249,7 +246,7 @@ func (s *Store) beginAlongside(ctx context.Context, exclusive, create bool, alon
 				return nil, err
 			}
 		} else if _, err := os.Stat(s.dir); errors.Is(err, fs.ErrNotExist) {
-			return &session{s: s, journal: s.backend.Journal()}, nil
+			return &hold{s: s, journal: s.backend.Journal()}, nil
 		}
 		lock, err := lockStore(ctx, s.lockPath(), exclusive, deadline, s.opts.LockTimeout)
 		if (errors.Is(err, errLockReplaced) || errors.Is(err, fs.ErrNotExist)) && time.Now().Before(deadline) {
@@ -279,7 +276,7 @@ func (s *Store) beginAlongside(ctx context.Context, exclusive, create bool, alon
 			lock.unlock()
 			return nil, err
 		}
-		return &session{s: s, lock: lock, journal: journal}, nil
+		return &hold{s: s, lock: lock, journal: journal}, nil
 	}
 }
 
@@ -307,7 +304,7 @@ type view struct {
 // read runs fn with a read view; a store without a database reads as
 // empty. The view's objects may be read from any goroutine until fn
 // returns.
-func (ss *session) read(fn func(v view) error) error {
+func (ss *hold) read(fn func(v view) error) error {
 	return ss.s.db.View(func(tx *index.Tx) error {
 		objects := cas.NewStore(ss.s.packs, tx.Objects())
 		defer objects.Close()
@@ -315,9 +312,9 @@ func (ss *session) read(fn func(v view) error) error {
 	})
 }
 
-// update runs fn in a read-write transaction. A session that began on a
+// update runs fn in a read-write transaction. A hold that began on a
 // missing store holds no lock and never writes.
-func (ss *session) update(fn func(tx *index.Tx) error) error {
+func (ss *hold) update(fn func(tx *index.Tx) error) error {
 	if ss.lock == nil {
 		return fmt.Errorf("%w: the store %s did not exist when this operation began; try again", ErrBusy, ss.s.dir)
 	}
@@ -327,14 +324,14 @@ func (ss *session) update(fn func(tx *index.Tx) error) error {
 // updateOrDryRun returns update, or for a dry run the database's
 // DryRun, whose transaction is rolled back: a dry run of collect, the size
 // cap or prune runs their code to the end and changes nothing.
-func (ss *session) updateOrDryRun(dryRun bool) func(fn func(tx *index.Tx) error) error {
+func (ss *hold) updateOrDryRun(dryRun bool) func(fn func(tx *index.Tx) error) error {
 	if dryRun {
 		return ss.s.db.DryRun
 	}
 	return ss.update
 }
 
-func (ss *session) end() { ss.lock.unlock() }
+func (ss *hold) end() { ss.lock.unlock() }
 
 // read runs fn with a read view of the store under the shared lock.
 func (s *Store) read(ctx context.Context, fn func(v view) error) error {

@@ -6,7 +6,7 @@ import (
 )
 
 // A pack is doomed when a gc of a backend without immediate deletion
-// listed it for deletion (index.Remote.SetDoomed): a writer stores again
+// listed it for deletion (index.Journal.SetDoomed): a writer stores again
 // the objects it holds instead of reusing them. Records with no doomed
 // pack (every store in a directory) deduplicate against every object.
 
@@ -42,11 +42,11 @@ func (u undoomed) Has(id cas.ID) (bool, error) {
 // Relocates says whether a writer's commit in tx points objects already
 // indexed at its own packs: when the records have doomed packs, whose
 // objects the writer stored again.
-func Relocates(tx *index.Tx) bool { return len(tx.Remote().DoomedPacks()) > 0 }
+func Relocates(tx *index.Tx) bool { return len(tx.Journal().DoomedPacks()) > 0 }
 
 // DoomedNumbers returns the numbers of the doomed packs of tx.
 func DoomedNumbers(tx *index.Tx) (map[uint32]bool, error) {
-	doomed := tx.Remote().DoomedPacks()
+	doomed := tx.Journal().DoomedPacks()
 	packs, err := tx.Objects().Packs()
 	out := map[uint32]bool{}
 	for _, p := range packs {

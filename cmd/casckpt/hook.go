@@ -433,7 +433,7 @@ func (h hookRun) snapshot(project, turn string, end bool, reason string) error {
 func (g *globals) hookLog(event string, err error) {
 	line := fmt.Sprintf("%s %s %s\n", g.now().UTC().Format(time.RFC3339), event, strings.ReplaceAll(err.Error(), "\n", " "))
 	dir, derr := g.storePath()
-	if derr == nil && casckpt.IsRemote(dir) {
+	if derr == nil && casckpt.IsBucket(dir) {
 		dir, derr = g.cacheRoot()
 	}
 	if derr == nil {
@@ -495,7 +495,7 @@ func (g *globals) hookTell(session string, err error) {
 // local cache directory.
 func (g *globals) hookStateDir() (string, error) {
 	dir, err := g.storePath()
-	if err != nil || !casckpt.IsRemote(dir) {
+	if err != nil || !casckpt.IsBucket(dir) {
 		return dir, err
 	}
 	return g.cacheRoot()
@@ -537,7 +537,7 @@ func hookCommand(cmd *cobra.Command, g *globals) string {
 	}
 	line := shellQuote(bin) + " hook claude-code"
 	if store := cmp.Or(g.storeDir, g.env("CASCKPT_HOME")); store != "" {
-		if !casckpt.IsRemote(store) {
+		if !casckpt.IsBucket(store) {
 			if abs, err := filepath.Abs(store); err == nil {
 				store = abs
 			}

@@ -351,7 +351,7 @@ func newClearCommand(g *globals) *cobra.Command {
 				if !g.stdinTerminal() {
 					return fmt.Errorf("clear deletes every snapshot of every project; add --yes to confirm (no terminal to ask on)")
 				}
-				fmt.Fprintf(g.io.err, "Delete the store %s with every snapshot of every project? [y/N] ", store.Dir())
+				fmt.Fprintf(g.io.err, "Delete the store %s with every snapshot of every project? [y/N] ", store.Location())
 				answer, _ := bufio.NewReader(g.io.in).ReadString('\n')
 				if a := strings.ToLower(strings.TrimSpace(answer)); a != "y" && a != "yes" {
 					return fmt.Errorf("clear cancelled; nothing was deleted")
@@ -360,8 +360,8 @@ func newClearCommand(g *globals) *cobra.Command {
 			if err := store.Clear(cmd.Context()); err != nil {
 				return err
 			}
-			return g.emit(jsonapi.Clear{Cleared: jsonapi.Path(store.Dir())}, func(w io.Writer) {
-				fmt.Fprintf(w, "deleted %s\n", store.Dir())
+			return g.emit(jsonapi.Clear{Cleared: jsonapi.Path(store.Location())}, func(w io.Writer) {
+				fmt.Fprintf(w, "deleted %s\n", store.Location())
 			})
 		},
 	}

@@ -16,6 +16,53 @@ import (
 // pins, the objects the fleet key refused, the view and the new watermark
 // (never moved back from mark).
 func (b *Backend) applyFetched(tx *index.Tx, f *fetched, mark time.Time) error {
+	if err := applyPacks(tx, f); err != nil {
+		return err
+	}
+	if err := applyGCLists(tx, f.gcLists); err != nil {
+		return err
+	}
+	a := applier{tx: tx, pins: f.pins, machine: b.machine}
+	if err := a.load(); err != nil {
+		return err
+	}
+	for _, fc := range f.commits {
+		if err := a.fetched(fc); err != nil {
+			return err
+		}
+	}
+	for _, d := range f.dropped {
+		if err := a.drop(d); err != nil {
+			return err
+		}
+	}
+	for key, why := range f.rejected {
+		if err := tx.Journal().SetRejected(key, why); err != nil {
+			return err
+		}
+		if err := tx.Journal().SetApplied(key); err != nil {
+			return err
+		}
+	}
+	if err := tx.Journal().SetView(b.view()); err != nil {
+		return err
+	}
+	if err := a.applyPins(); err != nil {
+		return err
+	}
+	if err := tx.Journal().SetProbed(); err != nil {
+		return err
+	}
+	if f.newest.After(mark) {
+		return tx.Journal().SetWatermark(f.newest)
+	}
+	return nil
+}
+
+// applyPacks records the packs that the new commits name and whose
+// tables the sync read, their objects located in them over doomed packs
+// (addPackOver).
+func applyPacks(tx *index.Tx, f *fetched) error {
 	packs, err := tx.Objects().Packs()
 	if err != nil {
 		return err
@@ -23,7 +70,7 @@ func (b *Backend) applyFetched(tx *index.Tx, f *fetched, mark time.Time) error {
 	for _, p := range packs { // another process on this cache added it meanwhile
 		delete(f.tables, p.Name)
 	}
-	doomed := tx.Remote().DoomedPacks()
+	doomed := tx.Journal().DoomedPacks()
 	for _, l := range f.gcLists {
 		for _, name := range l.packs {
 			doomed[name] = true
@@ -39,69 +86,39 @@ func (b *Backend) applyFetched(tx *index.Tx, f *fetched, mark time.Time) error {
 			}
 		}
 	}
-	if err := applyGCLists(tx, f.gcLists); err != nil {
-		return err
-	}
-	a := applier{tx: tx, pins: f.pins, machine: b.machine}
-	if err := a.load(); err != nil {
-		return err
-	}
-	for _, fc := range f.commits {
-		if fc.damaged != "" { // skipped; verify and status name it
-			if err := tx.Remote().SetApplied(fc.key); err != nil {
-				return err
-			}
-			if err := tx.Remote().SetDamaged(fc.key, fc.damaged); err != nil {
-				return err
-			}
-			continue
-		}
-		whole := fc.ok
-		if fc.rejected != "" {
-			// Its packs are no garbage to gc until someone looks: gc
-			// refuses, as for a commit it cannot read.
-			if err := tx.Remote().SetRejected(fc.key, fc.rejected); err != nil {
-				return err
-			}
-		}
-		if fc.ok {
-			if whole, err = a.commit(fc.c); err != nil {
-				return err
-			}
-		}
-		if err := tx.Remote().SetApplied(fc.key); err != nil {
+	return nil
+}
+
+// fetched applies the commit fc that a sync read: its records, unless it
+// is damaged (then only named), and marks it applied; one not read whole
+// is marked unread, and one the fleet key refused rejected.
+func (a *applier) fetched(fc fetchedCommit) error {
+	tx := a.tx
+	if fc.damaged != "" { // skipped; verify and status name it
+		if err := tx.Journal().SetApplied(fc.key); err != nil {
 			return err
 		}
-		if !whole && !fc.gone {
-			if err := tx.Remote().SetUnread(fc.key); err != nil { // gc refuses until a repair
-				return err
-			}
-		}
+		return tx.Journal().SetDamaged(fc.key, fc.damaged)
 	}
-	for _, d := range f.dropped {
-		if err := a.drop(d); err != nil {
+	whole := fc.ok
+	if fc.rejected != "" {
+		// Its packs are no garbage to gc until someone looks: gc
+		// refuses, as for a commit it cannot read.
+		if err := tx.Journal().SetRejected(fc.key, fc.rejected); err != nil {
 			return err
 		}
 	}
-	for key, why := range f.rejected {
-		if err := tx.Remote().SetRejected(key, why); err != nil {
+	if fc.ok {
+		var err error
+		if whole, err = a.commit(fc.c); err != nil {
 			return err
 		}
-		if err := tx.Remote().SetApplied(key); err != nil {
-			return err
-		}
 	}
-	if err := tx.Remote().SetView(b.view()); err != nil {
+	if err := tx.Journal().SetApplied(fc.key); err != nil {
 		return err
 	}
-	if err := a.applyPins(); err != nil {
-		return err
-	}
-	if err := tx.Remote().SetProbed(); err != nil {
-		return err
-	}
-	if f.newest.After(mark) {
-		return tx.Remote().SetWatermark(f.newest)
+	if !whole && !fc.gone {
+		return tx.Journal().SetUnread(fc.key) // gc refuses until a repair
 	}
 	return nil
 }
@@ -179,7 +196,7 @@ func (a *applier) commit(c remote.Commit) (whole bool, _ error) {
 func (a *applier) snapshot(sn index.Snapshot, backup cas.ID, origin string) error {
 	_, known := a.snaps[sn.ID]
 	_, dead := a.tombs[backup]
-	if known || dead || a.tx.Remote().Dropped(sn.ID) {
+	if known || dead || a.tx.Journal().Dropped(sn.ID) {
 		return nil
 	}
 	sn.BackupID, sn.Pinned = backup, a.pins[sn.ID]
@@ -223,7 +240,7 @@ func (a *applier) turn(tr index.Turn) error {
 
 // drop applies dropped marker d.
 func (a *applier) drop(d droppedKey) error {
-	if err := a.tx.Remote().SetDropped(d.id); err != nil {
+	if err := a.tx.Journal().SetDropped(d.id); err != nil {
 		return err
 	}
 	if sn, ok := a.snaps[d.id]; ok {
@@ -232,7 +249,7 @@ func (a *applier) drop(d droppedKey) error {
 		}
 		delete(a.snaps, d.id)
 	}
-	return a.tx.Remote().SetApplied(d.key)
+	return a.tx.Journal().SetApplied(d.key)
 }
 
 // applyPins makes the cache's pins the bucket's.
@@ -249,7 +266,7 @@ func (a *applier) applyPins() error {
 }
 
 // addPackOver records pack sp in the cache. An object it holds that the
-// cache locates in a doomed pack (see index.Remote.SetDoomed) is located
+// cache locates in a doomed pack (see index.Journal.SetDoomed) is located
 // in sp instead: a writer wrote it again because a gc is deleting the
 // other copy.
 func addPackOver(tx *index.Tx, sp cas.SalvagedPack, doomed map[[16]byte]bool) error {
@@ -297,18 +314,18 @@ func applyGCLists(tx *index.Tx, lists []gcList) error {
 	deleted := map[[16]byte]bool{}
 	for _, l := range lists {
 		for _, name := range l.packs {
-			if err := tx.Remote().SetDoomed(name); err != nil {
+			if err := tx.Journal().SetDoomed(name); err != nil {
 				return err
 			}
 			if l.deleted {
 				deleted[name] = true
 			}
 		}
-		if err := tx.Remote().SetApplied(l.key); err != nil {
+		if err := tx.Journal().SetApplied(l.key); err != nil {
 			return err
 		}
 		if l.damaged != "" {
-			if err := tx.Remote().SetDamaged(l.key, l.damaged); err != nil {
+			if err := tx.Journal().SetDamaged(l.key, l.damaged); err != nil {
 				return err
 			}
 		}

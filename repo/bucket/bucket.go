@@ -80,7 +80,7 @@ func Open(ctx context.Context, cfg Config, openDB OpenDB) (*Backend, error) {
 		return nil, err
 	}
 	_ = b.db.View(func(tx *index.Tx) error {
-		s3cfg.Probed = tx.Remote().Probed()
+		s3cfg.Probed = tx.Journal().Probed()
 		return nil
 	})
 	if b.objects, err = s3store.New(ctx, s3cfg); err != nil {
@@ -201,9 +201,6 @@ func (b *Backend) Features() repo.Features {
 // Location is the store's s3:// URL.
 func (b *Backend) Location() string { return b.url }
 
-// CacheDir is the directory of the cache of the records.
-func (b *Backend) CacheDir() string { return b.dir }
-
 // Machine is this machine's ID.
 func (b *Backend) Machine() string { return b.machine }
 
@@ -213,7 +210,7 @@ func (b *Backend) Packs() cas.PackStore { return keepPacks{b.objects} }
 
 // Owns reports whether this machine snapshotted project workdir itself:
 // one that only a record from the bucket names is another's.
-func (b *Backend) Owns(tx *index.Tx, workdir string) bool { return tx.Remote().Own(workdir) }
+func (b *Backend) Owns(tx *index.Tx, workdir string) bool { return tx.Journal().Own(workdir) }
 
 // Refuse is the error of an operation that a store in a bucket does not
 // support yet: import and clear.

@@ -53,11 +53,11 @@ func (b *Backend) Rebuild(ctx context.Context, keep bool) (string, error) {
 	own := b.ownProjects() // what the bucket cannot tell: kept
 	old, err := b.db.Rebuild(b.now(), func(tx *index.Tx) error {
 		for _, w := range own {
-			if err := tx.Remote().SetOwn(w); err != nil {
+			if err := tx.Journal().SetOwn(w); err != nil {
 				return err
 			}
 		}
-		return tx.Remote().SetView(b.view())
+		return tx.Journal().SetView(b.view())
 	})
 	if err == nil {
 		err = b.sync(ctx, true)

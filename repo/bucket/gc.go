@@ -87,7 +87,7 @@ type bucketMark struct {
 func (b *Backend) markBucket(ctx context.Context) (*bucketMark, error) {
 	m := &bucketMark{livePacks: map[[16]byte]bool{}, stored: map[[16]byte]int64{}}
 	err := b.db.View(func(tx *index.Tx) error {
-		if key := tx.Remote().FirstUnread(); key != "" && tx.Remote().Rejected(key) {
+		if key := tx.Journal().FirstUnread(); key != "" && tx.Journal().Rejected(key) {
 			return fmt.Errorf("gc: commit %s in %s carries no valid fleet signature, so its packs cannot be told apart from garbage; nothing was deleted: if no machine of the fleet wrote it, delete it from the bucket and run casckpt repair (casckpt verify names every such object)", key, b.url)
 		} else if key != "" {
 			return fmt.Errorf("gc: commit %s in %s could not be read whole (damaged, or written by a newer casckpt), so its packs cannot be told apart from garbage; nothing was deleted: upgrade casckpt, or delete that commit", key, b.url)

@@ -31,7 +31,7 @@ func (b *Backend) Journal() repo.Journal { return &journal{b: b} }
 // found stored by Writer.Commit).
 func (j *journal) Commit(ctx context.Context, tx *index.Tx, c repo.Commit) error {
 	b := j.b
-	if err := tx.Remote().SetOwn(c.Workdir); err != nil {
+	if err := tx.Journal().SetOwn(c.Workdir); err != nil {
 		return err
 	}
 	rc := remote.Commit{Machine: b.machine}
@@ -63,7 +63,7 @@ func (j *journal) Commit(ctx context.Context, tx *index.Tx, c repo.Commit) error
 	} else if err != nil {
 		return err
 	}
-	return tx.Remote().SetApplied(key)
+	return tx.Journal().SetApplied(key)
 }
 
 // Writes puts the writes that tx records in project workdir's ledger in
@@ -81,7 +81,7 @@ func (j *journal) Writes(ctx context.Context, tx *index.Tx, workdir string, writ
 	if err := b.objects.PutNew(ctx, key, b.key.Seal(key, remote.EncodeCommit(c))); err != nil {
 		return fmt.Errorf("publish the recorded writes: %w", err)
 	}
-	return tx.Remote().SetApplied(key)
+	return tx.Journal().SetApplied(key)
 }
 
 // Dropped puts the dropped marker of snapshot id, which tx deletes, in
@@ -92,10 +92,10 @@ func (j *journal) Dropped(ctx context.Context, tx *index.Tx, id cas.ID) error {
 	if err := b.objects.PutNew(ctx, key, nil); err != nil {
 		return fmt.Errorf("record the drop of %s in the bucket: %w", id.Short(), err)
 	}
-	if err := tx.Remote().SetApplied(key); err != nil {
+	if err := tx.Journal().SetApplied(key); err != nil {
 		return err
 	}
-	return tx.Remote().SetDropped(id)
+	return tx.Journal().SetDropped(id)
 }
 
 // Pinned puts (pinned) or deletes the pin marker of snapshot id in the

@@ -99,11 +99,11 @@ func (b *Backend) view() string { return b.machine + "\x00" + b.key.Fingerprint(
 // built with every record in this machine's projects and no key: it is
 // kept unless a key is set now.
 func (b *Backend) checkView(tx *index.Tx) error {
-	v, ok := tx.Remote().View()
+	v, ok := tx.Journal().View()
 	switch {
 	case ok && v != b.view():
 		return errCacheView
-	case !ok && b.key != nil && !tx.Remote().Watermark().IsZero():
+	case !ok && b.key != nil && !tx.Journal().Watermark().IsZero():
 		return errCacheView
 	}
 	return nil
@@ -114,7 +114,7 @@ func (b *Backend) checkView(tx *index.Tx) error {
 func (b *Backend) ownProjects() []string {
 	var own []string
 	_ = b.db.View(func(tx *index.Tx) error {
-		own = tx.Remote().OwnWorkdirs()
+		own = tx.Journal().OwnWorkdirs()
 		return nil
 	})
 	return own

@@ -96,8 +96,8 @@ func (b *Backend) syncFrom(ctx context.Context, force, full bool) error {
 	var mark time.Time
 	var probed, viewed bool
 	if err := b.db.View(func(tx *index.Tx) error {
-		mark, probed = tx.Remote().Watermark(), tx.Remote().Probed()
-		_, viewed = tx.Remote().View()
+		mark, probed = tx.Journal().Watermark(), tx.Journal().Probed()
+		_, viewed = tx.Journal().View()
 		return b.checkView(tx)
 	}); err != nil {
 		return err
@@ -131,16 +131,43 @@ func (b *Backend) syncFrom(ctx context.Context, force, full bool) error {
 // fetch lists the bucket after watermark mark (less skewMargin) and reads
 // what the cache lacks.
 func (b *Backend) fetch(ctx context.Context, mark time.Time) (*fetched, error) {
+	from := time.Time{}
+	if !mark.IsZero() {
+		from = mark.Add(-skewMargin)
+	}
+	f, commitKeys, oversized, err := b.list(ctx, from)
+	if err != nil {
+		return nil, err
+	}
+	if from.IsZero() {
+		f.listed = make(map[string]bool, len(commitKeys))
+		for _, k := range commitKeys {
+			f.listed[k] = true
+		}
+	}
+	known, commitKeys, gcKeys, err := b.unapplied(f, commitKeys)
+	if err != nil {
+		return nil, err
+	}
+	if err := b.readCommits(ctx, f, commitKeys, oversized); err != nil {
+		return nil, err
+	}
+	if err := b.readGCLists(ctx, f, gcKeys, len(known) > 0); err != nil {
+		return nil, err
+	}
+	return f, b.readTables(ctx, f, known)
+}
+
+// list lists the commits, the dropped markers and gc's lists after from,
+// and every pin, into a new fetched, and returns the commit keys with
+// those larger than any commit.
+func (b *Backend) list(ctx context.Context, from time.Time) (*fetched, []string, map[string]bool, error) {
 	f := &fetched{pins: map[cas.ID]bool{}, tables: map[[16]byte]cas.SalvagedPack{}, gcKeys: map[string]bool{}, rejected: map[string]string{}}
 	var mu sync.Mutex // f.rejected, from the listings at once
 	reject := func(key string, err error) {
 		mu.Lock()
 		f.rejected[key] = rejectReason(err)
 		mu.Unlock()
-	}
-	from := time.Time{}
-	if !mark.IsZero() {
-		from = mark.Add(-skewMargin)
 	}
 	// The three listings go out at once: on a real bucket each costs a
 	// round trip of tens of milliseconds, and a no-change snapshot makes
@@ -191,21 +218,18 @@ func (b *Backend) fetch(ctx context.Context, mark time.Time) (*fetched, error) {
 		})
 	})
 	if err := g.Wait(); err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
-	f.newest = commitsNewest
-	if droppedNewest.After(f.newest) {
-		f.newest = droppedNewest
-	}
-	if from.IsZero() {
-		f.listed = make(map[string]bool, len(commitKeys))
-		for _, k := range commitKeys {
-			f.listed[k] = true
-		}
-	}
-	known := map[[16]byte]bool{}
-	var gcKeys []string
-	if err := b.db.View(func(tx *index.Tx) error {
+	f.newest = later(commitsNewest, droppedNewest)
+	return f, commitKeys, oversized, nil
+}
+
+// unapplied leaves in f, and returns of commitKeys, what the cache has not
+// applied, with the keys of gc's lists it has not applied and the packs
+// it knows. A cache that knows a pack checks the horizon (checkHorizon).
+func (b *Backend) unapplied(f *fetched, commitKeys []string) (known map[[16]byte]bool, _ []string, gcKeys []string, _ error) {
+	known = map[[16]byte]bool{}
+	err := b.db.View(func(tx *index.Tx) error {
 		packs, err := tx.Objects().Packs()
 		if err != nil {
 			return err
@@ -218,29 +242,21 @@ func (b *Backend) fetch(ctx context.Context, mark time.Time) (*fetched, error) {
 				return err
 			}
 		}
-		commitKeys = slices.DeleteFunc(commitKeys, tx.Remote().Applied)
-		f.dropped = slices.DeleteFunc(f.dropped, func(d droppedKey) bool { return tx.Remote().Applied(d.key) })
+		commitKeys = slices.DeleteFunc(commitKeys, tx.Journal().Applied)
+		f.dropped = slices.DeleteFunc(f.dropped, func(d droppedKey) bool { return tx.Journal().Applied(d.key) })
 		for key := range f.rejected {
-			if tx.Remote().Applied(key) {
+			if tx.Journal().Applied(key) {
 				delete(f.rejected, key) // recorded already
 			}
 		}
 		for key := range f.gcKeys {
-			if !tx.Remote().Applied(key) {
+			if !tx.Journal().Applied(key) {
 				gcKeys = append(gcKeys, key)
 			}
 		}
 		return nil
-	}); err != nil {
-		return nil, err
-	}
-	if err := b.readCommits(ctx, f, commitKeys, oversized); err != nil {
-		return nil, err
-	}
-	if err := b.readGCLists(ctx, f, gcKeys, len(known) > 0); err != nil {
-		return nil, err
-	}
-	return f, b.readTables(ctx, f, known)
+	})
+	return known, commitKeys, gcKeys, err
 }
 
 // readCommits GETs the commits under keys, in parallel, each bounded by
@@ -293,7 +309,7 @@ var errBehindHorizon = errors.New("the cache is behind the bucket's gc horizon")
 // listed (among keys) skip one after the largest the cache applied.
 func (b *Backend) checkHorizon(tx *index.Tx, keys map[string]bool) error {
 	var applied uint64
-	if err := tx.Remote().EachApplied(remote.HorizonDir, func(key string) error {
+	if err := tx.Journal().EachApplied(remote.HorizonDir, func(key string) error {
 		if g, ok := remote.ParseHorizon(key); ok {
 			applied = max(applied, g)
 		}
@@ -408,10 +424,10 @@ func isPackList(key string) bool {
 func (b *Backend) checkComplete(listed map[string]bool) error {
 	return b.db.View(func(tx *index.Tx) error {
 		damaged := map[string]bool{} // deleted on purpose, as verify says to
-		if err := tx.Remote().EachDamaged(func(key, _ string) error { damaged[key] = true; return nil }); err != nil {
+		if err := tx.Journal().EachDamaged(func(key, _ string) error { damaged[key] = true; return nil }); err != nil {
 			return err
 		}
-		return tx.Remote().EachApplied(remote.CommitsDir, func(key string) error {
+		return tx.Journal().EachApplied(remote.CommitsDir, func(key string) error {
 			if !listed[key] && !damaged[key] {
 				return fmt.Errorf("the listing of %s lacks commit %s, which this cache read before: it looks incomplete, so nothing is deleted: try again later (or run casckpt repair if that commit was deleted on purpose)", b.url, key)
 			}
