@@ -173,6 +173,38 @@ func (ss *hold) planCollection(ctx context.Context, objects *cas.Store, projects
 	return graph, nil
 }
 
+// maintain is every collection of the store, plan → drop → reclaim: it
+// plans what retention and the size cap drop (planCollection), drops it
+// (applyDrops) and reclaims the space. With immediate deletion the three
+// run under the exclusive lock, the drops and the sweep in one
+// transaction (collectToCap). Without, the drops are published under the
+// shared lock after a refresh (dropNow) and the backend's reclaim
+// follows: a gc now, or with due a collection that never waits
+// (collectDue), as after a snapshot.
+func (s *Store) maintain(ctx context.Context, req collectRequest, due bool) (collectResult, error) {
+	if s.backend.Features().ImmediateDelete {
+		ss, err := s.begin(ctx, true, false)
+		if err != nil {
+			return collectResult{}, err
+		}
+		defer ss.end()
+		return ss.collectToCap(ctx, req)
+	}
+	res, err := s.dropNow(ctx, req)
+	switch {
+	case err != nil || req.dryRun:
+		return res, err
+	case due:
+		if len(res.plan.Drops) > 0 {
+			s.collectDue(ctx) // gc's first phase lists the data the drops freed
+		}
+		return res, nil
+	}
+	freed, err := s.GC(ctx)
+	res.bytesFreed, res.objectsDeleted = freed.BytesFreed, freed.ObjectsDeleted
+	return res, err
+}
+
 // dropNow drops what retention and the size cap drop, under the shared
 // lock after a refresh of the records, and publishes the drops: on a
 // backend without immediate deletion, whose reclaim runs afterwards

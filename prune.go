@@ -60,48 +60,21 @@ func (s *Store) Prune(ctx context.Context, opts PruneOptions) (PruneResult, erro
 	}
 	f := s.backend.Features()
 	req := collectRequest{
-		policy:   gc.Policy{StaleAfter: opts.StaleAfter, DropOrphans: !opts.KeepOrphans && f.OrphansObservable},
-		cap:      opts.MaxSize,
-		dryRun:   opts.DryRun,
-		markRun:  true,
+		policy:  gc.Policy{StaleAfter: opts.StaleAfter, DropOrphans: !opts.KeepOrphans && f.OrphansObservable},
+		cap:     opts.MaxSize,
+		dryRun:  opts.DryRun,
+		markRun: true,
+		// Without immediate deletion a prune's gc has phases to advance
+		// even when nothing new is dropped: never idle.
 		skipIdle: f.ImmediateDelete,
 	}
-	var res collectResult
-	var err error
-	if f.ImmediateDelete {
-		res, err = s.dropAndCollect(ctx, req)
-	} else {
-		res, err = s.dropThenCollect(ctx, req)
-	}
+	res, err := s.maintain(ctx, req, false)
 	if res.idle {
 		return PruneResult{Scanned: res.projects, CapMet: true, Drops: []Drop{}}, err
 	}
 	out := PruneResult{Scanned: res.projects, BytesFreed: res.bytesFreed, CapMet: res.fits}
 	out.report(res.plan)
 	return out, err
-}
-
-// dropAndCollect drops what req drops and sweeps, under the exclusive
-// lock, in one transaction (collectToCap).
-func (s *Store) dropAndCollect(ctx context.Context, req collectRequest) (collectResult, error) {
-	ss, err := s.begin(ctx, true, false)
-	if err != nil {
-		return collectResult{}, err
-	}
-	defer ss.end()
-	return ss.collectToCap(ctx, req)
-}
-
-// dropThenCollect drops what req drops and publishes the drops (dropNow),
-// then runs gc, whose phases reclaim the space.
-func (s *Store) dropThenCollect(ctx context.Context, req collectRequest) (collectResult, error) {
-	res, err := s.dropNow(ctx, req)
-	if err != nil || req.dryRun {
-		return res, err
-	}
-	freed, err := s.GC(ctx)
-	res.bytesFreed, res.objectsDeleted = freed.BytesFreed, freed.ObjectsDeleted
-	return res, err
 }
 
 // pruneRanRecently reports whether a prune ran less than minInterval ago

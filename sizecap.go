@@ -27,9 +27,9 @@ func mebibytes(n int64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<2
 // caller holds no lock. The store's size is its packs, as the snapshot's
 // commit counted them, and its database when it is part of the store (not
 // a journal's cache): no walk of the directory. Over the cap, it drops
-// snapshots as gc.PlanCap plans (planCollection); a backend without
-// immediate deletion publishes the drops and reclaims their data at a due
-// collection (never waiting), so nothing is repacked or deleted there.
+// snapshots as gc.PlanCap plans and reclaims their space (maintain); a
+// backend without immediate deletion reclaims it at a due collection
+// (never waiting), so nothing is repacked or deleted there.
 func (s *Store) enforceCap(ctx context.Context, limit int64, just SnapshotResult) (collectResult, error) {
 	var fixed int64
 	if !s.backend.Features().Journaled {
@@ -41,20 +41,7 @@ func (s *Store) enforceCap(ctx context.Context, limit int64, just SnapshotResult
 	if just.packBytes+fixed <= limit {
 		return collectResult{fits: true}, nil
 	}
-	req := collectRequest{cap: limit, protect: just.ID, current: just.Project}
-	if !s.backend.Features().ImmediateDelete {
-		res, err := s.dropNow(ctx, req)
-		if err == nil && len(res.plan.Drops) > 0 {
-			s.collectDue(ctx) // gc's first phase lists the data the drops freed
-		}
-		return res, err
-	}
-	ss, err := s.begin(ctx, true, false)
-	if err != nil {
-		return collectResult{}, err
-	}
-	defer ss.end()
-	return ss.collectToCap(ctx, req)
+	return s.maintain(ctx, collectRequest{cap: limit, protect: just.ID, current: just.Project}, true)
 }
 
 // collectToCap collects as collect does and then measures the store on
