@@ -290,7 +290,7 @@ func (ss *hold) scanSnapshot(ctx context.Context, v view, workdir string, opts S
 		p.rec = &record{ID: index.NewSnapshotID(workdir, root, p.at, opts.Reason), Project: workdir, Root: root, Time: p.at,
 			Reason: opts.Reason, Stats: index.Stats{Files: p.scanned.Files, Bytes: p.scanned.Bytes}, MaxFileSize: p.scanned.MaxFileSize,
 			Session: opts.Session, Turn: opts.Turn}
-		if p.rec.BackupID, err = putBackup(ctx, p.w, *p.rec, v.tx.NextSeq(workdir), ""); err != nil {
+		if p.rec.BackupID, err = repo.PutBackup(ctx, p.w, *p.rec, v.tx.NextSeq(workdir), ""); err != nil {
 			p.abort()
 			return nil, err
 		}
@@ -469,14 +469,6 @@ func commitObjects(ctx context.Context, tx *index.Tx, w *cas.Writer, workdir str
 		p.Parent = parent
 	}
 	return tx.PutProject(p)
-}
-
-// putBackup stores the backup of snapshot record rec, from which a lost
-// index can be rebuilt, with the data it describes; seq is the sequence
-// number it expects.
-func putBackup(ctx context.Context, w cas.Putter, rec record, seq uint64, origin string) (cas.ID, error) {
-	rec.Seq = seq
-	return w.Put(ctx, cas.KindRecord, index.EncodeBackup(rec, origin))
 }
 
 // turnKeep returns the rule of applyKeep with opts.KeepTurns. The turns

@@ -166,7 +166,7 @@ func Open(dir string, opts Options) (*Store, error) {
 	s := &Store{dir: abs, opts: opts.withDefaults(), projectFS: restorer.RootFS}
 	s.db = index.Open(s.dbPath(), index.Options{Timeout: s.opts.LockTimeout, Chunker: manifest.ChunkerName})
 	s.packs = packstore.NewLocal(s.packsDir(), nil)
-	s.backend = &repo.Local{Dir: abs, PackStore: s.packs}
+	s.backend = repo.NewLocal(abs, s.db, func() cas.PackStore { return s.packs }, s.opts.Now)
 	return s, nil
 }
 

@@ -61,10 +61,12 @@ type Backend interface {
 	// Journal returns the journal of an operation that did not refresh
 	// (it holds the store's exclusive lock).
 	Journal() Journal
-	// Rebuild makes the records anew from the journal (Journaled only)
-	// and returns where the old database is kept ("" when it was
-	// removed: keep false). The caller holds the exclusive lock.
-	Rebuild(ctx context.Context, keep bool) (old string, err error)
+	// Rebuild makes the records anew, for when they are damaged or lost:
+	// from the packs (Local: Salvage), or from the journal, as deleted
+	// records are. The old database is kept (Rebuilt.OldDatabase) unless
+	// keep is false and the backend is Journaled (it holds nothing the
+	// journal lacks). The caller holds the exclusive lock.
+	Rebuild(ctx context.Context, keep bool) (Rebuilt, error)
 	// Reclaim returns the space of the objects no snapshot reaches, as
 	// far as the backend can now (the caller holds the exclusive lock,
 	// and has swept already when ImmediateDelete).

@@ -2,7 +2,7 @@ package repo
 
 import (
 	"context"
-	"errors"
+	"time"
 
 	"github.com/casckpt/casckpt/cas"
 	"github.com/casckpt/casckpt/index"
@@ -10,13 +10,19 @@ import (
 
 // Local is the backend of a store in a directory: the database is the
 // truth, so its journal publishes nothing; a sweep deletes packs at once,
-// so Reclaim has nothing left to do; a repair salvages the packs (the
-// root package's Repair).
+// so Reclaim has nothing left to do; Rebuild salvages the packs.
 type Local struct {
-	// Dir is the store's directory.
-	Dir string
-	// PackStore is its packs directory.
-	PackStore cas.PackStore
+	dir   string
+	db    *index.DB
+	packs func() cas.PackStore
+	now   func() time.Time
+}
+
+// NewLocal returns the backend of the store in directory dir, whose
+// records are db and whose packs are what packs returns (the store's
+// pack store as it is when asked), on the clock now.
+func NewLocal(dir string, db *index.DB, packs func() cas.PackStore, now func() time.Time) *Local {
+	return &Local{dir: dir, db: db, packs: packs, now: now}
 }
 
 // Features: immediate deletion, observable orphans, no grace, no journal.
@@ -25,13 +31,13 @@ func (l *Local) Features() Features {
 }
 
 // Location is the store's directory.
-func (l *Local) Location() string { return l.Dir }
+func (l *Local) Location() string { return l.dir }
 
 // Machine is "": no other machine shares the store.
 func (l *Local) Machine() string { return "" }
 
 // Packs is the packs directory.
-func (l *Local) Packs() cas.PackStore { return l.PackStore }
+func (l *Local) Packs() cas.PackStore { return l.packs() }
 
 // Refresh has nothing to bring up to date.
 func (l *Local) Refresh(context.Context) (Journal, error) { return noJournal{}, nil }
@@ -39,9 +45,10 @@ func (l *Local) Refresh(context.Context) (Journal, error) { return noJournal{}, 
 // Journal publishes nothing.
 func (l *Local) Journal() Journal { return noJournal{} }
 
-// Rebuild is not how a store in a directory is rebuilt (its packs are
-// salvaged instead): it refuses.
-func (l *Local) Rebuild(context.Context, bool) (string, error) { return "", errNoJournal }
+// Rebuild salvages the packs (Salvage); the old database is always kept.
+func (l *Local) Rebuild(ctx context.Context, _ bool) (Rebuilt, error) {
+	return Salvage(ctx, l.db, l.packs(), l.now())
+}
 
 // Reclaim has nothing left to do: the sweep deleted what it could.
 func (l *Local) Reclaim(context.Context) (Reclaimed, error) { return Reclaimed{}, nil }
@@ -52,9 +59,6 @@ func (l *Local) Owns(*index.Tx, string) bool { return true }
 // Refuse refuses nothing: a store in a directory supports every
 // operation.
 func (l *Local) Refuse(string) error { return nil }
-
-// errNoJournal is Local.Rebuild's error.
-var errNoJournal = errors.New("a store in a directory keeps no journal to rebuild from")
 
 // noJournal publishes nothing: the database is the truth.
 type noJournal struct{}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 
+	"github.com/casckpt/casckpt/cas"
 	"github.com/casckpt/casckpt/index"
 	"github.com/casckpt/casckpt/repo"
 )
@@ -48,7 +49,8 @@ func (e staleError) Is(target error) bool { return target == repo.ErrStale }
 // holds nothing the bucket lacks). The projects the old one recorded as
 // this machine's own are kept (when it can be read). The caller holds the
 // cache's exclusive lock.
-func (b *Backend) Rebuild(ctx context.Context, keep bool) (string, error) {
+func (b *Backend) Rebuild(ctx context.Context, keep bool) (repo.Rebuilt, error) {
+	var res repo.Rebuilt
 	b.logger.Debug("rebuilding the cache from the bucket", "store", b.url, "cache", b.dir)
 	own := b.ownProjects() // what the bucket cannot tell: kept
 	old, err := b.db.Rebuild(b.now(), func(tx *index.Tx) error {
@@ -66,5 +68,28 @@ func (b *Backend) Rebuild(ctx context.Context, keep bool) (string, error) {
 		os.Remove(old)
 		old = ""
 	}
-	return old, err
+	res.OldDatabase = old
+	if err != nil {
+		return res, err
+	}
+	return res, b.db.View(func(tx *index.Tx) error { return count(tx, &res) })
+}
+
+// count counts into res what the rebuilt records in tx hold.
+func count(tx *index.Tx, res *repo.Rebuilt) error {
+	packs, err := tx.Objects().Packs()
+	res.PacksRead = len(packs)
+	if err != nil {
+		return err
+	}
+	if err := tx.Objects().ForEachObject(func(cas.Location) error { res.ObjectsIndexed++; return nil }); err != nil {
+		return err
+	}
+	return tx.EachProject(func(ps index.ProjectSnapshots) error {
+		res.Projects++
+		res.Snapshots += len(ps.Snapshots)
+		turns, err := tx.Turns(ps.Workdir)
+		res.Turns += len(turns)
+		return err
+	})
 }
