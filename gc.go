@@ -61,11 +61,11 @@ type collectResult struct {
 }
 
 // collect applies retention and the size cap, then sweeps, in one write
-// transaction (a dry run's is rolled back), then has the backend reclaim
-// what is left. The caller holds the exclusive store lock. The sweep's
-// pack deletions follow the commit. On a backend without immediate
-// deletion there is no sweep: its drops were published before (dropNow),
-// and req asks for none; the backend reclaims the space in its phases.
+// transaction (a dry run's is rolled back). The caller holds the
+// exclusive store lock. The sweep's pack deletions follow the commit. On
+// a backend without immediate deletion there is no sweep: its drops were
+// published before (dropNow), req asks for none, and collect only runs
+// the backend's reclaim (repo.Backend.Reclaim), in its phases.
 func (ss *hold) collect(ctx context.Context, req collectRequest) (collectResult, error) {
 	var res collectResult
 	if !ss.s.backend.Features().ImmediateDelete {
