@@ -11,7 +11,6 @@ import (
 	"github.com/casckpt/casckpt/cas"
 	"github.com/casckpt/casckpt/gc"
 	"github.com/casckpt/casckpt/index"
-	"github.com/casckpt/casckpt/manifest"
 	"github.com/casckpt/casckpt/repo"
 )
 
@@ -262,38 +261,12 @@ func (ss *hold) applyDrops(ctx context.Context, tx *index.Tx, plan gc.Plan, reco
 }
 
 // dropAndSweep deletes what plan drops and prepares the sweep of every
-// object no kept snapshot reaches.
+// object no kept snapshot reaches (repo.PrepareSweep).
 func (ss *hold) dropAndSweep(ctx context.Context, tx *index.Tx, objects *cas.Store, req collectRequest, graph *gc.Graph, records map[cas.ID]record, plan gc.Plan) (*cas.Sweep, error) {
 	if err := ss.applyDrops(ctx, tx, plan, records); err != nil {
 		return nil, err
 	}
-	dead := func(id cas.ID) bool { return !graph.Live(id) }
-	if _, err := tx.DropStatEntries(dead); err != nil {
-		return nil, err
-	}
-	if _, err := tx.DropChangeCounts(dead, manifest.EmptyTreeID); err != nil {
-		return nil, err
-	}
-	var opts cas.SweepOptions
-	if req.cap > 0 {
-		opts.RepackThreshold = -1 // the cap is a promise: return every dead byte
-	}
-	backups := repo.LiveBackups(records, plan)
-	if err := repo.AddTurnBackups(tx, backups); err != nil {
-		return nil, err
-	}
-	live := func(id cas.ID) bool { return graph.Live(id) || backups[id] }
-	if err := updateTombstones(ctx, tx, objects, ss.s.packs); err != nil {
-		return nil, err
-	}
-	opts.Required, opts.RequiredCount = graph.Live, graph.Objects()
-	sweep, err := cas.PrepareSweep(ctx, tx.Objects(), ss.s.packs, live, opts)
-	if errors.Is(err, cas.ErrLiveNotIndexed) {
-		if detail := repo.CheckLiveIndexed(graph, objects); detail != nil {
-			err = detail
-		}
-	}
-	return sweep, err
+	return repo.PrepareSweep(ctx, tx, objects, ss.s.packs, graph, records, plan, req.cap > 0)
 }
 
 // autoCollectAfter is how many dropped snapshots make a snapshot collect the
@@ -315,47 +288,6 @@ func (s *Store) collectDue(ctx context.Context) {
 	if _, err := ss.collect(ctx, collectRequest{}); err != nil {
 		s.opts.Logger.Debug("automatic garbage collection postponed", "err", err)
 	}
-}
-
-// updateTombstones brings the tombstones of the record backups of deleted
-// snapshots and turns up to date before a sweep. Dead objects leave the
-// index at a sweep but stay in their pack until it is rewritten, so a new
-// tombstone's pack is looked up now, while the backup is still indexed,
-// and remembered (dead objects never move); a tombstone is dropped once
-// its pack is gone from the index and the disk.
-func updateTombstones(ctx context.Context, tx *index.Tx, objects *cas.Store, packs cas.PackStore) error {
-	tombstones, err := tx.Tombstones()
-	if err != nil {
-		return err
-	}
-	infos, err := tx.Objects().Packs()
-	if err != nil {
-		return err
-	}
-	names := make(map[uint32][16]byte, len(infos))
-	indexed := make(map[[16]byte]bool, len(infos))
-	for _, p := range infos {
-		names[p.Number] = p.Name
-		indexed[p.Name] = true
-	}
-	for id, pack := range tombstones {
-		switch {
-		case pack == [16]byte{}:
-			if l, lerr := objects.Locate(id); lerr == nil {
-				err = tx.SetTombstone(id, names[l.Pack])
-			} else {
-				err = tx.DeleteTombstone(id) // in no indexed pack: it never was
-			}
-		case !indexed[pack]:
-			if _, serr := packs.Stat(ctx, cas.PackInfo{Name: pack}.FileName()); errors.Is(serr, fs.ErrNotExist) {
-				err = tx.DeleteTombstone(id)
-			}
-		}
-		if err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 func fileSize(p string) (int64, error) {

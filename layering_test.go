@@ -32,7 +32,7 @@ var layers = map[string][]string{
 	"jsonapi":                   {},          // the standard library only
 	"jsonapi/internal/pyfields": {"jsonapi"}, // go generate: the Python client's fields.json
 	"casckpt":                   {"jsonapi", "repo/...", "index", "gc", "manifest", "cas", "cas/packstore/...", "internal/restorer", "internal/scan", "internal/statcache", "internal/textdiff", "internal/undo"},
-	"repo":                      {"index", "gc", "cas"},                                           // the records, the objects and the Backend seam
+	"repo":                      {"index", "gc", "manifest", "cas"},                               // the records, the objects and the Backend seam
 	"repo/bucket":               {"repo", "index", "gc", "cas", "cas/s3store", "internal/remote"}, // the bucket backend
 	"internal/restorer":         {"manifest", "cas"},
 	"internal/textdiff":         {}, // the standard library only
