@@ -24,9 +24,10 @@ func refuseOverHalfCap(workdir string, stored, limit int64) error {
 func mebibytes(n int64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }
 
 // enforceCap frees space after a snapshot if the store is over its cap. The
-// caller holds no lock. The store's size is its packs, as the snapshot's
-// commit counted them, and its database when it is part of the store (not
-// a journal's cache): no walk of the directory. Over the cap, it drops
+// caller holds no lock. The store's size is its packs that no gc is
+// deleting, as the snapshot's commit counted them (repo.PackBytes), and
+// its database when it is part of the store (not a journal's cache): no
+// walk of the directory, no request to a bucket. Over the cap, it drops
 // snapshots as gc.PlanCap plans and reclaims their space (maintain); a
 // backend without immediate deletion reclaims it at a due collection
 // (never waiting), so nothing is repacked or deleted there.

@@ -123,7 +123,7 @@ type SnapshotResult struct {
 	TurnStarted bool
 	TurnEnded   bool
 
-	packBytes  int64 // the store's pack bytes after the commit
+	packBytes  int64 // the store's pack bytes after the commit (repo.PackBytes)
 	collectDue bool  // enough snapshots were dropped for a collection
 }
 
@@ -351,7 +351,7 @@ func (ss *hold) commitSnapshot(ctx context.Context, p *pendingSnapshot) (Snapsho
 		if res.Dropped, err = applyKeep(tx, p.workdir, p.opts, p.at); err != nil {
 			return err
 		}
-		if res.packBytes, err = tx.PackBytes(); err != nil {
+		if res.packBytes, err = repo.PackBytes(tx); err != nil {
 			return err
 		}
 		if err := tx.AddPendingDrops(len(res.Dropped)); err != nil {

@@ -56,3 +56,19 @@ func DoomedNumbers(tx *index.Tx) (map[uint32]bool, error) {
 	}
 	return out, err
 }
+
+// PackBytes sums the sizes of the packs of tx that no gc is deleting:
+// what the size cap's quick check counts after a commit, so that the
+// packs a gc's first phase listed no longer count (a store in a directory
+// has no doomed pack: every pack counts).
+func PackBytes(tx *index.Tx) (int64, error) {
+	doomed := tx.Journal().DoomedPacks()
+	packs, err := tx.Objects().Packs()
+	var total int64
+	for _, p := range packs {
+		if !doomed[p.Name] {
+			total += p.Size
+		}
+	}
+	return total, err
+}
