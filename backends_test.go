@@ -78,7 +78,7 @@ func localBackend() backend {
 	b.rebuild = func(t *testing.T) *casckpt.Store {
 		t.Helper()
 		s := b.open(t, casckpt.Options{})
-		if err := os.Remove(filepath.Join(s.Dir(), "casckpt.db")); err != nil {
+		if err := os.Remove(filepath.Join(s.Location(), "casckpt.db")); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := s.Repair(context.Background()); err != nil {

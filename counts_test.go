@@ -15,7 +15,7 @@ import (
 
 // indexOf opens s's database directly, to look at its caches.
 func indexOf(s *casckpt.Store) *index.DB {
-	return index.Open(filepath.Join(s.Dir(), "casckpt.db"), index.Options{Timeout: time.Second, Chunker: manifest.ChunkerName})
+	return index.Open(filepath.Join(s.Location(), "casckpt.db"), index.Options{Timeout: time.Second, Chunker: manifest.ChunkerName})
 }
 
 // cachedCounts returns the change counts cached for each snapshot of

@@ -30,8 +30,11 @@
 // Layout: this package holds the use cases, each a short orchestration in
 // a file of its own (snapshot.go, restore.go, undo.go, diff.go, gc.go,
 // prune.go, sizecap.go, verify.go, repair.go, import.go); their machinery
-// lives below it: index (the database), cas (objects and packs), manifest
-// (trees), gc (retention and marking), internal/scan (the tree walk),
+// lives below it: repo (the Backend seam: a store in a directory,
+// repo.Local, or in a bucket, repo/bucket; the use cases ask its
+// Features where the two differ, never which one they run on), index
+// (the database), cas (objects and packs), manifest (trees), gc
+// (retention and marking), internal/scan (the tree walk),
 // internal/restorer (plan and writes), internal/undo (the plan of an
 // undo) and internal/textdiff (diffs and the three-way merge).
 //

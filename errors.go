@@ -4,6 +4,7 @@ import (
 	"errors"
 
 	"github.com/casckpt/casckpt/index"
+	"github.com/casckpt/casckpt/repo"
 )
 
 // Errors of the store's operations. Each is wrapped with what was asked.
@@ -16,7 +17,7 @@ var (
 	ErrBadRef = errors.New("malformed snapshot reference")
 	// ErrRefused: the operation is not allowed on this input (the root or
 	// home directory, too many files, a path outside the project).
-	ErrRefused = errors.New("refused")
+	ErrRefused = repo.ErrRefused
 	// ErrDamaged: a snapshot's data is missing or corrupt.
 	ErrDamaged = errors.New("snapshot damaged")
 )

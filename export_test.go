@@ -6,6 +6,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/casckpt/casckpt/repo/bucket"
 )
 
 // SeparateGCLeases gives every gc the test runs a lease key of its own
@@ -13,9 +15,9 @@ import (
 // did not exist; the lease is restored when the test ends.
 func SeparateGCLeases(t *testing.T) {
 	var n atomic.Int64
-	old := leaseKey
-	leaseKey = func() string { return fmt.Sprintf("%s-%d", old(), n.Add(1)) }
-	t.Cleanup(func() { leaseKey = old })
+	old := bucket.LeaseKey
+	bucket.LeaseKey = func() string { return fmt.Sprintf("%s-%d", old(), n.Add(1)) }
+	t.Cleanup(func() { bucket.LeaseKey = old })
 }
 
 // OnClear makes Clear call fn between the removal of the lock file and
@@ -39,19 +41,13 @@ func OnProjectLockWait(t *testing.T, fn func()) {
 
 // ObjectStore is what a store in a bucket needs of the bucket, for tests
 // that wrap an in-memory one.
-type ObjectStore = objectStore
+type ObjectStore = bucket.Objects
 
 // OpenBucket opens the store at location, an s3:// URL, over bucket
 // instead of the server opts.S3 names: in tests an in-memory bucket
 // (internal/s3test/membucket) whose server clock the test sets. Its cache
 // is under opts.CacheDir, as OpenURL's. It syncs at every use, as if each
 // use were a command of its own: the test's wall clock barely moves.
-func OpenBucket(location string, bucket objectStore, opts Options) (*Store, error) {
-	s, machine, err := openCache(location, "membucket", "membucket\x00"+location, opts)
-	if err != nil {
-		return nil, err
-	}
-	s.attach(location, bucket, machine)
-	s.remote.syncEvery = 0
-	return s, nil
+func OpenBucket(location string, objects ObjectStore, opts Options) (*Store, error) {
+	return openBucket(location, objects, opts)
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/casckpt/casckpt/cas"
 	"github.com/casckpt/casckpt/index"
+	"github.com/casckpt/casckpt/repo"
 )
 
 // ImportProject is a project's history brought from another store (a
@@ -47,8 +48,8 @@ type ImportResult struct {
 // stored as snapshots store it, so it deduplicates with everything else.
 // Retention rules do not apply to imported snapshots.
 func (s *Store) Import(ctx context.Context, p ImportProject) (ImportResult, error) {
-	if s.remote != nil {
-		return ImportResult{}, s.remote.refuse("import (migrate)")
+	if err := s.backend.Refuse("import (migrate)"); err != nil {
+		return ImportResult{}, err
 	}
 	res := ImportResult{IDs: []cas.ID{}}
 	workdir, err := knownWorkdir(p.Workdir)
@@ -77,7 +78,7 @@ func (s *Store) Import(ctx context.Context, p ImportProject) (ImportResult, erro
 			}
 			rec := record{ID: index.NewSnapshotID(workdir, root, imp.Time, imp.Reason), Project: workdir, Root: root,
 				Time: imp.Time, Reason: imp.Reason, Stats: index.Stats{Files: files, Bytes: bytes}, MaxFileSize: imp.MaxFileSize}
-			if rec.BackupID, err = putBackup(ctx, w, rec, nextSeq+uint64(len(recs)), imp.Origin); err != nil {
+			if rec.BackupID, err = repo.PutBackup(ctx, w, rec, nextSeq+uint64(len(recs)), imp.Origin); err != nil {
 				return err
 			}
 			recs = append(recs, rec)

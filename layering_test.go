@@ -33,7 +33,9 @@ var layers = map[string][]string{
 	"jsonapi":                   {},          // the standard library only
 	"jsonapi/internal/pyfields": {"jsonapi"}, // go generate: the Python client's fields.json
 	"jsonapi/internal/mdtables": {"jsonapi"}, // go generate: docs/commands.md's key tables
-	"casckpt":                   {"jsonapi", "index", "gc", "manifest", "cas", "cas/packstore/...", "cas/s3store", "internal/..."},
+	"casckpt":                   {"jsonapi", "repo/...", "index", "gc", "manifest", "cas", "cas/packstore/...", "internal/restorer", "internal/scan", "internal/statcache", "internal/textdiff", "internal/undo"},
+	"repo":                      {"index", "gc", "manifest", "cas"},                               // the records, the objects and the Backend seam
+	"repo/bucket":               {"repo", "index", "gc", "cas", "cas/s3store", "internal/remote"}, // the bucket backend
 	"internal/restorer":         {"manifest", "cas"},
 	"internal/textdiff":         {}, // the standard library only
 	"internal/undo":             {"internal/restorer", "internal/textdiff", "manifest", "cas"},
@@ -257,7 +259,9 @@ func TestLayeringCatchesBadImports(t *testing.T) {
 		pkg("migrate/gitimport", mod, "manifest", "cas", "github.com/go-git/go-git/v5"),
 		pkg("migrate/hermes", mod, "migrate/gitimport"),
 		pkg("migrate/cline", "migrate/gitimport"),
-		root("index", "gc", "manifest", "cas", "cas/packstore", "internal/scan", "internal/restorer"),
+		root("index", "gc", "manifest", "cas", "cas/packstore", "internal/scan", "internal/restorer", "repo", "repo/bucket"),
+		pkg("repo", "index", "gc", "cas"),
+		pkg("repo/bucket", "repo", "index", "cas", "cas/s3store", "internal/remote"),
 		pkg("internal/scan", "manifest", "cas", "internal/statcache"),
 		pkg("index", "cas", "internal/statcache", bboltPath, bboltPath+"/errors"),
 		pkg("cas", "cas/internal/pack", "github.com/zeebo/blake3"),
@@ -289,6 +293,10 @@ func TestLayeringCatchesBadImports(t *testing.T) {
 		{pkg("migrate/cline", "index"), "migrate/cline imports index"},
 		{pkg("migrate/hermes", "migrate/gitimport/gittest"), "migrate/gitimport/gittest is test support"},
 		{withTestBbolt, "casckpt (root) tests import go.etcd.io/bbolt"},
+		{root("cas/s3store"), "casckpt imports cas/s3store"},
+		{root("internal/remote"), "casckpt imports internal/remote"},
+		{pkg("repo", "repo/bucket"), "repo imports repo/bucket"},
+		{pkg("repo", "cas/s3store"), "repo imports cas/s3store"},
 	} {
 		v := layerViolations([]listedPackage{tc.p})
 		if len(v) != 1 || !strings.Contains(v[0], tc.want) {

@@ -87,9 +87,9 @@ func (l *storeLock) unlock() {
 // that they run one at a time and each plans from what the one before
 // left. It waits as the store lock does, and returns its release. The
 // lock file is in the store's locks directory (cleared with the store,
-// which no one clears while this session holds the store lock, which a
-// session that writes always holds).
-func (ss *session) lockProject(ctx context.Context, workdir string) (func(), error) {
+// which no one clears while this hold has the store lock, which a
+// hold that writes always has).
+func (ss *hold) lockProject(ctx context.Context, workdir string) (func(), error) {
 	dir := filepath.Join(ss.s.dir, "locks")
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("project lock: %w", err)

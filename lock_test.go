@@ -35,7 +35,7 @@ func TestBusyStoreGivesUpWithAClearMessage(t *testing.T) {
 func TestLockWaiterFollowsAClearedStore(t *testing.T) {
 	ctx := context.Background()
 	s, _, held := lockedStore(t, time.Minute) // as clear holds it
-	got := make(chan *session)
+	got := make(chan *hold)
 	go func() {
 		ss, err := s.begin(ctx, false, true) // a snapshot waiting its turn
 		if err != nil {
@@ -49,7 +49,7 @@ func TestLockWaiterFollowsAClearedStore(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 	// clear: delete everything, the lock file last, then let go.
-	if err := os.RemoveAll(s.Dir()); err != nil {
+	if err := os.RemoveAll(s.Location()); err != nil {
 		t.Fatal(err)
 	}
 	held.unlock()
@@ -140,6 +140,6 @@ func TestMaintenanceBegunOnAMissingStoreChangesNothing(t *testing.T) {
 		t.Fatalf("a gc that holds no lock swept the store made meanwhile: %v", err)
 	}
 	if err := ss.update(func(*index.Tx) error { return nil }); err == nil {
-		t.Fatal("a session without the lock wrote to the database")
+		t.Fatal("a hold without the lock wrote to the database")
 	}
 }

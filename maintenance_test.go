@@ -38,7 +38,7 @@ func mustSnapshot(t *testing.T, s *casckpt.Store, dir string, opts casckpt.Snaps
 
 func storeBytes(t *testing.T, s *casckpt.Store) int64 {
 	t.Helper()
-	n, err := casckpt.DirSize(s.Dir())
+	n, err := casckpt.DirSize(s.Location())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -222,7 +222,7 @@ func TestVerifyAndRestoreRefuseDamagedSnapshot(t *testing.T) {
 	bad := mustSnapshot(t, s, dir, casckpt.SnapshotOptions{})
 	// Flip a byte in the newest pack: big.bin's chunk lives there alone
 	// with the new trees.
-	packs, _ := filepath.Glob(filepath.Join(s.Dir(), "packs", "*.pack"))
+	packs, _ := filepath.Glob(filepath.Join(s.Location(), "packs", "*.pack"))
 	var newest string
 	var newestTime time.Time
 	for _, p := range packs {

@@ -5,11 +5,12 @@ import (
 
 	"github.com/casckpt/casckpt/cas"
 	"github.com/casckpt/casckpt/index"
+	"github.com/casckpt/casckpt/repo"
 )
 
 // updateProject resolves refs in the project of dir and runs fn on each
 // resolved snapshot inside one write transaction.
-func (s *Store) updateProject(ctx context.Context, dir string, refs []Ref, fn func(tx *index.Tx, sn record) error) ([]cas.ID, error) {
+func (s *Store) updateProject(ctx context.Context, dir string, refs []Ref, fn func(j repo.Journal, tx *index.Tx, sn record) error) ([]cas.ID, error) {
 	workdir, err := knownWorkdir(dir)
 	if err != nil {
 		return nil, err
@@ -39,7 +40,7 @@ func (s *Store) updateProject(ctx context.Context, dir string, refs []Ref, fn fu
 			chosen = append(chosen, sn)
 		}
 		for _, sn := range chosen {
-			if err := fn(tx, sn); err != nil {
+			if err := fn(ss.journal, tx, sn); err != nil {
 				return err
 			}
 			ids = append(ids, sn.ID)
@@ -61,12 +62,12 @@ func (s *Store) Unpin(ctx context.Context, dir string, ref Ref) (cas.ID, error) 
 }
 
 func (s *Store) setPinned(ctx context.Context, dir string, ref Ref, pinned bool) (cas.ID, error) {
-	ids, err := s.updateProject(ctx, dir, []Ref{ref}, func(tx *index.Tx, sn record) error {
+	ids, err := s.updateProject(ctx, dir, []Ref{ref}, func(j repo.Journal, tx *index.Tx, sn record) error {
 		sn.Pinned = pinned
 		if err := tx.PutSnapshot(sn); err != nil {
 			return err
 		}
-		return s.markPinned(ctx, sn.ID, pinned)
+		return j.Pinned(ctx, sn.ID, pinned)
 	})
 	if err != nil {
 		return cas.ID{}, err
@@ -80,13 +81,13 @@ func (s *Store) Forget(ctx context.Context, dir string, refs ...Ref) ([]cas.ID, 
 	if len(refs) == 0 {
 		return []cas.ID{}, nil
 	}
-	return s.updateProject(ctx, dir, refs, func(tx *index.Tx, sn record) error {
+	return s.updateProject(ctx, dir, refs, func(j repo.Journal, tx *index.Tx, sn record) error {
 		if err := tx.DeleteSnapshot(sn); err != nil {
 			return err
 		}
 		if err := tx.AddPendingDrops(1); err != nil { // its objects wait for a collection
 			return err
 		}
-		return s.markDropped(ctx, tx, sn.ID)
+		return j.Dropped(ctx, tx, sn.ID)
 	})
 }

@@ -50,27 +50,25 @@ type Drop struct {
 }
 
 // Prune drops orphan and stale projects, applies the size cap and collects
-// the garbage, so the space is returned before it returns.
+// the garbage, so the space is returned before it returns (on a backend
+// without immediate deletion, as far as its gc's phases allow). Orphans
+// are dropped only where a project's directory is on this machine
+// (repo.Features.OrphansObservable).
 func (s *Store) Prune(ctx context.Context, opts PruneOptions) (PruneResult, error) {
 	if skip, err := s.pruneRanRecently(ctx, opts.MinInterval); err != nil || skip {
 		return PruneResult{Skipped: skip, CapMet: true, Drops: []Drop{}}, err
 	}
-	if s.remote != nil {
-		return s.remotePrune(ctx, opts)
-	}
-	ss, err := s.begin(ctx, true, false)
-	if err != nil {
-		return PruneResult{}, err
-	}
-	defer ss.end()
+	f := s.backend.Features()
 	req := collectRequest{
-		policy:   gc.Policy{StaleAfter: opts.StaleAfter, DropOrphans: !opts.KeepOrphans},
-		cap:      opts.MaxSize,
-		dryRun:   opts.DryRun,
-		markRun:  true,
-		skipIdle: true,
+		policy:  gc.Policy{StaleAfter: opts.StaleAfter, DropOrphans: !opts.KeepOrphans && f.OrphansObservable},
+		cap:     opts.MaxSize,
+		dryRun:  opts.DryRun,
+		markRun: true,
+		// Without immediate deletion a prune's gc has phases to advance
+		// even when nothing new is dropped: never idle.
+		skipIdle: f.ImmediateDelete,
 	}
-	res, err := ss.collectToCap(ctx, req)
+	res, err := s.maintain(ctx, req, false)
 	if res.idle {
 		return PruneResult{Scanned: res.projects, CapMet: true, Drops: []Drop{}}, err
 	}
@@ -119,7 +117,7 @@ func (out *PruneResult) report(plan gc.Plan) {
 // collection (so there is no garbage to collect) and the store is under
 // the cap as the disk counts it. Marking every snapshot's objects, which
 // costs as much as the store is large, is then not needed.
-func (ss *session) idle(tx *index.Tx, projects []gc.Project, req collectRequest) (bool, error) {
+func (ss *hold) idle(tx *index.Tx, projects []gc.Project, req collectRequest) (bool, error) {
 	plan := gc.PlanRetention(projects, req.policy, ss.s.opts.Now())
 	if len(plan.Drops) > 0 || len(plan.Forget) > 0 || tx.PendingDrops() > 0 {
 		return false, nil

@@ -70,7 +70,7 @@ func (s *Store) RecordWrite(ctx context.Context, dir string, paths ...string) (i
 		if err := tx.RecordWrites(workdir, writes); err != nil {
 			return err
 		}
-		return ss.publishWrites(ctx, tx, workdir, writes)
+		return ss.journal.Writes(ctx, tx, workdir, writes)
 	})
 	if errors.Is(err, errUnknownProject) {
 		return 0, nil
@@ -200,7 +200,7 @@ func (hashOnly) Put(_ context.Context, kind cas.Kind, data []byte) (cas.ID, erro
 // agent's restore or undo left. A change that was not written as planned
 // (a file changed meanwhile, left alone) leaves a state the ledger does
 // not name, and so still counts as a person's.
-func (ss *session) recordOwnWrites(ctx context.Context, workdir string, changes []manifest.Change) error {
+func (ss *hold) recordOwnWrites(ctx context.Context, workdir string, changes []manifest.Change) error {
 	if len(changes) == 0 {
 		return nil
 	}
@@ -215,6 +215,6 @@ func (ss *session) recordOwnWrites(ctx context.Context, workdir string, changes 
 		if err := tx.RecordWrites(workdir, writes); err != nil {
 			return err
 		}
-		return ss.publishWrites(ctx, tx, workdir, writes)
+		return ss.journal.Writes(ctx, tx, workdir, writes)
 	})
 }

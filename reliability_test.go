@@ -31,7 +31,7 @@ func TestStoreIsPrivateAndHoldsNoSecrets(t *testing.T) {
 // file 0600 or stricter, and no file holds the secret of the .env file.
 func checkPrivate(t *testing.T, s *casckpt.Store) {
 	t.Helper()
-	err := filepath.WalkDir(s.Dir(), func(p string, d fs.DirEntry, err error) error {
+	err := filepath.WalkDir(s.Location(), func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -63,7 +63,7 @@ func TestTruncatedAndMissingPacks(t *testing.T) {
 	first := mustSnapshot(t, s, dir, casckpt.SnapshotOptions{})
 	randomFile(t, filepath.Join(dir, "b.bin"), 100_000)
 	second := mustSnapshot(t, s, dir, casckpt.SnapshotOptions{})
-	packs, _ := filepath.Glob(filepath.Join(s.Dir(), "packs", "*.pack"))
+	packs, _ := filepath.Glob(filepath.Join(s.Location(), "packs", "*.pack"))
 	if len(packs) != 2 {
 		t.Fatalf("%d packs, want one per snapshot", len(packs))
 	}

@@ -1,74 +1,21 @@
 package casckpt
 
 import (
-	"errors"
-	"os"
-	"path/filepath"
-	"sync"
 	"testing"
-)
 
-// TestMachineID: the machine ID is kept in the caches' directory, made
-// once (by one of several processes at once), made again the same after
-// the directory is deleted, and replaced by a valid Options.Machine.
-func TestMachineID(t *testing.T) {
-	root := filepath.Join(t.TempDir(), "casckpt")
-	ids := make([]string, 8)
-	var wg sync.WaitGroup
-	for i := range ids {
-		wg.Go(func() {
-			id, err := machineID("", root)
-			if err != nil {
-				t.Error(err)
-			}
-			ids[i] = id
-		})
-	}
-	wg.Wait()
-	for _, id := range ids {
-		if id != ids[0] || !ValidMachine(id) {
-			t.Fatalf("machine IDs %v", ids)
-		}
-	}
-	if b, err := os.ReadFile(filepath.Join(root, machineFile)); err != nil || string(b) != ids[0]+"\n" {
-		t.Fatalf("kept %q, %v", b, err)
-	}
-	if err := os.RemoveAll(root); err != nil {
-		t.Fatal(err)
-	}
-	if id, err := machineID("", root); err != nil || id != ids[0] {
-		t.Fatalf("after the cache was deleted: %q %v, want %q", id, err, ids[0])
-	}
-	if id, err := machineID("sandbox-2", root); err != nil || id != "sandbox-2" {
-		t.Fatalf("named: %q %v", id, err)
-	}
-	if _, err := machineID("a b", root); !errors.Is(err, ErrRefused) {
-		t.Fatalf("a name with a space: %v", err)
-	}
-	if err := os.WriteFile(filepath.Join(root, machineFile), []byte("kept-by-hand\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if id, err := machineID("", root); err != nil || id != "kept-by-hand" {
-		t.Fatalf("the kept ID: %q %v", id, err)
-	}
-	if err := os.WriteFile(filepath.Join(root, machineFile), []byte("not/one\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := machineID("", root); !errors.Is(err, ErrRefused) {
-		t.Fatalf("a file that holds no machine ID: %v", err)
-	}
-}
+	"github.com/casckpt/casckpt/repo"
+)
 
 // TestSplitWorkdir: another machine's project names its machine and path;
 // this machine's is its path.
 func TestSplitWorkdir(t *testing.T) {
-	if m, p := SplitWorkdir(foreignWorkdir("b", "/workspace")); m != "b" || p != "/workspace" {
+	if m, p := SplitWorkdir(repo.ForeignWorkdir("b", "/workspace")); m != "b" || p != "/workspace" {
 		t.Fatalf("%q %q", m, p)
 	}
 	if m, p := SplitWorkdir("/workspace"); m != "" || p != "/workspace" {
 		t.Fatalf("%q %q", m, p)
 	}
-	if workdirName(foreignWorkdir("b", "/w")) != "/w on machine b" {
-		t.Fatal(workdirName(foreignWorkdir("b", "/w")))
+	if workdirName(repo.ForeignWorkdir("b", "/w")) != "/w on machine b" {
+		t.Fatal(workdirName(repo.ForeignWorkdir("b", "/w")))
 	}
 }

@@ -99,7 +99,7 @@ func ids(list []casckpt.ListEntry) []cas.ID {
 // forgetting are kept; the old database is kept beside the new one.
 func TestRepairOfAnIntactDatabaseChangesNothing(t *testing.T) {
 	fx := newRepairFixture(t)
-	leftover := filepath.Join(fx.s.Dir(), "casckpt.db.tmp-0123456789abcdef") // of a killed repair
+	leftover := filepath.Join(fx.s.Location(), "casckpt.db.tmp-0123456789abcdef") // of a killed repair
 	os.WriteFile(leftover, []byte("half made"), 0o600)
 	res, err := fx.s.Repair(context.Background())
 	if err != nil {
@@ -129,7 +129,7 @@ func TestRepairOfAnIntactDatabaseChangesNothing(t *testing.T) {
 func TestRepairOfALostDatabase(t *testing.T) {
 	ctx := context.Background()
 	fx := newRepairFixture(t)
-	if err := os.Remove(filepath.Join(fx.s.Dir(), "casckpt.db")); err != nil {
+	if err := os.Remove(filepath.Join(fx.s.Location(), "casckpt.db")); err != nil {
 		t.Fatal(err)
 	}
 	if list := fx.listed(t, fx.p1); len(list) != 0 {
@@ -170,7 +170,7 @@ func TestRepairOfALostDatabase(t *testing.T) {
 func TestRepairOfDamagedPacks(t *testing.T) {
 	ctx := context.Background()
 	fx := newRepairFixture(t)
-	packs, _ := filepath.Glob(filepath.Join(fx.s.Dir(), "packs", "*.pack"))
+	packs, _ := filepath.Glob(filepath.Join(fx.s.Location(), "packs", "*.pack"))
 	slices.SortFunc(packs, func(a, b string) int { return fileTime(t, a).Compare(fileTime(t, b)) })
 	// The first pack (p1's first snapshot): damage its table.
 	b, _ := os.ReadFile(packs[0])
@@ -178,7 +178,7 @@ func TestRepairOfDamagedPacks(t *testing.T) {
 	os.WriteFile(packs[0], b, 0o600)
 	// The last (p2's): nothing readable.
 	os.WriteFile(packs[3], bytes.Repeat([]byte{0xB7}, 500), 0o600)
-	os.Remove(filepath.Join(fx.s.Dir(), "casckpt.db"))
+	os.Remove(filepath.Join(fx.s.Location(), "casckpt.db"))
 
 	res, err := fx.s.Repair(ctx)
 	if err != nil {
@@ -218,7 +218,7 @@ func fileTime(t *testing.T, p string) time.Time {
 func TestGCRefusesAnIndexThatLostLiveObjects(t *testing.T) {
 	ctx := context.Background()
 	fx := newRepairFixture(t)
-	db := index.Open(filepath.Join(fx.s.Dir(), "casckpt.db"), index.Options{Timeout: time.Second, Chunker: manifest.ChunkerName})
+	db := index.Open(filepath.Join(fx.s.Location(), "casckpt.db"), index.Options{Timeout: time.Second, Chunker: manifest.ChunkerName})
 	err := db.Update(func(tx *index.Tx) error {
 		// Drop every chunk entry: the live ones among them are lost.
 		var chunks []cas.ID
@@ -239,11 +239,11 @@ func TestGCRefusesAnIndexThatLostLiveObjects(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	before, _ := filepath.Glob(filepath.Join(fx.s.Dir(), "packs", "*"))
+	before, _ := filepath.Glob(filepath.Join(fx.s.Location(), "packs", "*"))
 	if _, err := fx.s.GC(ctx); err == nil || !strings.Contains(err.Error(), "casckpt repair") {
 		t.Fatalf("gc on an index that lost live objects: %v", err)
 	}
-	if after, _ := filepath.Glob(filepath.Join(fx.s.Dir(), "packs", "*")); !slices.Equal(before, after) {
+	if after, _ := filepath.Glob(filepath.Join(fx.s.Location(), "packs", "*")); !slices.Equal(before, after) {
 		t.Fatalf("gc refused but changed the packs: %v -> %v", before, after)
 	}
 	if _, err := fx.s.Repair(ctx); err != nil {
@@ -320,7 +320,7 @@ func TestRepairAfterRandomHistories(t *testing.T) {
 			}
 			verifyClean(t, s)
 
-			os.Remove(filepath.Join(s.Dir(), "casckpt.db"))
+			os.Remove(filepath.Join(s.Location(), "casckpt.db"))
 			if _, err := s.Repair(ctx); err != nil {
 				t.Fatal(err)
 			}
@@ -363,7 +363,7 @@ func TestRepairThenSnapshotHealsADamagedChunk(t *testing.T) {
 	first := mustSnapshot(t, s, dir, casckpt.SnapshotOptions{})
 	// Damage big.txt's content: it is almost all of the only pack, and,
 	// random, stored as it is, so the middle byte is one of its own.
-	packs, _ := filepath.Glob(filepath.Join(s.Dir(), "packs", "*.pack"))
+	packs, _ := filepath.Glob(filepath.Join(s.Location(), "packs", "*.pack"))
 	b, _ := os.ReadFile(packs[0])
 	b[len(b)/2] ^= 0xff
 	os.WriteFile(packs[0], b, 0o600)

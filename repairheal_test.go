@@ -313,7 +313,7 @@ func TestRepairThenSnapshotsHealInEveryOrder(t *testing.T) {
 					before := fx.indexed(t)
 					target.damage(t, fx)
 					if dbLost {
-						must(t, os.Remove(filepath.Join(fx.s.Dir(), "casckpt.db")))
+						must(t, os.Remove(filepath.Join(fx.s.Location(), "casckpt.db")))
 					}
 					if _, err := fx.s.Repair(context.Background()); err != nil {
 						t.Fatal(err)

@@ -157,7 +157,7 @@ func (s *Store) Restore(ctx context.Context, dir string, ref Ref, opts RestoreOp
 // not nil) is called, in no transaction, and write then writes the plan in
 // a new read view. It returns the snapshot's ID, zero when none was taken
 // (a dry run, or a tree equal to the newest snapshot).
-func (ss *session) changeTree(ctx context.Context, dryRun bool, what string, prepare func(v view) (*pendingSnapshot, error), write func(v view) error, before func()) (ID, error) {
+func (ss *hold) changeTree(ctx context.Context, dryRun bool, what string, prepare func(v view) (*pendingSnapshot, error), write func(v view) error, before func()) (ID, error) {
 	var pending *pendingSnapshot
 	err := ss.read(func(v view) (err error) {
 		pending, err = prepare(v)
@@ -183,7 +183,7 @@ func (ss *session) changeTree(ctx context.Context, dryRun bool, what string, pre
 // scanBefore scans the working tree once, keeping its trees in overlay:
 // in a dry run only hashed, else stored as a pending snapshot with opts
 // (the tree from before the operation, committed once it is verified).
-func (ss *session) scanBefore(ctx context.Context, v view, workdir string, overlay *treeOverlay, dryRun bool, opts SnapshotOptions) (scan.Result, *pendingSnapshot, error) {
+func (ss *hold) scanBefore(ctx context.Context, v view, workdir string, overlay *treeOverlay, dryRun bool, opts SnapshotOptions) (scan.Result, *pendingSnapshot, error) {
 	if dryRun {
 		current, err := scan.Scan(ctx, workdir, overlay, scan.Options{
 			MaxFileSize: opts.MaxFileSize, MaxFiles: opts.MaxFiles,
@@ -207,7 +207,7 @@ func (ss *session) scanBefore(ctx context.Context, v view, workdir string, overl
 // is committed only once everything the plan writes has been read and
 // verified, so a refused restore changes nothing, not even the list of
 // snapshots.
-func (ss *session) prepareRestore(ctx context.Context, v view, res *RestoreResult, workdir string, ref Ref, paths []string, opts RestoreOptions) (*pendingSnapshot, restorer.Plan, scan.Result, error) {
+func (ss *hold) prepareRestore(ctx context.Context, v view, res *RestoreResult, workdir string, ref Ref, paths []string, opts RestoreOptions) (*pendingSnapshot, restorer.Plan, scan.Result, error) {
 	from := ss.s.machineWorkdir(workdir) // another machine's project with Options.ReadMachine
 	if from != workdir && opts.Safe {
 		return nil, restorer.Plan{}, scan.Result{}, fmt.Errorf("%w: --safe keeps what this machine's agents did not write, which says nothing of another machine's snapshot: restore it without --safe", ErrRefused)

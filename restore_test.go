@@ -141,7 +141,7 @@ func TestSnapshotRefusals(t *testing.T) {
 			t.Errorf("snapshot of %s was not refused", dir)
 		}
 	}
-	if _, err := os.Stat(s.Dir()); !errors.Is(err, os.ErrNotExist) {
+	if _, err := os.Stat(s.Location()); !errors.Is(err, os.ErrNotExist) {
 		t.Fatal("a refused snapshot created the store")
 	}
 	empty := t.TempDir()

@@ -31,7 +31,7 @@ func projectStates(t *testing.T, s *casckpt.Store) map[string]casckpt.ProjectSta
 // storeDB returns the bytes of the store's database.
 func storeDB(t *testing.T, s *casckpt.Store) []byte {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(s.Dir(), "casckpt.db"))
+	b, err := os.ReadFile(filepath.Join(s.Location(), "casckpt.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +106,7 @@ func TestProjectWithoutParentIdentityIsNeverOrphan(t *testing.T) {
 	proj := quietProject(t, t.TempDir())
 	mustSnapshot(t, s, proj, casckpt.SnapshotOptions{})
 	proj, _ = filepath.EvalSymlinks(proj)
-	db := index.Open(filepath.Join(s.Dir(), "casckpt.db"), index.Options{Timeout: time.Second, Chunker: manifest.ChunkerName})
+	db := index.Open(filepath.Join(s.Location(), "casckpt.db"), index.Options{Timeout: time.Second, Chunker: manifest.ChunkerName})
 	err := db.Update(func(tx *index.Tx) error {
 		p, _, err := tx.Project(proj)
 		if err != nil || p.Parent.IsZero() {

@@ -24,19 +24,25 @@ func refuseOverHalfCap(workdir string, stored, limit int64) error {
 func mebibytes(n int64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }
 
 // enforceCap frees space after a snapshot if the store is over its cap. The
-// caller holds no lock. The store's size is its packs, as the snapshot's
-// commit counted them, and its database: no walk of the directory.
+// caller holds no lock. The store's size is its packs that no gc is
+// deleting, as the snapshot's commit counted them (repo.PackBytes), and
+// its database when it is part of the store (not a journal's cache): no
+// walk of the directory, no request to a bucket. Over the cap, it drops
+// snapshots as gc.PlanCap plans and reclaims their space (maintain); a
+// backend without immediate deletion reclaims it at a due collection
+// (never waiting), so nothing is repacked or deleted there.
 func (s *Store) enforceCap(ctx context.Context, limit int64, just SnapshotResult) (collectResult, error) {
-	db, err := fileSize(s.dbPath())
-	if err != nil || just.packBytes+db <= limit {
-		return collectResult{fits: true}, err
+	var fixed int64
+	if !s.backend.Features().Journaled {
+		var err error
+		if fixed, err = fileSize(s.dbPath()); err != nil {
+			return collectResult{}, err
+		}
 	}
-	ss, err := s.begin(ctx, true, false)
-	if err != nil {
-		return collectResult{}, err
+	if just.packBytes+fixed <= limit {
+		return collectResult{fits: true}, nil
 	}
-	defer ss.end()
-	return ss.collectToCap(ctx, collectRequest{cap: limit, protect: just.ID, current: just.Project})
+	return s.maintain(ctx, collectRequest{cap: limit, protect: just.ID, current: just.Project}, true)
 }
 
 // collectToCap collects as collect does and then measures the store on
@@ -44,7 +50,7 @@ func (s *Store) enforceCap(ctx context.Context, limit int64, just SnapshotResult
 // object bytes, but pack rounding and a database that grew while it
 // committed can still leave the store a little over. It then aims lower,
 // so that the cap holds on disk too.
-func (ss *session) collectToCap(ctx context.Context, req collectRequest) (collectResult, error) {
+func (ss *hold) collectToCap(ctx context.Context, req collectRequest) (collectResult, error) {
 	res, err := ss.collect(ctx, req)
 	if err != nil || req.cap <= 0 || req.dryRun {
 		return res, err

@@ -14,6 +14,7 @@ import (
 	"github.com/casckpt/casckpt/internal/restorer"
 	"github.com/casckpt/casckpt/internal/scan"
 	"github.com/casckpt/casckpt/manifest"
+	"github.com/casckpt/casckpt/repo"
 )
 
 // DefaultKeep is how many snapshots per project Snapshot keeps by default.
@@ -122,7 +123,7 @@ type SnapshotResult struct {
 	TurnStarted bool
 	TurnEnded   bool
 
-	packBytes  int64 // the store's pack bytes after the commit
+	packBytes  int64 // the store's pack bytes after the commit (repo.PackBytes)
 	collectDue bool  // enough snapshots were dropped for a collection
 }
 
@@ -139,7 +140,7 @@ func (s *Store) Snapshot(ctx context.Context, dir string, opts SnapshotOptions) 
 	if err := opts.check(); err != nil {
 		return SnapshotResult{}, err
 	}
-	if s.remote != nil && opts.MaxStoreSize == 0 {
+	if s.backend.Features().Journaled && opts.MaxStoreSize == 0 {
 		opts.MaxStoreSize = -1 // no default cap on a bucket: see MaxStoreSize
 	}
 	opts = opts.withDefaults()
@@ -165,11 +166,7 @@ func (s *Store) Snapshot(ctx context.Context, dir string, opts SnapshotOptions) 
 	if opts.MaxStoreSize < 0 {
 		return res, nil
 	}
-	enforce := s.enforceCap
-	if s.remote != nil {
-		enforce = s.remoteEnforceCap
-	}
-	capped, err := enforce(ctx, opts.MaxStoreSize, res)
+	capped, err := s.enforceCap(ctx, opts.MaxStoreSize, res)
 	if err != nil {
 		return res, fmt.Errorf("snapshot %s was taken, but freeing space for the size cap failed: %w", res.ID.Short(), err)
 	}
@@ -183,7 +180,7 @@ func (s *Store) Snapshot(ctx context.Context, dir string, opts SnapshotOptions) 
 	return res, nil
 }
 
-// listing is the tree a snapshot listed while its session began (l nil:
+// listing is the tree a snapshot listed while its hold began (l nil:
 // not listed yet).
 type listing struct {
 	l   *scan.Listing
@@ -197,7 +194,7 @@ func (s *Store) listOptions(opts SnapshotOptions) scan.Options {
 
 // snapshot is Snapshot under a held lock, of the tree listed (or, when
 // not listed yet, listed now).
-func (ss *session) snapshot(ctx context.Context, workdir string, opts SnapshotOptions, listed listing) (SnapshotResult, error) {
+func (ss *hold) snapshot(ctx context.Context, workdir string, opts SnapshotOptions, listed listing) (SnapshotResult, error) {
 	var p *pendingSnapshot
 	err := ss.read(func(v view) (err error) {
 		p, err = ss.scanSnapshot(ctx, v, workdir, opts, listed, nil)
@@ -248,7 +245,7 @@ func (p *pendingSnapshot) abort() {
 // also keep what is put), and, unless the tree is the newest snapshot's,
 // the backup of the record to add; and the backup of the turn record that
 // the snapshot changes, if any (see turnUpdate).
-func (ss *session) scanSnapshot(ctx context.Context, v view, workdir string, opts SnapshotOptions, listed listing, wrap func(cas.Putter) cas.Putter) (*pendingSnapshot, error) {
+func (ss *hold) scanSnapshot(ctx context.Context, v view, workdir string, opts SnapshotOptions, listed listing, wrap func(cas.Putter) cas.Putter) (*pendingSnapshot, error) {
 	p := &pendingSnapshot{workdir: workdir, opts: opts}
 	snaps, err := v.tx.Snapshots(workdir)
 	if err == nil {
@@ -261,7 +258,7 @@ func (ss *session) scanSnapshot(ctx context.Context, v view, workdir string, opt
 		p.newest = &snaps[0]
 	}
 	p.parent, _ = dirIdentity(filepath.Dir(workdir))
-	p.w = cas.NewWriter(ss.s.packs, dedupeAgainst(v.tx, v.objects))
+	p.w = cas.NewWriter(ss.s.packs, repo.DedupeAgainst(v.tx, v.objects))
 	var put cas.Putter = p.w
 	if wrap != nil {
 		put = wrap(p.w)
@@ -293,7 +290,7 @@ func (ss *session) scanSnapshot(ctx context.Context, v view, workdir string, opt
 		p.rec = &record{ID: index.NewSnapshotID(workdir, root, p.at, opts.Reason), Project: workdir, Root: root, Time: p.at,
 			Reason: opts.Reason, Stats: index.Stats{Files: p.scanned.Files, Bytes: p.scanned.Bytes}, MaxFileSize: p.scanned.MaxFileSize,
 			Session: opts.Session, Turn: opts.Turn}
-		if p.rec.BackupID, err = putBackup(ctx, p.w, *p.rec, v.tx.NextSeq(workdir), ""); err != nil {
+		if p.rec.BackupID, err = repo.PutBackup(ctx, p.w, *p.rec, v.tx.NextSeq(workdir), ""); err != nil {
 			p.abort()
 			return nil, err
 		}
@@ -309,7 +306,7 @@ func (ss *session) scanSnapshot(ctx context.Context, v view, workdir string, opt
 // commitSnapshot records a pending snapshot, unless its tree equals the
 // project's newest snapshot. Once the tree is scanned the commit runs to
 // the end whatever ctx says.
-func (ss *session) commitSnapshot(ctx context.Context, p *pendingSnapshot) (SnapshotResult, error) {
+func (ss *hold) commitSnapshot(ctx context.Context, p *pendingSnapshot) (SnapshotResult, error) {
 	ctx = context.WithoutCancel(ctx)
 	res := SnapshotResult{Project: p.workdir}
 	scanned := p.scanned
@@ -354,7 +351,7 @@ func (ss *session) commitSnapshot(ctx context.Context, p *pendingSnapshot) (Snap
 		if res.Dropped, err = applyKeep(tx, p.workdir, p.opts, p.at); err != nil {
 			return err
 		}
-		if res.packBytes, err = tx.PackBytes(); err != nil {
+		if res.packBytes, err = repo.PackBytes(tx); err != nil {
 			return err
 		}
 		if err := tx.AddPendingDrops(len(res.Dropped)); err != nil {
@@ -392,15 +389,15 @@ func (ss *session) commitSnapshot(ctx context.Context, p *pendingSnapshot) (Snap
 // a store in a directory, the objects of the tree that the index lacked
 // (lost, and dropped from the index by a repair: the tree's files still
 // hold them). An unchanged tree with nothing to record costs no write.
-func (ss *session) touch(ctx context.Context, p *pendingSnapshot, res *SnapshotResult) error {
+func (ss *hold) touch(ctx context.Context, p *pendingSnapshot, res *SnapshotResult) error {
 	now := ss.s.opts.Now()
 	cacheChanged := len(p.scanned.CachePut) > 0 || len(p.scanned.CacheRemove) > 0
 	parentChanged := !p.parent.IsZero() && p.parent != p.project.Parent
 	touched := p.known && (now.Sub(p.project.LastTouch) >= touchGranularity || parentChanged)
 	// What the scan of the newest snapshot's tree stored, the index lacked:
-	// kept. A bucket store publishes packs only with records: it keeps the
-	// writer's objects only with a turn's.
-	restored := ss.s.remote == nil && p.newest != nil && p.scanStored.Objects > 0
+	// kept. A journal (a bucket's) publishes packs only with records: it
+	// keeps the writer's objects only with a turn's.
+	restored := !ss.s.backend.Features().Journaled && p.newest != nil && p.scanStored.Objects > 0
 	if p.turn == nil && !restored {
 		p.abort() // the Writer holds nothing to keep
 		if !cacheChanged && !touched {
@@ -455,7 +452,7 @@ func (ss *session) touch(ctx context.Context, p *pendingSnapshot, res *SnapshotR
 // project's record, made at created, if it is new: the first steps of
 // every commit that adds snapshots (a snapshot's, an import's).
 func commitObjects(ctx context.Context, tx *index.Tx, w *cas.Writer, workdir string, created, touched time.Time, parent index.DirID) error {
-	if _, err := w.Commit(ctx, tx.Objects(), relocates(tx)); err != nil {
+	if _, err := w.Commit(ctx, tx.Objects(), repo.Relocates(tx)); err != nil {
 		return err
 	}
 	p, ok, err := tx.Project(workdir)
@@ -472,14 +469,6 @@ func commitObjects(ctx context.Context, tx *index.Tx, w *cas.Writer, workdir str
 		p.Parent = parent
 	}
 	return tx.PutProject(p)
-}
-
-// putBackup stores the backup of snapshot record rec, from which a lost
-// index can be rebuilt, with the data it describes; seq is the sequence
-// number it expects.
-func putBackup(ctx context.Context, w cas.Putter, rec record, seq uint64, origin string) (cas.ID, error) {
-	rec.Seq = seq
-	return w.Put(ctx, cas.KindRecord, index.EncodeBackup(rec, origin))
 }
 
 // turnKeep returns the rule of applyKeep with opts.KeepTurns. The turns
@@ -545,4 +534,30 @@ func applyKeep(tx *index.Tx, workdir string, opts SnapshotOptions, now time.Time
 		dropped = append(dropped, sn.ID)
 	}
 	return dropped, nil
+}
+
+// publish publishes the commit of pending snapshot p to the hold's
+// journal, last in the transaction tx that commits it: its snapshot
+// record (when it makes one), the turn record it changed, and the packs
+// tx recorded; then the drop of each snapshot the keep rule dropped.
+func (ss *hold) publish(ctx context.Context, tx *index.Tx, p *pendingSnapshot, res *SnapshotResult) error {
+	c := repo.Commit{Workdir: p.workdir, Snapshot: p.rec}
+	if res.TurnStarted || res.TurnEnded {
+		tr, ok, err := tx.Turn(p.workdir, p.opts.Turn)
+		if err != nil {
+			return err
+		}
+		if ok {
+			c.Turn = &tr
+		}
+	}
+	if err := ss.journal.Commit(ctx, tx, c); err != nil {
+		return err
+	}
+	for _, id := range res.Dropped {
+		if err := ss.journal.Dropped(ctx, tx, id); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -57,12 +57,13 @@ type StatusResult struct {
 // reads as empty.
 func (s *Store) Status(ctx context.Context) (StatusResult, error) {
 	res := StatusResult{Store: s.Location(), Projects: []ProjectStatus{}}
+	journaled := s.backend.Features().Journaled // the directory is a cache: count the packs
 	err := s.read(ctx, func(v view) error {
 		var err error
 		if res.DamagedObjects, err = damagedObjects(v.tx); err != nil {
 			return err
 		}
-		if s.remote != nil {
+		if journaled {
 			if res.SizeBytes, err = v.tx.PackBytes(); err != nil {
 				return err
 			}
@@ -79,7 +80,7 @@ func (s *Store) Status(ctx context.Context) (StatusResult, error) {
 			return nil
 		})
 	})
-	if err != nil || s.remote != nil {
+	if err != nil || journaled {
 		return res, err
 	}
 	res.SizeBytes, err = DirSize(s.dir)
@@ -125,8 +126,8 @@ func sumFiles(dir string, store bool) (int64, error) {
 
 // Clear deletes the whole store once no other process is using it.
 func (s *Store) Clear(ctx context.Context) error {
-	if s.remote != nil {
-		return s.remote.refuse("clear")
+	if err := s.backend.Refuse("clear"); err != nil {
+		return err
 	}
 	if _, err := os.Stat(s.dir); errors.Is(err, fs.ErrNotExist) {
 		return nil

@@ -17,6 +17,7 @@ import (
 	"github.com/casckpt/casckpt/index"
 	"github.com/casckpt/casckpt/internal/restorer"
 	"github.com/casckpt/casckpt/manifest"
+	"github.com/casckpt/casckpt/repo"
 )
 
 // Options configure a Store. The zero value means the defaults.
@@ -49,12 +50,12 @@ type Options struct {
 	// before it commits.
 	GCGrace time.Duration
 	// GCHorizon is, on an s3:// store, the age by the server's clock past
-	// which gc removes deleted lists (docs/remote.md, "Horizon"; default
+	// which gc removes deleted lists (docs/bucket.md, "Horizon"; default
 	// 7 days; the command takes $CASCKPT_GC_HORIZON).
 	GCHorizon time.Duration
 	// Machine is, on an s3:// store, this machine's ID (1 to 64 letters,
 	// digits, dots, dashes and underscores): its projects are its own
-	// (docs/remote.md, "Machines"). Default: the ID kept in CacheDir,
+	// (docs/bucket.md, "Machines"). Default: the ID kept in CacheDir,
 	// made there the first time.
 	Machine string
 	// ReadMachine is, on an s3:// store, the machine whose project at the
@@ -119,9 +120,10 @@ type Store struct {
 	// in tests ones that fail on demand.
 	packs     cas.PackStore
 	projectFS func(*os.Root) restorer.FS
-	// remote is the bucket of a store opened from an s3:// URL (see
-	// OpenURL); nil for a store in a directory.
-	remote *bucketStore
+	// backend keeps the store's data beyond its records: a repo.Local
+	// for a store in a directory, a bucket.Backend for one opened from an
+	// s3:// URL (see OpenURL).
+	backend repo.Backend
 }
 
 // record is a snapshot record as the index keeps it; hosts see Snapshot.
@@ -164,11 +166,9 @@ func Open(dir string, opts Options) (*Store, error) {
 	s := &Store{dir: abs, opts: opts.withDefaults(), projectFS: restorer.RootFS}
 	s.db = index.Open(s.dbPath(), index.Options{Timeout: s.opts.LockTimeout, Chunker: manifest.ChunkerName})
 	s.packs = packstore.NewLocal(s.packsDir(), nil)
+	s.backend = repo.NewLocal(abs, s.db, func() cas.PackStore { return s.packs }, s.opts.Now)
 	return s, nil
 }
-
-// Dir is the store's directory.
-func (s *Store) Dir() string { return s.dir }
 
 func (s *Store) dbPath() string   { return filepath.Join(s.dir, "casckpt.db") }
 func (s *Store) packsDir() string { return filepath.Join(s.dir, "packs") }
@@ -209,25 +209,26 @@ func (s *Store) removeIfUnused() {
 	os.Remove(s.dir)
 }
 
-// session is one operation's hold on the store: the store lock, shared or
+// hold is one operation's hold on the store: the store lock, shared or
 // exclusive, or none when the store did not exist as it began.
-type session struct {
+type hold struct {
 	s    *Store
 	lock *storeLock
-	// seen is, on a store in a bucket, what the sync at the session's
-	// start saw of gc (see session.recheck).
-	seen gcSeen
+	// journal is where the operation publishes what it commits (see
+	// repo.Journal).
+	journal repo.Journal
 }
 
 // begin takes the store lock. With create it makes the store's directories
-// first; without, a missing store yields a session that holds no lock and
+// first; without, a missing store yields a hold that holds no lock and
 // reads as empty: it must change nothing (a store made meanwhile is
 // another process's).
 // A lock whose file clear deleted while this process waited is retried on
 // the store as it is now (made again with create, else read as empty).
-// A store in a bucket always has its cache made, and a shared session
-// brings it up to date with the bucket first (see bucketStore.sync).
-func (s *Store) begin(ctx context.Context, exclusive, create bool) (*session, error) {
+// A store whose records are a journal's cache (repo.Features.Journaled)
+// always has them made, and a shared hold brings them up to date
+// first (repo.Backend.Refresh), rebuilding them once if they cannot be.
+func (s *Store) begin(ctx context.Context, exclusive, create bool) (*hold, error) {
 	return s.beginAlongside(ctx, exclusive, create, nil)
 }
 
@@ -235,8 +236,8 @@ func (s *Store) begin(ctx context.Context, exclusive, create bool) (*session, er
 // lock is held, at the same time as it brings a bucket's cache up to
 // date, and returns once both are done: a snapshot lists its tree while
 // the bucket is listed.
-func (s *Store) beginAlongside(ctx context.Context, exclusive, create bool, alongside func()) (*session, error) {
-	create = create || s.remote != nil
+func (s *Store) beginAlongside(ctx context.Context, exclusive, create bool, alongside func()) (*hold, error) {
+	create = create || s.backend.Features().Journaled
 	deadline := time.Now().Add(s.opts.LockTimeout)
 	rebuilt := false
 	for {
@@ -245,7 +246,7 @@ func (s *Store) beginAlongside(ctx context.Context, exclusive, create bool, alon
 				return nil, err
 			}
 		} else if _, err := os.Stat(s.dir); errors.Is(err, fs.ErrNotExist) {
-			return &session{s: s}, nil
+			return &hold{s: s, journal: s.backend.Journal()}, nil
 		}
 		lock, err := lockStore(ctx, s.lockPath(), exclusive, deadline, s.opts.LockTimeout)
 		if (errors.Is(err, errLockReplaced) || errors.Is(err, fs.ErrNotExist)) && time.Now().Before(deadline) {
@@ -254,39 +255,44 @@ func (s *Store) beginAlongside(ctx context.Context, exclusive, create bool, alon
 		if err != nil {
 			return nil, err
 		}
-		var seen gcSeen
 		var beside sync.WaitGroup
 		if alongside != nil {
 			beside.Go(alongside)
-			alongside = nil // once, even if the cache is replaced below
+			alongside = nil // once, even if the records are rebuilt below
 		}
-		if s.remote != nil && !exclusive {
-			err := s.remote.sync(ctx, s, false)
-			beside.Wait()
-			if err != nil {
-				lock.unlock()
-				why := "the cache is behind the bucket's gc horizon"
-				if s.cacheDamaged(err) {
-					why = "the cache database is damaged"
-				} else if errors.Is(err, errCacheView) {
-					why = errCacheView.Error()
-				} else if !errors.Is(err, errBehindHorizon) {
-					return nil, err
-				}
-				if rebuilt {
-					return nil, err // rebuilt once already: not the cache's fault
-				}
-				rebuilt = true
-				if err := s.replaceCache(ctx, why); err != nil {
-					return nil, err
-				}
-				continue
-			}
-			seen = s.remote.seen()
+		journal := s.backend.Journal()
+		if !exclusive {
+			journal, err = s.backend.Refresh(ctx)
 		}
 		beside.Wait()
-		return &session{s: s, lock: lock, seen: seen}, nil
+		if errors.Is(err, repo.ErrStale) && !rebuilt { // once: a second time is not the records' fault
+			lock.unlock()
+			rebuilt = true
+			if err := s.rebuild(ctx, err); err != nil {
+				return nil, err
+			}
+			continue
+		} else if err != nil {
+			lock.unlock()
+			return nil, err
+		}
+		return &hold{s: s, lock: lock, journal: journal}, nil
 	}
+}
+
+// rebuild makes the records anew from the backend's journal, when a
+// refresh found them unusable (why), as if they had been deleted. It
+// takes the exclusive lock (the caller holds none) and, unlike repair,
+// does not keep the old database.
+func (s *Store) rebuild(ctx context.Context, why error) error {
+	s.opts.Logger.Debug("the records cannot be brought up to date: rebuilding them", "store", s.Location(), "why", why)
+	ss, err := s.begin(ctx, true, true)
+	if err != nil {
+		return err
+	}
+	defer ss.end()
+	_, err = s.backend.Rebuild(ctx, false)
+	return err
 }
 
 // view is a read transaction of the store: its records and its objects.
@@ -298,7 +304,7 @@ type view struct {
 // read runs fn with a read view; a store without a database reads as
 // empty. The view's objects may be read from any goroutine until fn
 // returns.
-func (ss *session) read(fn func(v view) error) error {
+func (ss *hold) read(fn func(v view) error) error {
 	return ss.s.db.View(func(tx *index.Tx) error {
 		objects := cas.NewStore(ss.s.packs, tx.Objects())
 		defer objects.Close()
@@ -306,9 +312,9 @@ func (ss *session) read(fn func(v view) error) error {
 	})
 }
 
-// update runs fn in a read-write transaction. A session that began on a
+// update runs fn in a read-write transaction. A hold that began on a
 // missing store holds no lock and never writes.
-func (ss *session) update(fn func(tx *index.Tx) error) error {
+func (ss *hold) update(fn func(tx *index.Tx) error) error {
 	if ss.lock == nil {
 		return fmt.Errorf("%w: the store %s did not exist when this operation began; try again", ErrBusy, ss.s.dir)
 	}
@@ -318,14 +324,14 @@ func (ss *session) update(fn func(tx *index.Tx) error) error {
 // updateOrDryRun returns update, or for a dry run the database's
 // DryRun, whose transaction is rolled back: a dry run of collect, the size
 // cap or prune runs their code to the end and changes nothing.
-func (ss *session) updateOrDryRun(dryRun bool) func(fn func(tx *index.Tx) error) error {
+func (ss *hold) updateOrDryRun(dryRun bool) func(fn func(tx *index.Tx) error) error {
 	if dryRun {
 		return ss.s.db.DryRun
 	}
 	return ss.update
 }
 
-func (ss *session) end() { ss.lock.unlock() }
+func (ss *hold) end() { ss.lock.unlock() }
 
 // read runs fn with a read view of the store under the shared lock.
 func (s *Store) read(ctx context.Context, fn func(v view) error) error {

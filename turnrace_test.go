@@ -53,9 +53,9 @@ func TestTurnChangedBetweenScanAndCommit(t *testing.T) {
 	}
 }
 
-// scanPending scans dir for a snapshot with opts, under a session the
+// scanPending scans dir for a snapshot with opts, under a hold the
 // caller ends after committing it.
-func scanPending(t *testing.T, s *Store, dir string, opts SnapshotOptions) (*pendingSnapshot, *session) {
+func scanPending(t *testing.T, s *Store, dir string, opts SnapshotOptions) (*pendingSnapshot, *hold) {
 	t.Helper()
 	ss, err := s.begin(context.Background(), false, true)
 	if err != nil {

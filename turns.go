@@ -242,7 +242,7 @@ func planTurn(ctx context.Context, tx *index.Tx, w cas.Putter, workdir string, o
 // the turn since the scan planned it (two processes with one turn ID in
 // one project at once), the backup of the new change is stored now, in a
 // pack of its own, before the commit.
-func (ss *session) commitTurn(ctx context.Context, tx *index.Tx, p *pendingSnapshot, snap cas.ID, res *SnapshotResult) error {
+func (ss *hold) commitTurn(ctx context.Context, tx *index.Tx, p *pendingSnapshot, snap cas.ID, res *SnapshotResult) error {
 	c, err := turnUpdate(tx, p.workdir, p.opts, snap, p.at)
 	if err != nil || c == nil {
 		return err

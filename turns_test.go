@@ -125,7 +125,7 @@ func TestTurnsGoWithTheirSnapshots(t *testing.T) {
 	if _, err := s.GC(ctx); err != nil {
 		t.Fatal(err)
 	}
-	os.Remove(filepath.Join(s.Dir(), "casckpt.db"))
+	os.Remove(filepath.Join(s.Location(), "casckpt.db"))
 	if res, err := s.Repair(ctx); err != nil || res.Turns != 1 {
 		t.Fatalf("repair: %+v %v", res, err)
 	}
@@ -167,7 +167,7 @@ func TestRepairRebuildsTurns(t *testing.T) {
 	sameTurns(t, s, other, before[other])
 	// Without a database, every turn comes back from its backup (the
 	// forgotten one too, with its snapshot: their tombstones are lost).
-	os.Remove(filepath.Join(s.Dir(), "casckpt.db"))
+	os.Remove(filepath.Join(s.Location(), "casckpt.db"))
 	if res, err := s.Repair(ctx); err != nil || res.Turns != 4 || res.Snapshots != 5 {
 		t.Fatalf("repair: %+v %v", res, err)
 	}
@@ -233,7 +233,7 @@ func TestVerifyChecksTurnBackups(t *testing.T) {
 	if res, err := s.Verify(ctx); err != nil || len(res.Damaged) != 0 {
 		t.Fatalf("verify of a whole store: %+v %v", res, err)
 	}
-	db := index.Open(filepath.Join(s.Dir(), "casckpt.db"), index.Options{Timeout: time.Second, Chunker: manifest.ChunkerName})
+	db := index.Open(filepath.Join(s.Location(), "casckpt.db"), index.Options{Timeout: time.Second, Chunker: manifest.ChunkerName})
 	err = db.Update(func(tx *index.Tx) error {
 		tr, _, err := tx.Turn(start.Project, "t1")
 		if err != nil {

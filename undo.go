@@ -128,7 +128,7 @@ func (s *Store) Undo(ctx context.Context, dir, turn string, opts UndoOptions) (U
 // markUndone records that turn res.Turn was undone by the undo whose
 // pre-undo snapshot is res.PreUndoID (the newest snapshot when none was
 // taken), or, for a redo, that it is undone no more.
-func (ss *session) markUndone(workdir string, res UndoResult, redo bool) error {
+func (ss *hold) markUndone(workdir string, res UndoResult, redo bool) error {
 	return ss.update(func(tx *index.Tx) error {
 		tr, ok, err := tx.Turn(workdir, res.Turn)
 		if err != nil || !ok {
@@ -152,7 +152,7 @@ func (ss *session) markUndone(workdir string, res UndoResult, redo bool) error {
 // and plans the undo (summed up in res), reading and verifying every chunk
 // it writes. Outside a dry run the scan is stored as the pre-undo
 // snapshot, returned uncommitted: a refused undo changes nothing.
-func (ss *session) prepareUndo(ctx context.Context, v view, res *UndoResult, workdir, turnID string, opts UndoOptions) (*pendingSnapshot, undo.Plan, scan.Result, error) {
+func (ss *hold) prepareUndo(ctx context.Context, v view, res *UndoResult, workdir, turnID string, opts UndoOptions) (*pendingSnapshot, undo.Plan, scan.Result, error) {
 	snaps, err := v.tx.Snapshots(workdir)
 	if err != nil {
 		return nil, undo.Plan{}, scan.Result{}, err

@@ -213,11 +213,11 @@ func TestUndoRefusesDamagedTurn(t *testing.T) {
 	testtree.Write(t, proj, testtree.Tree{"keep.txt": {Data: "keep\n"}})
 	proj, _ = filepath.EvalSymlinks(proj)
 	mustSnapshot(t, s, proj, casckpt.SnapshotOptions{})
-	before, _ := filepath.Glob(filepath.Join(s.Dir(), "packs", "*.pack"))
+	before, _ := filepath.Glob(filepath.Join(s.Location(), "packs", "*.pack"))
 	randomFile(t, filepath.Join(proj, "big.bin"), 50_000)
 	r := &turnRecorder{t: t, s: s, proj: proj}
 	start := r.start("t1")
-	after, _ := filepath.Glob(filepath.Join(s.Dir(), "packs", "*.pack"))
+	after, _ := filepath.Glob(filepath.Join(s.Location(), "packs", "*.pack"))
 	edit(t, proj, nil, "big.bin")
 	mustSnapshot(t, s, proj, casckpt.SnapshotOptions{Turn: "t1", EndTurn: true})
 	for _, p := range after { // the pack with big.bin's chunk

@@ -54,7 +54,7 @@ type RejectedObject struct {
 func (s *Store) Verify(ctx context.Context) (VerifyResult, error) {
 	res := VerifyResult{Damaged: []DamagedSnapshot{}, Rejected: []RejectedObject{}}
 	err := s.read(ctx, func(v view) error {
-		if err := v.tx.Remote().EachRejected(func(key, why string) error {
+		if err := v.tx.Journal().EachRejected(func(key, why string) error {
 			res.Rejected = append(res.Rejected, RejectedObject{Key: key, Reason: why})
 			return nil
 		}); err != nil {
@@ -104,7 +104,7 @@ func (s *Store) Verify(ctx context.Context) (VerifyResult, error) {
 // damaged (none for a store in a directory).
 func damagedObjects(tx *index.Tx) ([]DamagedObject, error) {
 	out := []DamagedObject{}
-	err := tx.Remote().EachDamaged(func(key, reason string) error {
+	err := tx.Journal().EachDamaged(func(key, reason string) error {
 		out = append(out, DamagedObject{Key: key, Reason: reason})
 		return nil
 	})

@@ -83,7 +83,7 @@ func BenchmarkW1FirstSnapshot(b *testing.B) {
 		for b.Loop() {
 			b.StopTimer()
 			s := openStore(b)
-			store = s.Dir()
+			store = s.Location()
 			b.StartTimer()
 			snap(b, s, tree, casckpt.SnapshotOptions{})
 		}
@@ -208,7 +208,7 @@ type casckptPeer struct {
 func (p casckptPeer) snapshot(dir, reason string) {
 	snap(p.b, p.s, dir, casckpt.SnapshotOptions{Reason: reason, Keep: 20})
 }
-func (p casckptPeer) storeDir() string { return p.s.Dir() }
+func (p casckptPeer) storeDir() string { return p.s.Location() }
 
 type gitPeer struct{ g *gitShadow }
 
@@ -304,10 +304,10 @@ func BenchmarkW5Restore(b *testing.B) {
 		oldest := list[len(list)-1].ID.String()
 		b.ResetTimer()
 		for b.Loop() {
-			runBinary(b, "--store", s.Dir(), "restore", dir, oldest)
+			runBinary(b, "--store", s.Location(), "restore", dir, oldest)
 			b.StopTimer()
 			b.ReportMetric(map[bool]float64{true: 1}[maps.Equal(want, testtree.ReadDigest(b, dir).Files())], "exact")
-			runBinary(b, "--store", s.Dir(), "restore", dir, "@1")
+			runBinary(b, "--store", s.Location(), "restore", dir, "@1")
 			b.StartTimer()
 		}
 	})
@@ -410,12 +410,12 @@ func BenchmarkW7Prune(b *testing.B) {
 			b.StopTimer()
 			s := openStore(b)
 			build(b, w7Peer{casckptPeer{b, s}})
-			before, _ := duBytes(s.Dir())
+			before, _ := duBytes(s.Location())
 			capBytes := before * 3 / 4
 			b.StartTimer()
 			res, err := s.Prune(context.Background(), casckpt.PruneOptions{MaxSize: capBytes})
 			b.StopTimer()
-			after, _ := duBytes(s.Dir())
+			after, _ := duBytes(s.Location())
 			if err != nil || !res.CapMet || after > capBytes {
 				b.Fatalf("prune: %+v %v; %d bytes left for a cap of %d", res, err, after, capBytes)
 			}

@@ -73,7 +73,7 @@ func BenchmarkLog(b *testing.B) {
 		b.Run(p.name+"-cmd", func(b *testing.B) {
 			var cpu time.Duration
 			for b.Loop() {
-				cpu += runBinaryCPU(b, "--store", s.Dir(), "log", tree, p.path, "--json")
+				cpu += runBinaryCPU(b, "--store", s.Location(), "log", tree, p.path, "--json")
 			}
 			b.ReportMetric(ms(cpu/time.Duration(b.N)), "cpu-ms/op")
 		})

@@ -78,7 +78,7 @@ func BenchmarkMigrate(b *testing.B) {
 		if err != nil || rep.SnapshotsImported != want || rep.Projects != len(migrateSubtrees) || len(rep.Errors) != 0 {
 			b.Fatalf("migrate: %+v %v", rep, err)
 		}
-		storeBytes, _ = duBytes(store.Dir())
+		storeBytes, _ = duBytes(store.Location())
 		b.StartTimer()
 	}
 	b.ReportMetric(elapsed.Seconds(), "import-s")

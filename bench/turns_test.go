@@ -88,8 +88,8 @@ func BenchmarkTurnsList(b *testing.B) {
 		args []string
 	}{
 		{"version-cmd", []string{"version", "--json"}},
-		{"turns-cmd", []string{"--store", s.Dir(), "turns", dir, "--json"}},
-		{"list-cmd", []string{"--store", s.Dir(), "list", dir, "--json"}},
+		{"turns-cmd", []string{"--store", s.Location(), "turns", dir, "--json"}},
+		{"list-cmd", []string{"--store", s.Location(), "list", dir, "--json"}},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			var cpu time.Duration
@@ -119,7 +119,7 @@ func BenchmarkTurnsList(b *testing.B) {
 			}
 			snap(b, s, dir, casckpt.SnapshotOptions{Keep: -1})
 			b.StartTimer()
-			runBinaryCPU(b, "--store", s.Dir(), "list", dir, "--json")
+			runBinaryCPU(b, "--store", s.Location(), "list", dir, "--json")
 		}
 		b.ReportMetric(ms(b.Elapsed()/time.Duration(b.N)), "ms/op")
 	})
@@ -164,7 +164,7 @@ func benchmarkTurnsListLibrary(b *testing.B, s *casckpt.Store, dir string) {
 
 // dropCountCache empties the store's cache of change counts.
 func dropCountCache(b *testing.B, s *casckpt.Store) {
-	db := index.Open(filepath.Join(s.Dir(), "casckpt.db"), index.Options{Timeout: time.Second, Chunker: manifest.ChunkerName})
+	db := index.Open(filepath.Join(s.Location(), "casckpt.db"), index.Options{Timeout: time.Second, Chunker: manifest.ChunkerName})
 	err := db.Update(func(tx *index.Tx) error {
 		_, err := tx.DropChangeCounts(func(cas.ID) bool { return true }, cas.ID{})
 		return err

@@ -60,7 +60,7 @@ type w3Bench struct {
 func (w w3Bench) run(b *testing.B, op *w3Op, viaCmd bool) time.Duration {
 	start := time.Now()
 	if viaCmd {
-		runBinary(b, append([]string{"--store", w.s.Dir()}, op.cmd...)...)
+		runBinary(b, append([]string{"--store", w.s.Location()}, op.cmd...)...)
 	} else if err := op.lib(); err != nil {
 		b.Fatal(err)
 	}

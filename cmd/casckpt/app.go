@@ -220,7 +220,7 @@ func (g *globals) open() (*casckpt.Store, error) {
 		return nil, err
 	}
 	switch {
-	case g.machine != "" && !casckpt.IsRemote(dir):
+	case g.machine != "" && !casckpt.IsBucket(dir):
 		return nil, usagef("--machine reads another machine's projects of a bucket store; %s is a directory", dir)
 	case g.machine != "" && !casckpt.ValidMachine(g.machine):
 		return nil, usagef("--machine %q: a machine is 1 to 64 letters, digits, dots, dashes and underscores (see casckpt status)", g.machine)
@@ -253,7 +253,7 @@ func addMachineFlag(cmd *cobra.Command, g *globals) {
 // openAt opens the store at location, a directory or an s3:// URL whose
 // index is cached under $XDG_CACHE_HOME/casckpt (else ~/.cache/casckpt).
 func (g *globals) openAt(location string, opts casckpt.Options) (*casckpt.Store, error) {
-	if !casckpt.IsRemote(location) {
+	if !casckpt.IsBucket(location) {
 		return casckpt.Open(location, opts)
 	}
 	opts, err := g.bucketOptions(opts)

@@ -37,14 +37,14 @@ func runClear(ctx context.Context, o clearOptions, g *globals) error {
 		if !g.stdinTerminal() {
 			return fmt.Errorf("clear deletes every snapshot of every project; add --yes to confirm (no terminal to ask on)")
 		}
-		if !g.confirm(fmt.Sprintf("Delete the store %s with every snapshot of every project?", store.Dir())) {
+		if !g.confirm(fmt.Sprintf("Delete the store %s with every snapshot of every project?", store.Location())) {
 			return fmt.Errorf("clear cancelled; nothing was deleted")
 		}
 	}
 	if err := store.Clear(ctx); err != nil {
 		return err
 	}
-	return g.emit(jsonapi.Clear{Cleared: jsonapi.Path(store.Dir())}, func(w io.Writer) {
-		fmt.Fprintf(w, "deleted %s\n", store.Dir())
+	return g.emit(jsonapi.Clear{Cleared: jsonapi.Path(store.Location())}, func(w io.Writer) {
+		fmt.Fprintf(w, "deleted %s\n", store.Location())
 	})
 }

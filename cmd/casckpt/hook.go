@@ -163,7 +163,7 @@ func (g *globals) claudeCodeHook(o hookOptions) claudecode.Hook {
 // local cache directory (see cacheRoot); "" when there is none.
 func (g *globals) hookDir() string {
 	dir, err := g.storePath()
-	if err == nil && casckpt.IsRemote(dir) {
+	if err == nil && casckpt.IsBucket(dir) {
 		dir, err = g.cacheRoot()
 	}
 	if err != nil {
@@ -182,7 +182,7 @@ func hookCommand(g *globals, o hookOptions) string {
 	}
 	line := shellQuote(bin) + " hook claude-code"
 	if store := cmp.Or(g.storeDir, g.env("CASCKPT_HOME")); store != "" {
-		if !casckpt.IsRemote(store) {
+		if !casckpt.IsBucket(store) {
 			if abs, err := filepath.Abs(store); err == nil {
 				store = abs
 			}

@@ -68,7 +68,7 @@ func newMCPServer(g *globals) *sdk.Server {
 // absolute directory, or the s3:// URL; "" when none is set.
 func (g *globals) storeName() string {
 	name, err := g.storePath()
-	if err != nil || casckpt.IsRemote(name) {
+	if err != nil || casckpt.IsBucket(name) {
 		return name
 	}
 	if abs, err := filepath.Abs(name); err == nil {

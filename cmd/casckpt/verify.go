@@ -70,7 +70,7 @@ func verifyFailure(g *globals, res casckpt.VerifyResult) error {
 		return fmt.Errorf("%s; restore refuses them and names the newest intact one; casckpt repair, then a snapshot of files that still hold the lost data, stores it again; forget removes them", countOf(int64(len(res.Damaged)), "damaged snapshot"))
 	case len(res.Rejected) > 0:
 		g.jsonDone = true
-		return fmt.Errorf("%s in the bucket carry no valid fleet signature and are ignored (gc refuses while a commit is among them): unless they predate CASCKPT_FLEET_KEY, someone without the key wrote them (see docs/remote.md, Trust)", countOf(int64(len(res.Rejected)), "object"))
+		return fmt.Errorf("%s in the bucket carry no valid fleet signature and are ignored (gc refuses while a commit is among them): unless they predate CASCKPT_FLEET_KEY, someone without the key wrote them (see docs/bucket.md, Trust)", countOf(int64(len(res.Rejected)), "object"))
 	case len(res.DamagedObjects) > 0:
 		g.jsonDone = true
 		return fmt.Errorf("%s in the bucket, skipped by every command: delete them from the bucket once you have looked, then run casckpt repair", countOf(int64(len(res.DamagedObjects)), "damaged object"))

@@ -52,7 +52,7 @@ type Pack struct {
 
 // Commit is a commit object.
 type Commit struct {
-	// Machine is the machine that wrote it (see docs/remote.md,
+	// Machine is the machine that wrote it (see docs/bucket.md,
 	// "Machines"); "" in a commit of version 1, which predates machines.
 	Machine string
 	Records []Record

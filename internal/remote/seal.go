@@ -13,7 +13,7 @@ import (
 )
 
 // A fleet key signs the objects a fleet's writers put, so that a reader
-// holding it ignores those anyone else put (docs/remote.md, "Trust").
+// holding it ignores those anyone else put (docs/bucket.md, "Trust").
 // The MAC of an object is BLAKE3 keyed with the key, over its name's
 // length, its name and its bytes: an object cannot be moved under another
 // name. An object that is read (a commit, a pack list) carries it as a

@@ -191,7 +191,7 @@ func checkStatusBeforeImport(t *testing.T, store *casckpt.Store, from string, f 
 	if !slices.Equal(units, f.units) {
 		t.Errorf("status lists %v, want %v", units, f.units)
 	}
-	if _, err := os.Stat(store.Dir()); !os.IsNotExist(err) {
+	if _, err := os.Stat(store.Location()); !os.IsNotExist(err) {
 		t.Fatalf("status created the store: %v", err)
 	}
 }
@@ -513,7 +513,7 @@ func TestMissingSourceDirectoryHoldsNothing(t *testing.T) {
 	if err != nil || deleted == nil || kept == nil || len(deleted)+len(kept) != 0 {
 		t.Fatalf("clear: %v %v %v", deleted, kept, err)
 	}
-	for _, p := range []string{from, store.Dir()} {
+	for _, p := range []string{from, store.Location()} {
 		if _, err := os.Stat(p); !os.IsNotExist(err) {
 			t.Errorf("%s was created", p)
 		}

@@ -1,4 +1,4 @@
-package casckpt
+package bucket
 
 import (
 	"crypto/rand"
@@ -14,75 +14,16 @@ import (
 
 	"github.com/casckpt/casckpt/index"
 	"github.com/casckpt/casckpt/internal/remote"
+	"github.com/casckpt/casckpt/repo"
 )
-
-// On a bucket store a project is a machine and a path (docs/remote.md,
-// "Machines"). The cache keeps the projects of this machine under their
-// path, as a store in a directory does, and those of machine M under
-// foreignWorkdir(M, path): a NUL, M, a NUL and the path. No path holds a
-// NUL, so no directory resolves to another machine's project, and no
-// file system call can act on one.
 
 // machineFile is the file, in the caches' directory, that keeps the
 // machine's ID.
 const machineFile = "machine"
 
-// foreignWorkdir is the cache's name of machine m's project at path.
-func foreignWorkdir(m, path string) string { return "\x00" + m + "\x00" + path }
-
-// SplitWorkdir splits the name under which a bucket store's cache knows a
-// project into its machine ("" for this machine's) and its path.
-func SplitWorkdir(workdir string) (machine, path string) {
-	rest, ok := strings.CutPrefix(workdir, "\x00")
-	if !ok {
-		return "", workdir
-	}
-	machine, path, _ = strings.Cut(rest, "\x00")
-	return machine, path
-}
-
 // ValidMachine reports whether m can name a machine of a bucket store:
 // 1 to 64 letters, digits, dots, dashes and underscores.
 func ValidMachine(m string) bool { return remote.ValidMachine(m) }
-
-// workdirName is how messages name the project the cache knows as
-// workdir: its path, and another machine's as "PATH on machine M".
-func workdirName(workdir string) string {
-	if m, path := SplitWorkdir(workdir); m != "" {
-		return path + " on machine " + m
-	}
-	return workdir
-}
-
-// Machine is the ID of this machine in a bucket store ("" for a store in
-// a directory): Options.Machine, else the one kept in the caches'
-// directory.
-func (s *Store) Machine() string {
-	if s.remote == nil {
-		return ""
-	}
-	return s.remote.machine
-}
-
-// readWorkdir is the cache's name of the project at dir that the reading
-// use cases read: this machine's, or Options.ReadMachine's.
-func (s *Store) readWorkdir(dir string) (string, error) {
-	workdir, err := knownWorkdir(dir)
-	if err != nil {
-		return "", err
-	}
-	return s.machineWorkdir(workdir), nil
-}
-
-// machineWorkdir is the cache's name of Options.ReadMachine's project at
-// workdir (workdir itself for this machine).
-func (s *Store) machineWorkdir(workdir string) string {
-	m := s.opts.ReadMachine
-	if s.remote == nil || m == "" || m == s.remote.machine {
-		return workdir
-	}
-	return foreignWorkdir(m, workdir)
-}
 
 // machineID returns this machine's ID: set, else the one kept in file
 // machineFile of cacheRoot, which is made the first time from the host
@@ -91,7 +32,7 @@ func (s *Store) machineWorkdir(workdir string) string {
 func machineID(set, cacheRoot string) (string, error) {
 	if set != "" {
 		if !remote.ValidMachine(set) {
-			return "", fmt.Errorf("%w: machine %q: a machine is 1 to 64 letters, digits, dots, dashes and underscores", ErrRefused, set)
+			return "", fmt.Errorf("%w: machine %q: a machine is 1 to 64 letters, digits, dots, dashes and underscores", repo.ErrRefused, set)
 		}
 		return set, nil
 	}
@@ -100,7 +41,7 @@ func machineID(set, cacheRoot string) (string, error) {
 		if id := strings.TrimSpace(string(b)); remote.ValidMachine(id) {
 			return id, nil
 		}
-		return "", fmt.Errorf("%w: %s holds no machine ID: delete it (a new one is made) or set CASCKPT_MACHINE", ErrRefused, name)
+		return "", fmt.Errorf("%w: %s holds no machine ID: delete it (a new one is made) or set CASCKPT_MACHINE", repo.ErrRefused, name)
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return "", fmt.Errorf("read the machine ID: %w", err)
 	}
@@ -151,38 +92,30 @@ var errCacheView = errors.New("the cache was built for another machine ID or fle
 
 // view is what the cache's records depend on beyond the bucket: the
 // machine they were applied for and the fleet key that checked them.
-func (r *bucketStore) view() string { return r.machine + "\x00" + r.key.Fingerprint() }
+func (b *Backend) view() string { return b.machine + "\x00" + b.key.Fingerprint() }
 
 // checkView returns errCacheView when the cache in tx was built for
 // another view than r's. A cache older than views (none recorded) was
 // built with every record in this machine's projects and no key: it is
 // kept unless a key is set now.
-func (r *bucketStore) checkView(tx *index.Tx) error {
-	v, ok := tx.Remote().View()
+func (b *Backend) checkView(tx *index.Tx) error {
+	v, ok := tx.Journal().View()
 	switch {
-	case ok && v != r.view():
+	case ok && v != b.view():
 		return errCacheView
-	case !ok && r.key != nil && !tx.Remote().Watermark().IsZero():
+	case !ok && b.key != nil && !tx.Journal().Watermark().IsZero():
 		return errCacheView
 	}
 	return nil
 }
 
-// ownProjects returns the projects the cache in s recorded as its own,
+// ownProjects returns the projects the cache recorded as its own,
 // read from a database that may be damaged (nil then).
-func (s *Store) ownProjects() []string {
+func (b *Backend) ownProjects() []string {
 	var own []string
-	_ = s.db.View(func(tx *index.Tx) error {
-		own = tx.Remote().OwnWorkdirs()
+	_ = b.db.View(func(tx *index.Tx) error {
+		own = tx.Journal().OwnWorkdirs()
 		return nil
 	})
 	return own
-}
-
-// actsOn reports whether a command may act on project workdir without
-// being told its directory (the hook, Root): any project of a store in a
-// directory; in a bucket store, only one this machine snapshotted itself,
-// never one that only a record from the bucket names.
-func (s *Store) actsOn(tx *index.Tx, workdir string) bool {
-	return s.remote == nil || tx.Remote().Own(workdir)
 }

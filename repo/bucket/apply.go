@@ -1,4 +1,4 @@
-package casckpt
+package bucket
 
 import (
 	"errors"
@@ -7,6 +7,7 @@ import (
 	"github.com/casckpt/casckpt/cas"
 	"github.com/casckpt/casckpt/index"
 	"github.com/casckpt/casckpt/internal/remote"
+	"github.com/casckpt/casckpt/repo"
 )
 
 // applyFetched records in the cache, in one transaction, what a sync read
@@ -14,7 +15,54 @@ import (
 // order, another machine's in its projects), the dropped markers, the
 // pins, the objects the fleet key refused, the view and the new watermark
 // (never moved back from mark).
-func (r *bucketStore) applyFetched(tx *index.Tx, f *fetched, mark time.Time) error {
+func (b *Backend) applyFetched(tx *index.Tx, f *fetched, mark time.Time) error {
+	if err := applyPacks(tx, f); err != nil {
+		return err
+	}
+	if err := applyGCLists(tx, f.gcLists); err != nil {
+		return err
+	}
+	a := applier{tx: tx, pins: f.pins, machine: b.machine}
+	if err := a.load(); err != nil {
+		return err
+	}
+	for _, fc := range f.commits {
+		if err := a.fetched(fc); err != nil {
+			return err
+		}
+	}
+	for _, d := range f.dropped {
+		if err := a.drop(d); err != nil {
+			return err
+		}
+	}
+	for key, why := range f.rejected {
+		if err := tx.Journal().SetRejected(key, why); err != nil {
+			return err
+		}
+		if err := tx.Journal().SetApplied(key); err != nil {
+			return err
+		}
+	}
+	if err := tx.Journal().SetView(b.view()); err != nil {
+		return err
+	}
+	if err := a.applyPins(); err != nil {
+		return err
+	}
+	if err := tx.Journal().SetProbed(); err != nil {
+		return err
+	}
+	if f.newest.After(mark) {
+		return tx.Journal().SetWatermark(f.newest)
+	}
+	return nil
+}
+
+// applyPacks records the packs that the new commits name and whose
+// tables the sync read, their objects located in them over doomed packs
+// (addPackOver).
+func applyPacks(tx *index.Tx, f *fetched) error {
 	packs, err := tx.Objects().Packs()
 	if err != nil {
 		return err
@@ -22,7 +70,7 @@ func (r *bucketStore) applyFetched(tx *index.Tx, f *fetched, mark time.Time) err
 	for _, p := range packs { // another process on this cache added it meanwhile
 		delete(f.tables, p.Name)
 	}
-	doomed := tx.Remote().DoomedPacks()
+	doomed := tx.Journal().DoomedPacks()
 	for _, l := range f.gcLists {
 		for _, name := range l.packs {
 			doomed[name] = true
@@ -38,69 +86,39 @@ func (r *bucketStore) applyFetched(tx *index.Tx, f *fetched, mark time.Time) err
 			}
 		}
 	}
-	if err := applyGCLists(tx, f.gcLists); err != nil {
-		return err
-	}
-	a := applier{tx: tx, pins: f.pins, machine: r.machine}
-	if err := a.load(); err != nil {
-		return err
-	}
-	for _, fc := range f.commits {
-		if fc.damaged != "" { // skipped; verify and status name it
-			if err := tx.Remote().SetApplied(fc.key); err != nil {
-				return err
-			}
-			if err := tx.Remote().SetDamaged(fc.key, fc.damaged); err != nil {
-				return err
-			}
-			continue
-		}
-		whole := fc.ok
-		if fc.rejected != "" {
-			// Its packs are no garbage to gc until someone looks: gc
-			// refuses, as for a commit it cannot read.
-			if err := tx.Remote().SetRejected(fc.key, fc.rejected); err != nil {
-				return err
-			}
-		}
-		if fc.ok {
-			if whole, err = a.commit(fc.c); err != nil {
-				return err
-			}
-		}
-		if err := tx.Remote().SetApplied(fc.key); err != nil {
+	return nil
+}
+
+// fetched applies the commit fc that a sync read: its records, unless it
+// is damaged (then only named), and marks it applied; one not read whole
+// is marked unread, and one the fleet key refused rejected.
+func (a *applier) fetched(fc fetchedCommit) error {
+	tx := a.tx
+	if fc.damaged != "" { // skipped; verify and status name it
+		if err := tx.Journal().SetApplied(fc.key); err != nil {
 			return err
 		}
-		if !whole && !fc.gone {
-			if err := tx.Remote().SetUnread(fc.key); err != nil { // gc refuses until a repair
-				return err
-			}
-		}
+		return tx.Journal().SetDamaged(fc.key, fc.damaged)
 	}
-	for _, d := range f.dropped {
-		if err := a.drop(d); err != nil {
+	whole := fc.ok
+	if fc.rejected != "" {
+		// Its packs are no garbage to gc until someone looks: gc
+		// refuses, as for a commit it cannot read.
+		if err := tx.Journal().SetRejected(fc.key, fc.rejected); err != nil {
 			return err
 		}
 	}
-	for key, why := range f.rejected {
-		if err := tx.Remote().SetRejected(key, why); err != nil {
+	if fc.ok {
+		var err error
+		if whole, err = a.commit(fc.c); err != nil {
 			return err
 		}
-		if err := tx.Remote().SetApplied(key); err != nil {
-			return err
-		}
 	}
-	if err := tx.Remote().SetView(r.view()); err != nil {
+	if err := tx.Journal().SetApplied(fc.key); err != nil {
 		return err
 	}
-	if err := a.applyPins(); err != nil {
-		return err
-	}
-	if err := tx.Remote().SetProbed(); err != nil {
-		return err
-	}
-	if f.newest.After(mark) {
-		return tx.Remote().SetWatermark(f.newest)
+	if !whole && !fc.gone {
+		return tx.Journal().SetUnread(fc.key) // gc refuses until a repair
 	}
 	return nil
 }
@@ -110,12 +128,12 @@ type applier struct {
 	tx      *index.Tx
 	machine string // this machine's ID
 	pins    map[cas.ID]bool
-	snaps   map[cas.ID]record // every snapshot of the cache, by ID
+	snaps   map[cas.ID]index.Snapshot // every snapshot of the cache, by ID
 	tombs   map[cas.ID][16]byte
 }
 
 func (a *applier) load() error {
-	a.snaps = map[cas.ID]record{}
+	a.snaps = map[cas.ID]index.Snapshot{}
 	var err error
 	if a.tombs, err = a.tx.Tombstones(); err != nil {
 		return err
@@ -134,10 +152,10 @@ func (a *applier) load() error {
 func (a *applier) commit(c remote.Commit) (whole bool, _ error) {
 	whole = true
 	// A commit of another machine goes to its projects; one older than
-	// machines to this machine's (docs/remote.md, "Machines").
+	// machines to this machine's (docs/bucket.md, "Machines").
 	workdir := func(w string) string { return w }
 	if c.Machine != "" && c.Machine != a.machine {
-		workdir = func(w string) string { return foreignWorkdir(c.Machine, w) }
+		workdir = func(w string) string { return repo.ForeignWorkdir(c.Machine, w) }
 	}
 	for _, r := range c.Records {
 		switch r.Kind {
@@ -175,10 +193,10 @@ func (a *applier) commit(c remote.Commit) (whole bool, _ error) {
 	return whole, nil
 }
 
-func (a *applier) snapshot(sn record, backup cas.ID, origin string) error {
+func (a *applier) snapshot(sn index.Snapshot, backup cas.ID, origin string) error {
 	_, known := a.snaps[sn.ID]
 	_, dead := a.tombs[backup]
-	if known || dead || a.tx.Remote().Dropped(sn.ID) {
+	if known || dead || a.tx.Journal().Dropped(sn.ID) {
 		return nil
 	}
 	sn.BackupID, sn.Pinned = backup, a.pins[sn.ID]
@@ -214,7 +232,7 @@ func (a *applier) turn(tr index.Turn) error {
 		return nil
 	}
 	cur, ok, err := a.tx.Turn(tr.Project, tr.ID)
-	if err != nil || (ok && !saysMore(tr, cur)) {
+	if err != nil || (ok && !repo.SaysMore(tr, cur)) {
 		return err
 	}
 	return a.tx.PutTurn(tr)
@@ -222,7 +240,7 @@ func (a *applier) turn(tr index.Turn) error {
 
 // drop applies dropped marker d.
 func (a *applier) drop(d droppedKey) error {
-	if err := a.tx.Remote().SetDropped(d.id); err != nil {
+	if err := a.tx.Journal().SetDropped(d.id); err != nil {
 		return err
 	}
 	if sn, ok := a.snaps[d.id]; ok {
@@ -231,7 +249,7 @@ func (a *applier) drop(d droppedKey) error {
 		}
 		delete(a.snaps, d.id)
 	}
-	return a.tx.Remote().SetApplied(d.key)
+	return a.tx.Journal().SetApplied(d.key)
 }
 
 // applyPins makes the cache's pins the bucket's.
@@ -248,7 +266,7 @@ func (a *applier) applyPins() error {
 }
 
 // addPackOver records pack sp in the cache. An object it holds that the
-// cache locates in a doomed pack (see index.Remote.SetDoomed) is located
+// cache locates in a doomed pack (see index.Journal.SetDoomed) is located
 // in sp instead: a writer wrote it again because a gc is deleting the
 // other copy.
 func addPackOver(tx *index.Tx, sp cas.SalvagedPack, doomed map[[16]byte]bool) error {
@@ -296,18 +314,18 @@ func applyGCLists(tx *index.Tx, lists []gcList) error {
 	deleted := map[[16]byte]bool{}
 	for _, l := range lists {
 		for _, name := range l.packs {
-			if err := tx.Remote().SetDoomed(name); err != nil {
+			if err := tx.Journal().SetDoomed(name); err != nil {
 				return err
 			}
 			if l.deleted {
 				deleted[name] = true
 			}
 		}
-		if err := tx.Remote().SetApplied(l.key); err != nil {
+		if err := tx.Journal().SetApplied(l.key); err != nil {
 			return err
 		}
 		if l.damaged != "" {
-			if err := tx.Remote().SetDamaged(l.key, l.damaged); err != nil {
+			if err := tx.Journal().SetDamaged(l.key, l.damaged); err != nil {
 				return err
 			}
 		}
@@ -316,7 +334,7 @@ func applyGCLists(tx *index.Tx, lists []gcList) error {
 		return err
 	}
 	objects := tx.Objects()
-	doomed, err := doomedNumbers(tx)
+	doomed, err := repo.DoomedNumbers(tx)
 	if err != nil {
 		return err
 	}
@@ -325,19 +343,6 @@ func applyGCLists(tx *index.Tx, lists []gcList) error {
 		return err == nil && doomed[l.Pack]
 	})
 	return err
-}
-
-// doomedNumbers returns the numbers of the cache's doomed packs.
-func doomedNumbers(tx *index.Tx) (map[uint32]bool, error) {
-	doomed := tx.Remote().DoomedPacks()
-	packs, err := tx.Objects().Packs()
-	out := map[uint32]bool{}
-	for _, p := range packs {
-		if doomed[p.Name] {
-			out[p.Number] = true
-		}
-	}
-	return out, err
 }
 
 // forgetPacks removes from the cache the packs named in gone, which a gc

@@ -8,12 +8,12 @@ import (
 	"github.com/casckpt/casckpt/cas"
 )
 
-// bucketRemote holds what the cache of a store in a bucket knows of the
-// bucket: keys "k/<commit or dropped key>" of the objects already applied, "x/<snapshot ID>" of the snapshots a dropped marker
+// bucketRemote (named "remote" on disk since the first bucket stores)
+// holds what the cache of a bucket store knows of the bucket's journal: keys "k/<commit or dropped key>" of the objects already applied, "x/<snapshot ID>" of the snapshots a dropped marker
 // names, "w" the watermark (see package internal/remote), "p" the
-// probe's mark, "v" the view (Remote.View), "o/<workdir>" the projects
-// this machine recorded (Remote.Own) and "r/<key>" the objects the fleet
-// key refused (Remote.SetRejected).
+// probe's mark, "v" the view (Journal.View), "o/<workdir>" the projects
+// this machine recorded (Journal.Own) and "r/<key>" the objects the fleet
+// key refused (Journal.SetRejected).
 var bucketRemote = []byte("remote")
 
 var (
@@ -21,13 +21,15 @@ var (
 	keyProbed    = []byte("p")
 )
 
-// Remote is what the cache of a store in a bucket keeps of the bucket.
-type Remote struct{ t *Tx }
+// Journal is what the records of a journaled store (a bucket store's
+// cache, repo/bucket) keep of the journal they apply: what is applied,
+// dropped, doomed, damaged or refused, the watermark, the view.
+type Journal struct{ t *Tx }
 
-// Remote returns the accessors of the cache's knowledge of the bucket.
-func (t *Tx) Remote() Remote { return Remote{t} }
+// Journal returns the accessors of the records' knowledge of the journal.
+func (t *Tx) Journal() Journal { return Journal{t} }
 
-func (r Remote) put(key, value []byte) error {
+func (r Journal) put(key, value []byte) error {
 	b, err := r.t.tx.CreateBucketIfNotExists(bucketRemote)
 	if err != nil {
 		return err
@@ -36,7 +38,7 @@ func (r Remote) put(key, value []byte) error {
 }
 
 // Watermark is the newest key time the cache applied (zero: none).
-func (r Remote) Watermark() time.Time {
+func (r Journal) Watermark() time.Time {
 	v := r.t.get(bucketRemote, keyWatermark)
 	if len(v) != 8 {
 		return time.Time{}
@@ -45,32 +47,32 @@ func (r Remote) Watermark() time.Time {
 }
 
 // SetWatermark records the newest key time applied.
-func (r Remote) SetWatermark(at time.Time) error {
+func (r Journal) SetWatermark(at time.Time) error {
 	return r.put(keyWatermark, binary.BigEndian.AppendUint64(nil, uint64(at.UnixNano())))
 }
 
 // Probed reports whether the server's conditional writes were checked.
-func (r Remote) Probed() bool { return r.t.get(bucketRemote, keyProbed) != nil }
+func (r Journal) Probed() bool { return r.t.get(bucketRemote, keyProbed) != nil }
 
 // SetProbed records that the server's conditional writes were checked.
-func (r Remote) SetProbed() error { return r.put(keyProbed, []byte{1}) }
+func (r Journal) SetProbed() error { return r.put(keyProbed, []byte{1}) }
 
 // Applied reports whether the object under key (a commit or dropped key)
 // was applied to the cache.
-func (r Remote) Applied(key string) bool {
+func (r Journal) Applied(key string) bool {
 	return r.t.get(bucketRemote, append([]byte("k/"), key...)) != nil
 }
 
 // SetApplied records that the object under key was applied.
-func (r Remote) SetApplied(key string) error { return r.put(append([]byte("k/"), key...), []byte{}) }
+func (r Journal) SetApplied(key string) error { return r.put(append([]byte("k/"), key...), []byte{}) }
 
 // Dropped reports whether a dropped marker names snapshot id.
-func (r Remote) Dropped(id cas.ID) bool {
+func (r Journal) Dropped(id cas.ID) bool {
 	return r.t.get(bucketRemote, append([]byte("x/"), id[:]...)) != nil
 }
 
 // SetDropped records that a dropped marker names snapshot id.
-func (r Remote) SetDropped(id cas.ID) error { return r.put(append([]byte("x/"), id[:]...), []byte{}) }
+func (r Journal) SetDropped(id cas.ID) error { return r.put(append([]byte("x/"), id[:]...), []byte{}) }
 
 // AddedPacks are the packs recorded in this transaction (by
 // cas.IndexWriter.AddPack), in order.
@@ -82,12 +84,12 @@ var prefixDoomed = []byte("g/")
 
 // SetDoomed records that a gc's pending list names pack name, or that a
 // gc deleted it.
-func (r Remote) SetDoomed(name [16]byte) error {
+func (r Journal) SetDoomed(name [16]byte) error {
 	return r.put(append(bytes.Clone(prefixDoomed), name[:]...), []byte{})
 }
 
 // DoomedPacks returns the names of the packs SetDoomed recorded.
-func (r Remote) DoomedPacks() map[[16]byte]bool {
+func (r Journal) DoomedPacks() map[[16]byte]bool {
 	out := map[[16]byte]bool{}
 	b := r.t.bucket(bucketRemote)
 	if b == nil {
@@ -107,12 +109,12 @@ func (r Remote) DoomedPacks() map[[16]byte]bool {
 var prefixUnread = []byte("u/")
 
 // SetUnread records that the commit under key could not be read whole.
-func (r Remote) SetUnread(key string) error {
+func (r Journal) SetUnread(key string) error {
 	return r.put(append(bytes.Clone(prefixUnread), key...), []byte{})
 }
 
 // FirstUnread returns the key of a commit SetUnread recorded, or "".
-func (r Remote) FirstUnread() string {
+func (r Journal) FirstUnread() string {
 	b := r.t.bucket(bucketRemote)
 	if b == nil {
 		return ""
@@ -125,7 +127,7 @@ func (r Remote) FirstUnread() string {
 
 // EachApplied calls fn with every applied key that starts with prefix, in
 // key order.
-func (r Remote) EachApplied(prefix string, fn func(key string) error) error {
+func (r Journal) EachApplied(prefix string, fn func(key string) error) error {
 	b := r.t.bucket(bucketRemote)
 	if b == nil {
 		return nil
@@ -146,17 +148,17 @@ var prefixOwn = []byte("o/")
 
 // Own reports whether this machine recorded project workdir itself
 // (SetOwn); a project that only records from the bucket name is not.
-func (r Remote) Own(workdir string) bool {
+func (r Journal) Own(workdir string) bool {
 	return r.t.get(bucketRemote, append(bytes.Clone(prefixOwn), workdir...)) != nil
 }
 
 // SetOwn records that this machine snapshotted project workdir itself.
-func (r Remote) SetOwn(workdir string) error {
+func (r Journal) SetOwn(workdir string) error {
 	return r.put(append(bytes.Clone(prefixOwn), workdir...), []byte{})
 }
 
 // OwnWorkdirs returns the workdirs SetOwn recorded, in order.
-func (r Remote) OwnWorkdirs() []string {
+func (r Journal) OwnWorkdirs() []string {
 	out := []string{}
 	b := r.t.bucket(bucketRemote)
 	if b == nil {
@@ -175,31 +177,31 @@ func (r Remote) OwnWorkdirs() []string {
 var keyView = []byte("v")
 
 // View returns the view SetView recorded; ok is false when none was.
-func (r Remote) View() (view string, ok bool) {
+func (r Journal) View() (view string, ok bool) {
 	v := r.t.get(bucketRemote, keyView)
 	return string(v), v != nil
 }
 
 // SetView records the view the cache's records were applied with.
-func (r Remote) SetView(view string) error { return r.put(keyView, []byte(view)) }
+func (r Journal) SetView(view string) error { return r.put(keyView, []byte(view)) }
 
 // prefixRejected keys "r/<key>": objects of the bucket that the fleet
 // key refused, with why.
 var prefixRejected = []byte("r/")
 
 // SetRejected records that the object under key was refused, and why.
-func (r Remote) SetRejected(key, why string) error {
+func (r Journal) SetRejected(key, why string) error {
 	return r.put(append(bytes.Clone(prefixRejected), key...), []byte(why))
 }
 
 // Rejected reports whether SetRejected recorded the object under key.
-func (r Remote) Rejected(key string) bool {
+func (r Journal) Rejected(key string) bool {
 	return r.t.get(bucketRemote, append(bytes.Clone(prefixRejected), key...)) != nil
 }
 
 // EachRejected calls fn with every object SetRejected recorded, in key
 // order.
-func (r Remote) EachRejected(fn func(key, why string) error) error {
+func (r Journal) EachRejected(fn func(key, why string) error) error {
 	b := r.t.bucket(bucketRemote)
 	if b == nil {
 		return nil
@@ -219,13 +221,13 @@ func (r Remote) EachRejected(fn func(key, why string) error) error {
 var prefixDamaged = []byte("d/")
 
 // SetDamaged records that the object under key is damaged, and why.
-func (r Remote) SetDamaged(key, reason string) error {
+func (r Journal) SetDamaged(key, reason string) error {
 	return r.put(append(bytes.Clone(prefixDamaged), key...), []byte(reason))
 }
 
 // EachDamaged calls fn with every object SetDamaged recorded, in key
 // order.
-func (r Remote) EachDamaged(fn func(key, reason string) error) error {
+func (r Journal) EachDamaged(fn func(key, reason string) error) error {
 	b := r.t.bucket(bucketRemote)
 	if b == nil {
 		return nil

@@ -1,4 +1,4 @@
-package casckpt
+package bucket
 
 import (
 	"context"
@@ -25,7 +25,7 @@ const (
 	skewMargin = 15 * time.Minute
 	// defaultSyncEvery: a store in a bucket is brought up to date at most
 	// this often (each command of the CLI, a process, syncs once); see
-	// bucketStore.syncEvery.
+	// Backend.syncEvery.
 	defaultSyncEvery = time.Second
 	// syncParallel bounds the GETs of one sync in flight.
 	syncParallel = 8
@@ -80,25 +80,25 @@ type fetchedCommit struct {
 
 // sync brings the cache up to date with the bucket (at most every
 // syncEvery; force: now). The caller holds the store lock.
-func (r *bucketStore) sync(ctx context.Context, s *Store, force bool) error {
-	return r.syncFrom(ctx, s, force, false)
+func (b *Backend) sync(ctx context.Context, force bool) error {
+	return b.syncFrom(ctx, force, false)
 }
 
 // syncFrom is sync; with full, it lists every commit and dropped marker
 // in the bucket, not only those after the watermark (as gc does before it
 // marks).
-func (r *bucketStore) syncFrom(ctx context.Context, s *Store, force, full bool) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if !force && !r.synced.IsZero() && time.Since(r.synced) < r.syncEvery {
+func (b *Backend) syncFrom(ctx context.Context, force, full bool) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if !force && !b.synced.IsZero() && time.Since(b.synced) < b.syncEvery {
 		return nil
 	}
 	var mark time.Time
 	var probed, viewed bool
-	if err := s.db.View(func(tx *index.Tx) error {
-		mark, probed = tx.Remote().Watermark(), tx.Remote().Probed()
-		_, viewed = tx.Remote().View()
-		return r.checkView(tx)
+	if err := b.db.View(func(tx *index.Tx) error {
+		mark, probed = tx.Journal().Watermark(), tx.Journal().Probed()
+		_, viewed = tx.Journal().View()
+		return b.checkView(tx)
 	}); err != nil {
 		return err
 	}
@@ -107,40 +107,67 @@ func (r *bucketStore) syncFrom(ctx context.Context, s *Store, force, full bool) 
 		from = time.Time{}
 	}
 	started := time.Now() // before the listing: what it saw of gc is as old as this
-	f, err := r.fetch(ctx, s, from)
+	f, err := b.fetch(ctx, from)
 	if err != nil {
 		return err
 	}
 	if full {
-		if err := r.checkComplete(s, f.listed); err != nil {
+		if err := b.checkComplete(f.listed); err != nil {
 			return err
 		}
 	}
 	// The watermark moves with the newest key listed even when the cache
 	// had applied it (its own commit): the next listing starts there.
-	if len(f.commits) > 0 || len(f.dropped) > 0 || len(f.gcLists) > 0 || len(f.rejected) > 0 || !probed || !viewed || f.newest.After(mark) || pinsDiffer(s, f.pins) {
-		if err := s.db.Update(func(tx *index.Tx) error { return r.applyFetched(tx, f, mark) }); err != nil {
+	if len(f.commits) > 0 || len(f.dropped) > 0 || len(f.gcLists) > 0 || len(f.rejected) > 0 || !probed || !viewed || f.newest.After(mark) || b.pinsDiffer(f.pins) {
+		if err := b.db.Update(func(tx *index.Tx) error { return b.applyFetched(tx, f, mark) }); err != nil {
 			return err
 		}
-		s.opts.Logger.Debug("cache brought up to date with the bucket", "store", r.url, "commits", len(f.commits), "dropped", len(f.dropped), "watermark", f.newest)
+		b.logger.Debug("cache brought up to date with the bucket", "store", b.url, "commits", len(f.commits), "dropped", len(f.dropped), "watermark", f.newest)
 	}
-	r.synced, r.gcKeys = started, f.gcKeys
+	b.synced, b.gcKeys = started, f.gcKeys
 	return nil
 }
 
 // fetch lists the bucket after watermark mark (less skewMargin) and reads
 // what the cache lacks.
-func (r *bucketStore) fetch(ctx context.Context, s *Store, mark time.Time) (*fetched, error) {
+func (b *Backend) fetch(ctx context.Context, mark time.Time) (*fetched, error) {
+	from := time.Time{}
+	if !mark.IsZero() {
+		from = mark.Add(-skewMargin)
+	}
+	f, commitKeys, oversized, err := b.list(ctx, from)
+	if err != nil {
+		return nil, err
+	}
+	if from.IsZero() {
+		f.listed = make(map[string]bool, len(commitKeys))
+		for _, k := range commitKeys {
+			f.listed[k] = true
+		}
+	}
+	known, commitKeys, gcKeys, err := b.unapplied(f, commitKeys)
+	if err != nil {
+		return nil, err
+	}
+	if err := b.readCommits(ctx, f, commitKeys, oversized); err != nil {
+		return nil, err
+	}
+	if err := b.readGCLists(ctx, f, gcKeys, len(known) > 0); err != nil {
+		return nil, err
+	}
+	return f, b.readTables(ctx, f, known)
+}
+
+// list lists the commits, the dropped markers and gc's lists after from,
+// and every pin, into a new fetched, and returns the commit keys with
+// those larger than any commit.
+func (b *Backend) list(ctx context.Context, from time.Time) (*fetched, []string, map[string]bool, error) {
 	f := &fetched{pins: map[cas.ID]bool{}, tables: map[[16]byte]cas.SalvagedPack{}, gcKeys: map[string]bool{}, rejected: map[string]string{}}
 	var mu sync.Mutex // f.rejected, from the listings at once
 	reject := func(key string, err error) {
 		mu.Lock()
 		f.rejected[key] = rejectReason(err)
 		mu.Unlock()
-	}
-	from := time.Time{}
-	if !mark.IsZero() {
-		from = mark.Add(-skewMargin)
 	}
 	// The three listings go out at once: on a real bucket each costs a
 	// round trip of tens of milliseconds, and a no-change snapshot makes
@@ -152,7 +179,7 @@ func (r *bucketStore) fetch(ctx context.Context, s *Store, mark time.Time) (*fet
 	oversized := map[string]bool{}
 	var g errgroup.Group
 	g.Go(func() error {
-		return r.bucket.ListInfo(ctx, remote.CommitsDir, remote.StartAfter(remote.CommitsDir, from), func(o s3store.ObjectInfo) error {
+		return b.objects.ListInfo(ctx, remote.CommitsDir, remote.StartAfter(remote.CommitsDir, from), func(o s3store.ObjectInfo) error {
 			if at, _, ok := remote.ParseTimed(remote.CommitsDir, o.Key); ok {
 				commitKeys = append(commitKeys, o.Key)
 				commitsNewest = later(commitsNewest, at)
@@ -164,12 +191,12 @@ func (r *bucketStore) fetch(ctx context.Context, s *Store, mark time.Time) (*fet
 		})
 	})
 	g.Go(func() error {
-		return r.bucket.ListAfter(ctx, remote.DroppedDir, remote.StartAfter(remote.DroppedDir, from), func(key string) error {
+		return b.objects.ListAfter(ctx, remote.DroppedDir, remote.StartAfter(remote.DroppedDir, from), func(key string) error {
 			if isPackList(key) { // after the dropped markers: always listed
 				f.gcKeys[key] = true
 				return nil
 			}
-			name, err := r.key.OpenName(key)
+			name, err := b.key.OpenName(key)
 			if err != nil {
 				reject(key, err)
 			} else if at, id, ok := remote.ParseTimed(remote.DroppedDir, name); ok {
@@ -180,8 +207,8 @@ func (r *bucketStore) fetch(ctx context.Context, s *Store, mark time.Time) (*fet
 		})
 	})
 	g.Go(func() error {
-		return r.bucket.ListAfter(ctx, remote.PinsDir, "", func(key string) error {
-			name, err := r.key.OpenName(key)
+		return b.objects.ListAfter(ctx, remote.PinsDir, "", func(key string) error {
+			name, err := b.key.OpenName(key)
 			if err != nil {
 				reject(key, err)
 			} else if id, ok := remote.ParsePin(name); ok {
@@ -191,21 +218,18 @@ func (r *bucketStore) fetch(ctx context.Context, s *Store, mark time.Time) (*fet
 		})
 	})
 	if err := g.Wait(); err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
-	f.newest = commitsNewest
-	if droppedNewest.After(f.newest) {
-		f.newest = droppedNewest
-	}
-	if from.IsZero() {
-		f.listed = make(map[string]bool, len(commitKeys))
-		for _, k := range commitKeys {
-			f.listed[k] = true
-		}
-	}
-	known := map[[16]byte]bool{}
-	var gcKeys []string
-	if err := s.db.View(func(tx *index.Tx) error {
+	f.newest = later(commitsNewest, droppedNewest)
+	return f, commitKeys, oversized, nil
+}
+
+// unapplied leaves in f, and returns of commitKeys, what the cache has not
+// applied, with the keys of gc's lists it has not applied and the packs
+// it knows. A cache that knows a pack checks the horizon (checkHorizon).
+func (b *Backend) unapplied(f *fetched, commitKeys []string) (known map[[16]byte]bool, _ []string, gcKeys []string, _ error) {
+	known = map[[16]byte]bool{}
+	err := b.db.View(func(tx *index.Tx) error {
 		packs, err := tx.Objects().Packs()
 		if err != nil {
 			return err
@@ -214,49 +238,41 @@ func (r *bucketStore) fetch(ctx context.Context, s *Store, mark time.Time) (*fet
 			known[p.Name] = true
 		}
 		if len(packs) > 0 { // a cache that knows no pack can reuse none
-			if err := r.checkHorizon(tx, f.gcKeys); err != nil {
+			if err := b.checkHorizon(tx, f.gcKeys); err != nil {
 				return err
 			}
 		}
-		commitKeys = slices.DeleteFunc(commitKeys, tx.Remote().Applied)
-		f.dropped = slices.DeleteFunc(f.dropped, func(d droppedKey) bool { return tx.Remote().Applied(d.key) })
+		commitKeys = slices.DeleteFunc(commitKeys, tx.Journal().Applied)
+		f.dropped = slices.DeleteFunc(f.dropped, func(d droppedKey) bool { return tx.Journal().Applied(d.key) })
 		for key := range f.rejected {
-			if tx.Remote().Applied(key) {
+			if tx.Journal().Applied(key) {
 				delete(f.rejected, key) // recorded already
 			}
 		}
 		for key := range f.gcKeys {
-			if !tx.Remote().Applied(key) {
+			if !tx.Journal().Applied(key) {
 				gcKeys = append(gcKeys, key)
 			}
 		}
 		return nil
-	}); err != nil {
-		return nil, err
-	}
-	if err := r.readCommits(ctx, f, commitKeys, oversized); err != nil {
-		return nil, err
-	}
-	if err := r.readGCLists(ctx, f, gcKeys, len(known) > 0); err != nil {
-		return nil, err
-	}
-	return f, r.readTables(ctx, f, known)
+	})
+	return known, commitKeys, gcKeys, err
 }
 
 // readCommits GETs the commits under keys, in parallel, each bounded by
 // remote.MaxCommit; it GETs none of those the listing found oversized.
 // One too large or that does not decode is damaged; one a newer casckpt
 // wrote is not read (ok false).
-func (r *bucketStore) readCommits(ctx context.Context, f *fetched, keys []string, oversized map[string]bool) error {
+func (b *Backend) readCommits(ctx context.Context, f *fetched, keys []string, oversized map[string]bool) error {
 	f.commits = make([]fetchedCommit, len(keys))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(syncParallel)
 	for i, key := range keys {
 		g.Go(func() error {
-			var b []byte
+			var data []byte
 			err := fmt.Errorf("%w: listed larger", s3store.ErrTooLarge)
 			if !oversized[key] {
-				b, err = r.bucket.Get(gctx, key, remote.MaxCommit)
+				data, err = b.objects.Get(gctx, key, remote.MaxCommit)
 			}
 			switch {
 			case errors.Is(err, fs.ErrNotExist):
@@ -268,7 +284,7 @@ func (r *bucketStore) readCommits(ctx context.Context, f *fetched, keys []string
 			case err != nil:
 				return err
 			}
-			body, err := r.key.Open(key, b)
+			body, err := b.key.Open(key, data)
 			if err != nil {
 				f.commits[i] = fetchedCommit{key: key, rejected: rejectReason(err)} // skipped, named by verify
 				return nil
@@ -286,14 +302,14 @@ func (r *bucketStore) readCommits(ctx context.Context, f *fetched, keys []string
 
 // errBehindHorizon is the error of a sync of a cache that may have missed
 // a deleted list gc removed behind its horizon: the cache must be rebuilt
-// (docs/remote.md, "Horizon").
+// (docs/bucket.md, "Horizon").
 var errBehindHorizon = errors.New("the cache is behind the bucket's gc horizon")
 
 // checkHorizon returns errBehindHorizon when the horizon generations
 // listed (among keys) skip one after the largest the cache applied.
-func (r *bucketStore) checkHorizon(tx *index.Tx, keys map[string]bool) error {
+func (b *Backend) checkHorizon(tx *index.Tx, keys map[string]bool) error {
 	var applied uint64
-	if err := tx.Remote().EachApplied(remote.HorizonDir, func(key string) error {
+	if err := tx.Journal().EachApplied(remote.HorizonDir, func(key string) error {
 		if g, ok := remote.ParseHorizon(key); ok {
 			applied = max(applied, g)
 		}
@@ -315,10 +331,10 @@ func (r *bucketStore) checkHorizon(tx *index.Tx, keys map[string]bool) error {
 // never applied was removed behind the horizon: errBehindHorizon. One that
 // does not decode is an error, since the packs it names would be reused;
 // one larger than remote.MaxPackList is damaged: no gc reads it either.
-func (r *bucketStore) readGCLists(ctx context.Context, f *fetched, keys []string, holds bool) error {
+func (b *Backend) readGCLists(ctx context.Context, f *fetched, keys []string, holds bool) error {
 	slices.Sort(keys)
 	for _, key := range keys {
-		b, err := r.bucket.Get(ctx, key, remote.MaxPackList)
+		data, err := b.objects.Get(ctx, key, remote.MaxPackList)
 		if errors.Is(err, fs.ErrNotExist) && holds && !strings.HasPrefix(key, remote.PendingDir) {
 			return errBehindHorizon
 		} else if errors.Is(err, fs.ErrNotExist) {
@@ -332,12 +348,12 @@ func (r *bucketStore) readGCLists(ctx context.Context, f *fetched, keys []string
 		// Applied whether signed or not: a list only makes the cache
 		// avoid packs, and one ignored could make a writer reuse a pack
 		// that a gc is deleting.
-		if _, err := r.key.Open(key, b); err != nil {
+		if _, err := b.key.Open(key, data); err != nil {
 			f.rejected[key] = rejectReason(err)
 		}
-		packs, err := remote.DecodePackList(remote.Unsealed(key, b))
+		packs, err := remote.DecodePackList(remote.Unsealed(key, data))
 		if err != nil {
-			return fmt.Errorf("gc list %s in %s: %w: delete it, and run casckpt gc again", key, r.url, err)
+			return fmt.Errorf("gc list %s in %s: %w: delete it, and run casckpt gc again", key, b.url, err)
 		}
 		f.gcLists = append(f.gcLists, gcList{key: key, deleted: !strings.HasPrefix(key, remote.PendingDir), packs: packs})
 	}
@@ -349,7 +365,7 @@ func (r *bucketStore) readGCLists(ctx context.Context, f *fetched, keys []string
 // is gone is left out: verify reports the snapshots that needed it. A
 // pack whose end is not a table, or that is not the size its commit
 // says, makes that commit damaged.
-func (r *bucketStore) readTables(ctx context.Context, f *fetched, known map[[16]byte]bool) error {
+func (b *Backend) readTables(ctx context.Context, f *fetched, known map[[16]byte]bool) error {
 	var mu sync.Mutex
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(syncParallel)
@@ -362,7 +378,7 @@ func (r *bucketStore) readTables(ctx context.Context, f *fetched, known map[[16]
 			g.Go(func() error {
 				name := cas.PackInfo{Name: p.Name}.FileName()
 				entries, err := cas.ReadTableFromTail(p.Size, func(n int64) ([]byte, error) {
-					return r.bucket.ReadTail(gctx, name, p.Size, n)
+					return b.objects.ReadTail(gctx, name, p.Size, n)
 				})
 				mu.Lock()
 				defer mu.Unlock()
@@ -383,9 +399,9 @@ func (r *bucketStore) readTables(ctx context.Context, f *fetched, known map[[16]
 }
 
 // pinsDiffer reports whether the cache's pins are not the bucket's.
-func pinsDiffer(s *Store, pins map[cas.ID]bool) bool {
+func (b *Backend) pinsDiffer(pins map[cas.ID]bool) bool {
 	differ := false
-	_ = s.db.View(func(tx *index.Tx) error {
+	_ = b.db.View(func(tx *index.Tx) error {
 		return tx.EachProject(func(ps index.ProjectSnapshots) error {
 			for _, sn := range ps.Snapshots {
 				differ = differ || sn.Pinned != pins[sn.ID]
@@ -405,15 +421,15 @@ func isPackList(key string) bool {
 
 // checkComplete refuses a full listing of commits that lacks a commit the
 // cache applied: commits are never deleted, so the listing was cut short.
-func (r *bucketStore) checkComplete(s *Store, listed map[string]bool) error {
-	return s.db.View(func(tx *index.Tx) error {
+func (b *Backend) checkComplete(listed map[string]bool) error {
+	return b.db.View(func(tx *index.Tx) error {
 		damaged := map[string]bool{} // deleted on purpose, as verify says to
-		if err := tx.Remote().EachDamaged(func(key, _ string) error { damaged[key] = true; return nil }); err != nil {
+		if err := tx.Journal().EachDamaged(func(key, _ string) error { damaged[key] = true; return nil }); err != nil {
 			return err
 		}
-		return tx.Remote().EachApplied(remote.CommitsDir, func(key string) error {
+		return tx.Journal().EachApplied(remote.CommitsDir, func(key string) error {
 			if !listed[key] && !damaged[key] {
-				return fmt.Errorf("the listing of %s lacks commit %s, which this cache read before: it looks incomplete, so nothing is deleted: try again later (or run casckpt repair if that commit was deleted on purpose)", r.url, key)
+				return fmt.Errorf("the listing of %s lacks commit %s, which this cache read before: it looks incomplete, so nothing is deleted: try again later (or run casckpt repair if that commit was deleted on purpose)", b.url, key)
 			}
 			return nil
 		})
