@@ -32,10 +32,11 @@ var layers = map[string][]string{
 	"jsonapi":                   {},          // the standard library only
 	"jsonapi/internal/pyfields": {"jsonapi"}, // go generate: the Python client's fields.json
 	"casckpt":                   {"jsonapi", "index", "gc", "manifest", "cas", "cas/packstore/...", "cas/s3store", "internal/..."},
-	"internal/restorer":         {"manifest", "cas"},
+	"internal/restorer":         {"internal/osfs", "manifest", "cas"},
 	"internal/textdiff":         {}, // the standard library only
 	"internal/undo":             {"internal/restorer", "internal/textdiff", "manifest", "cas"},
-	"internal/scan":             {"manifest", "cas", "internal/statcache", "internal/gitindex"},
+	"internal/scan":             {"manifest", "cas", "internal/statcache", "internal/gitindex", "internal/osfs"},
+	"internal/osfs":             {}, // the standard library and golang.org/x/sys only
 	"internal/gitindex":         {}, // the standard library only
 	"internal/statcache":        {"cas"},
 	"internal/testtree":         {}, // the standard library only

@@ -11,9 +11,9 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 
 	"github.com/casckpt/casckpt/cas"
+	"github.com/casckpt/casckpt/internal/osfs"
 	"github.com/casckpt/casckpt/internal/restorer"
 	"github.com/casckpt/casckpt/internal/scan"
 	"github.com/casckpt/casckpt/internal/statcache"
@@ -315,9 +315,9 @@ func (s *Store) apply(ctx context.Context, workdir string, g cas.Getter, plan re
 	return restorer.Apply(ctx, s.projectFS(root), g, plan, restorer.Options{
 		Progress: progress,
 		SameFile: func(p string, now fs.FileInfo) bool {
-			st, ok := now.Sys().(*syscall.Stat_t)
+			st, ok := osfs.FromInfo(now)
 			want, captured := scanned.Stamp(p)
-			return ok && captured && want == statcache.CurrentStamp(st.Size, st.Mtim.Nano(), st.Ctim.Nano(), st.Ino, st.Mode)
+			return ok && captured && want == statcache.CurrentStamp(st.Size, st.Mtime, st.Ctime, st.Ino, st.Mode)
 		},
 	})
 }

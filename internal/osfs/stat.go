@@ -1,0 +1,36 @@
+package osfs
+
+// The file type bits of Stat.Mode: Unix's S_IFMT values, the same on
+// every Unix; on Windows Stat.Mode is made of them too.
+const (
+	TypeMask    = 0o170000
+	TypeDir     = 0o040000
+	TypeRegular = 0o100000
+	TypeSymlink = 0o120000
+)
+
+// Stat is what casckpt reads of a file's metadata, the same on every
+// system. Mode is a Unix st_mode (type bits, then permission bits); on
+// Windows it is made from the attributes (TypeDir, TypeRegular or
+// TypeSymlink, and 0o666, less 0o222 for a read-only file), so no file has
+// an executable bit there. Ctime is the inode change time in nanoseconds
+// (0 on Windows, which keeps none that a stat returns); Dev and Ino
+// identify the file (0 where the call that made the Stat cannot tell:
+// FromInfo on Windows); Blocks counts 512-byte blocks allocated (0 on
+// Windows).
+type Stat struct {
+	Mode         uint32
+	Size         int64
+	Mtime, Ctime int64
+	Dev, Ino     uint64
+	Nlink        uint64
+	Blocks       int64
+}
+
+// Type returns the type bits of the mode: TypeDir, TypeRegular,
+// TypeSymlink or another (a device, a FIFO, a socket); 0 for a Stat that
+// holds nothing.
+func (s Stat) Type() uint32 { return s.Mode & TypeMask }
+
+// Exec reports whether the owner may execute the file.
+func (s Stat) Exec() bool { return s.Mode&0o100 != 0 }
