@@ -2,13 +2,17 @@ package osfs
 
 import (
 	"errors"
+	"syscall"
 
 	"golang.org/x/sys/windows"
 )
 
 // IsNotEmpty reports whether err is the failure to remove a directory
-// that is not empty.
-func IsNotEmpty(err error) bool { return errors.Is(err, windows.ERROR_DIR_NOT_EMPTY) }
+// that is not empty: Windows' error, or the ENOTEMPTY that Go defines on
+// Windows too (a fake file system returns it).
+func IsNotEmpty(err error) bool {
+	return errors.Is(err, windows.ERROR_DIR_NOT_EMPTY) || errors.Is(err, syscall.ENOTEMPTY)
+}
 
 // IsSymlinkNotPermitted reports whether err is the failure to make a
 // symbolic link because the user may not: without Developer Mode or the
