@@ -280,8 +280,9 @@ func (ss *session) prepareRestore(ctx context.Context, v view, res *RestoreResul
 // equal to target (within paths), reading the current tree's objects from
 // g, narrowed to what agents changed when prov is set (with the paths
 // kept; those excludedNow holds, which the scan captured though excluded,
-// with ReasonExcludedNow), and reads and verifies from objects every chunk
-// to be written.
+// with ReasonExcludedNow) and to what the file system can hold (the rest
+// skipped and kept, with the restorer's reason), and reads and verifies
+// from objects every chunk to be written.
 func planRestore(ctx context.Context, objects, g cas.Getter, workdir string, current scan.Result, target record, paths []string, prov *provenance, excludedNow map[string]bool) (restorer.Plan, []KeptPath, error) {
 	kept := []KeptPath{}
 	changes, err := manifest.Diff(ctx, g, current.Root, target.Root)
@@ -298,6 +299,11 @@ func planRestore(ctx context.Context, objects, g cas.Getter, workdir string, cur
 				kept[i].Reason = ReasonExcludedNow
 			}
 		}
+	}
+	plan, unfit := restorer.HostPlatform(workdir).Fit(plan) // what this file system cannot hold
+	for _, k := range unfit {
+		plan.Skipped = append(plan.Skipped, k.Path)
+		kept = append(kept, KeptPath(k))
 	}
 	return plan, kept, restorer.Verify(ctx, objects, plan)
 }
