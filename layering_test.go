@@ -44,7 +44,7 @@ var layers = map[string][]string{
 	"gc":                        {"manifest", "cas"},
 	"index":                     {"cas", "internal/statcache", bboltPath + "/..."},
 	"manifest":                  {"cas"},
-	"cas":                       {}, // the standard library, blake3, zstd
+	"cas":                       {"internal/osfs"}, // the standard library, blake3, zstd; osfs to sync a directory
 	"cas/packstore":             {"cas"},
 	"cas/s3store":               {"cas"}, // and minio-go
 	"cas/packtest":              {"cas"},

@@ -223,7 +223,7 @@ func (g *globals) hookEvent(ctx context.Context, ev hookEvent, f hookFlags) erro
 	if err != nil {
 		return err
 	}
-	store, err := g.openAt(dir, casckpt.Options{Now: g.now, HomeDir: g.env("HOME"), LockTimeout: hookWait, S3Timeout: hookWait})
+	store, err := g.openAt(dir, casckpt.Options{Now: g.now, HomeDir: g.home(), LockTimeout: hookWait, S3Timeout: hookWait})
 	if err != nil {
 		return err
 	}

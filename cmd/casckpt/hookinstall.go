@@ -104,10 +104,10 @@ func isOurHook(command string) bool {
 // current directory.
 func settingsPath(g *globals, user bool) (string, error) {
 	if user {
-		if g.env("HOME") == "" {
+		if g.home() == "" {
 			return "", errors.New("--user: HOME is not set")
 		}
-		return filepath.Join(g.env("HOME"), ".claude", "settings.json"), nil
+		return filepath.Join(g.home(), ".claude", "settings.json"), nil
 	}
 	return filepath.Abs(filepath.Join(".claude", "settings.json"))
 }

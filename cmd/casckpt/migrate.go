@@ -24,7 +24,7 @@ func (g *globals) legacyDir(from string) string {
 	case g.env("HERMES_HOME") != "":
 		return filepath.Join(g.env("HERMES_HOME"), "checkpoints")
 	}
-	return filepath.Join(g.env("HOME"), ".hermes", "checkpoints")
+	return filepath.Join(g.home(), ".hermes", "checkpoints")
 }
 
 func newMigrateCommand(g *globals) *cobra.Command {

@@ -93,7 +93,18 @@ func (r osRoot) Open(name string) (File, error) {
 	if err != nil {
 		return nil, err
 	}
-	return f, nil
+	return rootFile{f}, nil
+}
+
+// rootFile is a file or directory osRoot opened: a directory's Sync is
+// osfs.SyncDir's (none on Windows).
+type rootFile struct{ *os.File }
+
+func (f rootFile) Sync() error {
+	if st, err := f.Stat(); err == nil && st.IsDir() {
+		return osfs.SyncDir(f.File)
+	}
+	return f.File.Sync()
 }
 
 // RemoveLeftovers deletes the temporary files (slash-separated paths
