@@ -11,8 +11,3 @@ import (
 // IsNotEmpty reports whether err is the failure to remove a directory
 // that is not empty.
 func IsNotEmpty(err error) bool { return errors.Is(err, unix.ENOTEMPTY) }
-
-// IsSymlinkNotPermitted reports whether err is the failure to make a
-// symbolic link because the user may not (never on Unix, where the
-// permission to write the directory is enough).
-func IsSymlinkNotPermitted(error) bool { return false }

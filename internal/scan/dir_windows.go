@@ -98,7 +98,7 @@ func (d dir) readlink(name string) (string, error) {
 }
 
 // openEntry opens the entry name to read it; a link there is refused
-// (lstat first, then the handle's own type).
+// (by an lstat first: os.Root would follow one that stays in the tree).
 func (d dir) openEntry(name string) (*os.File, error) {
 	if fi, err := d.r.Lstat(name); err != nil {
 		return nil, err
