@@ -6,6 +6,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/casckpt/casckpt/internal/restorer"
 )
 
 // SeparateGCLeases gives every gc the test runs a lease key of its own
@@ -16,6 +18,13 @@ func SeparateGCLeases(t *testing.T) {
 	old := leaseKey
 	leaseKey = func() string { return fmt.Sprintf("%s-%d", old(), n.Add(1)) }
 	t.Cleanup(func() { leaseKey = old })
+}
+
+// OnPlatform makes restores and undos fit their plans to p, as if the
+// project's file system were p's, until the test ends.
+func OnPlatform(t *testing.T, p restorer.Platform) {
+	hostPlatform = func(string) restorer.Platform { return p }
+	t.Cleanup(func() { hostPlatform = restorer.HostPlatform })
 }
 
 // OnClear makes Clear call fn between the removal of the lock file and

@@ -75,7 +75,8 @@ type RestoreResult struct {
 	// agents since the snapshot.
 	Safe bool
 	// Kept are the paths a safe restore left as they are, in plan order,
-	// with why. Never nil.
+	// with why, then those the file system cannot hold (in Skipped too).
+	// Never nil.
 	Kept []KeptPath
 }
 
@@ -300,13 +301,17 @@ func planRestore(ctx context.Context, objects, g cas.Getter, workdir string, cur
 			}
 		}
 	}
-	plan, unfit := restorer.HostPlatform(workdir).Fit(plan) // what this file system cannot hold
+	plan, unfit := hostPlatform(workdir).Fit(plan) // what this file system cannot hold
 	for _, k := range unfit {
 		plan.Skipped = append(plan.Skipped, k.Path)
 		kept = append(kept, KeptPath(k))
 	}
 	return plan, kept, restorer.Verify(ctx, objects, plan)
 }
+
+// hostPlatform is what the file system of a project directory cannot
+// hold; tests replace it (OnPlatform).
+var hostPlatform = restorer.HostPlatform
 
 // apply carries out plan inside workdir through an os.Root (wrapped by
 // s.projectFS), so no link in the tree can lead a write outside it,

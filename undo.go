@@ -195,7 +195,7 @@ func (ss *session) prepareUndo(ctx context.Context, v view, res *UndoResult, wor
 		}
 		return nil, undo.Plan{}, scan.Result{}, err
 	}
-	_, unfit := restorer.HostPlatform(workdir).Fit(plan.Restore) // what this file system cannot hold: conflicts
+	_, unfit := hostPlatform(workdir).Fit(plan.Restore) // what this file system cannot hold: conflicts
 	for _, k := range unfit {
 		plan = plan.Without([]string{k.Path}, k.Reason)
 	}
