@@ -1,6 +1,7 @@
 package osfs
 
 import (
+	"io/fs"
 	"os"
 	"path/filepath"
 	"testing"
@@ -51,5 +52,27 @@ func TestFoldsCase(t *testing.T) {
 	want := err == nil // the file system found the other case: it folds
 	if got := FoldsCase(d); got != want {
 		t.Fatalf("FoldsCase(%s) = %v, want %v", d, got, want)
+	}
+}
+
+// TestWindowsModeRecordsNoExecutableBit: the mode made from what Windows
+// says of a file keeps its type and write permission and never an
+// executable bit, so a snapshot taken there records no file executable.
+func TestWindowsModeRecordsNoExecutableBit(t *testing.T) {
+	for _, c := range []struct {
+		in   fs.FileMode
+		want uint32
+	}{
+		{0o666, TypeRegular | 0o666},
+		{0o777, TypeRegular | 0o666}, // Go never says so on Windows; were it to, no bit is kept
+		{0o444, TypeRegular | 0o444},
+		{fs.ModeDir | 0o777, TypeDir | 0o666},
+		{fs.ModeSymlink | 0o666, TypeSymlink | 0o666},
+		{fs.ModeNamedPipe | 0o666, 0o010000 | 0o666},
+	} {
+		got := windowsMode(c.in)
+		if got != c.want || (Stat{Mode: got}).Exec() {
+			t.Errorf("windowsMode(%v) = %o, want %o", c.in, got, c.want)
+		}
 	}
 }

@@ -1,5 +1,7 @@
 package osfs
 
+import "io/fs"
+
 // The file type bits of Stat.Mode: Unix's S_IFMT values, the same on
 // every Unix; on Windows Stat.Mode is made of them too.
 const (
@@ -34,3 +36,20 @@ func (s Stat) Type() uint32 { return s.Mode & TypeMask }
 
 // Exec reports whether the owner may execute the file.
 func (s Stat) Exec() bool { return s.Mode&0o100 != 0 }
+
+// windowsMode makes a Unix st_mode of the FileMode that Windows gives a
+// file: its type (a device or pipe as a FIFO, which no snapshot captures)
+// and its permission bits less the executable ones, which Windows does not
+// keep (Go reports 0o666 for a writable file, 0o444 for a read-only one).
+func windowsMode(m fs.FileMode) uint32 {
+	perm := uint32(m.Perm() &^ 0o111)
+	switch {
+	case m&fs.ModeSymlink != 0:
+		return TypeSymlink | perm
+	case m.IsDir():
+		return TypeDir | perm
+	case m.IsRegular():
+		return TypeRegular | perm
+	}
+	return 0o010000 | perm
+}

@@ -13,19 +13,7 @@ func FromInfo(fi fs.FileInfo) (Stat, bool) {
 	if fi == nil {
 		return Stat{}, false
 	}
-	m := fi.Mode()
-	st := Stat{Size: fi.Size(), Mtime: fi.ModTime().UnixNano(), Nlink: 1, Mode: uint32(m.Perm() &^ 0o111)}
-	switch {
-	case m&fs.ModeSymlink != 0:
-		st.Mode |= TypeSymlink
-	case m.IsDir():
-		st.Mode |= TypeDir
-	case m.IsRegular():
-		st.Mode |= TypeRegular
-	default:
-		st.Mode = 0o010000 // a named pipe or device: never captured
-	}
-	return st, true
+	return Stat{Size: fi.Size(), Mtime: fi.ModTime().UnixNano(), Nlink: 1, Mode: windowsMode(fi.Mode())}, true
 }
 
 // FileStat returns the metadata of the open file f, as FromInfo of its
