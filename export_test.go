@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/casckpt/casckpt/internal/restorer"
 	"github.com/casckpt/casckpt/repo/bucket"
 )
 
@@ -18,6 +19,13 @@ func SeparateGCLeases(t *testing.T) {
 	old := bucket.LeaseKey
 	bucket.LeaseKey = func() string { return fmt.Sprintf("%s-%d", old(), n.Add(1)) }
 	t.Cleanup(func() { bucket.LeaseKey = old })
+}
+
+// OnPlatform makes restores and undos fit their plans to p, as if the
+// project's file system were p's, until the test ends.
+func OnPlatform(t *testing.T, p restorer.Platform) {
+	hostPlatform = func(string) restorer.Platform { return p }
+	t.Cleanup(func() { hostPlatform = restorer.HostPlatform })
 }
 
 // OnClear makes Clear call fn between the removal of the lock file and

@@ -20,6 +20,7 @@ import (
 
 	"github.com/casckpt/casckpt/cas"
 	"github.com/casckpt/casckpt/cas/packstore"
+	"github.com/casckpt/casckpt/internal/osfs"
 	"github.com/casckpt/casckpt/internal/restorer"
 	"github.com/casckpt/casckpt/internal/testtree"
 )
@@ -73,7 +74,9 @@ func (f *faults) hit(op, name string) error {
 // killSelf ends the process as a crash would: no deferred call runs, no
 // file is closed.
 func killSelf() {
-	_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
+	if p, err := os.FindProcess(os.Getpid()); err == nil {
+		_ = p.Kill() // SIGKILL on Unix
+	}
 	select {} // until the signal lands
 }
 
@@ -525,7 +528,8 @@ func unreadableState(t *testing.T, p string) unreadableFile {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := unreadableFile{mode: info.Mode(), ino: info.Sys().(*syscall.Stat_t).Ino, mtime: info.ModTime()}
+	st, _ := osfs.FromInfo(info)
+	s := unreadableFile{mode: info.Mode(), ino: st.Ino, mtime: info.ModTime()}
 	if info.Mode() != 0 {
 		return s
 	}

@@ -33,13 +33,14 @@ var layers = map[string][]string{
 	"jsonapi":                   {},          // the standard library only
 	"jsonapi/internal/pyfields": {"jsonapi"}, // go generate: the Python client's fields.json
 	"jsonapi/internal/mdtables": {"jsonapi"}, // go generate: docs/commands.md's key tables
-	"casckpt":                   {"jsonapi", "repo/...", "index", "gc", "manifest", "cas", "cas/packstore/...", "internal/restorer", "internal/scan", "internal/statcache", "internal/textdiff", "internal/undo"},
+	"casckpt":                   {"jsonapi", "repo/...", "index", "gc", "manifest", "cas", "cas/packstore/...", "internal/restorer", "internal/scan", "internal/statcache", "internal/textdiff", "internal/undo", "internal/osfs"},
 	"repo":                      {"index", "gc", "manifest", "cas"},                               // the records, the objects and the Backend seam
 	"repo/bucket":               {"repo", "index", "gc", "cas", "cas/s3store", "internal/remote"}, // the bucket backend
-	"internal/restorer":         {"manifest", "cas"},
+	"internal/restorer":         {"internal/osfs", "manifest", "cas"},
 	"internal/textdiff":         {}, // the standard library only
 	"internal/undo":             {"internal/restorer", "internal/textdiff", "manifest", "cas"},
-	"internal/scan":             {"manifest", "cas", "internal/statcache", "internal/gitindex"},
+	"internal/scan":             {"manifest", "cas", "internal/statcache", "internal/gitindex", "internal/osfs"},
+	"internal/osfs":             {}, // the standard library and golang.org/x/sys only
 	"internal/gitindex":         {}, // the standard library only
 	"internal/statcache":        {"cas"},
 	"internal/testtree":         {}, // the standard library only
@@ -48,7 +49,7 @@ var layers = map[string][]string{
 	"gc":                        {"manifest", "cas"},
 	"index":                     {"cas", "internal/statcache", bboltPath + "/..."},
 	"manifest":                  {"cas"},
-	"cas":                       {}, // the standard library, blake3, zstd
+	"cas":                       {"internal/osfs"}, // the standard library, blake3, zstd; osfs to sync a directory
 	"cas/packstore":             {"cas"},
 	"cas/s3store":               {"cas"}, // and minio-go
 	"cas/packtest":              {"cas"},

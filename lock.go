@@ -10,14 +10,14 @@ import (
 	"path/filepath"
 	"time"
 
-	"golang.org/x/sys/unix"
+	"github.com/casckpt/casckpt/internal/osfs"
 )
 
-// storeLock is a held flock on the store's lock file.
+// storeLock is a held lock (osfs.TryLock) on the store's lock file.
 type storeLock struct{ f *os.File }
 
 // lockStore takes the store lock, shared or exclusive, waiting until
-// deadline. flock locks belong to the open file, so they also exclude other
+// deadline. Its locks (flock; LockFileEx on Windows) belong to the open file, so they also exclude other
 // goroutines of this process, and the kernel drops them when a process
 // dies. A lock on a file that is no longer the one at path (clear deleted
 // the store meanwhile) is released and errLockReplaced returned: the caller
@@ -27,21 +27,17 @@ func lockStore(ctx context.Context, path string, exclusive bool, deadline time.T
 	if err != nil {
 		return nil, fmt.Errorf("open lock: %w", err)
 	}
-	how := unix.LOCK_SH
-	if exclusive {
-		how = unix.LOCK_EX
-	}
 	wait := time.Millisecond
 	for {
-		err := unix.Flock(int(f.Fd()), how|unix.LOCK_NB)
-		if err == nil {
+		ok, err := osfs.TryLock(f, exclusive)
+		if ok {
 			if !sameFile(f, path) {
 				f.Close()
 				return nil, errLockReplaced
 			}
 			return &storeLock{f: f}, nil
 		}
-		if !errors.Is(err, unix.EWOULDBLOCK) && !errors.Is(err, unix.EINTR) {
+		if err != nil {
 			f.Close()
 			return nil, fmt.Errorf("lock %s: %w", path, err)
 		}
@@ -67,18 +63,19 @@ func lockStore(ctx context.Context, path string, exclusive bool, deadline time.T
 var lockWaitHook func(path string)
 
 // sameFile reports whether the open file f is the file now at path (same
-// device and inode).
+// device and inode; volume and file index on Windows).
 func sameFile(f *os.File, path string) bool {
-	var held, current unix.Stat_t
-	if unix.Fstat(int(f.Fd()), &held) != nil || unix.Stat(path, &current) != nil {
+	held, err := f.Stat()
+	if err != nil {
 		return false
 	}
-	return held.Dev == current.Dev && held.Ino == current.Ino
+	current, err := os.Stat(path)
+	return err == nil && os.SameFile(held, current)
 }
 
 func (l *storeLock) unlock() {
 	if l != nil {
-		l.f.Close() // closing the last descriptor releases the flock
+		l.f.Close() // closing the last descriptor releases the lock
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/casckpt/casckpt/gc"
 	"github.com/casckpt/casckpt/index"
+	"github.com/casckpt/casckpt/internal/osfs"
 )
 
 // Workdir returns the workdir of the project in directory dir, the name
@@ -192,15 +193,8 @@ func hasMarker(d string) bool {
 
 // dirIdentity returns the device and inode of directory p.
 func dirIdentity(p string) (index.DirID, bool) {
-	st, err := os.Stat(p)
-	if err != nil || !st.IsDir() {
-		return index.DirID{}, false
-	}
-	sys, ok := st.Sys().(*syscall.Stat_t)
-	if !ok {
-		return index.DirID{}, false
-	}
-	return index.DirID{Dev: uint64(sys.Dev), Ino: sys.Ino}, true // Dev is int32 on some systems
+	dev, ino, ok := osfs.DirID(p)
+	return index.DirID{Dev: dev, Ino: ino}, ok
 }
 
 // projectState tells what became of project p's directory. It is Live

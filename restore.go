@@ -11,9 +11,9 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 
 	"github.com/casckpt/casckpt/cas"
+	"github.com/casckpt/casckpt/internal/osfs"
 	"github.com/casckpt/casckpt/internal/restorer"
 	"github.com/casckpt/casckpt/internal/scan"
 	"github.com/casckpt/casckpt/internal/statcache"
@@ -75,7 +75,8 @@ type RestoreResult struct {
 	// agents since the snapshot.
 	Safe bool
 	// Kept are the paths a safe restore left as they are, in plan order,
-	// with why. Never nil.
+	// with why, then those the file system cannot hold (in Skipped too).
+	// Never nil.
 	Kept []KeptPath
 }
 
@@ -280,8 +281,9 @@ func (ss *hold) prepareRestore(ctx context.Context, v view, res *RestoreResult, 
 // equal to target (within paths), reading the current tree's objects from
 // g, narrowed to what agents changed when prov is set (with the paths
 // kept; those excludedNow holds, which the scan captured though excluded,
-// with ReasonExcludedNow), and reads and verifies from objects every chunk
-// to be written.
+// with ReasonExcludedNow) and to what the file system can hold (the rest
+// skipped and kept, with the restorer's reason), and reads and verifies
+// from objects every chunk to be written.
 func planRestore(ctx context.Context, objects, g cas.Getter, workdir string, current scan.Result, target record, paths []string, prov *provenance, excludedNow map[string]bool) (restorer.Plan, []KeptPath, error) {
 	kept := []KeptPath{}
 	changes, err := manifest.Diff(ctx, g, current.Root, target.Root)
@@ -299,8 +301,17 @@ func planRestore(ctx context.Context, objects, g cas.Getter, workdir string, cur
 			}
 		}
 	}
+	plan, unfit := hostPlatform(workdir).Fit(plan) // what this file system cannot hold
+	for _, k := range unfit {
+		plan.Skipped = append(plan.Skipped, k.Path)
+		kept = append(kept, KeptPath(k))
+	}
 	return plan, kept, restorer.Verify(ctx, objects, plan)
 }
+
+// hostPlatform is what the file system of a project directory cannot
+// hold; tests replace it (OnPlatform).
+var hostPlatform = restorer.HostPlatform
 
 // apply carries out plan inside workdir through an os.Root (wrapped by
 // s.projectFS), so no link in the tree can lead a write outside it,
@@ -315,9 +326,9 @@ func (s *Store) apply(ctx context.Context, workdir string, g cas.Getter, plan re
 	return restorer.Apply(ctx, s.projectFS(root), g, plan, restorer.Options{
 		Progress: progress,
 		SameFile: func(p string, now fs.FileInfo) bool {
-			st, ok := now.Sys().(*syscall.Stat_t)
+			st, ok := osfs.FromInfo(now)
 			want, captured := scanned.Stamp(p)
-			return ok && captured && want == statcache.CurrentStamp(st.Size, st.Mtim.Nano(), st.Ctim.Nano(), st.Ino, st.Mode)
+			return ok && captured && want == statcache.CurrentStamp(st.Size, st.Mtime, st.Ctime, st.Ino, st.Mode)
 		},
 	})
 }

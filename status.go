@@ -8,11 +8,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/casckpt/casckpt/gc"
 	"github.com/casckpt/casckpt/index"
+	"github.com/casckpt/casckpt/internal/osfs"
 )
 
 // ProjectState says whether a project's directory is there: "live",
@@ -115,7 +115,7 @@ func sumFiles(dir string, store bool) (int64, error) {
 			return nil // vanished meanwhile
 		}
 		n := info.Size()
-		if st, ok := info.Sys().(*syscall.Stat_t); ok && store {
+		if st, ok := osfs.FromInfo(info); ok && store {
 			n = max(n, st.Blocks*512)
 		}
 		total += n
@@ -162,7 +162,7 @@ func (s *Store) Clear(ctx context.Context) error {
 	// A process that began once the lock file was gone makes a new store in
 	// the directory, which then is no longer empty: that store is its, and
 	// this one is cleared.
-	if err := os.Remove(s.dir); err != nil && !errors.Is(err, syscall.ENOTEMPTY) && !errors.Is(err, fs.ErrNotExist) {
+	if err := os.Remove(s.dir); err != nil && !osfs.IsNotEmpty(err) && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("clear: %w", err)
 	}
 	return nil

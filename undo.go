@@ -195,6 +195,10 @@ func (ss *hold) prepareUndo(ctx context.Context, v view, res *UndoResult, workdi
 		}
 		return nil, undo.Plan{}, scan.Result{}, err
 	}
+	_, unfit := hostPlatform(workdir).Fit(plan.Restore) // what this file system cannot hold: conflicts
+	for _, k := range unfit {
+		plan = plan.Without([]string{k.Path}, k.Reason)
+	}
 	res.Reverted, res.Merged, res.Conflicts = plan.Reverted, plan.Merged, plan.Conflicts
 	res.Written, res.Deleted = plan.Restore.Written, plan.Restore.Deleted
 	return pending, plan, current, nil

@@ -4,5 +4,6 @@
 //
 //	go test ./bench -run '^$' -bench . -benchtime 1x
 //
-// and see BENCHMARKS.md for what each benchmark reports.
+// and see BENCHMARKS.md for what each benchmark reports. They build for
+// Linux only: they read rusage, /proc and the kernel's caches.
 package bench

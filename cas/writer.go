@@ -12,6 +12,8 @@ import (
 	"sync"
 
 	"golang.org/x/sync/errgroup"
+
+	"github.com/casckpt/casckpt/internal/osfs"
 )
 
 // PackTargetSize is the size at which a Writer closes a pack and starts the
@@ -437,13 +439,14 @@ func (w *Writer) Abort() {
 	}
 }
 
-// SyncDir fsyncs a directory so that renames and creations in it are durable.
+// SyncDir fsyncs a directory so that renames and creations in it are
+// durable (osfs.SyncDir: nothing to sync on Windows).
 func SyncDir(dir string) error {
 	d, err := os.Open(dir)
 	if err != nil {
 		return err
 	}
-	err = d.Sync()
+	err = osfs.SyncDir(d)
 	if cerr := d.Close(); err == nil {
 		err = cerr
 	}

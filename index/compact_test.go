@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/casckpt/casckpt/cas"
-	"golang.org/x/sys/unix"
+	"github.com/casckpt/casckpt/internal/osfs"
 )
 
 // TestCompactDropsFreePages: a database whose records mostly turned over
@@ -79,9 +79,10 @@ func TestCompactDropsFreePages(t *testing.T) {
 // allocated is the disk space of the file at path.
 func allocated(t *testing.T, path string) int64 {
 	t.Helper()
-	var st unix.Stat_t
-	if err := unix.Stat(path, &st); err != nil {
+	info, err := os.Stat(path)
+	if err != nil {
 		t.Fatal(err)
 	}
+	st, _ := osfs.FromInfo(info)
 	return st.Blocks * 512
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"syscall"
@@ -197,8 +198,21 @@ project of its own.`,
 	return root
 }
 
+// home is the user's home directory: $HOME, or on Windows, where HOME is
+// seldom set, %USERPROFILE% when it is not.
+func (g *globals) home() string { return homeDir(g.env, runtime.GOOS) }
+
+// homeDir is $HOME as env gives it, or %USERPROFILE% on Windows (goos)
+// when HOME is unset.
+func homeDir(env func(string) string, goos string) string {
+	if h := env("HOME"); h != "" || goos != "windows" {
+		return h
+	}
+	return env("USERPROFILE")
+}
+
 // storePath resolves the store directory: --store, $CASCKPT_HOME,
-// $XDG_DATA_HOME/casckpt, $HOME/.local/share/casckpt.
+// $XDG_DATA_HOME/casckpt, $HOME/.local/share/casckpt (HOME: see home).
 func (g *globals) storePath() (string, error) {
 	switch {
 	case g.storeDir != "":
@@ -207,8 +221,8 @@ func (g *globals) storePath() (string, error) {
 		return g.env("CASCKPT_HOME"), nil
 	case g.env("XDG_DATA_HOME") != "":
 		return filepath.Join(g.env("XDG_DATA_HOME"), "casckpt"), nil
-	case g.env("HOME") != "":
-		return filepath.Join(g.env("HOME"), ".local", "share", "casckpt"), nil
+	case g.home() != "":
+		return filepath.Join(g.home(), ".local", "share", "casckpt"), nil
 	}
 	return "", errors.New("no store: set --store, CASCKPT_HOME or HOME")
 }
@@ -225,7 +239,7 @@ func (g *globals) open() (*casckpt.Store, error) {
 	case g.machine != "" && !casckpt.ValidMachine(g.machine):
 		return nil, usagef("--machine %q: a machine is 1 to 64 letters, digits, dots, dashes and underscores (see casckpt status)", g.machine)
 	}
-	return g.openAt(dir, casckpt.Options{Now: g.now, HomeDir: g.env("HOME"), UploadProgress: g.uploaded, ReadMachine: g.machine})
+	return g.openAt(dir, casckpt.Options{Now: g.now, HomeDir: g.home(), UploadProgress: g.uploaded, ReadMachine: g.machine})
 }
 
 // machineCommands are the commands that take --machine: those that read
@@ -269,8 +283,8 @@ func (g *globals) cacheRoot() (string, error) {
 	switch {
 	case g.env("XDG_CACHE_HOME") != "":
 		return filepath.Join(g.env("XDG_CACHE_HOME"), "casckpt"), nil
-	case g.env("HOME") != "":
-		return filepath.Join(g.env("HOME"), ".cache", "casckpt"), nil
+	case g.home() != "":
+		return filepath.Join(g.home(), ".cache", "casckpt"), nil
 	}
 	return "", errors.New("no cache directory for the s3:// store: set XDG_CACHE_HOME or HOME")
 }

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/sys/unix"
+	"github.com/casckpt/casckpt/internal/osfs"
 )
 
 // TestSnapshotWaitingThroughAClear: a snapshot that waits on the store lock
@@ -28,7 +28,7 @@ func TestSnapshotWaitingThroughAClear(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := unix.Flock(int(lock.Fd()), unix.LOCK_EX); err != nil {
+	if err := osfs.Lock(lock, true); err != nil {
 		t.Fatal(err)
 	}
 	writeFiles(t, dir, map[string]string{"a.txt": "changed"})

@@ -14,10 +14,10 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/casckpt/casckpt/internal/osfs"
 	"github.com/casckpt/casckpt/internal/testtree"
 	"github.com/casckpt/casckpt/jsonapi"
 )
@@ -365,7 +365,7 @@ func (l *crashLoop) run(i int, a crashAttempt) (out []byte, done bool) {
 	delay, kill := l.killAt(a.op)
 	if kill {
 		time.Sleep(delay)
-		c.Process.Signal(syscall.SIGKILL)
+		c.Process.Kill() // SIGKILL on Unix
 	}
 	err := c.Wait()
 	if err != nil && !kill {
@@ -434,9 +434,9 @@ func (l *crashLoop) checkProjectLockFree(i int, op string) {
 		if err != nil {
 			l.t.Fatal(err)
 		}
-		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		free, err := osfs.TryLock(f, true)
 		f.Close()
-		if err != nil {
+		if err != nil || !free {
 			l.t.Fatalf("iteration %d: the project lock %s is still held after %s was killed: %v", i, p, op, err)
 		}
 	}
@@ -877,7 +877,8 @@ func (l *crashLoop) lockedState(full string) lockedEntry {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := lockedEntry{mode: info.Mode(), ino: info.Sys().(*syscall.Stat_t).Ino}
+	st, _ := osfs.FromInfo(info)
+	e := lockedEntry{mode: info.Mode(), ino: st.Ino}
 	if e.mode.Perm() != 0 {
 		return e // not as it was: checkLocked reports it
 	}

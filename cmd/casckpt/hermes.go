@@ -12,5 +12,5 @@ func (g *globals) legacyDir(from string) string {
 	case g.env("HERMES_HOME") != "":
 		return filepath.Join(g.env("HERMES_HOME"), "checkpoints")
 	}
-	return filepath.Join(g.env("HOME"), ".hermes", "checkpoints")
+	return filepath.Join(g.home(), ".hermes", "checkpoints")
 }

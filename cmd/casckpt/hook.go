@@ -150,7 +150,7 @@ func (g *globals) claudeCodeHook(o hookOptions) claudecode.Hook {
 			if err != nil {
 				return nil, err
 			}
-			return g.openAt(dir, casckpt.Options{Now: g.now, HomeDir: g.env("HOME"), LockTimeout: claudecode.Wait, S3Timeout: claudecode.Wait})
+			return g.openAt(dir, casckpt.Options{Now: g.now, HomeDir: g.home(), LockTimeout: claudecode.Wait, S3Timeout: claudecode.Wait})
 		},
 		Now: g.now, KeepTurns: o.keepTurns, KeepDays: o.keepDays,
 		Dir: g.hookDir(), Out: g.io.out,
@@ -230,10 +230,10 @@ func installHook(g *globals, o hookOptions) error {
 // current directory.
 func settingsPath(g *globals, user bool) (string, error) {
 	if user {
-		if g.env("HOME") == "" {
+		if g.home() == "" {
 			return "", fmt.Errorf("--user: HOME is not set")
 		}
-		return filepath.Join(g.env("HOME"), ".claude", "settings.json"), nil
+		return filepath.Join(g.home(), ".claude", "settings.json"), nil
 	}
 	return filepath.Abs(filepath.Join(".claude", "settings.json"))
 }

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"golang.org/x/sys/unix"
+	"github.com/casckpt/casckpt/internal/osfs"
 )
 
 // hookSession plays Claude Code hook payloads (the fixtures under
@@ -211,7 +211,7 @@ func TestHookBusyStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX); err != nil {
+	if err := osfs.Lock(f, true); err != nil {
 		t.Fatal(err)
 	}
 	prompt := h.fixture("user_prompt_submit", map[string]string{"prompt": "go"})

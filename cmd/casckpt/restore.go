@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -91,15 +92,15 @@ func runRestore(ctx context.Context, o restoreOptions, g *globals, args []string
 		}
 		return err
 	}
-	changed := map[string]bool{}
+	reasons := map[string]string{} // of skipped paths: what this file system cannot hold, what changed
+	for _, k := range res.Kept {
+		reasons[k.Path] = k.Reason
+	}
 	for _, p := range res.Changed {
-		changed[p] = true
+		reasons[p] = casckpt.ReasonChangedDuring
 	}
 	for _, p := range res.Skipped {
-		why := "an excluded file is in the way"
-		if changed[p] {
-			why = casckpt.ReasonChangedDuring
-		}
+		why := cmp.Or(reasons[p], "an excluded file is in the way")
 		g.warn(fmt.Sprintf("%s left alone: %s", p, why))
 	}
 	doc := newRestoreJSON(res, o.safe)

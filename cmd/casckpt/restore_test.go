@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"golang.org/x/sys/unix"
+	"github.com/casckpt/casckpt/internal/osfs"
 )
 
 func mode(t *testing.T, p string) os.FileMode {
@@ -84,7 +84,7 @@ func TestSnapshotRemovesLeftoversNoLiveProcessOwns(t *testing.T) {
 	f, err := os.OpenFile(filepath.Join(dir, live), os.O_RDWR, 0)
 	must(t, err)
 	defer f.Close()
-	must(t, unix.Flock(int(f.Fd()), unix.LOCK_EX)) // as a live restore holds it
+	must(t, osfs.Lock(f, true)) // as a live restore holds it
 
 	b.ok("snapshot", dir)
 	if _, err := os.Lstat(filepath.Join(dir, stale)); !os.IsNotExist(err) {

@@ -11,11 +11,11 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 
 	"golang.org/x/sync/errgroup"
 
 	"github.com/casckpt/casckpt/cas"
+	"github.com/casckpt/casckpt/internal/osfs"
 	"github.com/casckpt/casckpt/manifest"
 )
 
@@ -179,7 +179,7 @@ func removeOld(dst FS, plan []manifest.Change, touched map[string]bool, gd *guar
 			continue
 		}
 		err := dst.Remove(filepath.FromSlash(c.Path))
-		notEmpty := c.Old.Kind == manifest.KindDir && errors.Is(err, syscall.ENOTEMPTY)
+		notEmpty := c.Old.Kind == manifest.KindDir && osfs.IsNotEmpty(err)
 		switch {
 		case err == nil, errors.Is(err, fs.ErrNotExist):
 			delete(touched, c.Path) // gone: nothing in it to sync

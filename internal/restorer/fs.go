@@ -8,8 +8,7 @@ import (
 	"path/filepath"
 	"syscall"
 
-	"golang.org/x/sys/unix"
-
+	"github.com/casckpt/casckpt/internal/osfs"
 	"github.com/casckpt/casckpt/manifest"
 )
 
@@ -20,7 +19,7 @@ import (
 type FS interface {
 	// CreateTemp creates a new file in directory dir with a fresh name
 	// matching manifest.TempPattern and mode perm less the umask, locked
-	// (flock) until it is closed, and returns it with its name (dir
+	// (osfs.Lock) until it is closed, and returns it with its name (dir
 	// joined with the base name). The caller closes it.
 	CreateTemp(dir string, perm fs.FileMode) (File, string, error)
 	// Open opens an existing directory (to sync it) or file. The caller
@@ -28,7 +27,7 @@ type FS interface {
 	Open(name string) (File, error)
 	// Remove deletes a file, a link (never what it points to) or an empty
 	// directory. A missing one is an error wrapping fs.ErrNotExist, a
-	// directory that is not empty one wrapping syscall.ENOTEMPTY.
+	// directory that is not empty one that osfs.IsNotEmpty reports.
 	Remove(name string) error
 	// Mkdir creates a directory with mode perm less the umask; an existing
 	// one is an error wrapping fs.ErrExist.
@@ -74,17 +73,15 @@ func (r osRoot) CreateTemp(dir string, perm fs.FileMode) (File, string, error) {
 		}
 		// A cleaner removes only a leftover it can lock. One that removed
 		// this file before it was locked left it unlinked: take another.
-		if err := flock(f, unix.LOCK_EX); err != nil {
+		if err := osfs.Lock(f, true); err != nil {
 			f.Close()
 			return nil, "", err
 		}
-		st, err := f.Stat()
-		if err != nil {
+		if gone, err := osfs.Unlinked(f); err != nil || gone {
 			f.Close()
-			return nil, "", err
-		}
-		if sys, ok := st.Sys().(*syscall.Stat_t); ok && sys.Nlink == 0 {
-			f.Close()
+			if err != nil {
+				return nil, "", err
+			}
 			continue
 		}
 		return f, name, nil
@@ -96,27 +93,18 @@ func (r osRoot) Open(name string) (File, error) {
 	if err != nil {
 		return nil, err
 	}
-	return f, nil
+	return rootFile{f}, nil
 }
 
-// flock applies lock operation how to f, waiting for it unless how holds
-// LOCK_NB.
-func flock(f *os.File, how int) error {
-	c, err := f.SyscallConn()
-	if err != nil {
-		return err
+// rootFile is a file or directory osRoot opened: a directory's Sync is
+// osfs.SyncDir's (none on Windows).
+type rootFile struct{ *os.File }
+
+func (f rootFile) Sync() error {
+	if st, err := f.Stat(); err == nil && st.IsDir() {
+		return osfs.SyncDir(f.File)
 	}
-	cerr := c.Control(func(fd uintptr) {
-		for {
-			if err = unix.Flock(int(fd), how); !errors.Is(err, unix.EINTR) {
-				return
-			}
-		}
-	})
-	if cerr != nil {
-		return cerr
-	}
-	return err
+	return f.File.Sync()
 }
 
 // RemoveLeftovers deletes the temporary files (slash-separated paths
@@ -152,7 +140,7 @@ func removeLeftover(root *os.Root, p string) {
 	if fst, err := f.Stat(); err != nil || !os.SameFile(st, fst) {
 		return // replaced meanwhile, or a link
 	}
-	if flock(f, unix.LOCK_EX|unix.LOCK_NB) != nil {
+	if ok, err := osfs.TryLock(f, true); err != nil || !ok {
 		return // a live restore is writing it
 	}
 	_ = root.Remove(p)

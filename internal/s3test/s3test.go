@@ -21,7 +21,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -228,29 +227,6 @@ func (s *Server) Advance(d time.Duration) {
 	if err != nil {
 		s.t.Errorf("s3test: advance the clock: %v", err) // Errorf: from any goroutine
 	}
-}
-
-// age moves the modification time of the file at p back by d. It changes
-// the file it opened, so that an object written over meanwhile (a new file
-// renamed over it) keeps the time of its write.
-func age(p string, d time.Duration) error {
-	f, err := os.Open(p)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil // deleted meanwhile
-	} else if err != nil {
-		return err
-	}
-	defer f.Close()
-	info, err := f.Stat()
-	if err != nil {
-		return err
-	}
-	mtime := syscall.NsecToTimeval(info.ModTime().Add(-d).UnixNano())
-	atime := syscall.NsecToTimeval(time.Now().UnixNano())
-	if err := syscall.Futimes(int(f.Fd()), []syscall.Timeval{atime, mtime}); err != nil {
-		return fmt.Errorf("age %s: %w", p, err)
-	}
-	return nil
 }
 
 // Client returns a minio-go client of the server, for tests that look at

@@ -6,9 +6,9 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 
+	"github.com/casckpt/casckpt/internal/osfs"
 	"github.com/casckpt/casckpt/internal/statcache"
 	"github.com/casckpt/casckpt/internal/testtree"
 )
@@ -61,12 +61,9 @@ func TestCaptureTakesExcludedEntriesItIsAskedFor(t *testing.T) {
 	// Stamp is what lstat says of a captured file now, as a new scan
 	// would stamp it; nothing for what was not captured.
 	for _, p := range []string{"big.bin", "notes/todo.md", "main.go"} {
-		var st syscall.Stat_t
-		if err := syscall.Lstat(filepath.Join(dir, p), &st); err != nil {
-			t.Fatal(err)
-		}
+		st := lstat(t, filepath.Join(dir, p))
 		got, ok := res.Stamp(p)
-		if want := statcache.CurrentStamp(st.Size, st.Mtim.Nano(), st.Ctim.Nano(), st.Ino, st.Mode); !ok || got != want {
+		if want := statcache.CurrentStamp(st.Size, st.Mtime, st.Ctime, st.Ino, st.Mode); !ok || got != want {
 			t.Errorf("Stamp(%s) = %x %v, want %x", p, got, ok, want)
 		}
 	}
@@ -79,11 +76,22 @@ func TestCaptureTakesExcludedEntriesItIsAskedFor(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte("saved"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	var st syscall.Stat_t
-	if err := syscall.Lstat(filepath.Join(dir, "main.go"), &st); err != nil {
-		t.Fatal(err)
-	}
-	if got, _ := res.Stamp("main.go"); got == statcache.CurrentStamp(st.Size, st.Mtim.Nano(), st.Ctim.Nano(), st.Ino, st.Mode) {
+	st := lstat(t, filepath.Join(dir, "main.go"))
+	if got, _ := res.Stamp("main.go"); got == statcache.CurrentStamp(st.Size, st.Mtime, st.Ctime, st.Ino, st.Mode) {
 		t.Error("a file saved after the scan has the stamp it had")
 	}
+}
+
+// lstat is what os.Lstat says of p, as the scan's stamps read it.
+func lstat(t *testing.T, p string) osfs.Stat {
+	t.Helper()
+	fi, err := os.Lstat(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, ok := osfs.FromInfo(fi)
+	if !ok {
+		t.Fatalf("%s: no metadata", p)
+	}
+	return st
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -17,10 +18,10 @@ import (
 	"time"
 
 	"golang.org/x/sync/errgroup"
-	"golang.org/x/sys/unix"
 
 	"github.com/casckpt/casckpt/cas"
 	"github.com/casckpt/casckpt/internal/gitindex"
+	"github.com/casckpt/casckpt/internal/osfs"
 	"github.com/casckpt/casckpt/internal/statcache"
 	"github.com/casckpt/casckpt/manifest"
 )
@@ -174,9 +175,8 @@ type dirNode struct {
 type scanner struct {
 	ctx       context.Context
 	root      string
-	rootFd    int         // the root directory, opened by List and again by Store: every open is relative to it
-	rootStat  unix.Stat_t // the root as List opened it
-	openat2   bool        // the kernel resolves paths beneath rootFd (openat2)
+	top       root      // the root directory, opened by List and again by Store: every open is relative to it
+	rootStat  osfs.Stat // the root as List opened it
 	put       cas.Putter
 	opts      Options
 	start     int64 // ns, real clock: for racily-clean decisions
@@ -202,9 +202,6 @@ type scanner struct {
 // opened, "open" before a file is opened, "read" after a file is opened and
 // before it is read.
 var testHook func(point, rel string)
-
-// useOpenat2 is false in tests of the fallback for kernels without openat2.
-var useOpenat2 = true
 
 // now is the clock for racily-clean decisions: the real one, whatever the
 // store's clock says, since it is compared with file system timestamps.
@@ -256,44 +253,23 @@ func List(ctx context.Context, root string, opts Options) (*Listing, error) {
 		start: now().UnixNano(),
 		sem:   make(chan struct{}, opts.Workers*4),
 	}
-	fd, err := openRoot(root, &s.rootStat)
+	top, st, err := openRoot(root)
 	if err != nil {
 		return nil, err
 	}
-	defer unix.Close(fd)
-	s.rootFd = fd
-	if useOpenat2 {
-		if fd, err := unix.Openat2(s.rootFd, ".", &unix.OpenHow{Flags: unix.O_RDONLY | unix.O_CLOEXEC, Resolve: beneath}); err == nil {
-			unix.Close(fd)
-			s.openat2 = true
-		}
-	}
-	top := &node{kind: manifest.KindDir, dir: &dirNode{}}
+	defer top.close() // Store opens the root again
+	s.top, s.rootStat = top, st
+	tree := &node{kind: manifest.KindDir, dir: &dirNode{}}
 	var wg sync.WaitGroup
-	s.walkDir(top, nil, &wg)
+	s.walkDir(tree, nil, &wg)
 	wg.Wait()
-	s.rootFd = -1 // closed on return: Store opens the root again
 	if s.firstErr != nil {
 		return nil, s.firstErr
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	return &Listing{s: s, top: top}, nil
-}
-
-// openRoot opens the directory root, never through a symlink, and stats
-// it into st.
-func openRoot(root string, st *unix.Stat_t) (int, error) {
-	fd, err := unix.Open(root, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return -1, fmt.Errorf("open %s: %w", root, err)
-	}
-	if err := unix.Fstat(fd, st); err != nil {
-		unix.Close(fd)
-		return -1, fmt.Errorf("stat %s: %w", root, err)
-	}
-	return fd, nil
+	return &Listing{s: s, top: tree}, nil
 }
 
 // Store reads the files of the listing that the stat cache (cache, whose
@@ -305,16 +281,15 @@ func (l *Listing) Store(put cas.Putter, cache map[string]statcache.Dir, trees Tr
 	s.put = put
 	s.opts.Cache, s.opts.Trees, s.opts.Progress = cache, trees, progress
 	s.opts = s.opts.withDefaults()
-	var st unix.Stat_t
-	fd, err := openRoot(s.root, &st)
+	top, st, err := openRoot(s.root)
 	if err != nil {
 		return Result{}, err
 	}
-	defer unix.Close(fd)
+	defer top.close()
 	if st.Dev != s.rootStat.Dev || st.Ino != s.rootStat.Ino {
 		return Result{}, fmt.Errorf("%s was replaced by another directory during the snapshot: run it again", s.root)
 	}
-	s.rootFd = fd
+	s.top = top
 	s.matchAll(l.top)
 	if err := s.hashAll(); err != nil {
 		return Result{}, err
@@ -439,56 +414,6 @@ func (s *scanner) unreadable(rel string) {
 	s.mu.Unlock()
 }
 
-// beneath is how openat2 resolves a path: never above the root, never
-// through a symlink.
-const beneath = unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS
-
-// open opens rel, a path relative to the root ("." for the root itself),
-// without following a symlink in any component, so that a directory swapped
-// for a link to outside after the walk saw it can never be read through:
-// one openat2(RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS) from the root, or, on a
-// kernel without openat2 (before Linux 5.6), an openat with O_NOFOLLOW per
-// component.
-func (s *scanner) open(rel string, flags int) (int, error) {
-	flags |= unix.O_NOFOLLOW | unix.O_CLOEXEC
-	var fd int
-	var err error
-	if s.openat2 {
-		fd, err = unix.Openat2(s.rootFd, rel, &unix.OpenHow{Flags: uint64(flags), Resolve: beneath})
-	} else {
-		fd, err = openEach(s.rootFd, rel, flags)
-	}
-	if errors.Is(err, unix.ELOOP) {
-		err = errSymlinkOnPath
-	}
-	return fd, err
-}
-
-// openEach opens rel beneath dirfd one component at a time, following no
-// symlink.
-func openEach(dirfd int, rel string, flags int) (int, error) {
-	at := dirfd
-	defer func() {
-		if at != dirfd {
-			unix.Close(at)
-		}
-	}()
-	for {
-		dir, rest, more := strings.Cut(rel, "/")
-		if !more {
-			return unix.Openat(at, rel, flags, 0)
-		}
-		fd, err := unix.Openat(at, dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-		if err != nil {
-			return -1, err
-		}
-		if at != dirfd {
-			unix.Close(at)
-		}
-		at, rel = fd, rest
-	}
-}
-
 func (s *scanner) abs(rel string) string {
 	if rel == "" {
 		return s.root
@@ -503,11 +428,11 @@ func (s *scanner) walkDir(n *node, ign *ignoreFile, wg *sync.WaitGroup) {
 		return
 	}
 	rel := n.dir.rel
-	fd, entries, ok := s.listDir(n)
+	dh, entries, ok := s.listDir(n)
 	if !ok {
 		return
 	}
-	ign = s.ignoreRules(rel, fd, entries, ign)
+	ign = s.ignoreRules(rel, dh, entries, ign)
 	// The children live in one slice, allocated once; its capacity is the
 	// listing's length, so appending never moves the nodes already pointed
 	// to.
@@ -516,13 +441,13 @@ func (s *scanner) walkDir(n *node, ign *ignoreFile, wg *sync.WaitGroup) {
 	d.children = make([]*node, 0, len(entries))
 	var subdirs []*node
 	for _, e := range entries {
-		st, captured, ok := s.included(fd, d, e, ign)
+		st, captured, ok := s.included(dh, d, e, ign)
 		if !ok {
 			continue
 		}
 		nodes = append(nodes, node{name: e.name, captured: captured})
 		child := &nodes[len(nodes)-1]
-		if !s.describe(child, fd, rel, &st) {
+		if !s.describe(child, dh, rel, &st) {
 			nodes = nodes[:len(nodes)-1]
 			continue
 		}
@@ -530,12 +455,12 @@ func (s *scanner) walkDir(n *node, ign *ignoreFile, wg *sync.WaitGroup) {
 			subdirs = append(subdirs, child)
 		} else if s.files.Add(1) > int64(s.opts.MaxFiles) {
 			s.fail(fmt.Errorf("%w: more than %d files under %s (raise --max-files or add a .gitignore)", ErrTooManyFiles, s.opts.MaxFiles, s.root))
-			unix.Close(fd)
+			dh.close()
 			return
 		}
 		d.children = append(d.children, child)
 	}
-	unix.Close(fd) // not held open while the subdirectories are walked
+	dh.close() // not held open while the subdirectories are walked
 	d.names = namesHash(d.children)
 	s.walkSubdirs(subdirs, ign, wg)
 }
@@ -543,45 +468,45 @@ func (s *scanner) walkDir(n *node, ign *ignoreFile, wg *sync.WaitGroup) {
 // listDir opens directory n (at n.dir.rel) beneath the root and lists it, sorted
 // by name. When it cannot, it fails the scan for the root, or warns and
 // marks n not captured for a subdirectory, and ok is false; otherwise the
-// caller closes fd.
-func (s *scanner) listDir(n *node) (fd int, entries []dirEntry, ok bool) {
+// caller closes dh.
+func (s *scanner) listDir(n *node) (dh dir, entries []dirEntry, ok bool) {
 	rel := n.dir.rel
 	if testHook != nil {
 		testHook("opendir", rel)
 	}
-	fd, err := s.open(cmp.Or(rel, "."), unix.O_RDONLY|unix.O_DIRECTORY)
+	dh, err := s.top.openDir(rel)
 	if err != nil {
 		if rel == "" {
 			s.fail(fmt.Errorf("open %s: %w", s.root, err))
-			return -1, nil, false
+			return dh, nil, false
 		}
 		s.warn("%s: cannot open directory: %v", rel, err)
 		n.kind = manifest.KindUnreadable // not captured; buildTree reports it
-		if errors.Is(err, unix.ENOENT) {
+		if errors.Is(err, fs.ErrNotExist) {
 			n.kind = 0 // gone since it was listed
 		}
-		return -1, nil, false
+		return dh, nil, false
 	}
-	entries, err = readDir(fd)
+	entries, err = dh.list()
 	if err != nil {
-		unix.Close(fd)
+		dh.close()
 		if rel == "" {
 			s.fail(fmt.Errorf("read %s: %w", s.root, err))
-			return -1, nil, false
+			return dh, nil, false
 		}
 		s.warn("%s: cannot read directory: %v", rel, err)
 		n.kind = manifest.KindUnreadable
-		return -1, nil, false
+		return dh, nil, false
 	}
-	return fd, entries, true
+	return dh, entries, true
 }
 
 // ignoreRules returns the ignore rules that apply inside the directory at
-// rel (open as fd, listing entries): ign, plus its own .gitignore if it
+// rel (open as dh, listing entries): ign, plus its own .gitignore if it
 // has one.
-func (s *scanner) ignoreRules(rel string, fd int, entries []dirEntry, ign *ignoreFile) *ignoreFile {
+func (s *scanner) ignoreRules(rel string, dh dir, entries []dirEntry, ign *ignoreFile) *ignoreFile {
 	if _, found := slices.BinarySearchFunc(entries, ".gitignore", func(e dirEntry, name string) int { return strings.Compare(e.name, name) }); found {
-		if content, err := readSmall(fd, ".gitignore"); err == nil {
+		if content, err := readSmall(dh, ".gitignore"); err == nil {
 			ign = parseIgnore(ign, rel, content)
 		} else {
 			s.warn("%s: cannot read: %v", join(rel, ".gitignore"), err)
@@ -590,7 +515,7 @@ func (s *scanner) ignoreRules(rel string, fd int, entries []dirEntry, ign *ignor
 	return ign
 }
 
-// included stats one entry e of directory d (open as fd) without
+// included stats one entry e of directory d (open as dh) without
 // following a link and tells whether the walk keeps it. An invalid name
 // and one excluded by a rule, a .gitignore or the Skip list are reported
 // as excluded; an entry that cannot be stat'ed is kept with st.Mode 0,
@@ -601,25 +526,25 @@ func (s *scanner) ignoreRules(rel string, fd int, entries []dirEntry, ign *ignor
 // A directory is not stat'ed: st holds only its type. The entry's
 // relative path is built only where it is needed, to keep the common case
 // free of allocations.
-func (s *scanner) included(fd int, d *dirNode, e dirEntry, ign *ignoreFile) (st unix.Stat_t, captured, ok bool) {
+func (s *scanner) included(dh dir, d *dirNode, e dirEntry, ign *ignoreFile) (st osfs.Stat, captured, ok bool) {
 	name, rel := e.name, d.rel
-	if err := manifest.ValidName(name); err != nil {
+	var err error
+	if err = manifest.ValidName(name); err != nil {
 		s.warn("%s: %v", join(rel, name), err)
 		s.exclude(join(rel, name))
 		return st, false, false
 	}
 	if e.dir {
-		st.Mode = unix.S_IFDIR // a directory needs no stat: nothing of it is recorded
-	} else if err := unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
-		if errors.Is(err, unix.ENOENT) { // vanished since listing: not there
+		st.Mode = osfs.TypeDir // a directory needs no stat: nothing of it is recorded
+	} else if st, err = dh.lstat(name); err != nil {
+		if errors.Is(err, fs.ErrNotExist) { // vanished since listing: not there
 			return st, false, false
 		}
 		s.warn("%s: cannot stat: %v", join(rel, name), err)
-		return unix.Stat_t{}, false, true // not known: unreadable
+		return osfs.Stat{}, false, true // not known: unreadable
 	}
-	fmtBits := st.Mode & unix.S_IFMT
-	isDir := fmtBits == unix.S_IFDIR
-	if fmtBits == unix.S_IFREG && manifest.IsTemp(name) { // a killed restore's: reported, never captured
+	isDir := st.Type() == osfs.TypeDir
+	if st.Type() == osfs.TypeRegular && manifest.IsTemp(name) { // a killed restore's: reported, never captured
 		s.mu.Lock()
 		s.leftovers = append(s.leftovers, join(rel, name))
 		s.mu.Unlock()
@@ -677,19 +602,19 @@ func (s *scanner) skipped(rel, name string) bool {
 }
 
 // describe fills child, an included entry of the directory at rel (open
-// as fd), from its metadata st. It returns false, reporting the entry
+// as dh), from its metadata st. It returns false, reporting the entry
 // excluded, for a file over the size limit (unless Options.Capture
 // captures it) and a socket, FIFO or device, which is never opened. An
 // entry that could not be stat'ed (st.Mode 0) and a link that cannot be
 // read are kept as unreadable.
-func (s *scanner) describe(child *node, fd int, rel string, st *unix.Stat_t) bool {
-	switch st.Mode & unix.S_IFMT {
+func (s *scanner) describe(child *node, dh dir, rel string, st *osfs.Stat) bool {
+	switch st.Type() {
 	case 0: // not stat'ed
 		child.kind = manifest.KindUnreadable
-	case unix.S_IFDIR:
+	case osfs.TypeDir:
 		child.kind = manifest.KindDir
 		child.dir = &dirNode{rel: join(rel, child.name), captured: child.captured}
-	case unix.S_IFREG:
+	case osfs.TypeRegular:
 		if st.Size > s.opts.MaxFileSize && !child.captured {
 			if child.captured = s.captures(join(rel, child.name), false); !child.captured {
 				s.exclude(join(rel, child.name))
@@ -697,15 +622,15 @@ func (s *scanner) describe(child *node, fd int, rel string, st *unix.Stat_t) boo
 			}
 		}
 		child.kind = manifest.KindFile
-		child.exec = st.Mode&0o100 != 0
+		child.exec = st.Exec()
 		child.size = st.Size
-		child.stamp = statcache.CurrentStamp(st.Size, st.Mtim.Nano(), st.Ctim.Nano(), st.Ino, st.Mode)
+		child.stamp = statcache.CurrentStamp(st.Size, st.Mtime, st.Ctime, st.Ino, st.Mode)
 		child.dev, child.ino = st.Dev, st.Ino
-	case unix.S_IFLNK:
-		target, err := readlinkat(fd, child.name)
+	case osfs.TypeSymlink:
+		target, err := dh.readlink(child.name)
 		if err != nil || target == "" || strings.IndexByte(target, 0) >= 0 || len(target) > manifest.MaxTargetLen {
 			s.warn("%s: cannot read link: %v", join(rel, child.name), err)
-			if errors.Is(err, unix.ENOENT) { // gone since it was listed
+			if errors.Is(err, fs.ErrNotExist) { // gone since it was listed
 				s.exclude(join(rel, child.name))
 				return false
 			}
@@ -783,30 +708,12 @@ func (s *scanner) matchCache(n *node) {
 	}
 }
 
-func readlinkat(dirfd int, name string) (string, error) {
-	buf := make([]byte, 256)
-	for {
-		n, err := unix.Readlinkat(dirfd, name, buf)
-		if err != nil {
-			return "", err
-		}
-		if n < len(buf) {
-			return string(buf[:n]), nil
-		}
-		if len(buf) > manifest.MaxTargetLen {
-			return "", errors.New("link target too long")
-		}
-		buf = make([]byte, 2*len(buf))
-	}
-}
-
-// readSmall reads a small regular file (a .gitignore) relative to dirfd.
-func readSmall(dirfd int, name string) ([]byte, error) {
-	fd, err := unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+// readSmall reads a small regular file (a .gitignore) of the directory dh.
+func readSmall(dh dir, name string) ([]byte, error) {
+	f, err := dh.openEntry(name)
 	if err != nil {
 		return nil, err
 	}
-	f := os.NewFile(uintptr(fd), name)
 	defer f.Close()
 	st, err := f.Stat()
 	if err != nil {
@@ -861,7 +768,7 @@ func (s *scanner) hashFile(ctx context.Context, job hashJob) error {
 				job.n.kind = 0
 				return nil
 			}
-			if errors.Is(err, errNotRegular) || errors.Is(err, unix.ENOENT) { // became something else, or is gone
+			if errors.Is(err, errNotRegular) || errors.Is(err, fs.ErrNotExist) { // became something else, or is gone
 				s.warn("%s: not captured: %v", job.rel, err)
 				job.n.kind = 0
 				return nil
@@ -889,8 +796,8 @@ func (s *scanner) hashFile(ctx context.Context, job hashJob) error {
 		}
 		n := job.n
 		n.chunks, n.size, n.lines, n.binary = content.Chunks, content.Size, content.Lines, content.Binary
-		n.exec = st.Mode&0o100 != 0
-		n.stamp = statcache.FileStamp(content.Size, st.Mtim.Nano(), st.Ctim.Nano(), st.Ino, st.Mode, scanStart)
+		n.exec = st.Exec()
+		n.stamp = statcache.FileStamp(content.Size, st.Mtime, st.Ctime, st.Ino, st.Mode, scanStart)
 		n.cached = false
 		fb := s.hashedB.Add(content.Size)
 		fn := s.hashedN.Add(1)
@@ -923,21 +830,20 @@ func (p storePutter) Put(ctx context.Context, kind cas.Kind, data []byte) (cas.I
 // chunks, reading no more than the size limit allows. stable reports
 // whether it is the file the walk saw and its metadata was the same before
 // and after the read; st is the metadata from before.
-func (s *scanner) readFile(ctx context.Context, job hashJob) (content manifest.Content, st unix.Stat_t, stable bool, err error) {
+func (s *scanner) readFile(ctx context.Context, job hashJob) (content manifest.Content, st osfs.Stat, stable bool, err error) {
 	p := s.abs(job.rel)
 	if testHook != nil {
 		testHook("open", job.rel)
 	}
-	fd, err := s.open(job.rel, unix.O_RDONLY|unix.O_NONBLOCK)
+	f, err := s.top.openFile(job.rel, p)
 	if err != nil {
 		return content, st, false, &os.PathError{Op: "open", Path: p, Err: err}
 	}
-	f := os.NewFile(uintptr(fd), p)
 	defer f.Close()
-	if err := unix.Fstat(fd, &st); err != nil {
-		return content, st, false, &os.PathError{Op: "fstat", Path: p, Err: err}
+	if st, err = osfs.FileStat(f); err != nil {
+		return content, st, false, err
 	}
-	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+	if st.Type() != osfs.TypeRegular {
 		return content, st, false, errNotRegular
 	}
 	limit := s.opts.MaxFileSize
@@ -967,11 +873,11 @@ func (s *scanner) readFile(ctx context.Context, job hashJob) (content manifest.C
 	if content.Grew || st.Dev != job.n.dev || st.Ino != job.n.ino {
 		return content, st, false, nil
 	}
-	var after unix.Stat_t
-	if err := unix.Fstat(int(f.Fd()), &after); err != nil {
-		return content, st, false, &os.PathError{Op: "fstat", Path: p, Err: err}
+	after, err := osfs.FileStat(f)
+	if err != nil {
+		return content, st, false, err
 	}
-	stable = after.Size == st.Size && after.Mtim == st.Mtim && after.Ctim == st.Ctim &&
+	stable = after.Size == st.Size && after.Mtime == st.Mtime && after.Ctime == st.Ctime &&
 		after.Ino == st.Ino && after.Mode == st.Mode && content.Size == st.Size
 	return content, st, stable, nil
 }

@@ -26,16 +26,6 @@ func setHook(t *testing.T, point, rel string, fn func()) {
 	t.Cleanup(func() { testHook = nil })
 }
 
-// bothResolvers runs f with openat2 and with the per-component fallback.
-func bothResolvers(t *testing.T, f func(t *testing.T)) {
-	t.Run("openat2", f)
-	t.Run("openat-per-component", func(t *testing.T) {
-		useOpenat2 = false
-		t.Cleanup(func() { useOpenat2 = true })
-		f(t)
-	})
-}
-
 // scanContents scans dir and returns every captured file's content by path.
 func scanContents(t *testing.T, dir string, opts Options) (map[string]string, Result) {
 	t.Helper()

@@ -1,3 +1,5 @@
+//go:build linux
+
 // Command rusage runs a command and writes what it used to file
 // descriptor 3: "WALL_NS CPU_NS MAXRSS_KIB", CPU being user plus system
 // time. It passes the command's standard streams and exit code through.
@@ -7,7 +9,8 @@
 // that forked it: Go forks with CLONE_VM, and at exec the kernel records
 // the parent's high-water mark as the child's. Forked from this small
 // process, a child's figure is its own (plus at most this process's few
-// MiB), whatever the size of the benchmark process.
+// MiB), whatever the size of the benchmark process. It builds on Linux
+// only: the benchmarks run there, and ru_maxrss is in KiB there.
 package main
 
 import (

@@ -10,14 +10,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// dirEntry is one name a directory listing returned; dir is true when the
-// listing says it is a directory (a file system that does not say leaves
-// it false, and the walk stats the entry to learn).
-type dirEntry struct {
-	name string
-	dir  bool
-}
-
 // listingScratch is what a listing needs while it reads: the getdents
 // buffer, and the names and their places before they become one string.
 type listingScratch struct {
@@ -91,14 +83,4 @@ func readDir(fd int) ([]dirEntry, error) {
 	}
 	slices.SortFunc(entries, func(a, b dirEntry) int { return strings.Compare(a.name, b.name) })
 	return entries, nil
-}
-
-// join is path.Join for a directory's relative path and the name of one of
-// its entries (never empty, ".", ".." nor holding a "/"), without the
-// allocation of cleaning.
-func join(rel, name string) string {
-	if rel == "" {
-		return name
-	}
-	return rel + "/" + name
 }
