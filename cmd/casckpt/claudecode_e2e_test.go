@@ -27,8 +27,9 @@ import (
 // (Write), the second editing an existing one (Read, Edit), the third
 // running a shell command that deletes a file and makes another (Bash).
 // Then `turns` shows the three turns of the session with what each
-// changed, `undo` of the second reverts its edit and nothing else, and
-// the hook logged no miss.
+// changed, `undo` of the second reverts its edit and nothing else; a
+// fourth prompt cut off (--max-turns) after a write is a turn of its own
+// that the CLI's SessionEnd ended, interrupted; the hook logged no miss.
 func TestClaudeCodeEndToEnd(t *testing.T) {
 	claude, err := filepath.Abs(filepath.Join("testdata", "claude-e2e", "node_modules", ".bin", "claude"))
 	if err != nil {
@@ -54,15 +55,18 @@ func TestClaudeCodeEndToEnd(t *testing.T) {
 			{"Edit", map[string]any{"file_path": file("notes.txt"), "old_string": "beta", "new_string": "BETA", "replace_all": false}}}},
 		{"step three: run a command", []scriptedCall{
 			{"Bash", map[string]any{"command": `rm gone.txt && printf 'made by bash\n' > bash.txt`, "description": "delete and make a file"}}}},
+		{"step four: cut off", []scriptedCall{ // run with --max-turns 1: the Bash never runs
+			{"Write", map[string]any{"file_path": file("late.txt"), "content": "written in turn four\n"}},
+			{"Bash", map[string]any{"command": "rm keep.txt", "description": "never runs"}}}},
 	}
 	model := &scriptedModel{prompts: prompts}
 	srv := httptest.NewServer(model)
 	t.Cleanup(srv.Close)
 
 	c := claudeCode{t: t, bin: claude, proj: proj, home: t.TempDir(), tmp: t.TempDir(), url: srv.URL}
-	session := c.prompt(prompts[0].prompt, "")
-	for _, p := range prompts[1:] {
-		if got := c.prompt(p.prompt, session); got != session {
+	session := c.prompt(prompts[0].prompt, "", 0)
+	for _, p := range prompts[1:3] {
+		if got := c.prompt(p.prompt, session, 0); got != session {
 			t.Fatalf("--resume %s went on in session %s", session, got)
 		}
 	}
@@ -74,7 +78,7 @@ func TestClaudeCodeEndToEnd(t *testing.T) {
 	checkTree(t, proj, want)
 
 	turns := turnsOf(t, b, proj)
-	checkTurns(t, b, proj, session, prompts, turns, [][]string{{"added new.txt"}, {"modified notes.txt"}, {"added bash.txt", "deleted gone.txt"}})
+	checkTurns(t, b, proj, session, prompts[:3], turns, [][]string{{"added new.txt"}, {"modified notes.txt"}, {"added bash.txt", "deleted gone.txt"}})
 	second := turns[1]["turn"].(string)
 	undo := jsonOf[map[string]any](t, b.ok("undo", proj, second, "--json").out)
 	if fmt.Sprint(undo["reverted"]) != "[notes.txt]" || len(undo["conflicts"].([]any)) != 0 || undo["turn"] != second {
@@ -82,8 +86,22 @@ func TestClaudeCodeEndToEnd(t *testing.T) {
 	}
 	want["notes.txt"] = "alpha\nbeta\ngamma\n"
 	checkTree(t, proj, want)
-	if turns := turnsOf(t, b, proj); turns[1]["undone_by"] == nil || turns[0]["undone_by"] != nil || turns[2]["undone_by"] != nil {
+
+	// A prompt cut off (as by Esc) gets no Stop: the SessionEnd of the
+	// CLI's exit ends its turn, marked interrupted.
+	c.prompt(prompts[3].prompt, session, 1)
+	want["late.txt"] = "written in turn four\n"
+	checkTree(t, proj, want)
+	turns = turnsOf(t, b, proj)
+	if len(turns) != 4 || turns[0]["title"] != prompts[3].prompt || turns[0]["session"] != session || turns[0]["end"] == nil ||
+		turns[0]["interrupted"] != true || !slices.Equal(turnChanges(t, b, proj, turns[0]), []string{"added late.txt"}) {
+		t.Fatalf("the cut-off prompt's turn: %v", turns)
+	}
+	if turns[2]["undone_by"] == nil || turns[1]["undone_by"] != nil || turns[3]["undone_by"] != nil {
 		t.Errorf("turns after the undo: %v", turns)
+	}
+	if errs := model.failures(); len(errs) > 0 {
+		t.Fatalf("the scripted model saw: %q", errs)
 	}
 	if log, err := os.ReadFile(filepath.Join(b.store(), "hook.log")); len(log) > 0 || (err != nil && !errors.Is(err, fs.ErrNotExist)) {
 		t.Errorf("hook.log: %v %q", err, log)
@@ -106,16 +124,24 @@ func checkTurns(t *testing.T, b *binEnv, proj, session string, prompts []scripte
 			turn["end"] == nil || turn["interrupted"] != false || turn["undone_by"] != nil {
 			t.Fatalf("turn %d: %v", i+1, turn)
 		}
-		diff := jsonOf[map[string]any](t, b.ok("diff", proj, turn["start"].(string), turn["end"].(string), "--json").out)
-		var got []string
-		for _, f := range diff["files"].([]any) {
-			f := f.(map[string]any)
-			got = append(got, fmt.Sprint(f["status"], " ", f["path"]))
-		}
-		if slices.Sort(got); !slices.Equal(got, changes[i]) {
+		if got := turnChanges(t, b, proj, turn); !slices.Equal(got, changes[i]) {
 			t.Errorf("turn %d changed %q, want %q", i+1, got, changes[i])
 		}
 	}
+}
+
+// turnChanges is what an ended turn changed, as `diff START END --json`
+// says: "status path", sorted.
+func turnChanges(t *testing.T, b *binEnv, proj string, turn map[string]any) []string {
+	t.Helper()
+	diff := jsonOf[map[string]any](t, b.ok("diff", proj, turn["start"].(string), fmt.Sprint(turn["end"]), "--json").out)
+	var got []string
+	for _, f := range diff["files"].([]any) {
+		f := f.(map[string]any)
+		got = append(got, fmt.Sprint(f["status"], " ", f["path"]))
+	}
+	slices.Sort(got)
+	return got
 }
 
 // claudeCode runs the real Claude Code CLI in print mode in proj, against
@@ -127,8 +153,10 @@ type claudeCode struct {
 
 // prompt sends one prompt (going on with session resume when it is not
 // empty), allowing the tools the script calls, and returns the session
-// the CLI reports. A failed run, or a tool denied, fails the test.
-func (c claudeCode) prompt(prompt, resume string) string {
+// the CLI reports. With maxTurns > 0 the CLI stops after that many model
+// calls, as it does for a person's Esc: without a Stop, exit status 1,
+// error_max_turns. Any other outcome, or a tool denied, fails the test.
+func (c claudeCode) prompt(prompt, resume string, maxTurns int) string {
 	c.t.Helper()
 	// Generous: the CLI starts in about a second, each hook in milliseconds.
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -137,20 +165,27 @@ func (c claudeCode) prompt(prompt, resume string) string {
 	if resume != "" {
 		args = append(args, "--resume", resume)
 	}
+	subtype := "success"
+	if maxTurns > 0 {
+		args, subtype = append(args, "--max-turns", fmt.Sprint(maxTurns)), "error_max_turns"
+	}
 	cmd := exec.CommandContext(ctx, c.bin, args...)
 	cmd.Dir = c.proj
+	// SessionEnd hooks get a short budget (a hook taking 3 s was
+	// cancelled); the variable raises it, so that a slow machine cannot
+	// cut the hook's SessionEnd off.
 	cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + c.home, "TMPDIR=" + c.tmp,
-		"ANTHROPIC_BASE_URL=" + c.url, "ANTHROPIC_API_KEY=dummy",
+		"ANTHROPIC_BASE_URL=" + c.url, "ANTHROPIC_API_KEY=dummy", "CLAUDE_CODE_SESSIONEND_HOOKS_TIMEOUT_MS=60000",
 		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_TELEMETRY=1", "DISABLE_AUTOUPDATER=1"}
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	var res struct { // the JSON result of print mode
 		SessionID string `json:"session_id"`
-		IsError   bool   `json:"is_error"`
+		Subtype   string `json:"subtype"`
 		Denials   []any  `json:"permission_denials"`
 	}
-	if err != nil || json.Unmarshal(out, &res) != nil || res.IsError || len(res.Denials) > 0 || res.SessionID == "" {
+	if (err != nil) != (maxTurns > 0) || json.Unmarshal(out, &res) != nil || res.Subtype != subtype || len(res.Denials) > 0 || res.SessionID == "" {
 		c.t.Fatalf("claude -p %q: %v\nstdout: %s\nstderr: %s", prompt, err, out, stderr.String())
 	}
 	return res.SessionID
