@@ -171,11 +171,10 @@ func (c claudeCode) prompt(prompt, resume string, maxTurns int) string {
 	}
 	cmd := exec.CommandContext(ctx, c.bin, args...)
 	cmd.Dir = c.proj
-	// SessionEnd hooks get a short budget (a hook taking 3 s was
-	// cancelled); the variable raises it, so that a slow machine cannot
-	// cut the hook's SessionEnd off.
+	// The SessionEnd hook's time is its settings' timeout (see
+	// claudecode.SessionEndTimeout), not the CLI's short default.
 	cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + c.home, "TMPDIR=" + c.tmp,
-		"ANTHROPIC_BASE_URL=" + c.url, "ANTHROPIC_API_KEY=dummy", "CLAUDE_CODE_SESSIONEND_HOOKS_TIMEOUT_MS=60000",
+		"ANTHROPIC_BASE_URL=" + c.url, "ANTHROPIC_API_KEY=dummy",
 		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_TELEMETRY=1", "DISABLE_AUTOUPDATER=1"}
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
