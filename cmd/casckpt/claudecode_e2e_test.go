@@ -30,14 +30,23 @@ import (
 // changed, `undo` of the second reverts its edit and nothing else; a
 // fourth prompt cut off (--max-turns) after a write is a turn of its own
 // that the CLI's SessionEnd ended, interrupted; the hook logged no miss.
+// It runs the newest CLI and the one a plain npm install gets on Node 20.
 func TestClaudeCodeEndToEnd(t *testing.T) {
-	claude, err := filepath.Abs(filepath.Join("testdata", "claude-e2e", "node_modules", ".bin", "claude"))
-	if err != nil {
-		t.Fatal(err)
+	for _, cli := range []struct{ version, dir string }{{"2.1.332", "@anthropic-ai/claude-code"}, {"2.1.197", "claude-code-2.1.197"}} {
+		version, dir := cli.version, cli.dir
+		t.Run(version, func(t *testing.T) {
+			claude, err := filepath.Abs(filepath.Join("testdata", "claude-e2e", "node_modules", dir, "bin", "claude.exe"))
+			must(t, err)
+			if _, err := os.Stat(claude); err != nil {
+				t.Skip("Claude Code " + version + " is not installed: run npm ci in cmd/casckpt/testdata/claude-e2e")
+			}
+			testClaudeCode(t, claude)
+		})
 	}
-	if _, err := os.Stat(claude); err != nil {
-		t.Skip("Claude Code is not installed: run npm ci in cmd/casckpt/testdata/claude-e2e")
-	}
+}
+
+// testClaudeCode is TestClaudeCodeEndToEnd with the CLI at claude.
+func testClaudeCode(t *testing.T, claude string) {
 	b := newBinEnv(t)
 	proj, err := filepath.EvalSymlinks(t.TempDir()) // the cwd Claude Code reports
 	must(t, err)
