@@ -16,7 +16,7 @@ import (
 
 // SessionEndTimeout is the time, in seconds, the hook's SessionEnd entry
 // gives it: Claude Code lets a SessionEnd hook run only briefly by default
-// (2.1.332 cancelled one taking 3 s: "Hook cancelled"), too short to
+// (2.1.197 and 2.1.332 cancel one taking 3 s: "Hook cancelled"), too short to
 // wait for a busy store and end an interrupted prompt's turn in a large
 // project; the entry's timeout raises that budget.
 const SessionEndTimeout = 30
