@@ -287,6 +287,8 @@ type contentBlock struct {
 	Content   json.RawMessage `json:"content,omitempty"`
 }
 
+// ServeHTTP answers POST /v1/messages from the script (streamed when the
+// request asks), count_tokens with a constant, anything else with 404.
 func (m *scriptedModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	path := r.URL.Path
 	switch {
