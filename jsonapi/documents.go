@@ -352,8 +352,10 @@ type HookEntry struct {
 	Matcher string        `json:"matcher,omitempty"`
 }
 
-// HookCommand is a hook that runs Command (Type is "command").
+// HookCommand is a hook that runs Command (Type is "command"), for at
+// most Timeout seconds (0: Claude Code's default for the event).
 type HookCommand struct {
 	Command string `json:"command"`
 	Type    string `json:"type"`
+	Timeout int    `json:"timeout,omitempty"`
 }

@@ -14,20 +14,30 @@ import (
 	"github.com/casckpt/casckpt/jsonapi"
 )
 
+// SessionEndTimeout is the time, in seconds, the hook's SessionEnd entry
+// gives it: Claude Code lets a SessionEnd hook run only briefly by default
+// (2.1.197 and 2.1.332 cancel one taking 3 s: "Hook cancelled"), too short to
+// wait for a busy store and end an interrupted prompt's turn in a large
+// project; the entry's timeout raises that budget.
+const SessionEndTimeout = 30
+
 // matchers are the events the hook is installed for, with their tool
-// matchers ("": none).
-var matchers = []struct{ event, matcher string }{
-	{"UserPromptSubmit", ""},
-	{"PreToolUse", "Write|Edit|MultiEdit|NotebookEdit|Bash"},
-	{"PostToolUse", "Write|Edit|MultiEdit|NotebookEdit"},
-	{"Stop", ""},
-	{"SessionStart", ""},
-	{"SessionEnd", ""},
+// matchers ("": none) and timeouts (0: Claude Code's default).
+var matchers = []struct {
+	event, matcher string
+	timeout        int
+}{
+	{"UserPromptSubmit", "", 0},
+	{"PreToolUse", "Write|Edit|MultiEdit|NotebookEdit|Bash", 0},
+	{"PostToolUse", "Write|Edit|MultiEdit|NotebookEdit", 0},
+	{"Stop", "", 0},
+	{"SessionStart", "", 0},
+	{"SessionEnd", "", SessionEndTimeout},
 }
 
 // entry is one event's entry of the hooks block.
-func entry(command, matcher string) jsonapi.HookEntry {
-	return jsonapi.HookEntry{Hooks: []jsonapi.HookCommand{{Type: "command", Command: command}}, Matcher: matcher}
+func entry(command, matcher string, timeout int) jsonapi.HookEntry {
+	return jsonapi.HookEntry{Hooks: []jsonapi.HookCommand{{Type: "command", Command: command, Timeout: timeout}}, Matcher: matcher}
 }
 
 // WriteSettings writes, indented, the hooks block for
@@ -36,7 +46,7 @@ func entry(command, matcher string) jsonapi.HookEntry {
 func WriteSettings(w io.Writer, command string) error {
 	hooks := map[string][]jsonapi.HookEntry{}
 	for _, m := range matchers {
-		hooks[m.event] = []jsonapi.HookEntry{entry(command, m.matcher)}
+		hooks[m.event] = []jsonapi.HookEntry{entry(command, m.matcher, m.timeout)}
 	}
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
@@ -134,7 +144,7 @@ func addOurHooks(hooks *jsonObject, command, path string) ([]string, error) {
 				return nil, fmt.Errorf("%s: hooks.%s is not a list: fix it first; it was left as it is", path, m.event)
 			}
 		}
-		e, err := json.Marshal(entry(command, m.matcher))
+		e, err := json.Marshal(entry(command, m.matcher, m.timeout))
 		if err != nil {
 			return nil, err
 		}

@@ -122,18 +122,31 @@ func TestIsOurHook(t *testing.T) {
 }
 
 // TestWriteSettings prints a hooks block of the six events, each running
-// the command, with no HTML escaping of its characters.
+// the command, with no HTML escaping of its characters; the SessionEnd
+// hook, which Claude Code cuts off early by default, has a timeout of
+// SessionEndTimeout seconds, the others Claude Code's default.
 func TestWriteSettings(t *testing.T) {
 	var b bytes.Buffer
 	if err := WriteSettings(&b, "casckpt hook claude-code --store '<a&b>'"); err != nil {
 		t.Fatal(err)
 	}
-	var got struct{ Hooks map[string][]map[string]any }
+	var got struct {
+		Hooks map[string][]struct{ Hooks []map[string]any }
+	}
 	if err := json.Unmarshal(b.Bytes(), &got); err != nil {
 		t.Fatal(err)
 	}
 	if len(got.Hooks) != 6 || !strings.Contains(b.String(), "'<a&b>'") || !strings.HasPrefix(b.String(), "{\n  \"hooks\"") {
 		t.Fatalf("settings:\n%s", b.String())
+	}
+	for event, entries := range got.Hooks {
+		timeout, want := entries[0].Hooks[0]["timeout"], any(nil)
+		if event == "SessionEnd" {
+			want = float64(SessionEndTimeout)
+		}
+		if timeout != want {
+			t.Errorf("%s: timeout %v, want %v", event, timeout, want)
+		}
 	}
 }
 
