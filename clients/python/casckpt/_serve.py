@@ -39,10 +39,13 @@ class _Proc:
         self.buf = b""
         self.answered = False  # it has answered a request: it has serve
 
-    def stop(self) -> None:
-        """Close stdin (serve exits 0 at its end), then wait; kill one that does not exit."""
+    def stop(self, kill: bool) -> None:
+        """Close stdin (serve exits 0 at its end) and wait, killing one that does not exit; with
+        ``kill`` (a request it will not answer in time) kill it at once."""
         if self.pid_of_parent != os.getpid():
             return  # a forked child: the process is the parent's
+        if kill:
+            self.popen.kill()
         try:
             self.popen.stdin.close()
         except OSError:
@@ -55,9 +58,9 @@ class _Proc:
         self.popen.stdout.close()
 
 
-def _stop(holder: List[Optional[_Proc]]) -> None:
+def _stop(holder: List[Optional[_Proc]], kill: bool = False) -> None:
     if holder[0] is not None:
-        holder[0].stop()
+        holder[0].stop(kill)
         holder[0] = None
 
 
@@ -98,7 +101,7 @@ class Resident:
                 proc.popen.stdin.flush()
                 line = self._read_line(proc, timeout)
             except subprocess.TimeoutExpired:
-                _stop(self._holder)
+                _stop(self._holder, kill=True)
                 raise
             except OSError:
                 line = None
@@ -108,10 +111,10 @@ class Resident:
             try:
                 ans = json.loads(line.decode("utf-8", errors="replace"))
             except ValueError:
-                _stop(self._holder)
+                _stop(self._holder, kill=True)
                 return None
             if ans.get("id") != self._next_id:
-                _stop(self._holder)  # out of step: never trust it again
+                _stop(self._holder, kill=True)  # out of step: never trust it again
                 return None
             return int(ans.get("exit", 1)), ans.get("result"), ans.get("error") or ""
 
