@@ -119,6 +119,7 @@ func TestServeAnswersAsTheCommands(t *testing.T) {
 		{[]string{"record-write", dir, "a.txt"}, true},
 		{[]string{"snapshot", dir, "-m", "second", "--session", "s1", "--turn", "t1", "--end-turn"}, true},
 		{[]string{"list", dir}, false},
+		{[]string{"snapshot", dir, "-m", "unchanged"}, false}, // created: false, on both
 		{[]string{"turns", dir}, false},
 		{[]string{"diff", dir, "@2"}, false},
 		{[]string{"diff", dir, "@2", "@1", "--stat"}, false},
