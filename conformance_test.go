@@ -33,6 +33,7 @@ var conformanceCases = []struct {
 	{"drops-stay-dropped", conformDropsStayDropped},
 	{"rebuild", conformRebuild},
 	{"two-writers-and-gc", conformTwoWritersAndGC},
+	{"dropped-elsewhere", conformDroppedElsewhere},
 }
 
 // TestConformance runs every conformance case on every backend, as

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/casckpt/casckpt/internal/restorer"
 	"github.com/casckpt/casckpt/repo/bucket"
@@ -45,6 +46,14 @@ func OnProjectLockWait(t *testing.T, fn func()) {
 		}
 	}
 	t.Cleanup(func() { lockWaitHook = nil })
+}
+
+// LongLived returns opts for a store on a bucket that counts its cache
+// as up to date for d after each sync, as a long-lived process does
+// (the command: a second): its reads within d do not sync again.
+func LongLived(opts Options, d time.Duration) Options {
+	opts.syncEvery = d
+	return opts
 }
 
 // ObjectStore is what a store in a bucket needs of the bucket, for tests

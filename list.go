@@ -3,21 +3,11 @@ package casckpt
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	"github.com/casckpt/casckpt/cas"
 	"github.com/casckpt/casckpt/index"
 	"github.com/casckpt/casckpt/manifest"
 )
-
-// damaged turns a missing or corrupt object met while reading snapshot sn
-// into ErrDamaged; other errors pass through.
-func damaged(sn record, err error) error {
-	if errors.Is(err, cas.ErrCorrupt) || errors.Is(err, cas.ErrNotFound) {
-		return fmt.Errorf("%w: snapshot %s of %s: %w", ErrDamaged, sn.ID.Short(), sn.Project, err)
-	}
-	return err
-}
 
 // ListEntry is a snapshot with its change from the next older one (the
 // oldest: from an empty tree).

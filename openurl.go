@@ -76,7 +76,7 @@ func bucketConfig(location string, opts Options) bucket.Config {
 			SessionToken: srv.SessionToken, Region: srv.Region, MaxAttempts: srv.MaxAttempts},
 		CacheDir: opts.CacheDir, Transport: opts.S3Transport, Progress: opts.UploadProgress, Timeout: opts.S3Timeout,
 		Grace: opts.GCGrace, Horizon: opts.GCHorizon, Machine: opts.Machine, FleetKey: opts.FleetKey,
-		Logger: o.Logger, Now: o.Now,
+		Logger: o.Logger, Now: o.Now, SyncEvery: opts.syncEvery,
 	}
 }
 

@@ -143,6 +143,7 @@ func (s *Store) Restore(ctx context.Context, dir string, ref Ref, opts RestoreOp
 		}
 		return err
 	}, opts.BeforeApply)
+	err = ss.recheckMissing(ctx, err)
 	if err == nil && !opts.DryRun {
 		if err = ss.recordOwnWrites(ctx, workdir, res.Changes); err != nil {
 			err = fmt.Errorf("restored, but recording the restore's writes failed: %w", err)

@@ -146,9 +146,9 @@ func (s *Store) Snapshot(ctx context.Context, dir string, opts SnapshotOptions) 
 	opts = opts.withDefaults()
 	_, statErr := os.Stat(s.dir)
 	var listed listing
-	ss, err := s.beginAlongside(ctx, false, true, func() {
+	ss, err := s.beginWith(ctx, beginOptions{create: true, alongside: func() {
 		listed.l, listed.err = scan.List(ctx, workdir, s.listOptions(opts))
-	})
+	}})
 	if err != nil {
 		return SnapshotResult{}, err
 	}

@@ -72,6 +72,11 @@ type Options struct {
 	// waits on a silent server (default 20 seconds; the command takes
 	// $CASCKPT_S3_TIMEOUT, and the hook the shorter of it and one second).
 	S3Timeout time.Duration
+
+	// syncEvery is, on an s3:// store, how long after a sync the cache
+	// counts as up to date (bucket.Config.SyncEvery); only tests set it
+	// (export_test.go), as a long-lived process's.
+	syncEvery time.Duration
 }
 
 // S3Server names the S3-compatible server of an s3:// store and the
@@ -229,15 +234,26 @@ type hold struct {
 // always has them made, and a shared hold brings them up to date
 // first (repo.Backend.Refresh), rebuilding them once if they cannot be.
 func (s *Store) begin(ctx context.Context, exclusive, create bool) (*hold, error) {
-	return s.beginAlongside(ctx, exclusive, create, nil)
+	return s.beginWith(ctx, beginOptions{exclusive: exclusive, create: create})
 }
 
-// beginAlongside is begin, which calls alongside (if not nil) once the
-// lock is held, at the same time as it brings a bucket's cache up to
-// date, and returns once both are done: a snapshot lists its tree while
-// the bucket is listed.
-func (s *Store) beginAlongside(ctx context.Context, exclusive, create bool, alongside func()) (*hold, error) {
-	create = create || s.backend.Features().Journaled
+// beginOptions say how an operation begins: begin's exclusive and create,
+// and two more.
+type beginOptions struct {
+	exclusive, create bool
+	// fresh: a shared hold brings the records fully up to date, however
+	// recently they were (repo.Backend.Refresh's force), as verify does.
+	fresh bool
+	// alongside, if not nil, is called once the lock is held, at the same
+	// time as a bucket's cache is brought up to date, and the hold is
+	// returned once both are done: a snapshot lists its tree while the
+	// bucket is listed.
+	alongside func()
+}
+
+// beginWith is begin, as o says.
+func (s *Store) beginWith(ctx context.Context, o beginOptions) (*hold, error) {
+	exclusive, create, alongside := o.exclusive, o.create || s.backend.Features().Journaled, o.alongside
 	deadline := time.Now().Add(s.opts.LockTimeout)
 	rebuilt := false
 	for {
@@ -262,7 +278,7 @@ func (s *Store) beginAlongside(ctx context.Context, exclusive, create bool, alon
 		}
 		journal := s.backend.Journal()
 		if !exclusive {
-			journal, err = s.backend.Refresh(ctx)
+			journal, err = s.backend.Refresh(ctx, o.fresh)
 		}
 		beside.Wait()
 		if errors.Is(err, repo.ErrStale) && !rebuilt { // once: a second time is not the records' fault
@@ -333,12 +349,19 @@ func (ss *hold) updateOrDryRun(dryRun bool) func(fn func(tx *index.Tx) error) er
 
 func (ss *hold) end() { ss.lock.unlock() }
 
-// read runs fn with a read view of the store under the shared lock.
+// read runs fn with a read view of the store under the shared lock. A
+// snapshot it found damaged by a missing pack is checked again
+// (hold.recheckMissing).
 func (s *Store) read(ctx context.Context, fn func(v view) error) error {
-	ss, err := s.begin(ctx, false, false)
+	return s.readWith(ctx, beginOptions{}, fn)
+}
+
+// readWith is read, its hold begun as o says (shared).
+func (s *Store) readWith(ctx context.Context, o beginOptions, fn func(v view) error) error {
+	ss, err := s.beginWith(ctx, o)
 	if err != nil {
 		return err
 	}
 	defer ss.end()
-	return ss.read(fn)
+	return ss.recheckMissing(ctx, ss.read(fn))
 }

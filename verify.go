@@ -50,10 +50,28 @@ type RejectedObject struct {
 // against its hash, and each snapshot's and each turn's record backup
 // against its record (a damaged turn backup is reported against the
 // turn's start snapshot). Each object is read once. For a bucket store it
-// names the objects syncs skipped as damaged.
+// names the objects syncs skipped as damaged. It brings the records fully
+// up to date first (repo.Backend.Refresh's force); on a bucket store, where
+// gc may delete the packs of snapshots another machine dropped meanwhile,
+// a pack found missing makes it bring them up to date and check again
+// once, so that a dropped snapshot is not reported damaged.
 func (s *Store) Verify(ctx context.Context) (VerifyResult, error) {
-	res := VerifyResult{Damaged: []DamagedSnapshot{}, Rejected: []RejectedObject{}}
-	err := s.read(ctx, func(v view) error {
+	res, missing, err := s.verify(ctx)
+	if err == nil && missing && s.backend.Features().Journaled {
+		res, _, err = s.verify(ctx)
+	}
+	return res, err
+}
+
+// verify is one run of Verify, after a forced refresh; missing says
+// whether a pack was missing.
+func (s *Store) verify(ctx context.Context) (res VerifyResult, missing bool, err error) {
+	res = VerifyResult{Damaged: []DamagedSnapshot{}, Rejected: []RejectedObject{}}
+	damage := func(workdir string, id cas.ID, err error) {
+		missing = missing || errors.Is(err, cas.ErrMissingPack)
+		res.Damaged = append(res.Damaged, DamagedSnapshot{Project: workdir, ID: id, Reason: err.Error()})
+	}
+	err = s.readWith(ctx, beginOptions{fresh: true}, func(v view) error {
 		if err := v.tx.Journal().EachRejected(func(key, why string) error {
 			res.Rejected = append(res.Rejected, RejectedObject{Key: key, Reason: why})
 			return nil
@@ -79,7 +97,7 @@ func (s *Store) Verify(ctx context.Context) (VerifyResult, error) {
 					return ctx.Err()
 				}
 				if err != nil {
-					res.Damaged = append(res.Damaged, DamagedSnapshot{Project: p.Workdir, ID: sn.ID, Reason: err.Error()})
+					damage(p.Workdir, sn.ID, err)
 				}
 			}
 			turns, err := v.tx.Turns(p.Workdir)
@@ -89,7 +107,7 @@ func (s *Store) Verify(ctx context.Context) (VerifyResult, error) {
 				}
 				backups++
 				if err := verifyTurnBackup(ctx, v.objects, tr); err != nil {
-					res.Damaged = append(res.Damaged, DamagedSnapshot{Project: p.Workdir, ID: tr.Start, Reason: err.Error()})
+					damage(p.Workdir, tr.Start, err)
 				}
 			}
 			return err
@@ -97,7 +115,7 @@ func (s *Store) Verify(ctx context.Context) (VerifyResult, error) {
 		res.ObjectsChecked = len(check.chunks) + len(check.trees) + backups
 		return err
 	})
-	return res, err
+	return res, missing, err
 }
 
 // damagedObjects returns the objects of the bucket that syncs skipped as

@@ -15,4 +15,9 @@ var (
 	// ErrCorrupt: an object's stored bytes do not match its ID or its index
 	// entry, or its pack is damaged or missing.
 	ErrCorrupt = errors.New("object corrupt")
+	// ErrMissingPack: an object's pack, which the index names, is not in
+	// the pack store (its errors match ErrCorrupt too). Where several
+	// writers share the packs, gc may have deleted it after the index was
+	// last brought up to date.
+	ErrMissingPack = errors.New("missing")
 )

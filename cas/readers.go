@@ -104,7 +104,7 @@ func (s *Store) Close() error {
 }
 
 // missingPack is the error of a read from pack p, which the index names
-// and the pack store lacks.
+// and the pack store lacks: ErrCorrupt and ErrMissingPack.
 func missingPack(p PackInfo) error {
-	return fmt.Errorf("%w: pack %s is missing", ErrCorrupt, p.FileName())
+	return fmt.Errorf("%w: pack %s is %w", ErrCorrupt, p.FileName(), ErrMissingPack)
 }

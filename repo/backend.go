@@ -56,8 +56,11 @@ type Backend interface {
 	// Refresh brings the records up to date with the journal, under the
 	// store's shared lock, and returns the journal that the operation
 	// publishes its changes to. Its error wraps ErrStale when the records
-	// must be rebuilt first.
-	Refresh(ctx context.Context) (Journal, error)
+	// must be rebuilt first. A backend may skip a refresh soon after the
+	// last one (a bucket's, within a second); with force it does not, so
+	// the records then hold every change the journal held when it was
+	// called: verify forces it, as does a read that met a missing pack.
+	Refresh(ctx context.Context, force bool) (Journal, error)
 	// Journal returns the journal of an operation that did not refresh
 	// (it holds the store's exclusive lock).
 	Journal() Journal

@@ -40,7 +40,7 @@ func (l *Local) Machine() string { return "" }
 func (l *Local) Packs() cas.PackStore { return l.packs() }
 
 // Refresh has nothing to bring up to date.
-func (l *Local) Refresh(context.Context) (Journal, error) { return noJournal{}, nil }
+func (l *Local) Refresh(context.Context, bool) (Journal, error) { return noJournal{}, nil }
 
 // Journal publishes nothing.
 func (l *Local) Journal() Journal { return noJournal{} }

@@ -51,6 +51,10 @@ type Config struct {
 	// Logger receives debug messages; Now is the records' clock.
 	Logger *slog.Logger
 	Now    func() time.Time
+	// SyncEvery is how long after a sync the cache counts as up to date
+	// (Backend.Refresh without force syncs no sooner): 0 is a second for
+	// Open, and every use for OpenOver.
+	SyncEvery time.Duration
 }
 
 // Server names the S3-compatible server and the credentials that sign
@@ -91,13 +95,14 @@ func Open(ctx context.Context, cfg Config, openDB OpenDB) (*Backend, error) {
 
 // OpenOver is Open over objects instead of a server: in tests an
 // in-memory bucket whose server clock the test sets. It syncs at every
-// use, as if each use were a command of its own.
+// use, as if each use were a command of its own, unless cfg.SyncEvery
+// says otherwise.
 func OpenOver(cfg Config, objects Objects, openDB OpenDB) (*Backend, error) {
 	b, err := newBackend(cfg, "membucket", "membucket\x00"+cfg.Location, openDB)
 	if err != nil {
 		return nil, err
 	}
-	b.objects, b.syncEvery = objects, 0
+	b.objects, b.syncEvery = objects, cfg.SyncEvery
 	return b, nil
 }
 
@@ -134,8 +139,11 @@ func newBackend(cfg Config, bucket, key string, openDB OpenDB) (*Backend, error)
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	if cfg.SyncEvery <= 0 {
+		cfg.SyncEvery = defaultSyncEvery
+	}
 	return &Backend{url: cfg.Location, dir: dir, db: db, logger: cfg.Logger, now: cfg.Now,
-		grace: cfg.Grace, horizon: cfg.Horizon, syncEvery: defaultSyncEvery,
+		grace: cfg.Grace, horizon: cfg.Horizon, syncEvery: cfg.SyncEvery,
 		machine: machine, key: remote.NewFleetKey(cfg.FleetKey)}, nil
 }
 
@@ -175,8 +183,8 @@ type Backend struct {
 	// deleted lists (docs/bucket.md, "Horizon").
 	horizon time.Duration
 	// syncEvery is how often at most the store is brought up to date
-	// (defaultSyncEvery; tests over an in-memory bucket, whose clock does
-	// not pass, sync at every use).
+	// unless forced (Config.SyncEvery: defaultSyncEvery; tests over an
+	// in-memory bucket, whose clock does not pass, sync at every use).
 	syncEvery time.Duration
 	// machine is this machine's ID; key the fleet key (nil: none).
 	machine string

@@ -11,14 +11,15 @@ import (
 )
 
 // Refresh brings the cache up to date with the bucket (at most every
-// syncEvery) under the cache's shared lock, and returns the journal of the
-// operation, which remembers what the sync saw of gc. A cache that the
-// sync found unusable (damaged on disk, behind the bucket's gc horizon,
-// built for another machine or fleet key) yields an error that wraps
-// repo.ErrStale: the caller rebuilds it (Rebuild) and tries again. The
-// bucket is the truth, so nothing is lost and nobody has to run repair.
-func (b *Backend) Refresh(ctx context.Context) (repo.Journal, error) {
-	err := b.sync(ctx, false)
+// syncEvery; with force, now) under the cache's shared lock, and returns
+// the journal of the operation, which remembers what the sync saw of gc.
+// A cache that the sync found unusable (damaged on disk, behind the
+// bucket's gc horizon, built for another machine or fleet key) yields an
+// error that wraps repo.ErrStale: the caller rebuilds it (Rebuild) and
+// tries again. The bucket is the truth, so nothing is lost and nobody has
+// to run repair.
+func (b *Backend) Refresh(ctx context.Context, force bool) (repo.Journal, error) {
+	err := b.sync(ctx, force)
 	switch {
 	case err == nil:
 		return &journal{b: b, seen: b.seen()}, nil
