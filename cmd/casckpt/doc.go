@@ -7,7 +7,7 @@
 // the globals, the root command, the one switch from errors to exit
 // codes); each command X is a file named after it (snapshot.go, gc.go,
 // clearlegacy.go for clear-legacy, recordwrite.go for record-write, hook.go
-// for hook claude-code, mcp.go) holding newXCommand, which binds its flags
+// for hook claude-code, mcp.go, serve.go) holding newXCommand, which binds its flags
 // to an xOptions struct, and runX(ctx, opts, g, args), which does the work;
 // the cobra closure only calls runX. What several commands share is in
 // files named for it: args.go parses arguments and flags, project.go
