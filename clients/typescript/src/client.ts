@@ -201,7 +201,7 @@ export class Casckpt {
         }
         this.resident = false; // from now on a process per call
         this.server = undefined;
-        if (!e.unavailable) {
+        if (!e.notRun) {
           throw new CasckptError(1, e.message, args);
         }
       }

@@ -10,15 +10,16 @@ interface Pending {
 }
 
 /**
- * Why a resident server gave no answer: Unavailable when the binary has no
- * serve command (it exited 2 before answering anything; nothing ran, so
- * the request may go to a process of its own), Died when it ended with
- * requests in flight (they may or may not have run).
+ * Why a resident server gave no answer. notRun says the request never
+ * reached a server (the binary has no serve command: it exited 2 before
+ * answering anything; or the server had ended before the request was
+ * sent), so it may go to a process of its own; else the server ended
+ * with it in flight, and it may or may not have run.
  */
 export class ServeEnded extends Error {
   constructor(
     message: string,
-    readonly unavailable: boolean,
+    readonly notRun: boolean,
   ) {
     super(message);
     this.name = "ServeEnded";
@@ -50,7 +51,8 @@ export class Server {
     this.exited = new Promise((resolve) => {
       this.child.on("error", (e) => this.end(`casckpt serve could not start: ${e.message}`, true, resolve));
       this.child.on("close", (code, signal) => {
-        const unavailable = !this.answered && code === 2;
+        // An older binary: a usage error naming serve, before any answer.
+        const unavailable = !this.answered && code === 2 && this.stderr.includes('unknown command "serve"');
         const why = unavailable
           ? `casckpt serve is not available: ${this.stderr.trim()}`
           : `casckpt serve ended (${signal ?? `exit ${code}`}) before answering; the command may or may not have run`;
@@ -63,7 +65,7 @@ export class Server {
   /** Sends one request and gives its answer; rejects with ServeEnded when the server ends first. */
   request(args: readonly string[], cwd: string, now: string | undefined): Promise<Answer> {
     if (this.ended) {
-      return Promise.reject(this.ended);
+      return Promise.reject(new ServeEnded(this.ended.message, true));
     }
     const id = this.nextId++;
     const req: Record<string, unknown> = { id, args, cwd };
@@ -78,6 +80,7 @@ export class Server {
 
   /** Ends the server (end of its stdin) and waits for it to exit. */
   async close(): Promise<void> {
+    this.busy(); // Node waits for the exit
     this.child.stdin.end();
     await this.exited;
   }
@@ -112,8 +115,8 @@ export class Server {
   }
 
   /** Records why the server ended and rejects every request in flight. */
-  private end(why: string, unavailable: boolean, done: () => void): void {
-    this.ended ??= new ServeEnded(why, unavailable);
+  private end(why: string, notRun: boolean, done: () => void): void {
+    this.ended ??= new ServeEnded(why, notRun);
     for (const p of this.pending.values()) {
       p.reject(this.ended);
     }

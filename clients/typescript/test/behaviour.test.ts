@@ -3,6 +3,7 @@
 // fallback from a resident server to a process per call.
 
 import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
 import { chmodSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
@@ -131,4 +132,60 @@ test("a binary without serve: the client falls back to a process per call", asyn
   } finally {
     await c.close();
   }
+});
+
+/** A casckpt whose serve reads one request and dies without answering it; every other command is the real binary's. */
+function dyingServer(): string {
+  const path = join(scratch(), "dying-casckpt");
+  writeFileSync(
+    path,
+    `#!/bin/sh\nfor a in "$@"; do if [ "$a" = serve ]; then read -r line; kill -9 $$; fi; done\nexec '${casckptBin()}' "$@"\n`,
+  );
+  chmodSync(path, 0o755);
+  return path;
+}
+
+test("a server that dies: the request in flight fails (it may have run), later calls run a process each", async () => {
+  const { dir, store } = project();
+  const c = new Casckpt({ binary: dyingServer(), store });
+  try {
+    await assert.rejects(c.snapshot(dir), (e: unknown) => {
+      assert.ok(e instanceof CasckptError);
+      assert.match(e.message, /casckpt serve ended \(SIGKILL\) before answering; the command may or may not have run/);
+      return true;
+    });
+    assert.equal(c.mode, "process");
+    assert.equal((await c.snapshot(dir, { message: "after" })).created, true);
+    assert.deepEqual((await c.list(dir)).map((x) => x.reason), ["after"]);
+  } finally {
+    await c.close();
+  }
+});
+
+test("resident: one server answers pipelined requests, each with its own document", async () => {
+  const { dir, store } = project();
+  writeFiles(dir, Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`f${i}.txt`, `file ${i}\n`])));
+  const c = new Casckpt({ binary: casckptBin(), store });
+  try {
+    await c.snapshot(dir);
+    const cats = await Promise.all(Array.from({ length: 20 }, (_, i) => c.cat(dir, "@1", `f${i}.txt`)));
+    assert.deepEqual(
+      cats.map((x) => x.content),
+      Array.from({ length: 20 }, (_, i) => `file ${i}\n`),
+    );
+    assert.equal(c.mode, "resident");
+  } finally {
+    await c.close();
+  }
+});
+
+test("a host that never closes its client still exits", () => {
+  const { dir, store } = project();
+  const script = `import { Casckpt } from ${JSON.stringify(new URL("../src/index.js", import.meta.url).href)};
+const c = new Casckpt({ binary: ${JSON.stringify(casckptBin())}, store: ${JSON.stringify(store)} });
+const s = await c.snapshot(${JSON.stringify(dir)});
+console.log(c.mode, s.created);`;
+  const r = spawnSync(process.execPath, ["--input-type=module", "-e", script], { encoding: "utf8", timeout: 120_000 });
+  assert.equal(r.status, 0, r.stderr);
+  assert.equal(r.stdout, "resident true\n");
 });
