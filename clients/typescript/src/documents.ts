@@ -333,6 +333,14 @@ export interface HookCommand {
   type: string;
 }
 
+/** jsonapi.ServeAnswer */
+export interface ServeAnswer {
+  id: unknown;
+  exit: number;
+  result: unknown;
+  error: string | null;
+}
+
 /** The document each command prints with --json, by command (ErrorDocument when it fails). */
 export interface Documents {
   "snapshot": Snapshot;
@@ -361,4 +369,5 @@ export interface Documents {
   "root": Root;
   "version": Version;
   "hook": HookMessage | HookSettings;
+  "serve": ServeAnswer;
 }

@@ -4,8 +4,8 @@
 // map type), each key as encoding/json writes it: a pointer is `T | null`
 // (a key left out when nil with omitempty: `key?: T`), omitempty makes a
 // key optional, a slice is `T[]`, a map `Record<string, T>`, jsonapi.Path
-// and other strings `string`, every number `number`. Documents maps each
-// command to its document's type. Run it through go generate ./jsonapi.
+// and other strings `string`, every number `number`, an interface (any)
+// `unknown`. Documents maps each command to its document's type. Run it through go generate ./jsonapi.
 package main
 
 import (
@@ -151,6 +151,8 @@ func (w *writer) tsType(t reflect.Type, top bool) (string, error) {
 			elem = "(" + elem + ")"
 		}
 		return elem + "[]", err
+	case reflect.Interface:
+		return "unknown", nil
 	case reflect.Map:
 		if t.Key().Kind() != reflect.String {
 			return "", fmt.Errorf("a map keyed by %s", t.Key())
