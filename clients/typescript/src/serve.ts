@@ -1,5 +1,6 @@
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { createInterface } from "node:readline";
+import type { ServeAnswer } from "./documents.js";
 import type { Answer } from "./errors.js";
 import { globalFlags } from "./process.js";
 
@@ -92,9 +93,9 @@ export class Server {
 
   /** Settles the request that answer line names. */
   private answer(line: string): void {
-    let a: { id?: unknown; exit?: unknown; result?: unknown; error?: unknown };
+    let a: Partial<ServeAnswer>;
     try {
-      a = JSON.parse(line);
+      a = JSON.parse(line) as Partial<ServeAnswer>;
     } catch {
       return; // not an answer; serve writes only answers on stdout
     }

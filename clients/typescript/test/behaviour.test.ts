@@ -4,11 +4,12 @@
 
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { chmodSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { chmodSync, cpSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { test } from "node:test";
 import * as casckpt from "../src/index.js";
-import { Casckpt, CasckptError, findBinary, type Restore, type Snapshot } from "../src/index.js";
+import { Casckpt, CasckptError, findBinary, platformPackage, type Restore, type Snapshot } from "../src/index.js";
 import { casckptBin, scratch, writeFiles } from "./helpers.js";
 
 /** A fresh project with a.txt, and a store beside it. */
@@ -188,4 +189,21 @@ console.log(c.mode, s.created);`;
   const r = spawnSync(process.execPath, ["--input-type=module", "-e", script], { encoding: "utf8", timeout: 120_000 });
   assert.equal(r.status, 0, r.stderr);
   assert.equal(r.stdout, "resident true\n");
+});
+
+test("the binary: the platform package's, when installed beside the client, before PATH", () => {
+  // A host's node_modules: this client as casckpt, and the platform package @casckpt/<platform>-<arch>.
+  const nm = join(scratch(), "node_modules");
+  cpSync(fileURLToPath(new URL("../src", import.meta.url)), join(nm, "casckpt", "dist"), { recursive: true });
+  writeFileSync(join(nm, "casckpt", "package.json"), JSON.stringify({ name: "casckpt", type: "module", main: "dist/index.js" }));
+  const pkg = join(nm, ...platformPackage().split("/"));
+  mkdirSync(join(pkg, "bin"), { recursive: true });
+  writeFileSync(join(pkg, "package.json"), JSON.stringify({ name: platformPackage(), version: "0.0.0" }));
+  cpSync(casckptBin(), join(pkg, "bin", "casckpt")); // a copy: require.resolve gives a link's target
+  const script = `import { binaryPath, findBinary, version } from "casckpt";
+console.log(binaryPath() === findBinary(undefined, { PATH: "" }), findBinary(undefined, { PATH: "" }));
+console.log((await version({ env: { PATH: "" } })).go.startsWith("go"));`;
+  const r = spawnSync(process.execPath, ["--input-type=module", "-e", script], { cwd: dirname(nm), encoding: "utf8" });
+  assert.equal(r.status, 0, r.stderr);
+  assert.equal(r.stdout, `true ${join(pkg, "bin", "casckpt")}\ntrue\n`);
 });
