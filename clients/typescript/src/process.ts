@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import type { Answer } from "./errors.js";
+import { CasckptError, type Answer } from "./errors.js";
 
 /** Where and how one command runs: the binary, store, directory, environment and clock. */
 export interface Invocation {
@@ -18,7 +18,8 @@ export function globalFlags(store: string | undefined): string[] {
 /**
  * Runs `casckpt --json ARGS` as a process of its own and gives its
  * answer: the exit status, the document on stdout (null when none) and,
- * when it failed, the one line on stderr without `casckpt: `.
+ * when it failed, the one line on stderr without `casckpt: `. A binary
+ * that cannot start is a CasckptError with exit 127.
  */
 export function runProcess(args: readonly string[], inv: Invocation): Promise<Answer> {
   const env = inv.now === undefined ? inv.env : { ...inv.env, CASCKPT_NOW: inv.now };
@@ -32,7 +33,7 @@ export function runProcess(args: readonly string[], inv: Invocation): Promise<An
     const err: Buffer[] = [];
     child.stdout.on("data", (b: Buffer) => out.push(b));
     child.stderr.on("data", (b: Buffer) => err.push(b));
-    child.on("error", reject);
+    child.on("error", (e) => reject(new CasckptError(127, `casckpt could not run: ${inv.binary}: ${e.message}`, args)));
     child.on("close", (code, signal) => {
       const stdout = Buffer.concat(out).toString("utf8").trim();
       let result: unknown = null;
