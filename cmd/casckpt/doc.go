@@ -18,6 +18,10 @@
 // Claude Code hook itself is integrations/claudecode; hook.go wires stdin,
 // stdout and the store into it.
 //
+// serve.go runs each request's command line through execute (app.go),
+// the same command tree a process runs, one request at a time in this
+// process: a request's cwd is the process's directory while it runs.
+//
 // Caveats: only this package reads the environment (CASCKPT_HOME,
 // CASCKPT_NOW), the terminal or calls os.Exit; with --json nothing but the
 // JSON document is written to stdout. The hook never fails: it logs to the

@@ -436,3 +436,31 @@ func TestServeSIGINT(t *testing.T) {
 		t.Fatalf("exit %d after SIGINT while idle, want 130", code)
 	}
 }
+
+// TestServeAnswersInOrder: requests written at once, before any answer
+// is read, are answered one line each in their order, each with its id.
+func TestServeAnswersInOrder(t *testing.T) {
+	b := newBinEnv(t)
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"a.txt": "a"})
+	s := b.serve()
+	s.send(strings.Join([]string{
+		`{"id": "first", "args": ["snapshot", ` + string(mustJSON(t, dir)) + `]}`,
+		`{"id": 2.5, "args": ["diff", ` + string(mustJSON(t, dir)) + `, "@7"]}`,
+		`{"id": null, "args": ["version"]}`,
+		`{"args": ["list", ` + string(mustJSON(t, dir)) + `]}`,
+		`{"id": [1, {"x": true}], "args": ["list", "--bad-flag"]}`,
+	}, "\n"))
+	for _, want := range []struct {
+		id   string
+		exit int
+	}{{`"first"`, 0}, {`2.5`, 1}, {`null`, 0}, {`null`, 0}, {`[1,{"x":true}]`, 2}} {
+		a := s.answer()
+		if string(a.ID) != want.id || a.Exit != want.exit {
+			t.Fatalf("answer %+v (id %s), want id %s exit %d", a, a.ID, want.id, want.exit)
+		}
+	}
+	if code := s.exit(true); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+}
