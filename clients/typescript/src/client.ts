@@ -59,6 +59,11 @@ export class Casckpt {
     return this.resident ? "resident" : "process";
   }
 
+  /** The resident server's process ID while one runs, else undefined. */
+  get pid(): number | undefined {
+    return this.server?.pid;
+  }
+
   /** snapshot DIR: records the directory's tree (a turn's start or end with session/turn/endTurn). */
   snapshot(dir: string, o: SnapshotOptions = {}): Promise<doc.Snapshot> {
     const flags = commandLine("snapshot", [

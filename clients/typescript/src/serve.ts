@@ -63,6 +63,11 @@ export class Server {
     this.idle();
   }
 
+  /** The server's process ID (undefined when it could not start). */
+  get pid(): number | undefined {
+    return this.child.pid;
+  }
+
   /** Sends one request and gives its answer; rejects with ServeEnded when the server ends first. */
   request(args: readonly string[], cwd: string, now: string | undefined): Promise<Answer> {
     if (this.ended) {
