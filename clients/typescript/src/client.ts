@@ -31,6 +31,12 @@ export interface ClientOptions {
   /** The environment casckpt runs with (default: process.env). */
   env?: NodeJS.ProcessEnv;
   /**
+   * Kill a command that runs longer than this (default: none): the call
+   * fails with exit 124, and a resident server is killed with it (the
+   * client goes on with a process per call). Each call may set its own.
+   */
+  timeoutMs?: number;
+  /**
    * Keep one `casckpt serve` process for the client's calls (default
    * true): started at the first call, ended by close(). A binary without
    * serve, or a server that died, makes the client run a process per call.
@@ -196,10 +202,11 @@ export class Casckpt {
       throw new CasckptError(127, "casckpt binary not found (set CASCKPT_BIN, install the casckpt package, or put casckpt on PATH)", args);
     }
     const cwd = resolve(o.cwd ?? this.options.cwd ?? ".");
+    const timeoutMs = o.timeoutMs ?? this.options.timeoutMs;
     if (this.resident) {
       this.server ??= new Server(binary, this.options.store, env);
       try {
-        return await this.server.request(args, cwd, o.now);
+        return await this.server.request(args, cwd, o.now, timeoutMs);
       } catch (e) {
         if (!(e instanceof ServeEnded)) {
           throw e;
@@ -211,6 +218,6 @@ export class Casckpt {
         }
       }
     }
-    return runProcess(args, { binary, store: this.options.store, cwd, env, now: o.now });
+    return runProcess(args, { binary, store: this.options.store, cwd, env, now: o.now, timeoutMs });
   }
 }

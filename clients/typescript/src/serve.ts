@@ -2,7 +2,7 @@ import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { createInterface } from "node:readline";
 import type { ServeAnswer } from "./documents.js";
 import type { Answer } from "./errors.js";
-import { globalFlags } from "./process.js";
+import { globalFlags, timeoutMessage } from "./process.js";
 
 /** A request waiting for its answer. */
 interface Pending {
@@ -68,8 +68,11 @@ export class Server {
     return this.child.pid;
   }
 
-  /** Sends one request and gives its answer; rejects with ServeEnded when the server ends first. */
-  request(args: readonly string[], cwd: string, now: string | undefined): Promise<Answer> {
+  /**
+   * Sends one request and gives its answer; rejects with ServeEnded when
+   * the server ends first.
+   */
+  request(args: readonly string[], cwd: string, now: string | undefined, timeoutMs?: number): Promise<Answer> {
     if (this.ended) {
       return Promise.reject(new ServeEnded(this.ended.message, true));
     }
@@ -81,7 +84,19 @@ export class Server {
     const answer = new Promise<Answer>((resolve, reject) => this.pending.set(id, { resolve, reject }));
     this.busy();
     this.child.stdin.write(JSON.stringify(req) + "\n");
-    return answer;
+    if (timeoutMs === undefined) {
+      return answer;
+    }
+    // Past its timeout the request is answered 124 and the server killed
+    // (it cannot be told to stop one request); the others in flight end with it.
+    const timer = setTimeout(() => {
+      const p = this.pending.get(id);
+      this.pending.delete(id);
+      p?.resolve({ exit: 124, result: null, error: timeoutMessage(timeoutMs) });
+      this.ended ??= new ServeEnded("casckpt serve was killed at a request's timeout", false);
+      this.kill();
+    }, timeoutMs);
+    return answer.finally(() => clearTimeout(timer));
   }
 
   /** Ends the server (end of its stdin) and waits for it to exit. */

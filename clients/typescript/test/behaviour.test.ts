@@ -207,3 +207,33 @@ console.log((await version({ env: { PATH: "" } })).go.startsWith("go"));`;
   assert.equal(r.status, 0, r.stderr);
   assert.equal(r.stdout, `true ${join(pkg, "bin", "casckpt")}\ntrue\n`);
 });
+
+/** A casckpt whose snapshot never ends, and whose serve reads requests and never answers; all else is the real binary. */
+function hangingBinary(): string {
+  const path = join(scratch(), "hanging-casckpt");
+  writeFileSync(
+    path,
+    `#!/bin/sh\nfor a in "$@"; do case "$a" in serve) exec cat >/dev/null;; snapshot) exec tail -f /dev/null;; esac; done\nexec '${casckptBin()}' "$@"\n`,
+  );
+  chmodSync(path, 0o755);
+  return path;
+}
+
+for (const resident of [false, true]) {
+  test(`a command past its timeout fails with exit 124; the client goes on (resident: ${resident})`, async () => {
+    const { dir, store } = project();
+    const c = new Casckpt({ binary: hangingBinary(), store, resident, timeoutMs: 300 });
+    try {
+      await assert.rejects(c.snapshot(dir), (e: unknown) => {
+        assert.ok(e instanceof CasckptError);
+        assert.equal(e.exit, 124);
+        assert.match(e.message, /^timed out after 300 ms/);
+        return true;
+      });
+      assert.deepEqual(await c.list(dir, { timeoutMs: 120_000 }), []); // a call sets its own
+      assert.equal(c.mode, "process");
+    } finally {
+      await c.close();
+    }
+  });
+}
