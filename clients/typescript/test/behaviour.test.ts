@@ -4,12 +4,12 @@
 
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { chmodSync, cpSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { chmodSync, cpSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { test } from "node:test";
 import * as casckpt from "../src/index.js";
-import { Casckpt, CasckptError, findBinary, platformPackage, type Restore, type Snapshot } from "../src/index.js";
+import { Casckpt, CasckptError, findBinary, platformPackage, type Restore, type Snapshot, type Verify } from "../src/index.js";
 import { casckptBin, scratch, writeFiles } from "./helpers.js";
 
 /** A fresh project with a.txt, and a store beside it. */
@@ -232,6 +232,33 @@ for (const resident of [false, true]) {
       });
       assert.deepEqual(await c.list(dir, { timeoutMs: 120_000 }), []); // a call sets its own
       assert.equal(c.mode, "process");
+    } finally {
+      await c.close();
+    }
+  });
+}
+
+for (const resident of [false, true]) {
+  test(`verify of a damaged store: CasckptError exit 1 with the Verify document (resident: ${resident})`, async () => {
+    const { dir, store } = project();
+    const c = new Casckpt({ binary: casckptBin(), store, resident });
+    try {
+      const s = await c.snapshot(dir);
+      for (const pack of readdirSync(join(store, "packs"))) {
+        const b = readFileSync(join(store, "packs", pack));
+        for (let i = 40; i < Math.min(64, b.length); i++) {
+          b[i]! ^= 0xff; // damage the first object's bytes
+        }
+        writeFileSync(join(store, "packs", pack), b);
+      }
+      await assert.rejects(c.verify(), (e: unknown) => {
+        assert.ok(e instanceof CasckptError);
+        assert.equal(e.exit, 1);
+        assert.match(e.message, /^1 damaged snapshot/);
+        const v = e.document as Verify;
+        assert.deepEqual(v.damaged.map((d) => d.id), [s.id]);
+        return true;
+      });
     } finally {
       await c.close();
     }
