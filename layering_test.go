@@ -33,6 +33,7 @@ var layers = map[string][]string{
 	"jsonapi":                   {},          // the standard library only
 	"jsonapi/internal/pyfields": {"jsonapi"}, // go generate: the Python client's fields.json
 	"jsonapi/internal/mdtables": {"jsonapi"}, // go generate: docs/commands.md's key tables
+	"jsonapi/internal/tstypes":  {"jsonapi"}, // go generate: the TypeScript client's documents.ts
 	"casckpt":                   {"jsonapi", "repo/...", "index", "gc", "manifest", "cas", "cas/packstore/...", "internal/restorer", "internal/scan", "internal/statcache", "internal/textdiff", "internal/undo", "internal/osfs"},
 	"repo":                      {"index", "gc", "manifest", "cas"},                               // the records, the objects and the Backend seam
 	"repo/bucket":               {"repo", "index", "gc", "cas", "cas/s3store", "internal/remote"}, // the bucket backend

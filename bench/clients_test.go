@@ -32,13 +32,22 @@ type clientArm struct {
 	prog string   // the program, found on PATH (the arm is left out without it)
 	args []string // its arguments before STORE
 	env  []string // more environment
+	// needs is a file the driver needs, relative to this directory
+	// (the arm is left out without it); "" for none.
+	needs string
 }
 
 // clientArms are the clients of BenchmarkClientW3.
 var clientArms = []clientArm{
-	{"python-resident", "python3", []string{"testdata/client_w3.py", "resident"}, []string{"PYTHONPATH=../clients/python"}},
-	{"python-process", "python3", []string{"testdata/client_w3.py", "process"}, []string{"PYTHONPATH=../clients/python"}},
+	{"python-resident", "python3", []string{"testdata/client_w3.py", "resident"}, []string{"PYTHONPATH=../clients/python"}, ""},
+	{"python-process", "python3", []string{"testdata/client_w3.py", "process"}, []string{"PYTHONPATH=../clients/python"}, ""},
+	// The TypeScript client as built by npm ci (or npm run build) in clients/typescript.
+	{"ts-resident", "node", []string{"testdata/client_w3.mjs", "resident"}, nil, tsClient},
+	{"ts-process", "node", []string{"testdata/client_w3.mjs", "process"}, nil, tsClient},
 }
+
+// tsClient is the TypeScript client's build, which its arms need.
+const tsClient = "../clients/typescript/dist/index.js"
 
 // BenchmarkClientW3: W3 (40 turns on the src/net + src/crypto project, a
 // checkpoint with keep 20 after each; CASCKPT_W3_TURNS sets how many)
@@ -89,6 +98,10 @@ func clientPeerNames(b *testing.B) []string {
 	for _, arm := range clientArms {
 		if _, err := exec.LookPath(arm.prog); err != nil {
 			b.Logf("%s is not installed: the %s peer is left out", arm.prog, arm.name)
+			continue
+		}
+		if _, err := os.Stat(arm.needs); arm.needs != "" && err != nil {
+			b.Logf("%s is missing (npm ci in its package builds it): the %s peer is left out", arm.needs, arm.name)
 			continue
 		}
 		supported = append(supported, arm.name)
