@@ -80,7 +80,7 @@ func (s *Store) FindRoot(ctx context.Context, path string) (root string, found b
 	root = start
 	err = s.read(ctx, func(v view) error {
 		for _, d := range ancestors(start, resolveExisting(s.opts.HomeDir)) {
-			if (v.tx.HasSnapshots(d) && s.actsOn(v.tx, d)) || hasMarker(d) {
+			if (v.Tx.HasSnapshots(d) && s.actsOn(v.Tx, d)) || hasMarker(d) {
 				root, found = d, true
 				return nil
 			}
@@ -112,7 +112,7 @@ func (s *Store) EnclosingProject(ctx context.Context, dir string) (workdir, sub 
 	}
 	err = s.read(ctx, func(v view) error {
 		for _, d := range candidates {
-			if v.tx.HasSnapshots(d) && s.actsOn(v.tx, d) {
+			if v.Tx.HasSnapshots(d) && s.actsOn(v.Tx, d) {
 				workdir, found = d, true
 				return nil
 			}
