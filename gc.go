@@ -77,7 +77,7 @@ func (ss *hold) collect(ctx context.Context, req collectRequest) (collectResult,
 	}
 	var sweep *cas.Sweep
 	err := ss.UpdateOrDryRun(req.dryRun)(func(tx *index.Tx) error {
-		projects, records, err := repo.LoadProjects(tx, projectState)
+		projects, records, err := repo.LoadProjects(tx, repo.ProjectState)
 		if err != nil {
 			return err
 		}
@@ -215,7 +215,7 @@ func (s *Store) dropNow(ctx context.Context, req collectRequest) (collectResult,
 	}
 	defer ss.End()
 	err = ss.UpdateOrDryRun(req.dryRun)(func(tx *index.Tx) error {
-		projects, records, err := repo.LoadProjects(tx, projectState)
+		projects, records, err := repo.LoadProjects(tx, repo.ProjectState)
 		if err != nil {
 			return err
 		}

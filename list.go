@@ -5,8 +5,8 @@ import (
 	"errors"
 
 	"github.com/casckpt/casckpt/cas"
-	"github.com/casckpt/casckpt/index"
 	"github.com/casckpt/casckpt/manifest"
+	"github.com/casckpt/casckpt/repo"
 )
 
 // ListEntry is a snapshot with its change from the next older one (the
@@ -92,7 +92,7 @@ type changeCounts struct {
 // countCache looks change counts up in the index's cache and remembers
 // those it had to compute, to store them once the read is over.
 type countCache struct {
-	missing map[[2]cas.ID]index.Counts
+	repo.CountCache
 }
 
 // count returns the change from tree from to tree to: cached, or computed
@@ -103,10 +103,7 @@ func (cc *countCache) count(ctx context.Context, v view, from, to cas.ID) (chang
 	}
 	c, err := countChanges(ctx, v, from, to)
 	if err == nil && !c.damaged {
-		if cc.missing == nil {
-			cc.missing = map[[2]cas.ID]index.Counts{}
-		}
-		cc.missing[[2]cas.ID{from, to}] = index.Counts{Files: c.files, Insertions: c.insertions, Deletions: c.deletions}
+		cc.Remember(from, to, c.files, c.insertions, c.deletions)
 	}
 	return c, err
 }
@@ -127,17 +124,7 @@ func (s *Store) readCounting(ctx context.Context, fn func(v view, cc *countCache
 	if err := ss.Read(func(v view) error { return fn(v, &cc) }); err != nil {
 		return err
 	}
-	if !ss.Locked() || len(cc.missing) == 0 {
-		return nil
-	}
-	_ = s.repo.DB().TryUpdate(func(tx *index.Tx) error {
-		for k, c := range cc.missing {
-			if err := tx.PutChangeCounts(k[0], k[1], c); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	ss.StoreCounts(&cc.CountCache)
 	return nil
 }
 

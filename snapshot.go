@@ -257,7 +257,7 @@ func (ss *hold) scanSnapshot(ctx context.Context, v view, workdir string, opts S
 	if len(snaps) > 0 {
 		p.newest = &snaps[0]
 	}
-	p.parent, _ = dirIdentity(filepath.Dir(workdir))
+	p.parent, _ = repo.DirIdentity(filepath.Dir(workdir))
 	p.w = cas.NewWriter(ss.s.repo.Packs(), repo.DedupeAgainst(v.Tx, v.Objects))
 	var put cas.Putter = p.w
 	if wrap != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/casckpt/casckpt/gc"
 	"github.com/casckpt/casckpt/index"
 	"github.com/casckpt/casckpt/internal/osfs"
+	"github.com/casckpt/casckpt/repo"
 )
 
 // ProjectState says whether a project's directory is there: "live",
@@ -75,7 +76,7 @@ func (s *Store) Status(ctx context.Context) (StatusResult, error) {
 			}
 			res.Projects = append(res.Projects, ProjectStatus{
 				Workdir: path, Machine: machine, Snapshots: len(p.Snapshots), Created: p.Created,
-				LastTouch: p.LastTouch, State: projectState(p.Project),
+				LastTouch: p.LastTouch, State: repo.ProjectState(p.Project),
 			})
 			return nil
 		})
