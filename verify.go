@@ -92,7 +92,7 @@ func (s *Store) verify(ctx context.Context) (res VerifyResult, missing bool, err
 				err := check.snapshot(ctx, sn)
 				if err == nil && !sn.BackupID.IsZero() {
 					backups++
-					err = verifyBackup(ctx, v.Objects, sn)
+					err = repo.VerifyBackup(ctx, v.Objects, sn)
 				}
 				if ctx.Err() != nil {
 					return ctx.Err()
@@ -107,7 +107,7 @@ func (s *Store) verify(ctx context.Context) (res VerifyResult, missing bool, err
 					continue
 				}
 				backups++
-				if err := verifyTurnBackup(ctx, v.Objects, tr); err != nil {
+				if err := repo.VerifyTurnBackup(ctx, v.Objects, tr); err != nil {
 					damage(p.Workdir, tr.Start, err)
 				}
 			}
@@ -128,40 +128,6 @@ func damagedObjects(tx *index.Tx) ([]DamagedObject, error) {
 		return nil
 	})
 	return out, err
-}
-
-// verifyBackup checks that the backup of sn's record stored in the packs
-// (for repair) is there and says what the record says.
-func verifyBackup(ctx context.Context, g cas.Getter, sn record) error {
-	b, err := g.Get(ctx, sn.BackupID)
-	if err != nil {
-		return fmt.Errorf("the backup of its record: %w", err)
-	}
-	c, _, err := index.DecodeBackup(b)
-	if err != nil {
-		return fmt.Errorf("the backup of its record: %w", err)
-	}
-	if _, path := SplitWorkdir(sn.Project); c.ID != sn.ID || c.Project != path || c.Root != sn.Root || !c.Time.Equal(sn.Time) || c.Reason != sn.Reason {
-		return fmt.Errorf("the backup of its record says otherwise")
-	}
-	return nil
-}
-
-// verifyTurnBackup checks that the backup of turn tr's record stored in
-// the packs (for repair) is there and says what the record says.
-func verifyTurnBackup(ctx context.Context, g cas.Getter, tr index.Turn) error {
-	b, err := g.Get(ctx, tr.BackupID)
-	if err == nil {
-		var c index.Turn
-		_, path := SplitWorkdir(tr.Project)
-		if c, err = index.DecodeTurnBackup(b); err == nil && (c.ID != tr.ID || c.Project != path || c.Start != tr.Start || c.End != tr.End) {
-			err = errors.New("it says otherwise")
-		}
-	}
-	if err != nil {
-		return fmt.Errorf("the backup of turn %q's record: %w", tr.ID, err)
-	}
-	return nil
 }
 
 // dataCheck reads and checks the trees and chunks of snapshots, each
