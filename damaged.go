@@ -40,15 +40,15 @@ func (e *damagedError) Unwrap() []error { return []error{ErrDamaged, e.err} }
 // The caller holds the store lock, outside any transaction.
 func (ss *hold) recheckMissing(ctx context.Context, err error) error {
 	var d *damagedError
-	if !errors.As(err, &d) || !errors.Is(err, cas.ErrMissingPack) || ss.lock == nil || !ss.s.backend.Features().Journaled {
+	if !errors.As(err, &d) || !errors.Is(err, cas.ErrMissingPack) || !ss.Locked() || !ss.s.repo.Backend().Features().Journaled {
 		return err
 	}
-	if _, rerr := ss.s.backend.Refresh(ctx, true); rerr != nil {
+	if _, rerr := ss.s.repo.Backend().Refresh(ctx, true); rerr != nil {
 		return err
 	}
 	kept := false
-	if rerr := ss.read(func(v view) error {
-		snaps, err := v.tx.Snapshots(d.sn.Project)
+	if rerr := ss.Read(func(v view) error {
+		snaps, err := v.Tx.Snapshots(d.sn.Project)
 		kept = slices.ContainsFunc(snaps, func(sn record) bool { return sn.ID == d.sn.ID })
 		return err
 	}); rerr != nil || kept {

@@ -63,7 +63,7 @@ func (s *Store) Diff(ctx context.Context, dir string, from Ref, opts DiffOptions
 	project := s.machineWorkdir(workdir) // another machine's with Options.ReadMachine
 	var res DiffResult
 	err = s.read(ctx, func(v view) error {
-		snaps, err := v.tx.Snapshots(project)
+		snaps, err := v.Tx.Snapshots(project)
 		if err != nil {
 			return err
 		}
@@ -78,7 +78,7 @@ func (s *Store) Diff(ctx context.Context, dir string, from Ref, opts DiffOptions
 		var (
 			toRoot cas.ID
 			newer  contentSource
-			getter cas.Getter = v.objects
+			getter cas.Getter = v.Objects
 		)
 		if opts.To != "" {
 			b, _, err := resolve(snaps, opts.To, project)
@@ -86,12 +86,12 @@ func (s *Store) Diff(ctx context.Context, dir string, from Ref, opts DiffOptions
 				return err
 			}
 			res.To, toRoot = b.ID, b.Root
-			newer = storeContent{v.objects}
+			newer = storeContent{v.Objects}
 		} else {
-			overlay := newTreeOverlay(v.objects)
+			overlay := newTreeOverlay(v.Objects)
 			scanned, err := scan.Scan(ctx, workdir, overlay, scan.Options{
 				MaxFileSize: opts.MaxFileSize, MaxFiles: opts.MaxFiles,
-				Cache: v.tx.StatCache(workdir), Trees: v.objects, Skip: s.skipDirs(),
+				Cache: v.Tx.StatCache(workdir), Trees: v.Objects, Skip: s.skipDirs(),
 			})
 			if err != nil {
 				return err
@@ -108,7 +108,7 @@ func (s *Store) Diff(ctx context.Context, dir string, from Ref, opts DiffOptions
 		if err != nil {
 			return damaged(a, err)
 		}
-		res.Files, err = fileDiffs(ctx, changes, storeContent{v.objects}, newer, opts.Patch)
+		res.Files, err = fileDiffs(ctx, changes, storeContent{v.Objects}, newer, opts.Patch)
 		if err != nil {
 			return err
 		}

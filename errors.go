@@ -26,10 +26,6 @@ var (
 // database, past the lock timeout.
 var ErrBusy = index.ErrBusy
 
-// errLockReplaced: the lock file was deleted or replaced (by clear) while
-// this process waited on it, so the lock it got protects nothing.
-var errLockReplaced = errors.New("the store's lock file was replaced while waiting for it")
-
 // errSameAsNewest rolls back a snapshot's commit when the project's newest
 // snapshot, committed by another process since this one looked, holds the
 // same tree: processes snapshotting one tree at once record it once.

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/casckpt/casckpt/internal/restorer"
+	"github.com/casckpt/casckpt/repo"
 	"github.com/casckpt/casckpt/repo/bucket"
 )
 
@@ -40,12 +41,12 @@ func OnClear(t *testing.T, fn func()) {
 // project's writer lock held, before it waits for it, until the test
 // ends.
 func OnProjectLockWait(t *testing.T, fn func()) {
-	lockWaitHook = func(path string) {
+	repo.LockWaitHook = func(path string) {
 		if strings.HasPrefix(filepath.Base(path), "project-") {
 			fn()
 		}
 	}
-	t.Cleanup(func() { lockWaitHook = nil })
+	t.Cleanup(func() { repo.LockWaitHook = nil })
 }
 
 // LongLived returns opts for a store on a bucket that counts its cache

@@ -89,7 +89,7 @@ func (f *faults) fired() string {
 // install puts f between s and the disk: under the local pack store's
 // files and the project's.
 func (f *faults) install(s *Store) {
-	s.packs = packstore.NewLocal(s.packsDir(), faultyPacks{packstore.OS, f})
+	s.repo.SetPacks(packstore.NewLocal(s.repo.PacksDir(), faultyPacks{packstore.OS, f}))
 	s.projectFS = func(r *os.Root) restorer.FS { return faultyProject{restorer.RootFS(r), f} }
 }
 
@@ -392,7 +392,7 @@ func (fx *faultFixture) checkIntact(t *testing.T) []cas.ID {
 			t.Fatalf("snapshot %s no longer exports exactly: %s", id.Short(), diff)
 		}
 	}
-	if left, _ := filepath.Glob(filepath.Join(fx.s.packsDir(), packstore.TempPrefix+"*")); len(left) > 0 {
+	if left, _ := filepath.Glob(filepath.Join(fx.s.repo.PacksDir(), packstore.TempPrefix+"*")); len(left) > 0 {
 		t.Fatalf("temporary packs left: %v", left)
 	}
 	return fresh
@@ -401,7 +401,7 @@ func (fx *faultFixture) checkIntact(t *testing.T) []cas.ID {
 // packNames lists the pack files of s.
 func packNames(t *testing.T, s *Store) []string {
 	t.Helper()
-	names, err := filepath.Glob(filepath.Join(s.packsDir(), "*"+cas.PackSuffix))
+	names, err := filepath.Glob(filepath.Join(s.repo.PacksDir(), "*"+cas.PackSuffix))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -619,9 +619,9 @@ func gcFaults(ctx context.Context) faultedOp {
 			}
 			var indexed []string
 			fx.s.read(ctx, func(v view) error {
-				packs, err := v.tx.Objects().Packs()
+				packs, err := v.Tx.Objects().Packs()
 				for _, p := range packs {
-					indexed = append(indexed, filepath.Join(fx.s.packsDir(), p.FileName()))
+					indexed = append(indexed, filepath.Join(fx.s.repo.PacksDir(), p.FileName()))
 				}
 				return err
 			})

@@ -51,11 +51,11 @@ func (s *Store) FileLog(ctx context.Context, dir, p string) ([]LogEntry, error) 
 	}
 	out := []LogEntry{}
 	err = s.read(ctx, func(v view) error {
-		snaps, err := v.tx.Snapshots(s.machineWorkdir(workdir))
+		snaps, err := v.Tx.Snapshots(s.machineWorkdir(workdir))
 		if err != nil {
 			return err
 		}
-		out, err = fileLog(ctx, v.objects, snaps, clean)
+		out, err = fileLog(ctx, v.Objects, snaps, clean)
 		return err
 	})
 	return out, err

@@ -36,11 +36,11 @@ func logOf(t *testing.T, s *Store, dir, p string) ([]LogEntry, int64) {
 	var out []LogEntry
 	var gets int64
 	err = s.read(context.Background(), func(v view) error {
-		snaps, err := v.tx.Snapshots(workdir)
+		snaps, err := v.Tx.Snapshots(workdir)
 		if err != nil {
 			return err
 		}
-		g := &countingGetter{g: v.objects}
+		g := &countingGetter{g: v.Objects}
 		out, err = fileLog(context.Background(), g, snaps, p)
 		gets = g.gets.Load()
 		return err
@@ -203,7 +203,7 @@ func bruteLog(t *testing.T, s *Store, dir, p string) []LogEntry {
 	ctx := context.Background()
 	out := []LogEntry{}
 	err := s.read(ctx, func(v view) error {
-		snaps, err := v.tx.Snapshots(workdir)
+		snaps, err := v.Tx.Snapshots(workdir)
 		if err != nil {
 			return err
 		}
@@ -212,18 +212,18 @@ func bruteLog(t *testing.T, s *Store, dir, p string) []LogEntry {
 			parentRoot := manifest.EmptyTreeID
 			if i+1 < len(snaps) {
 				parentRoot = snaps[i+1].Root
-				old, _ = manifest.Lookup(ctx, v.objects, parentRoot, p)
+				old, _ = manifest.Lookup(ctx, v.Objects, parentRoot, p)
 			}
-			cur, _ := manifest.Lookup(ctx, v.objects, sn.Root, p)
+			cur, _ := manifest.Lookup(ctx, v.Objects, sn.Root, p)
 			status, changed := pathStatus(old, cur)
 			if !changed {
 				continue
 			}
-			changes, err := manifest.Diff(ctx, v.objects, parentRoot, sn.Root)
+			changes, err := manifest.Diff(ctx, v.Objects, parentRoot, sn.Root)
 			if err != nil {
 				return err
 			}
-			files, err := fileDiffs(ctx, changes, storeContent{v.objects}, storeContent{v.objects}, false)
+			files, err := fileDiffs(ctx, changes, storeContent{v.Objects}, storeContent{v.Objects}, false)
 			if err != nil {
 				return err
 			}

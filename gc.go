@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"time"
 
 	"github.com/casckpt/casckpt/cas"
 	"github.com/casckpt/casckpt/gc"
@@ -30,7 +29,7 @@ func (s *Store) GC(ctx context.Context) (GCResult, error) {
 	if err != nil {
 		return GCResult{}, err
 	}
-	defer ss.end()
+	defer ss.End()
 	res, err := ss.collect(ctx, collectRequest{})
 	return GCResult{ObjectsDeleted: res.objectsDeleted, BytesFreed: res.bytesFreed}, err
 }
@@ -67,18 +66,18 @@ type collectResult struct {
 // the backend's reclaim (repo.Backend.Reclaim), in its phases.
 func (ss *hold) collect(ctx context.Context, req collectRequest) (collectResult, error) {
 	var res collectResult
-	if !ss.s.backend.Features().ImmediateDelete {
-		r, err := ss.s.backend.Reclaim(ctx)
+	if !ss.s.repo.Backend().Features().ImmediateDelete {
+		r, err := ss.s.repo.Backend().Reclaim(ctx)
 		return collectResult{fits: true, objectsDeleted: r.Objects, bytesFreed: r.Bytes}, err
 	}
-	if ss.lock == nil || !ss.s.exists() {
+	if !ss.Locked() || !ss.s.repo.Exists() {
 		// No store, or none when the hold began (so it holds no lock,
 		// and one made since may hold packs a writer has not committed).
 		return collectResult{fits: true}, nil
 	}
 	var sweep *cas.Sweep
-	err := ss.updateOrDryRun(req.dryRun)(func(tx *index.Tx) error {
-		projects, records, err := repo.LoadProjects(tx, projectState)
+	err := ss.UpdateOrDryRun(req.dryRun)(func(tx *index.Tx) error {
+		projects, records, err := repo.LoadProjects(tx, repo.ProjectState)
 		if err != nil {
 			return err
 		}
@@ -89,7 +88,7 @@ func (ss *hold) collect(ctx context.Context, req collectRequest) (collectResult,
 				return err
 			}
 		}
-		objects := cas.NewStore(ss.s.packs, tx.Objects())
+		objects := cas.NewStore(ss.s.repo.Packs(), tx.Objects())
 		defer objects.Close()
 		graph, err := ss.planCollection(ctx, objects, projects, req, &res)
 		if err != nil || req.dryRun {
@@ -124,10 +123,10 @@ func (ss *hold) collect(ctx context.Context, req collectRequest) (collectResult,
 	}
 	// The records the collection deleted left free pages in the database;
 	// when they fill a third of it, it is copied without them.
-	if compacted, cerr := ss.s.db.Compact(); cerr != nil {
+	if compacted, cerr := ss.s.repo.DB().Compact(); cerr != nil {
 		ss.s.opts.Logger.Debug("compaction of the database postponed", "err", cerr)
 	} else if compacted {
-		ss.s.opts.Logger.Debug("database compacted", "path", ss.s.dbPath())
+		ss.s.opts.Logger.Debug("database compacted", "path", ss.s.repo.DBPath())
 	}
 	return res, err
 }
@@ -140,7 +139,7 @@ func (ss *hold) collect(ctx context.Context, req collectRequest) (collectResult,
 // kept snapshot reaches, one copy each, where the records locate it, and
 // the database when it is part of the store (not a journal's cache).
 func (ss *hold) planCollection(ctx context.Context, objects *cas.Store, projects []gc.Project, req collectRequest, res *collectResult) (*gc.Graph, error) {
-	f := ss.s.backend.Features()
+	f := ss.s.repo.Backend().Features()
 	plan := gc.PlanRetention(projects, req.policy, ss.s.opts.Now())
 	res.plan, res.fits = plan, true
 	if req.cap <= 0 && !f.ImmediateDelete {
@@ -161,7 +160,7 @@ func (ss *hold) planCollection(ctx context.Context, objects *cas.Store, projects
 	}
 	var fixed int64
 	if !f.Journaled {
-		if fixed, err = fileSize(ss.s.dbPath()); err != nil {
+		if fixed, err = fileSize(ss.s.repo.DBPath()); err != nil {
 			return nil, err
 		}
 	}
@@ -181,12 +180,12 @@ func (ss *hold) planCollection(ctx context.Context, objects *cas.Store, projects
 // follows: a gc now, or with due a collection that never waits
 // (collectDue), as after a snapshot.
 func (s *Store) maintain(ctx context.Context, req collectRequest, due bool) (collectResult, error) {
-	if s.backend.Features().ImmediateDelete {
+	if s.repo.Backend().Features().ImmediateDelete {
 		ss, err := s.begin(ctx, true, false)
 		if err != nil {
 			return collectResult{}, err
 		}
-		defer ss.end()
+		defer ss.End()
 		return ss.collectToCap(ctx, req)
 	}
 	res, err := s.dropNow(ctx, req)
@@ -214,14 +213,14 @@ func (s *Store) dropNow(ctx context.Context, req collectRequest) (collectResult,
 	if err != nil {
 		return res, err
 	}
-	defer ss.end()
-	err = ss.updateOrDryRun(req.dryRun)(func(tx *index.Tx) error {
-		projects, records, err := repo.LoadProjects(tx, projectState)
+	defer ss.End()
+	err = ss.UpdateOrDryRun(req.dryRun)(func(tx *index.Tx) error {
+		projects, records, err := repo.LoadProjects(tx, repo.ProjectState)
 		if err != nil {
 			return err
 		}
 		res.projects = len(projects)
-		objects := cas.NewStore(s.packs, tx.Objects())
+		objects := cas.NewStore(s.repo.Packs(), tx.Objects())
 		defer objects.Close()
 		if _, err := ss.planCollection(ctx, objects, projects, req, &res); err != nil || req.dryRun {
 			return err
@@ -248,7 +247,7 @@ func (ss *hold) applyDrops(ctx context.Context, tx *index.Tx, plan gc.Plan, reco
 		if err := tx.DeleteSnapshot(records[d.ID]); err != nil {
 			return err
 		}
-		if err := ss.journal.Dropped(ctx, tx, d.ID); err != nil {
+		if err := ss.Journal().Dropped(ctx, tx, d.ID); err != nil {
 			return err
 		}
 	}
@@ -266,7 +265,7 @@ func (ss *hold) dropAndSweep(ctx context.Context, tx *index.Tx, objects *cas.Sto
 	if err := ss.applyDrops(ctx, tx, plan, records); err != nil {
 		return nil, err
 	}
-	return repo.PrepareSweep(ctx, tx, objects, ss.s.packs, graph, records, plan, req.cap > 0)
+	return repo.PrepareSweep(ctx, tx, objects, ss.s.repo.Packs(), graph, records, plan, req.cap > 0)
 }
 
 // autoCollectAfter is how many dropped snapshots make a snapshot collect the
@@ -279,12 +278,12 @@ const autoCollectAfter = 8
 // the store: it never waits, and a failure only postpones the work to the
 // next snapshot.
 func (s *Store) collectDue(ctx context.Context) {
-	lock, err := lockStore(ctx, s.lockPath(), true, time.Now(), 0)
+	h, err := s.repo.BeginNow(ctx)
 	if err != nil {
 		return
 	}
-	ss := &hold{s: s, lock: lock, journal: s.backend.Journal()}
-	defer ss.end()
+	ss := &hold{Hold: h, s: s}
+	defer ss.End()
 	if _, err := ss.collect(ctx, collectRequest{}); err != nil {
 		s.opts.Logger.Debug("automatic garbage collection postponed", "err", err)
 	}

@@ -48,7 +48,7 @@ type ImportResult struct {
 // stored as snapshots store it, so it deduplicates with everything else.
 // Retention rules do not apply to imported snapshots.
 func (s *Store) Import(ctx context.Context, p ImportProject) (ImportResult, error) {
-	if err := s.backend.Refuse("import (migrate)"); err != nil {
+	if err := s.repo.Backend().Refuse("import (migrate)"); err != nil {
 		return ImportResult{}, err
 	}
 	res := ImportResult{IDs: []cas.ID{}}
@@ -60,15 +60,15 @@ func (s *Store) Import(ctx context.Context, p ImportProject) (ImportResult, erro
 	if err != nil {
 		return res, err
 	}
-	defer ss.end()
+	defer ss.End()
 	var w *cas.Writer
 	var recs []record
 	var origins []string
-	err = ss.read(func(v view) error {
-		w = cas.NewWriter(s.packs, v.objects)
-		nextSeq := v.tx.NextSeq(workdir)
+	err = ss.Read(func(v view) error {
+		w = cas.NewWriter(s.repo.Packs(), v.Objects)
+		nextSeq := v.Tx.NextSeq(workdir)
 		for _, imp := range p.Snapshots {
-			if _, done := v.tx.Origin(imp.Origin); done {
+			if _, done := v.Tx.Origin(imp.Origin); done {
 				res.Skipped++
 				continue
 			}
@@ -90,7 +90,7 @@ func (s *Store) Import(ctx context.Context, p ImportProject) (ImportResult, erro
 		w.Abort()
 		return res, err
 	}
-	err = ss.update(func(tx *index.Tx) error {
+	err = ss.Update(func(tx *index.Tx) error {
 		// The import touches the project: an old history just brought in
 		// must not be dropped as stale by the next prune (and its source
 		// then deleted by clear-legacy).
@@ -131,7 +131,7 @@ func (s *Store) Imported(ctx context.Context, origins []string) (map[string]bool
 	out := make(map[string]bool, len(origins))
 	err := s.read(ctx, func(v view) error {
 		for _, o := range origins {
-			_, out[o] = v.tx.Origin(o)
+			_, out[o] = v.Tx.Origin(o)
 		}
 		return nil
 	})

@@ -207,7 +207,7 @@ func (k *killTurns) collectAndCheck() {
 	if _, err := s.GC(context.Background()); err != nil {
 		t.Fatalf("gc after the kills: %v", err)
 	}
-	if left, _ := filepath.Glob(filepath.Join(s.packsDir(), packstore.TempPrefix+"*")); len(left) > 0 {
+	if left, _ := filepath.Glob(filepath.Join(s.repo.PacksDir(), packstore.TempPrefix+"*")); len(left) > 0 {
 		t.Fatalf("gc left temporary packs: %v", left)
 	}
 	k.check("after gc")

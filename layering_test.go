@@ -34,9 +34,9 @@ var layers = map[string][]string{
 	"jsonapi/internal/pyfields": {"jsonapi"}, // go generate: the Python client's fields.json
 	"jsonapi/internal/mdtables": {"jsonapi"}, // go generate: docs/commands.md's key tables
 	"jsonapi/internal/tstypes":  {"jsonapi"}, // go generate: the TypeScript client's documents.ts
-	"casckpt":                   {"jsonapi", "repo/...", "index", "gc", "manifest", "cas", "cas/packstore/...", "internal/restorer", "internal/scan", "internal/statcache", "internal/textdiff", "internal/undo", "internal/osfs"},
-	"repo":                      {"index", "gc", "manifest", "cas"},                               // the records, the objects and the Backend seam
-	"repo/bucket":               {"repo", "index", "gc", "cas", "cas/s3store", "internal/remote"}, // the bucket backend
+	"casckpt":                   {"jsonapi", "repo/...", "index", "gc", "manifest", "cas", "internal/restorer", "internal/scan", "internal/statcache", "internal/textdiff", "internal/undo", "internal/osfs"},
+	"repo":                      {"index", "gc", "manifest", "cas", "cas/packstore", "internal/osfs"}, // the records, the objects, the lock and the Backend seam
+	"repo/bucket":               {"repo", "index", "gc", "cas", "cas/s3store", "internal/remote"},     // the bucket backend
 	"internal/restorer":         {"internal/osfs", "manifest", "cas"},
 	"internal/textdiff":         {}, // the standard library only
 	"internal/undo":             {"internal/restorer", "internal/textdiff", "manifest", "cas"},
@@ -261,8 +261,8 @@ func TestLayeringCatchesBadImports(t *testing.T) {
 		pkg("migrate/gitimport", mod, "manifest", "cas", "github.com/go-git/go-git/v5"),
 		pkg("migrate/hermes", mod, "migrate/gitimport"),
 		pkg("migrate/cline", "migrate/gitimport"),
-		root("index", "gc", "manifest", "cas", "cas/packstore", "internal/scan", "internal/restorer", "repo", "repo/bucket"),
-		pkg("repo", "index", "gc", "cas"),
+		root("index", "gc", "manifest", "cas", "internal/scan", "internal/restorer", "repo", "repo/bucket"),
+		pkg("repo", "index", "gc", "cas", "cas/packstore", "internal/osfs"),
 		pkg("repo/bucket", "repo", "index", "cas", "cas/s3store", "internal/remote"),
 		pkg("internal/scan", "manifest", "cas", "internal/statcache"),
 		pkg("index", "cas", "internal/statcache", bboltPath, bboltPath+"/errors"),

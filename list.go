@@ -5,8 +5,8 @@ import (
 	"errors"
 
 	"github.com/casckpt/casckpt/cas"
-	"github.com/casckpt/casckpt/index"
 	"github.com/casckpt/casckpt/manifest"
+	"github.com/casckpt/casckpt/repo"
 )
 
 // ListEntry is a snapshot with its change from the next older one (the
@@ -46,11 +46,11 @@ func (s *Store) ListSession(ctx context.Context, dir, session string, n int) ([]
 	}
 	out := []ListEntry{}
 	err = s.readCounting(ctx, func(v view, cc *countCache) error {
-		snaps, err := v.tx.Snapshots(workdir)
+		snaps, err := v.Tx.Snapshots(workdir)
 		if err != nil {
 			return err
 		}
-		turns, err := v.tx.Turns(workdir)
+		turns, err := v.Tx.Turns(workdir)
 		if err != nil {
 			return err
 		}
@@ -92,21 +92,18 @@ type changeCounts struct {
 // countCache looks change counts up in the index's cache and remembers
 // those it had to compute, to store them once the read is over.
 type countCache struct {
-	missing map[[2]cas.ID]index.Counts
+	repo.CountCache
 }
 
 // count returns the change from tree from to tree to: cached, or computed
 // (and remembered unless the trees are damaged).
 func (cc *countCache) count(ctx context.Context, v view, from, to cas.ID) (changeCounts, error) {
-	if c, ok := v.tx.ChangeCounts(from, to); ok {
+	if c, ok := v.Tx.ChangeCounts(from, to); ok {
 		return changeCounts{files: c.Files, insertions: c.Insertions, deletions: c.Deletions}, nil
 	}
 	c, err := countChanges(ctx, v, from, to)
 	if err == nil && !c.damaged {
-		if cc.missing == nil {
-			cc.missing = map[[2]cas.ID]index.Counts{}
-		}
-		cc.missing[[2]cas.ID{from, to}] = index.Counts{Files: c.files, Insertions: c.insertions, Deletions: c.deletions}
+		cc.Remember(from, to, c.files, c.insertions, c.deletions)
 	}
 	return c, err
 }
@@ -122,32 +119,22 @@ func (s *Store) readCounting(ctx context.Context, fn func(v view, cc *countCache
 	if err != nil {
 		return err
 	}
-	defer ss.end()
+	defer ss.End()
 	var cc countCache
-	if err := ss.read(func(v view) error { return fn(v, &cc) }); err != nil {
+	if err := ss.Read(func(v view) error { return fn(v, &cc) }); err != nil {
 		return err
 	}
-	if ss.lock == nil || len(cc.missing) == 0 {
-		return nil
-	}
-	_ = s.db.TryUpdate(func(tx *index.Tx) error {
-		for k, c := range cc.missing {
-			if err := tx.PutChangeCounts(k[0], k[1], c); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	ss.StoreCounts(&cc.CountCache)
 	return nil
 }
 
 // countChanges counts the files changed and the lines inserted and deleted
 // from tree from to tree to.
 func countChanges(ctx context.Context, v view, from, to cas.ID) (changeCounts, error) {
-	changes, err := manifest.Diff(ctx, v.objects, from, to)
+	changes, err := manifest.Diff(ctx, v.Objects, from, to)
 	var files []FileDiff
 	if err == nil {
-		files, err = fileDiffs(ctx, changes, storeContent{v.objects}, storeContent{v.objects}, false)
+		files, err = fileDiffs(ctx, changes, storeContent{v.Objects}, storeContent{v.Objects}, false)
 	}
 	switch {
 	case errors.Is(err, cas.ErrCorrupt) || errors.Is(err, cas.ErrNotFound) || errors.Is(err, manifest.ErrTooLarge):

@@ -5,12 +5,12 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/casckpt/casckpt/index"
+	"github.com/casckpt/casckpt/repo"
 )
 
 func TestBusyStoreGivesUpWithAClearMessage(t *testing.T) {
@@ -23,7 +23,7 @@ func TestBusyStoreGivesUpWithAClearMessage(t *testing.T) {
 	}
 	// The holder goes away (a process that dies drops its flock the same
 	// way): the next caller proceeds at once.
-	held.unlock()
+	held.Unlock()
 	if _, err := s.Snapshot(ctx, dir, SnapshotOptions{}); err != nil {
 		t.Fatalf("after the holder went away: %v", err)
 	}
@@ -45,52 +45,50 @@ func TestLockWaiterFollowsAClearedStore(t *testing.T) {
 	}()
 	// Wait until the waiter has opened the old lock file: its flock
 	// attempts fail while the exclusive lock is held.
-	for !lockFileOpenedElsewhere(t, s.lockPath(), held) {
+	for !lockFileOpenedElsewhere(t, s.repo.LockPath()) {
 		time.Sleep(time.Millisecond)
 	}
 	// clear: delete everything, the lock file last, then let go.
 	if err := os.RemoveAll(s.Location()); err != nil {
 		t.Fatal(err)
 	}
-	held.unlock()
+	held.Unlock()
 	ss := <-got
 	if ss == nil {
 		t.FailNow()
 	}
-	defer ss.end()
-	if !sameFile(ss.lock.f, s.lockPath()) {
+	defer ss.End()
+	if !ss.Lock().Current() {
 		t.Fatal("the waiter holds the deleted lock file, not the one at the lock path")
 	}
-	if _, err := lockStore(ctx, s.lockPath(), true, time.Now(), 0); !errors.Is(err, ErrBusy) {
+	if _, err := repo.LockFile(ctx, s.repo.LockPath(), true, time.Now(), 0); !errors.Is(err, ErrBusy) {
 		t.Fatalf("a gc could take the exclusive lock beside the waiter's: %v", err)
 	}
-	if _, err := os.Stat(s.packsDir()); err != nil {
+	if _, err := os.Stat(s.repo.PacksDir()); err != nil {
 		t.Fatalf("the waiter did not make the store again: %v", err)
 	}
 }
 
 // lockFileOpenedElsewhere reports whether some descriptor of this process
-// other than held's refers to the file at path.
-func lockFileOpenedElsewhere(t *testing.T, path string, held *storeLock) bool {
+// besides the holder's refers to the file at path (two or more do).
+func lockFileOpenedElsewhere(t *testing.T, path string) bool {
 	t.Helper()
 	fds, err := os.ReadDir("/proc/self/fd")
 	if err != nil {
 		t.Skip("no /proc/self/fd")
 	}
+	opened := 0
 	for _, fd := range fds {
-		if fd.Name() == strconv.Itoa(int(held.f.Fd())) {
-			continue
-		}
 		if target, err := os.Readlink(filepath.Join("/proc/self/fd", fd.Name())); err == nil && target == path {
-			return true
+			opened++
 		}
 	}
-	return false
+	return opened > 1
 }
 
 // lockedStore returns a store with one snapshot of dir, and its lock held
 // exclusively.
-func lockedStore(t *testing.T, timeout time.Duration) (*Store, string, *storeLock) {
+func lockedStore(t *testing.T, timeout time.Duration) (*Store, string, *repo.Lock) {
 	t.Helper()
 	ctx := context.Background()
 	s, err := Open(filepath.Join(t.TempDir(), "store"), Options{LockTimeout: timeout})
@@ -102,7 +100,7 @@ func lockedStore(t *testing.T, timeout time.Duration) (*Store, string, *storeLoc
 	if _, err := s.Snapshot(ctx, dir, SnapshotOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	held, err := lockStore(ctx, s.lockPath(), true, time.Now().Add(time.Second), time.Second)
+	held, err := repo.LockFile(ctx, s.repo.LockPath(), true, time.Now().Add(time.Second), time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,13 +121,13 @@ func TestMaintenanceBegunOnAMissingStoreChangesNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ss.end()
+	defer ss.End()
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "f"), []byte("x"), 0o644)
 	if _, err := s.Snapshot(ctx, dir, SnapshotOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	flushed := filepath.Join(s.packsDir(), strings.Repeat("ab", 16)+".pack") // another writer's, not yet committed
+	flushed := filepath.Join(s.repo.PacksDir(), strings.Repeat("ab", 16)+".pack") // another writer's, not yet committed
 	if err := os.WriteFile(flushed, []byte("pack"), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -139,7 +137,7 @@ func TestMaintenanceBegunOnAMissingStoreChangesNothing(t *testing.T) {
 	if _, err := os.Stat(flushed); err != nil {
 		t.Fatalf("a gc that holds no lock swept the store made meanwhile: %v", err)
 	}
-	if err := ss.update(func(*index.Tx) error { return nil }); err == nil {
+	if err := ss.Update(func(*index.Tx) error { return nil }); err == nil {
 		t.Fatal("a hold without the lock wrote to the database")
 	}
 }

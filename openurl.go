@@ -54,15 +54,14 @@ func openCache(into **Store, opts Options) bucket.OpenDB {
 			return nil, err
 		}
 		*into = s
-		return s.db, nil
+		return s.repo.DB(), nil
 	}
 }
 
 // attach makes s, opened in the cache directory of bucket backend b, the
 // store in the bucket.
 func (s *Store) attach(b *bucket.Backend) {
-	s.backend = b
-	s.packs = b.Packs()
+	s.repo.Attach(b)
 }
 
 // bucketConfig is the configuration of the bucket backend of the store at
@@ -81,12 +80,12 @@ func bucketConfig(location string, opts Options) bucket.Config {
 }
 
 // Location is where the store is: its directory, or its s3:// URL.
-func (s *Store) Location() string { return s.backend.Location() }
+func (s *Store) Location() string { return s.repo.Backend().Location() }
 
 // Machine is the ID of this machine in a bucket store ("" for a store in
 // a directory): Options.Machine, else the one kept in the caches'
 // directory.
-func (s *Store) Machine() string { return s.backend.Machine() }
+func (s *Store) Machine() string { return s.repo.Backend().Machine() }
 
 // SplitWorkdir splits the name under which a bucket store's cache knows a
 // project into its machine ("" for this machine's) and its path.
@@ -119,7 +118,7 @@ func (s *Store) readWorkdir(dir string) (string, error) {
 // workdir (workdir itself for this machine, and in a store no other
 // machine shares).
 func (s *Store) machineWorkdir(workdir string) string {
-	m, mine := s.opts.ReadMachine, s.backend.Machine()
+	m, mine := s.opts.ReadMachine, s.repo.Backend().Machine()
 	if mine == "" || m == "" || m == mine {
 		return workdir
 	}
@@ -130,4 +129,4 @@ func (s *Store) machineWorkdir(workdir string) string {
 // being told its directory (the hook, Root): one the backend says is this
 // machine's own (in a bucket store, never one that only a record from the
 // bucket names).
-func (s *Store) actsOn(tx *index.Tx, workdir string) bool { return s.backend.Owns(tx, workdir) }
+func (s *Store) actsOn(tx *index.Tx, workdir string) bool { return s.repo.Backend().Owns(tx, workdir) }

@@ -19,14 +19,14 @@ func (s *Store) updateProject(ctx context.Context, dir string, refs []Ref, fn fu
 	if err != nil {
 		return nil, err
 	}
-	defer ss.end()
+	defer ss.End()
 	ids := []cas.ID{}
-	if !s.exists() {
+	if !s.repo.Exists() {
 		// No store: every reference is unknown.
 		_, _, err := resolve(nil, refs[0], workdir)
 		return ids, err
 	}
-	err = ss.update(func(tx *index.Tx) error {
+	err = ss.Update(func(tx *index.Tx) error {
 		snaps, err := tx.Snapshots(workdir)
 		if err != nil {
 			return err
@@ -40,7 +40,7 @@ func (s *Store) updateProject(ctx context.Context, dir string, refs []Ref, fn fu
 			chosen = append(chosen, sn)
 		}
 		for _, sn := range chosen {
-			if err := fn(ss.journal, tx, sn); err != nil {
+			if err := fn(ss.Journal(), tx, sn); err != nil {
 				return err
 			}
 			ids = append(ids, sn.ID)

@@ -58,7 +58,7 @@ func (s *Store) Prune(ctx context.Context, opts PruneOptions) (PruneResult, erro
 	if skip, err := s.pruneRanRecently(ctx, opts.MinInterval); err != nil || skip {
 		return PruneResult{Skipped: skip, CapMet: true, Drops: []Drop{}}, err
 	}
-	f := s.backend.Features()
+	f := s.repo.Backend().Features()
 	req := collectRequest{
 		policy:  gc.Policy{StaleAfter: opts.StaleAfter, DropOrphans: !opts.KeepOrphans && f.OrphansObservable},
 		cap:     opts.MaxSize,
@@ -137,7 +137,7 @@ func (ss *hold) idle(tx *index.Tx, projects []gc.Project, req collectRequest) (b
 func (s *Store) lastPrune(ctx context.Context) (time.Time, error) {
 	var last time.Time
 	err := s.read(ctx, func(v view) error {
-		last = v.tx.LastPrune()
+		last = v.Tx.LastPrune()
 		return nil
 	})
 	return last, err

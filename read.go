@@ -20,7 +20,7 @@ func (s *Store) withSnapshot(ctx context.Context, dir string, ref Ref, fn func(v
 		return err
 	}
 	return s.read(ctx, func(v view) error {
-		snaps, err := v.tx.Snapshots(workdir)
+		snaps, err := v.Tx.Snapshots(workdir)
 		if err != nil {
 			return err
 		}
@@ -39,7 +39,7 @@ func (s *Store) Cat(ctx context.Context, dir string, ref Ref, p string, w io.Wri
 		return err
 	}
 	return s.withSnapshot(ctx, dir, ref, func(v view, sn record) error {
-		e, err := manifest.Lookup(ctx, v.objects, sn.Root, clean)
+		e, err := manifest.Lookup(ctx, v.Objects, sn.Root, clean)
 		if errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("%s: %w in snapshot %s", p, ErrNotFound, sn.ID.Short())
 		}
@@ -53,7 +53,7 @@ func (s *Store) Cat(ctx context.Context, dir string, ref Ref, p string, w io.Wri
 			_, err = io.WriteString(w, e.Target)
 			return err
 		}
-		_, err = io.Copy(w, manifest.NewFileReader(ctx, v.objects, e))
+		_, err = io.Copy(w, manifest.NewFileReader(ctx, v.Objects, e))
 		return err
 	})
 }
@@ -82,7 +82,7 @@ func (s *Store) LsPath(ctx context.Context, dir string, ref Ref, p string) ([]Ls
 	}
 	out := []LsEntry{}
 	err := s.withSnapshot(ctx, dir, ref, func(v view, sn record) error {
-		e, err := manifest.Lookup(ctx, v.objects, sn.Root, clean)
+		e, err := manifest.Lookup(ctx, v.Objects, sn.Root, clean)
 		if errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("%s: %w in snapshot %s", p, ErrNotFound, sn.ID.Short())
 		}
@@ -93,7 +93,7 @@ func (s *Store) LsPath(ctx context.Context, dir string, ref Ref, p string) ([]Ls
 			out = append(out, LsEntry{Path: clean, Entry: e})
 			return nil
 		}
-		return manifest.Walk(ctx, v.objects, e.Tree, func(q string, e manifest.Entry) error {
+		return manifest.Walk(ctx, v.Objects, e.Tree, func(q string, e manifest.Entry) error {
 			out = append(out, LsEntry{Path: path.Join(clean, q), Entry: e})
 			return nil
 		})
@@ -104,10 +104,10 @@ func (s *Store) LsPath(ctx context.Context, dir string, ref Ref, p string) ([]Ls
 // Export writes snapshot ref as a POSIX (PAX) tar archive to w.
 func (s *Store) Export(ctx context.Context, dir string, ref Ref, w io.Writer) error {
 	return s.withSnapshot(ctx, dir, ref, func(v view, sn record) error {
-		plan, err := restorer.PlanTree(ctx, v.objects, sn.Root)
+		plan, err := restorer.PlanTree(ctx, v.Objects, sn.Root)
 		if err != nil {
 			return err
 		}
-		return restorer.Export(ctx, w, v.objects, plan, sn.Time)
+		return restorer.Export(ctx, w, v.Objects, plan, sn.Time)
 	})
 }

@@ -51,12 +51,12 @@ func (s *Store) RecordWrite(ctx context.Context, dir string, paths ...string) (i
 	if err != nil {
 		return 0, err
 	}
-	defer ss.end()
-	if ss.lock == nil {
+	defer ss.End()
+	if !ss.Locked() {
 		return 0, nil // no store: no project has a snapshot
 	}
 	now := s.opts.Now()
-	err = ss.update(func(tx *index.Tx) error {
+	err = ss.Update(func(tx *index.Tx) error {
 		_, known, err := tx.Project(workdir)
 		if err != nil {
 			return err
@@ -70,7 +70,7 @@ func (s *Store) RecordWrite(ctx context.Context, dir string, paths ...string) (i
 		if err := tx.RecordWrites(workdir, writes); err != nil {
 			return err
 		}
-		return ss.journal.Writes(ctx, tx, workdir, writes)
+		return ss.Journal().Writes(ctx, tx, workdir, writes)
 	})
 	if errors.Is(err, errUnknownProject) {
 		return 0, nil
@@ -211,10 +211,10 @@ func (ss *hold) recordOwnWrites(ctx context.Context, workdir string, changes []m
 			writes = append(writes, index.Write{Path: c.Path, State: c.New.StateID(), Time: now})
 		}
 	}
-	return ss.update(func(tx *index.Tx) error {
+	return ss.Update(func(tx *index.Tx) error {
 		if err := tx.RecordWrites(workdir, writes); err != nil {
 			return err
 		}
-		return ss.journal.Writes(ctx, tx, workdir, writes)
+		return ss.Journal().Writes(ctx, tx, workdir, writes)
 	})
 }

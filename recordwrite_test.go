@@ -35,7 +35,7 @@ func ledgerOf(t *testing.T, s *Store, workdir string) map[string]index.Write {
 	t.Helper()
 	var out map[string]index.Write
 	err := s.read(context.Background(), func(v view) (err error) {
-		out, err = v.tx.Writes(workdir)
+		out, err = v.Tx.Writes(workdir)
 		return err
 	})
 	if err != nil {
@@ -51,12 +51,12 @@ func snapshotStates(t *testing.T, s *Store, workdir string, paths ...string) map
 	ctx := context.Background()
 	out := map[string]cas.ID{}
 	err := s.read(ctx, func(v view) error {
-		snaps, err := v.tx.Snapshots(workdir)
+		snaps, err := v.Tx.Snapshots(workdir)
 		if err != nil {
 			return err
 		}
 		for _, p := range paths {
-			e, err := manifest.Lookup(ctx, v.objects, snaps[0].Root, p)
+			e, err := manifest.Lookup(ctx, v.Objects, snaps[0].Root, p)
 			if err != nil && !errors.Is(err, os.ErrNotExist) {
 				return err
 			}

@@ -108,7 +108,7 @@ func (s *Store) Place(ctx context.Context, dir string, ref Ref) (SnapshotPlace, 
 	}
 	var place SnapshotPlace
 	err = s.read(ctx, func(v view) error {
-		snaps, err := v.tx.Snapshots(workdir)
+		snaps, err := v.Tx.Snapshots(workdir)
 		if err != nil {
 			return err
 		}

@@ -21,16 +21,16 @@ type RepairResult = repo.Rebuilt
 // an unreadable part of a pack is reported damaged until a snapshot of
 // files that still hold that data stores it again.
 func (s *Store) Repair(ctx context.Context) (RepairResult, error) {
-	if _, err := os.Stat(s.packsDir()); errors.Is(err, os.ErrNotExist) && !s.backend.Features().Journaled {
+	if _, err := os.Stat(s.repo.PacksDir()); errors.Is(err, os.ErrNotExist) && !s.repo.Backend().Features().Journaled {
 		return RepairResult{}, nil // nothing stored: nothing to repair
 	}
 	ss, err := s.begin(ctx, true, false)
 	if err != nil {
 		return RepairResult{}, err
 	}
-	defer ss.end()
-	if ss.lock == nil {
+	defer ss.End()
+	if !ss.Locked() {
 		return RepairResult{}, nil // the store was cleared meanwhile: nothing to repair
 	}
-	return s.backend.Rebuild(ctx, true)
+	return s.repo.Backend().Rebuild(ctx, true)
 }

@@ -81,7 +81,7 @@ func (fx *healFixture) reachable(t *testing.T, id cas.ID) []cas.ID {
 	root := fx.snap(t, id).Root
 	out = append(out, root)
 	err := fx.s.read(context.Background(), func(v view) error {
-		return manifest.Walk(context.Background(), v.objects, root, func(_ string, e manifest.Entry) error {
+		return manifest.Walk(context.Background(), v.Objects, root, func(_ string, e manifest.Entry) error {
 			out = append(out, e.Chunks...)
 			if e.Kind == manifest.KindDir {
 				out = append(out, e.Tree)
@@ -101,12 +101,12 @@ func (fx *healFixture) where(t *testing.T, id cas.ID) (string, cas.PackEntry) {
 	var file string
 	var e cas.PackEntry
 	err := fx.s.read(context.Background(), func(v view) error {
-		l, err := v.tx.Objects().Locate(id)
+		l, err := v.Tx.Objects().Locate(id)
 		if err != nil {
 			return err
 		}
-		p, err := v.tx.Objects().Pack(l.Pack)
-		file, e = filepath.Join(fx.s.packsDir(), p.FileName()), l.PackEntry
+		p, err := v.Tx.Objects().Pack(l.Pack)
+		file, e = filepath.Join(fx.s.repo.PacksDir(), p.FileName()), l.PackEntry
 		return err
 	})
 	if err != nil {
@@ -152,7 +152,7 @@ func (fx *healFixture) entry(t *testing.T, id cas.ID, p string) manifest.Entry {
 	var e manifest.Entry
 	root := fx.snap(t, id).Root
 	err := fx.s.read(context.Background(), func(v view) (err error) {
-		e, err = manifest.Lookup(context.Background(), v.objects, root, p)
+		e, err = manifest.Lookup(context.Background(), v.Objects, root, p)
 		return err
 	})
 	if err != nil {
@@ -165,7 +165,7 @@ func (fx *healFixture) snap(t *testing.T, id cas.ID) record {
 	t.Helper()
 	var snaps []record
 	if err := fx.s.read(context.Background(), func(v view) (err error) {
-		snaps, err = v.tx.Snapshots(fx.dir)
+		snaps, err = v.Tx.Snapshots(fx.dir)
 		return err
 	}); err != nil {
 		t.Fatal(err)
@@ -182,7 +182,7 @@ func (fx *healFixture) indexed(t *testing.T) map[cas.ID]bool {
 	t.Helper()
 	out := map[cas.ID]bool{}
 	if err := fx.s.read(context.Background(), func(v view) error {
-		return v.tx.Objects().ForEachObject(func(l cas.Location) error { out[l.ID] = true; return nil })
+		return v.Tx.Objects().ForEachObject(func(l cas.Location) error { out[l.ID] = true; return nil })
 	}); err != nil {
 		t.Fatal(err)
 	}

@@ -118,7 +118,7 @@ func (s *Store) Restore(ctx context.Context, dir string, ref Ref, opts RestoreOp
 	if err != nil {
 		return res, err
 	}
-	defer ss.end()
+	defer ss.End()
 	if !opts.DryRun {
 		unlock, err := ss.lockProject(ctx, workdir)
 		if err != nil {
@@ -132,7 +132,7 @@ func (s *Store) Restore(ctx context.Context, dir string, ref Ref, opts RestoreOp
 		p, plan, current, err = ss.prepareRestore(ctx, v, &res, workdir, ref, paths, opts)
 		return p, err
 	}, func(v view) error {
-		left, err := ss.s.apply(ctx, workdir, v.objects, plan, current, opts.Progress)
+		left, err := ss.s.apply(ctx, workdir, v.Objects, plan, current, opts.Progress)
 		done := plan.Without(left)
 		res.Changes, res.Written, res.Deleted = done.Changes, done.Written, done.Deleted
 		res.Skipped, res.Changed = append(res.Skipped, left...), append(res.Changed, left...)
@@ -161,7 +161,7 @@ func (s *Store) Restore(ctx context.Context, dir string, ref Ref, opts RestoreOp
 // (a dry run, or a tree equal to the newest snapshot).
 func (ss *hold) changeTree(ctx context.Context, dryRun bool, what string, prepare func(v view) (*pendingSnapshot, error), write func(v view) error, before func()) (ID, error) {
 	var pending *pendingSnapshot
-	err := ss.read(func(v view) (err error) {
+	err := ss.Read(func(v view) (err error) {
 		pending, err = prepare(v)
 		return err
 	})
@@ -179,7 +179,7 @@ func (ss *hold) changeTree(ctx context.Context, dryRun bool, what string, prepar
 	if before != nil {
 		before()
 	}
-	return id, ss.read(write)
+	return id, ss.Read(write)
 }
 
 // scanBefore scans the working tree once, keeping its trees in overlay:
@@ -189,7 +189,7 @@ func (ss *hold) scanBefore(ctx context.Context, v view, workdir string, overlay 
 	if dryRun {
 		current, err := scan.Scan(ctx, workdir, overlay, scan.Options{
 			MaxFileSize: opts.MaxFileSize, MaxFiles: opts.MaxFiles,
-			Cache: v.tx.StatCache(workdir), Trees: v.objects, Skip: ss.s.skipDirs(), Capture: opts.capture,
+			Cache: v.Tx.StatCache(workdir), Trees: v.Objects, Skip: ss.s.skipDirs(), Capture: opts.capture,
 		})
 		return current, nil, err
 	}
@@ -214,7 +214,7 @@ func (ss *hold) prepareRestore(ctx context.Context, v view, res *RestoreResult, 
 	if from != workdir && opts.Safe {
 		return nil, restorer.Plan{}, scan.Result{}, fmt.Errorf("%w: --safe keeps what this machine's agents did not write, which says nothing of another machine's snapshot: restore it without --safe", ErrRefused)
 	}
-	snaps, err := v.tx.Snapshots(from)
+	snaps, err := v.Tx.Snapshots(from)
 	if err != nil {
 		return nil, restorer.Plan{}, scan.Result{}, err
 	}
@@ -227,7 +227,7 @@ func (ss *hold) prepareRestore(ctx context.Context, v view, res *RestoreResult, 
 		opts.MaxFileSize = target.MaxFileSize
 	}
 	for _, p := range paths {
-		if _, err := manifest.Lookup(ctx, v.objects, target.Root, p); err != nil {
+		if _, err := manifest.Lookup(ctx, v.Objects, target.Root, p); err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
 				return nil, restorer.Plan{}, scan.Result{}, fmt.Errorf("restore %s: %w in snapshot %s", p, ErrNotFound, target.ID.Short())
 			}
@@ -239,12 +239,12 @@ func (ss *hold) prepareRestore(ctx context.Context, v view, res *RestoreResult, 
 	// and verified by the diff, and every chunk to be written below. What
 	// the snapshot shares with the current tree is stored by the
 	// pre-restore snapshot and never needs reading.
-	if _, err := manifest.Load(ctx, v.objects, target.Root); err != nil {
+	if _, err := manifest.Load(ctx, v.Objects, target.Root); err != nil {
 		return nil, restorer.Plan{}, scan.Result{}, refuseDamaged(ctx, v, snaps, target, err)
 	}
 	var prov *provenance
 	if opts.Safe {
-		p, err := loadProvenance(v.tx, workdir, snaps, target)
+		p, err := loadProvenance(v.Tx, workdir, snaps, target)
 		if err != nil {
 			return nil, restorer.Plan{}, scan.Result{}, err
 		}
@@ -252,8 +252,8 @@ func (ss *hold) prepareRestore(ctx context.Context, v view, res *RestoreResult, 
 			prov, res.Safe = &p, true
 		}
 	}
-	overlay := newTreeOverlay(v.objects)
-	excludedNow := newCapture(ctx, v.objects, target.Root)
+	overlay := newTreeOverlay(v.Objects)
+	excludedNow := newCapture(ctx, v.Objects, target.Root)
 	current, pending, err := ss.scanBefore(ctx, v, workdir, overlay, opts.DryRun, SnapshotOptions{
 		Reason:      fmt.Sprintf("%s: before restoring %s", PreRestorePrefix, target.ID.Short()),
 		Keep:        -1, // a restore never drops snapshots
@@ -266,7 +266,7 @@ func (ss *hold) prepareRestore(ctx context.Context, v view, res *RestoreResult, 
 	if err != nil {
 		return nil, restorer.Plan{}, scan.Result{}, err
 	}
-	plan, kept, err := planRestore(ctx, v.objects, overlay, workdir, current, target, paths, prov, excludedNow.captured())
+	plan, kept, err := planRestore(ctx, v.Objects, overlay, workdir, current, target, paths, prov, excludedNow.captured())
 	res.Changes, res.Skipped, res.Written, res.Deleted = plan.Changes, plan.Skipped, plan.Written, plan.Deleted
 	res.Kept = kept
 	if err != nil {
@@ -387,7 +387,7 @@ func refuseDamaged(ctx context.Context, v view, snaps []record, target record, c
 	if !errors.Is(err, ErrDamaged) {
 		return err
 	}
-	check := newDataCheck(v.objects)
+	check := newDataCheck(v.Objects)
 	for _, sn := range snaps {
 		if sn.ID != target.ID && check.snapshot(ctx, sn) == nil {
 			return fmt.Errorf("%w; nothing was changed; the newest intact snapshot is %s", err, sn.ID)

@@ -25,15 +25,15 @@ type SessionTurn struct {
 func (s *Store) SessionTurns(ctx context.Context, session string) ([]SessionTurn, error) {
 	out := []SessionTurn{}
 	err := s.read(ctx, func(v view) error {
-		projects, err := v.tx.Projects()
+		projects, err := v.Tx.Projects()
 		if err != nil {
 			return err
 		}
 		for _, p := range projects {
-			if !s.actsOn(v.tx, p.Workdir) {
+			if !s.actsOn(v.Tx, p.Workdir) {
 				continue // another machine's, or named only by the bucket
 			}
-			turns, err := v.tx.Turns(p.Workdir)
+			turns, err := v.Tx.Turns(p.Workdir)
 			if err != nil {
 				return err
 			}

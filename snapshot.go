@@ -140,22 +140,22 @@ func (s *Store) Snapshot(ctx context.Context, dir string, opts SnapshotOptions) 
 	if err := opts.check(); err != nil {
 		return SnapshotResult{}, err
 	}
-	if s.backend.Features().Journaled && opts.MaxStoreSize == 0 {
+	if s.repo.Backend().Features().Journaled && opts.MaxStoreSize == 0 {
 		opts.MaxStoreSize = -1 // no default cap on a bucket: see MaxStoreSize
 	}
 	opts = opts.withDefaults()
 	_, statErr := os.Stat(s.dir)
 	var listed listing
-	ss, err := s.beginWith(ctx, beginOptions{create: true, alongside: func() {
+	ss, err := s.beginWith(ctx, repo.BeginOptions{Create: true, Alongside: func() {
 		listed.l, listed.err = scan.List(ctx, workdir, s.listOptions(opts))
 	}})
 	if err != nil {
 		return SnapshotResult{}, err
 	}
 	res, err := ss.snapshot(ctx, workdir, opts, listed)
-	ss.end()
+	ss.End()
 	if err != nil && errors.Is(statErr, fs.ErrNotExist) {
-		s.removeIfUnused() // a refused first snapshot leaves no store behind
+		s.repo.RemoveIfUnused() // a refused first snapshot leaves no store behind
 	}
 	if err != nil || !res.Created {
 		return res, err
@@ -196,7 +196,7 @@ func (s *Store) listOptions(opts SnapshotOptions) scan.Options {
 // not listed yet, listed now).
 func (ss *hold) snapshot(ctx context.Context, workdir string, opts SnapshotOptions, listed listing) (SnapshotResult, error) {
 	var p *pendingSnapshot
-	err := ss.read(func(v view) (err error) {
+	err := ss.Read(func(v view) (err error) {
 		p, err = ss.scanSnapshot(ctx, v, workdir, opts, listed, nil)
 		return err
 	})
@@ -247,9 +247,9 @@ func (p *pendingSnapshot) abort() {
 // the snapshot changes, if any (see turnUpdate).
 func (ss *hold) scanSnapshot(ctx context.Context, v view, workdir string, opts SnapshotOptions, listed listing, wrap func(cas.Putter) cas.Putter) (*pendingSnapshot, error) {
 	p := &pendingSnapshot{workdir: workdir, opts: opts}
-	snaps, err := v.tx.Snapshots(workdir)
+	snaps, err := v.Tx.Snapshots(workdir)
 	if err == nil {
-		p.project, p.known, err = v.tx.Project(workdir)
+		p.project, p.known, err = v.Tx.Project(workdir)
 	}
 	if err != nil {
 		return nil, err
@@ -257,8 +257,8 @@ func (ss *hold) scanSnapshot(ctx context.Context, v view, workdir string, opts S
 	if len(snaps) > 0 {
 		p.newest = &snaps[0]
 	}
-	p.parent, _ = dirIdentity(filepath.Dir(workdir))
-	p.w = cas.NewWriter(ss.s.packs, repo.DedupeAgainst(v.tx, v.objects))
+	p.parent, _ = repo.DirIdentity(filepath.Dir(workdir))
+	p.w = cas.NewWriter(ss.s.repo.Packs(), repo.DedupeAgainst(v.Tx, v.Objects))
 	var put cas.Putter = p.w
 	if wrap != nil {
 		put = wrap(p.w)
@@ -268,7 +268,7 @@ func (ss *hold) scanSnapshot(ctx context.Context, v view, workdir string, opts S
 	}
 	err = listed.err
 	if err == nil {
-		p.scanned, err = listed.l.Store(put, v.tx.StatCache(workdir), v.objects, opts.Progress)
+		p.scanned, err = listed.l.Store(put, v.Tx.StatCache(workdir), v.Objects, opts.Progress)
 	}
 	if err != nil {
 		p.abort()
@@ -290,13 +290,13 @@ func (ss *hold) scanSnapshot(ctx context.Context, v view, workdir string, opts S
 		p.rec = &record{ID: index.NewSnapshotID(workdir, root, p.at, opts.Reason), Project: workdir, Root: root, Time: p.at,
 			Reason: opts.Reason, Stats: index.Stats{Files: p.scanned.Files, Bytes: p.scanned.Bytes}, MaxFileSize: p.scanned.MaxFileSize,
 			Session: opts.Session, Turn: opts.Turn}
-		if p.rec.BackupID, err = repo.PutBackup(ctx, p.w, *p.rec, v.tx.NextSeq(workdir), ""); err != nil {
+		if p.rec.BackupID, err = repo.PutBackup(ctx, p.w, *p.rec, v.Tx.NextSeq(workdir), ""); err != nil {
 			p.abort()
 			return nil, err
 		}
 		snap = p.rec.ID
 	} // else nothing to record: every object the tree needs is stored already
-	if p.turn, err = planTurn(ctx, v.tx, p.w, workdir, opts, snap, p.at); err != nil {
+	if p.turn, err = planTurn(ctx, v.Tx, p.w, workdir, opts, snap, p.at); err != nil {
 		p.abort()
 		return nil, err
 	}
@@ -327,7 +327,7 @@ func (ss *hold) commitSnapshot(ctx context.Context, p *pendingSnapshot) (Snapsho
 		return res, err
 	}
 	var raced *record // a snapshot of the same tree that another process committed meanwhile
-	err := ss.update(func(tx *index.Tx) error {
+	err := ss.Update(func(tx *index.Tx) error {
 		snaps, err := tx.Snapshots(p.workdir)
 		if err != nil {
 			return err
@@ -365,9 +365,9 @@ func (ss *hold) commitSnapshot(ctx context.Context, p *pendingSnapshot) (Snapsho
 		res.ID = raced.ID
 		// The turn is recorded against the other process's snapshot.
 		p.rec, p.newest, p.extra, p.scanStored = nil, raced, nil, cas.WriteStats{}
-		p.w = cas.NewWriter(ss.s.packs, nil)
-		if err := ss.read(func(v view) (err error) {
-			p.turn, err = planTurn(ctx, v.tx, p.w, p.workdir, p.opts, raced.ID, p.at)
+		p.w = cas.NewWriter(ss.s.repo.Packs(), nil)
+		if err := ss.Read(func(v view) (err error) {
+			p.turn, err = planTurn(ctx, v.Tx, p.w, p.workdir, p.opts, raced.ID, p.at)
 			return err
 		}); err != nil {
 			p.abort()
@@ -397,7 +397,7 @@ func (ss *hold) touch(ctx context.Context, p *pendingSnapshot, res *SnapshotResu
 	// What the scan of the newest snapshot's tree stored, the index lacked:
 	// kept. A journal (a bucket's) publishes packs only with records: it
 	// keeps the writer's objects only with a turn's.
-	restored := !ss.s.backend.Features().Journaled && p.newest != nil && p.scanStored.Objects > 0
+	restored := !ss.s.repo.Backend().Features().Journaled && p.newest != nil && p.scanStored.Objects > 0
 	if p.turn == nil && !restored {
 		p.abort() // the Writer holds nothing to keep
 		if !cacheChanged && !touched {
@@ -410,7 +410,7 @@ func (ss *hold) touch(ctx context.Context, p *pendingSnapshot, res *SnapshotResu
 	if restored {
 		res.Stored = p.scanStored
 	}
-	err := ss.update(func(tx *index.Tx) error {
+	err := ss.Update(func(tx *index.Tx) error {
 		switch {
 		case p.turn != nil || restored:
 			if err := commitObjects(ctx, tx, p.w, p.workdir, now, now, p.parent); err != nil {
@@ -551,11 +551,11 @@ func (ss *hold) publish(ctx context.Context, tx *index.Tx, p *pendingSnapshot, r
 			c.Turn = &tr
 		}
 	}
-	if err := ss.journal.Commit(ctx, tx, c); err != nil {
+	if err := ss.Journal().Commit(ctx, tx, c); err != nil {
 		return err
 	}
 	for _, id := range res.Dropped {
-		if err := ss.journal.Dropped(ctx, tx, id); err != nil {
+		if err := ss.Journal().Dropped(ctx, tx, id); err != nil {
 			return err
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/casckpt/casckpt/gc"
 	"github.com/casckpt/casckpt/index"
 	"github.com/casckpt/casckpt/internal/osfs"
+	"github.com/casckpt/casckpt/repo"
 )
 
 // ProjectState says whether a project's directory is there: "live",
@@ -57,25 +58,25 @@ type StatusResult struct {
 // reads as empty.
 func (s *Store) Status(ctx context.Context) (StatusResult, error) {
 	res := StatusResult{Store: s.Location(), Projects: []ProjectStatus{}}
-	journaled := s.backend.Features().Journaled // the directory is a cache: count the packs
+	journaled := s.repo.Backend().Features().Journaled // the directory is a cache: count the packs
 	err := s.read(ctx, func(v view) error {
 		var err error
-		if res.DamagedObjects, err = damagedObjects(v.tx); err != nil {
+		if res.DamagedObjects, err = damagedObjects(v.Tx); err != nil {
 			return err
 		}
 		if journaled {
-			if res.SizeBytes, err = v.tx.PackBytes(); err != nil {
+			if res.SizeBytes, err = v.Tx.PackBytes(); err != nil {
 				return err
 			}
 		}
-		return v.tx.EachProject(func(p index.ProjectSnapshots) error {
+		return v.Tx.EachProject(func(p index.ProjectSnapshots) error {
 			machine, path := SplitWorkdir(p.Workdir)
 			if machine == "" {
 				machine = s.Machine()
 			}
 			res.Projects = append(res.Projects, ProjectStatus{
 				Workdir: path, Machine: machine, Snapshots: len(p.Snapshots), Created: p.Created,
-				LastTouch: p.LastTouch, State: projectState(p.Project),
+				LastTouch: p.LastTouch, State: repo.ProjectState(p.Project),
 			})
 			return nil
 		})
@@ -126,7 +127,7 @@ func sumFiles(dir string, store bool) (int64, error) {
 
 // Clear deletes the whole store once no other process is using it.
 func (s *Store) Clear(ctx context.Context) error {
-	if err := s.backend.Refuse("clear"); err != nil {
+	if err := s.repo.Backend().Refuse("clear"); err != nil {
 		return err
 	}
 	if _, err := os.Stat(s.dir); errors.Is(err, fs.ErrNotExist) {
@@ -136,8 +137,8 @@ func (s *Store) Clear(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	defer ss.end()
-	if ss.lock == nil {
+	defer ss.End()
+	if !ss.Locked() {
 		return nil // cleared meanwhile
 	}
 	entries, err := os.ReadDir(s.dir)
@@ -145,7 +146,7 @@ func (s *Store) Clear(ctx context.Context) error {
 		return err
 	}
 	for _, e := range entries {
-		if e.Name() == filepath.Base(s.lockPath()) {
+		if e.Name() == filepath.Base(s.repo.LockPath()) {
 			continue
 		}
 		if err := os.RemoveAll(filepath.Join(s.dir, e.Name())); err != nil {
@@ -153,7 +154,7 @@ func (s *Store) Clear(ctx context.Context) error {
 		}
 	}
 	// The lock file goes last: a process waiting on it finds the store gone.
-	if err := os.Remove(s.lockPath()); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := os.Remove(s.repo.LockPath()); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("clear: %w", err)
 	}
 	if clearHook != nil {

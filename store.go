@@ -2,18 +2,14 @@ package casckpt
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
 	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
-	"sync"
 	"time"
 
 	"github.com/casckpt/casckpt/cas"
-	"github.com/casckpt/casckpt/cas/packstore"
 	"github.com/casckpt/casckpt/index"
 	"github.com/casckpt/casckpt/internal/restorer"
 	"github.com/casckpt/casckpt/manifest"
@@ -119,16 +115,13 @@ func (o Options) withDefaults() Options {
 type Store struct {
 	dir  string
 	opts Options
-	db   *index.DB
-	// packs is where pack bytes live (the packs directory), and projectFS
-	// wraps a project directory for a restore's writes: the real ones, or
-	// in tests ones that fail on demand.
-	packs     cas.PackStore
+	// repo is the store's records, objects, lock and backend: a
+	// repo.Local for a store in a directory, a bucket.Backend for one
+	// opened from an s3:// URL (see OpenURL).
+	repo *repo.Repo
+	// projectFS wraps a project directory for a restore's writes: the
+	// real ones, or in tests ones that fail on demand.
 	projectFS func(*os.Root) restorer.FS
-	// backend keeps the store's data beyond its records: a repo.Local
-	// for a store in a directory, a bucket.Backend for one opened from an
-	// s3:// URL (see OpenURL).
-	backend repo.Backend
 }
 
 // record is a snapshot record as the index keeps it; hosts see Snapshot.
@@ -169,15 +162,9 @@ func Open(dir string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("store %s: %w", dir, err)
 	}
 	s := &Store{dir: abs, opts: opts.withDefaults(), projectFS: restorer.RootFS}
-	s.db = index.Open(s.dbPath(), index.Options{Timeout: s.opts.LockTimeout, Chunker: manifest.ChunkerName})
-	s.packs = packstore.NewLocal(s.packsDir(), nil)
-	s.backend = repo.NewLocal(abs, s.db, func() cas.PackStore { return s.packs }, s.opts.Now)
+	s.repo = repo.Open(abs, repo.Options{LockTimeout: s.opts.LockTimeout, Chunker: manifest.ChunkerName, Now: s.opts.Now, Logger: s.opts.Logger})
 	return s, nil
 }
-
-func (s *Store) dbPath() string   { return filepath.Join(s.dir, "casckpt.db") }
-func (s *Store) packsDir() string { return filepath.Join(s.dir, "packs") }
-func (s *Store) lockPath() string { return filepath.Join(s.dir, "lock") }
 
 // skipDirs lists what a scan must never capture: the store itself, should
 // it lie inside a project.
@@ -188,180 +175,44 @@ func (s *Store) skipDirs() []string {
 	return []string{s.dir}
 }
 
-func (s *Store) exists() bool { return s.db.Exists() }
-
-// ensureDirs creates the store's directories, private to the user.
-func (s *Store) ensureDirs() error {
-	for _, d := range []string{s.dir, s.packsDir()} {
-		if err := os.MkdirAll(d, 0o700); err != nil {
-			return fmt.Errorf("create store: %w", err)
-		}
-	}
-	return nil
-}
-
-// removeIfUnused deletes a store directory that holds nothing but what
-// begin created (the lock file and an empty packs directory).
-func (s *Store) removeIfUnused() {
-	if entries, err := os.ReadDir(s.packsDir()); err != nil || len(entries) > 0 {
-		return
-	}
-	if entries, err := os.ReadDir(s.dir); err != nil || len(entries) > 2 || s.exists() {
-		return
-	}
-	os.Remove(s.packsDir())
-	os.Remove(s.lockPath())
-	os.Remove(s.dir)
-}
-
-// hold is one operation's hold on the store: the store lock, shared or
-// exclusive, or none when the store did not exist as it began.
+// hold is one operation's hold on the store (repo.Hold), with the store
+// whose use cases run under it.
 type hold struct {
-	s    *Store
-	lock *storeLock
-	// journal is where the operation publishes what it commits (see
-	// repo.Journal).
-	journal repo.Journal
-}
-
-// begin takes the store lock. With create it makes the store's directories
-// first; without, a missing store yields a hold that holds no lock and
-// reads as empty: it must change nothing (a store made meanwhile is
-// another process's).
-// A lock whose file clear deleted while this process waited is retried on
-// the store as it is now (made again with create, else read as empty).
-// A store whose records are a journal's cache (repo.Features.Journaled)
-// always has them made, and a shared hold brings them up to date
-// first (repo.Backend.Refresh), rebuilding them once if they cannot be.
-func (s *Store) begin(ctx context.Context, exclusive, create bool) (*hold, error) {
-	return s.beginWith(ctx, beginOptions{exclusive: exclusive, create: create})
-}
-
-// beginOptions say how an operation begins: begin's exclusive and create,
-// and two more.
-type beginOptions struct {
-	exclusive, create bool
-	// fresh: a shared hold brings the records fully up to date, however
-	// recently they were (repo.Backend.Refresh's force), as verify does.
-	fresh bool
-	// alongside, if not nil, is called once the lock is held, at the same
-	// time as a bucket's cache is brought up to date, and the hold is
-	// returned once both are done: a snapshot lists its tree while the
-	// bucket is listed.
-	alongside func()
-}
-
-// beginWith is begin, as o says.
-func (s *Store) beginWith(ctx context.Context, o beginOptions) (*hold, error) {
-	exclusive, create, alongside := o.exclusive, o.create || s.backend.Features().Journaled, o.alongside
-	deadline := time.Now().Add(s.opts.LockTimeout)
-	rebuilt := false
-	for {
-		if create {
-			if err := s.ensureDirs(); err != nil {
-				return nil, err
-			}
-		} else if _, err := os.Stat(s.dir); errors.Is(err, fs.ErrNotExist) {
-			return &hold{s: s, journal: s.backend.Journal()}, nil
-		}
-		lock, err := lockStore(ctx, s.lockPath(), exclusive, deadline, s.opts.LockTimeout)
-		if (errors.Is(err, errLockReplaced) || errors.Is(err, fs.ErrNotExist)) && time.Now().Before(deadline) {
-			continue // the store was cleared meanwhile
-		}
-		if err != nil {
-			return nil, err
-		}
-		var beside sync.WaitGroup
-		if alongside != nil {
-			beside.Go(alongside)
-			alongside = nil // once, even if the records are rebuilt below
-		}
-		journal := s.backend.Journal()
-		if !exclusive {
-			journal, err = s.backend.Refresh(ctx, o.fresh)
-		}
-		beside.Wait()
-		if errors.Is(err, repo.ErrStale) && !rebuilt { // once: a second time is not the records' fault
-			lock.unlock()
-			rebuilt = true
-			if err := s.rebuild(ctx, err); err != nil {
-				return nil, err
-			}
-			continue
-		} else if err != nil {
-			lock.unlock()
-			return nil, err
-		}
-		return &hold{s: s, lock: lock, journal: journal}, nil
-	}
-}
-
-// rebuild makes the records anew from the backend's journal, when a
-// refresh found them unusable (why), as if they had been deleted. It
-// takes the exclusive lock (the caller holds none) and, unlike repair,
-// does not keep the old database.
-func (s *Store) rebuild(ctx context.Context, why error) error {
-	s.opts.Logger.Debug("the records cannot be brought up to date: rebuilding them", "store", s.Location(), "why", why)
-	ss, err := s.begin(ctx, true, true)
-	if err != nil {
-		return err
-	}
-	defer ss.end()
-	_, err = s.backend.Rebuild(ctx, false)
-	return err
+	*repo.Hold
+	s *Store
 }
 
 // view is a read transaction of the store: its records and its objects.
-type view struct {
-	tx      *index.Tx
-	objects *cas.Store
+type view = repo.View
+
+// begin takes the store lock, exclusive or shared, making the store
+// first with create (repo.Repo.Begin).
+func (s *Store) begin(ctx context.Context, exclusive, create bool) (*hold, error) {
+	return s.beginWith(ctx, repo.BeginOptions{Exclusive: exclusive, Create: create})
 }
 
-// read runs fn with a read view; a store without a database reads as
-// empty. The view's objects may be read from any goroutine until fn
-// returns.
-func (ss *hold) read(fn func(v view) error) error {
-	return ss.s.db.View(func(tx *index.Tx) error {
-		objects := cas.NewStore(ss.s.packs, tx.Objects())
-		defer objects.Close()
-		return fn(view{tx, objects})
-	})
-}
-
-// update runs fn in a read-write transaction. A hold that began on a
-// missing store holds no lock and never writes.
-func (ss *hold) update(fn func(tx *index.Tx) error) error {
-	if ss.lock == nil {
-		return fmt.Errorf("%w: the store %s did not exist when this operation began; try again", ErrBusy, ss.s.dir)
+// beginWith is begin, as o says.
+func (s *Store) beginWith(ctx context.Context, o repo.BeginOptions) (*hold, error) {
+	h, err := s.repo.Begin(ctx, o)
+	if err != nil {
+		return nil, err
 	}
-	return ss.s.db.Update(fn)
+	return &hold{Hold: h, s: s}, nil
 }
-
-// updateOrDryRun returns update, or for a dry run the database's
-// DryRun, whose transaction is rolled back: a dry run of collect, the size
-// cap or prune runs their code to the end and changes nothing.
-func (ss *hold) updateOrDryRun(dryRun bool) func(fn func(tx *index.Tx) error) error {
-	if dryRun {
-		return ss.s.db.DryRun
-	}
-	return ss.update
-}
-
-func (ss *hold) end() { ss.lock.unlock() }
 
 // read runs fn with a read view of the store under the shared lock. A
 // snapshot it found damaged by a missing pack is checked again
 // (hold.recheckMissing).
 func (s *Store) read(ctx context.Context, fn func(v view) error) error {
-	return s.readWith(ctx, beginOptions{}, fn)
+	return s.readWith(ctx, repo.BeginOptions{}, fn)
 }
 
 // readWith is read, its hold begun as o says (shared).
-func (s *Store) readWith(ctx context.Context, o beginOptions, fn func(v view) error) error {
+func (s *Store) readWith(ctx context.Context, o repo.BeginOptions, fn func(v view) error) error {
 	ss, err := s.beginWith(ctx, o)
 	if err != nil {
 		return err
 	}
-	defer ss.end()
-	return ss.recheckMissing(ctx, ss.read(fn))
+	defer ss.End()
+	return ss.recheckMissing(ctx, ss.Read(fn))
 }

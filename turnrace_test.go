@@ -39,13 +39,13 @@ func TestTurnChangedBetweenScanAndCommit(t *testing.T) {
 			t.Fatal(err)
 		}
 		res, err := ss.commitSnapshot(ctx, p)
-		ss.end()
+		ss.End()
 		end := res.ID
 		if err != nil || res.Created == sameTree || res.TurnStarted || !res.TurnEnded || (sameTree && end != other.ID) {
 			t.Fatalf("same tree %v: commit %+v %v", sameTree, res, err)
 		}
 		checkTurn(t, s, dir, other.ID, end)
-		os.Remove(s.dbPath())
+		os.Remove(s.repo.DBPath())
 		if _, err := s.Repair(ctx); err != nil {
 			t.Fatal(err)
 		}
@@ -62,7 +62,7 @@ func scanPending(t *testing.T, s *Store, dir string, opts SnapshotOptions) (*pen
 		t.Fatal(err)
 	}
 	var p *pendingSnapshot
-	err = ss.read(func(v view) (err error) {
+	err = ss.Read(func(v view) (err error) {
 		p, err = ss.scanSnapshot(context.Background(), v, dir, opts, listing{}, nil)
 		return err
 	})
@@ -82,9 +82,9 @@ func checkTurn(t *testing.T, s *Store, dir string, start, end cas.ID) {
 		t.Fatalf("the turn is %+v (%v); want started on %s, ended on %s", turns, err, start.Short(), end.Short())
 	}
 	var backup index.Turn
-	err = s.db.View(func(tx *index.Tx) error {
+	err = s.repo.DB().View(func(tx *index.Tx) error {
 		tr, _, err := tx.Turn(dir, "t")
-		objects := cas.NewStore(s.packs, tx.Objects())
+		objects := cas.NewStore(s.repo.Packs(), tx.Objects())
 		defer objects.Close()
 		b, err2 := objects.Get(ctx, tr.BackupID)
 		if err == nil {

@@ -132,7 +132,7 @@ func (s *Store) Turns(ctx context.Context, dir, session string) ([]TurnInfo, err
 	var out []TurnInfo
 	err = s.readCounting(ctx, func(v view, cc *countCache) error {
 		var roots map[cas.ID]cas.ID
-		out, roots, err = projectTurns(v.tx, workdir, session)
+		out, roots, err = projectTurns(v.Tx, workdir, session)
 		if err != nil {
 			return err
 		}
@@ -250,7 +250,7 @@ func (ss *hold) commitTurn(ctx context.Context, tx *index.Tx, p *pendingSnapshot
 	if p.turn != nil && bytes.Equal(index.EncodeTurnBackup(p.turn.rec), index.EncodeTurnBackup(c.rec)) {
 		c = p.turn
 	} else {
-		p.extra = cas.NewWriter(ss.s.packs, nil)
+		p.extra = cas.NewWriter(ss.s.repo.Packs(), nil)
 		if c.rec.BackupID, err = p.extra.Put(ctx, cas.KindRecord, index.EncodeTurnBackup(c.rec)); err != nil {
 			return err
 		}

@@ -92,7 +92,7 @@ func (s *Store) Undo(ctx context.Context, dir, turn string, opts UndoOptions) (U
 	if err != nil {
 		return res, err
 	}
-	defer ss.end()
+	defer ss.End()
 	if !opts.DryRun {
 		unlock, err := ss.lockProject(ctx, workdir)
 		if err != nil {
@@ -110,7 +110,7 @@ func (s *Store) Undo(ctx context.Context, dir, turn string, opts UndoOptions) (U
 		p, plan, current, err = ss.prepareUndo(ctx, v, &res, workdir, turn, opts)
 		return p, err
 	}, func(v view) error {
-		left, err := ss.s.apply(ctx, workdir, plan.Content(v.objects), plan.Restore, current, opts.Progress)
+		left, err := ss.s.apply(ctx, workdir, plan.Content(v.Objects), plan.Restore, current, opts.Progress)
 		plan = plan.Without(left, ReasonChangedDuring)
 		res.Reverted, res.Merged, res.Conflicts = plan.Reverted, plan.Merged, plan.Conflicts
 		res.Written, res.Deleted = plan.Restore.Written, plan.Restore.Deleted
@@ -129,7 +129,7 @@ func (s *Store) Undo(ctx context.Context, dir, turn string, opts UndoOptions) (U
 // pre-undo snapshot is res.PreUndoID (the newest snapshot when none was
 // taken), or, for a redo, that it is undone no more.
 func (ss *hold) markUndone(workdir string, res UndoResult, redo bool) error {
-	return ss.update(func(tx *index.Tx) error {
+	return ss.Update(func(tx *index.Tx) error {
 		tr, ok, err := tx.Turn(workdir, res.Turn)
 		if err != nil || !ok {
 			return err // a turn dropped meanwhile has nothing to mark
@@ -153,11 +153,11 @@ func (ss *hold) markUndone(workdir string, res UndoResult, redo bool) error {
 // it writes. Outside a dry run the scan is stored as the pre-undo
 // snapshot, returned uncommitted: a refused undo changes nothing.
 func (ss *hold) prepareUndo(ctx context.Context, v view, res *UndoResult, workdir, turnID string, opts UndoOptions) (*pendingSnapshot, undo.Plan, scan.Result, error) {
-	snaps, err := v.tx.Snapshots(workdir)
+	snaps, err := v.Tx.Snapshots(workdir)
 	if err != nil {
 		return nil, undo.Plan{}, scan.Result{}, err
 	}
-	tr, err := findTurn(v.tx, workdir, turnID, opts.Redo)
+	tr, err := findTurn(v.Tx, workdir, turnID, opts.Redo)
 	if err != nil {
 		return nil, undo.Plan{}, scan.Result{}, err
 	}
@@ -179,7 +179,7 @@ func (ss *hold) prepareUndo(ctx context.Context, v view, res *UndoResult, workdi
 		start, end = end, start
 		reason = fmt.Sprintf("%s: before redoing turn %s", PreRedoPrefix, tr.ID)
 	}
-	overlay := newTreeOverlay(v.objects)
+	overlay := newTreeOverlay(v.Objects)
 	current, pending, err := ss.scanBefore(ctx, v, workdir, overlay, opts.DryRun, SnapshotOptions{
 		Reason:      reason,
 		Keep:        -1, // an undo never drops snapshots
@@ -266,10 +266,10 @@ func planUndo(ctx context.Context, v view, g *treeOverlay, workdir string, start
 		ReadWork: func(p string) ([]byte, error) { return root.ReadFile(filepath.FromSlash(p)) },
 	})
 	if err == nil {
-		err = restorer.Verify(ctx, plan.Content(v.objects), plan.Restore)
+		err = restorer.Verify(ctx, plan.Content(v.Objects), plan.Restore)
 	}
 	if err != nil {
-		check := newDataCheck(v.objects)
+		check := newDataCheck(v.Objects)
 		for _, sn := range []record{start, end} {
 			if derr := damaged(sn, check.snapshot(ctx, sn)); errors.Is(derr, ErrDamaged) {
 				return undo.Plan{}, fmt.Errorf("%w; nothing was changed", derr)

@@ -9,6 +9,7 @@ import (
 	"github.com/casckpt/casckpt/cas"
 	"github.com/casckpt/casckpt/index"
 	"github.com/casckpt/casckpt/manifest"
+	"github.com/casckpt/casckpt/repo"
 )
 
 // DamagedSnapshot is a snapshot Verify found missing data for.
@@ -57,7 +58,7 @@ type RejectedObject struct {
 // once, so that a dropped snapshot is not reported damaged.
 func (s *Store) Verify(ctx context.Context) (VerifyResult, error) {
 	res, missing, err := s.verify(ctx)
-	if err == nil && missing && s.backend.Features().Journaled {
+	if err == nil && missing && s.repo.Backend().Features().Journaled {
 		res, _, err = s.verify(ctx)
 	}
 	return res, err
@@ -71,27 +72,27 @@ func (s *Store) verify(ctx context.Context) (res VerifyResult, missing bool, err
 		missing = missing || errors.Is(err, cas.ErrMissingPack)
 		res.Damaged = append(res.Damaged, DamagedSnapshot{Project: workdir, ID: id, Reason: err.Error()})
 	}
-	err = s.readWith(ctx, beginOptions{fresh: true}, func(v view) error {
-		if err := v.tx.Journal().EachRejected(func(key, why string) error {
+	err = s.readWith(ctx, repo.BeginOptions{Fresh: true}, func(v view) error {
+		if err := v.Tx.Journal().EachRejected(func(key, why string) error {
 			res.Rejected = append(res.Rejected, RejectedObject{Key: key, Reason: why})
 			return nil
 		}); err != nil {
 			return err
 		}
-		damaged, err := damagedObjects(v.tx)
+		damaged, err := damagedObjects(v.Tx)
 		if err != nil {
 			return err
 		}
 		res.DamagedObjects = damaged
-		check := newDataCheck(v.objects)
+		check := newDataCheck(v.Objects)
 		backups := 0
-		err = v.tx.EachProject(func(p index.ProjectSnapshots) error {
+		err = v.Tx.EachProject(func(p index.ProjectSnapshots) error {
 			for _, sn := range p.Snapshots {
 				res.SnapshotsChecked++
 				err := check.snapshot(ctx, sn)
 				if err == nil && !sn.BackupID.IsZero() {
 					backups++
-					err = verifyBackup(ctx, v.objects, sn)
+					err = repo.VerifyBackup(ctx, v.Objects, sn)
 				}
 				if ctx.Err() != nil {
 					return ctx.Err()
@@ -100,13 +101,13 @@ func (s *Store) verify(ctx context.Context) (res VerifyResult, missing bool, err
 					damage(p.Workdir, sn.ID, err)
 				}
 			}
-			turns, err := v.tx.Turns(p.Workdir)
+			turns, err := v.Tx.Turns(p.Workdir)
 			for _, tr := range turns {
 				if tr.BackupID.IsZero() {
 					continue
 				}
 				backups++
-				if err := verifyTurnBackup(ctx, v.objects, tr); err != nil {
+				if err := repo.VerifyTurnBackup(ctx, v.Objects, tr); err != nil {
 					damage(p.Workdir, tr.Start, err)
 				}
 			}
@@ -127,40 +128,6 @@ func damagedObjects(tx *index.Tx) ([]DamagedObject, error) {
 		return nil
 	})
 	return out, err
-}
-
-// verifyBackup checks that the backup of sn's record stored in the packs
-// (for repair) is there and says what the record says.
-func verifyBackup(ctx context.Context, g cas.Getter, sn record) error {
-	b, err := g.Get(ctx, sn.BackupID)
-	if err != nil {
-		return fmt.Errorf("the backup of its record: %w", err)
-	}
-	c, _, err := index.DecodeBackup(b)
-	if err != nil {
-		return fmt.Errorf("the backup of its record: %w", err)
-	}
-	if _, path := SplitWorkdir(sn.Project); c.ID != sn.ID || c.Project != path || c.Root != sn.Root || !c.Time.Equal(sn.Time) || c.Reason != sn.Reason {
-		return fmt.Errorf("the backup of its record says otherwise")
-	}
-	return nil
-}
-
-// verifyTurnBackup checks that the backup of turn tr's record stored in
-// the packs (for repair) is there and says what the record says.
-func verifyTurnBackup(ctx context.Context, g cas.Getter, tr index.Turn) error {
-	b, err := g.Get(ctx, tr.BackupID)
-	if err == nil {
-		var c index.Turn
-		_, path := SplitWorkdir(tr.Project)
-		if c, err = index.DecodeTurnBackup(b); err == nil && (c.ID != tr.ID || c.Project != path || c.Start != tr.Start || c.End != tr.End) {
-			err = errors.New("it says otherwise")
-		}
-	}
-	if err != nil {
-		return fmt.Errorf("the backup of turn %q's record: %w", tr.ID, err)
-	}
-	return nil
 }
 
 // dataCheck reads and checks the trees and chunks of snapshots, each

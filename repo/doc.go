@@ -1,6 +1,8 @@
 // Package repo is the layer between the use cases of the root package and
-// where a store keeps its data: what one store's records (index) and
-// objects (cas) need from a backend, the maintenance steps that every
+// where a store keeps its data: a Repo is one store's records (index),
+// objects (cas), lock and Backend, and an operation runs under a Hold of
+// its lock (Repo.Begin); the package also holds what the records and
+// objects need from a backend, the maintenance steps that every
 // backend shares (the roots a collection marks, the snapshots it drops,
 // what a writer may deduplicate against), and the Backend seam.
 //
