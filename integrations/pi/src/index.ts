@@ -1,0 +1,96 @@
+// casckpt-pi: pi's checkpoint extension without git. A checkpoint when a
+// turn starts and before its first write, edit or bash, the turn ended at
+// turn_end (so `casckpt undo` reverts one turn); every checkpoint's id kept
+// in the session tree (pi.appendEntry); the restore choices on a fork or a
+// tree jump; /checkpoints and /undo-turn.
+import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
+import * as casckpt from "./casckpt.js";
+import { readConfig } from "./config.js";
+import { offerRestore, type RestoreHost } from "./restore.js";
+import { checkpointAt, checkpointOf, ENTRY_TYPE, landingEntry, type CheckpointData, type EntryLike } from "./tree.js";
+import { registerCommands } from "./commands.js";
+
+/** The tools that change files: a checkpoint is taken before the first of a turn. */
+export const MUTATING_TOOLS = new Set(["write", "edit", "bash"]);
+
+/** Tells the person: a notification with a UI, a line on stderr without. */
+function say(ctx: ExtensionContext, text: string, level: "info" | "warning" | "error" = "info"): void {
+	if (ctx.hasUI) ctx.ui.notify(text, level);
+	else process.stderr.write(`${text}\n`);
+}
+
+/** The extension: pi calls it once per session runtime. */
+export default function casckptPi(pi: ExtensionAPI): void {
+	const config = readConfig();
+	const o = { store: config.store };
+	let session = "";
+	let count = 0;
+	let turn: { id: string; mutated: boolean } | undefined;
+
+	const append = (data: CheckpointData) => pi.appendEntry(ENTRY_TYPE, data);
+	const host: RestoreHost = { config, session: () => session, appendEntry: append, say };
+	const entries = (ctx: ExtensionContext) => ctx.sessionManager.getEntries() as unknown as EntryLike[];
+	const warn = (ctx: ExtensionContext, e: unknown) => say(ctx, `casckpt: ${(e as Error).message}`, "warning");
+
+	pi.on("session_start", async (_event, ctx) => {
+		session = ctx.sessionManager.getSessionId();
+		// Resumed or forked: go on numbering after the turns the session holds.
+		count = entries(ctx).filter((e) => checkpointOf(e)?.kind === "turn-start").length;
+		turn = undefined;
+	});
+
+	pi.on("turn_start", async (_event, ctx) => {
+		const id = `${session.slice(0, 8)}-${++count}`;
+		turn = { id, mutated: false };
+		try {
+			const s = await casckpt.snapshot(ctx.cwd, { ...o, session, turn: id, message: `pi: turn ${id}` });
+			if (s.id) append({ snapshot: s.id, kind: "turn-start", turn: id, session });
+		} catch (e) {
+			warn(ctx, e);
+		}
+	});
+
+	pi.on("tool_call", async (event, ctx) => {
+		if (!turn || turn.mutated || !MUTATING_TOOLS.has(event.toolName)) return undefined;
+		turn.mutated = true;
+		try {
+			await casckpt.snapshot(ctx.cwd, { ...o, session, turn: turn.id, message: `pi: before ${event.toolName}` });
+		} catch (e) {
+			warn(ctx, e);
+		}
+		return undefined;
+	});
+
+	pi.on("tool_result", async (event, ctx) => {
+		const p = (event.input as { path?: unknown }).path;
+		if ((event.toolName !== "write" && event.toolName !== "edit") || event.isError || typeof p !== "string") return undefined;
+		await casckpt.recordWrite(ctx.cwd, [p], o).catch((e) => warn(ctx, e));
+		return undefined;
+	});
+
+	pi.on("turn_end", async (_event, ctx) => {
+		if (!turn) return;
+		const id = turn.id;
+		turn = undefined;
+		try {
+			const s = await casckpt.snapshot(ctx.cwd, { ...o, session, turn: id, endTurn: true, message: `pi: end of turn ${id}` });
+			if (s.id) append({ snapshot: s.id, kind: "turn-end", turn: id, session });
+		} catch (e) {
+			warn(ctx, e);
+		}
+	});
+
+	pi.on("session_before_fork", async (event, ctx) => {
+		const all = entries(ctx);
+		const at = event.position === "at" ? event.entryId : landingEntry(all, event.entryId);
+		return offerRestore(ctx, host, checkpointAt(all, at), `entry ${event.entryId}`);
+	});
+
+	pi.on("session_before_tree", async (event, ctx) => {
+		const all = entries(ctx);
+		const target = event.preparation.targetId;
+		return offerRestore(ctx, host, checkpointAt(all, landingEntry(all, target)), `entry ${target}`);
+	});
+
+	registerCommands(pi, { say, store: config.store });
+}
