@@ -33,6 +33,7 @@ var layers = map[string][]string{
 	"jsonapi":                   {},          // the standard library only
 	"jsonapi/internal/pyfields": {"jsonapi"}, // go generate: the Python client's fields.json
 	"jsonapi/internal/mdtables": {"jsonapi"}, // go generate: docs/commands.md's key tables
+	"jsonapi/internal/tstypes":  {"jsonapi"}, // go generate: the TypeScript client's documents.ts
 	"casckpt":                   {"jsonapi", "index", "gc", "manifest", "cas", "cas/packstore/...", "cas/s3store", "internal/..."},
 	"internal/restorer":         {"manifest", "cas"},
 	"internal/textdiff":         {}, // the standard library only

@@ -51,13 +51,10 @@ func (f Field) JSONType() string {
 // objects nested in it.
 func fieldsOf(t reflect.Type, object string) []Field {
 	var own, nested []Field
-	for _, f := range flatFields(t) {
-		name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
-		if name == "" {
-			name = f.Name
-		}
-		field := Field{Object: object, Key: name, OmitEmpty: strings.Contains(opts, "omitempty")}
-		ft := f.Type
+	for _, k := range StructKeys(t) {
+		name := k.Key
+		field := Field{Object: object, Key: name, OmitEmpty: k.OmitEmpty}
+		ft := k.Type
 		for ft.Kind() == reflect.Pointer {
 			ft, field.Nullable = ft.Elem(), true
 		}
@@ -85,6 +82,29 @@ func inside(t reflect.Type, object string) []Field {
 		return inside(t.Elem(), object+"[]")
 	}
 	return nil
+}
+
+// StructKey is one key encoding/json writes for a field of a struct: its
+// name, whether it is left out when empty (omitempty), and the field's Go
+// type.
+type StructKey struct {
+	Key       string
+	OmitEmpty bool
+	Type      reflect.Type
+}
+
+// StructKeys lists the keys encoding/json writes for struct type t, in
+// the order it writes them (those of embedded structs in their place).
+func StructKeys(t reflect.Type) []StructKey {
+	var out []StructKey
+	for _, f := range flatFields(t) {
+		name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "" {
+			name = f.Name
+		}
+		out = append(out, StructKey{Key: name, OmitEmpty: strings.Contains(opts, "omitempty"), Type: f.Type})
+	}
+	return out
 }
 
 // flatFields is t's exported fields with a json key, those of embedded
