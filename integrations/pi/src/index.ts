@@ -1,6 +1,6 @@
 // casckpt-pi: pi's checkpoint extension without git. A checkpoint when a
-// turn starts and before its first write, edit or bash, the turn ended at
-// turn_end (so `casckpt undo` reverts one turn); every checkpoint's id kept
+// turn starts, and one before its first write, edit or bash that starts
+// the casckpt turn, ended at turn_end (so `casckpt undo` reverts one turn); every checkpoint's id kept
 // in the session tree (pi.appendEntry); the restore choices on a fork or a
 // tree jump; /checkpoints and /undo-turn.
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
@@ -43,7 +43,9 @@ export default function casckptPi(pi: ExtensionAPI): void {
 		const id = `${session.slice(0, 8)}-${++count}`;
 		turn = { id, mutated: false };
 		try {
-			const s = await casckpt.snapshot(ctx.cwd, { ...o, session, turn: id, message: `pi: turn ${id}` });
+			// Not yet labelled with the turn: what a person does while the model
+			// thinks is theirs; the turn starts before its first write, edit or bash.
+			const s = await casckpt.snapshot(ctx.cwd, { ...o, session, message: `pi: turn ${id} start` });
 			if (s.id) append({ snapshot: s.id, kind: "turn-start", turn: id, session });
 		} catch (e) {
 			warn(ctx, e);
@@ -90,6 +92,10 @@ export default function casckptPi(pi: ExtensionAPI): void {
 		const all = entries(ctx);
 		const target = event.preparation.targetId;
 		return offerRestore(ctx, host, checkpointAt(all, landingEntry(all, target)), `entry ${target}`);
+	});
+
+	pi.on("session_shutdown", async () => {
+		await casckpt.closeAll();
 	});
 
 	registerCommands(pi, { say, store: config.store });

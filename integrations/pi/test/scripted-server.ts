@@ -24,18 +24,20 @@ function textOf(c: unknown): string {
 	return "";
 }
 
-function chooseTurn(body: any, script: ScriptTurn[]): ScriptTurn {
-	if (!body.tools?.length) return { text: "Scripted side answer" };
+function turnIndex(body: any): number {
 	const msgs: any[] = body.messages ?? [];
 	let idx = msgs.filter((m) => m.role === "assistant").length;
 	const last = msgs[msgs.length - 1];
 	const m = last?.role === "user" ? /^\s*SCRIPT:(\d+)/.exec(textOf(last.content)) : null;
-	if (m) idx = Number(m[1]);
-	return script[idx] ?? { text: "Done (script exhausted)." };
+	return m ? Number(m[1]) : idx;
 }
 
-/** Starts the server with SCRIPT on a free port. */
-export async function startScriptedServer(script: ScriptTurn[]): Promise<ScriptedServer> {
+/**
+ * Starts the server with SCRIPT on a free port. BEFORE, when given, runs
+ * before each scripted turn is answered (a person acting while the model
+ * thinks).
+ */
+export async function startScriptedServer(script: ScriptTurn[], before?: (turn: number) => void): Promise<ScriptedServer> {
 	const requests: unknown[] = [];
 	let n = 0;
 	const server = http.createServer((req, res) => {
@@ -48,7 +50,12 @@ export async function startScriptedServer(script: ScriptTurn[]): Promise<Scripte
 				res.writeHead(404, { "content-type": "application/json" }).end('{"error":{"message":"not found"}}');
 				return;
 			}
-			const turn = chooseTurn(body, script);
+			let turn: ScriptTurn = { text: "Scripted side answer" };
+			if (body.tools?.length) {
+				const idx = turnIndex(body);
+				before?.(idx);
+				turn = script[idx] ?? { text: "Done (script exhausted)." };
+			}
 			const id = `chatcmpl_${++n}`;
 			const base = { id, object: "chat.completion.chunk", created: 1, model: body.model ?? "scripted-model" };
 			res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
