@@ -70,16 +70,29 @@ export default function casckptPi(pi: ExtensionAPI): void {
 		return undefined;
 	});
 
-	pi.on("turn_end", async (_event, ctx) => {
-		if (!turn) return;
+	// pi runs turn_end handlers from a queue that can lag behind the agent
+	// (print mode may end first): the end snapshot is tracked, and
+	// session_shutdown ends a turn still open and waits for it.
+	const pending = new Set<Promise<void>>();
+	const endTurn = (ctx: ExtensionContext): Promise<void> => {
+		if (!turn) return Promise.resolve();
 		const id = turn.id;
 		turn = undefined;
-		try {
-			const s = await casckpt.snapshot(ctx.cwd, { ...o, session, turn: id, endTurn: true, message: `pi: end of turn ${id}` });
-			if (s.id) append({ snapshot: s.id, kind: "turn-end", turn: id, session });
-		} catch (e) {
-			warn(ctx, e);
-		}
+		const p = casckpt
+			.snapshot(ctx.cwd, { ...o, session, turn: id, endTurn: true, message: `pi: end of turn ${id}` })
+			.then((s) => { if (s.id) append({ snapshot: s.id, kind: "turn-end", turn: id, session }); })
+			.catch((e) => warn(ctx, e))
+			.finally(() => pending.delete(p));
+		pending.add(p);
+		return p;
+	};
+
+	pi.on("turn_end", async (_event, ctx) => endTurn(ctx));
+
+	pi.on("session_shutdown", async (_event, ctx) => {
+		await endTurn(ctx);
+		await Promise.allSettled([...pending]);
+		await casckpt.closeAll();
 	});
 
 	pi.on("session_before_fork", async (event, ctx) => {
@@ -92,10 +105,6 @@ export default function casckptPi(pi: ExtensionAPI): void {
 		const all = entries(ctx);
 		const target = event.preparation.targetId;
 		return offerRestore(ctx, host, checkpointAt(all, landingEntry(all, target)), `entry ${target}`);
-	});
-
-	pi.on("session_shutdown", async () => {
-		await casckpt.closeAll();
 	});
 
 	registerCommands(pi, { say, store: config.store });

@@ -3,11 +3,12 @@
 // resume), the before-restore checkpoint, the restore choices on fork and
 // on tree navigation, and the exclusions.
 import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { test } from "node:test";
 import { startScriptedServer, type ScriptTurn } from "./scripted-server.js";
-import { cas, files, makeWorld, PiRpc, PKG, type World } from "./harness.js";
+import { cas, EXTENSION, files, makeWorld, PI_BIN, PiRpc, PKG, type World } from "./harness.js";
 import { checkpoints, SCRIPT, sessionEntries, threePrompts } from "./scenario.js";
 
 const NAV = ["-e", path.join(PKG, "dist", "test", "fixtures", "navigate.js")];
@@ -177,4 +178,41 @@ test("exclusions: node_modules, .venv and files over 10 MiB are never captured, 
 	assert.equal(left["node_modules/x/i.js"], "m\n");
 	assert.equal(left[".venv/bin/python"], "p\n");
 	assert.equal(fs.statSync(path.join(w.proj, "big.bin")).size, 11534336);
+});
+
+/** Runs pi in print mode (asynchronously: the scripted server runs in this process). */
+function printMode(w: World, env: NodeJS.ProcessEnv, ...args: string[]): Promise<{ stderr: string; status: number | null }> {
+	const a = [PI_BIN, "-p", "--model", "scripted/scripted-model", "--session-dir", path.join(w.root, "sessions"), "-e", EXTENSION, ...NAV, ...args];
+	const p = spawn(process.execPath, a, { cwd: w.proj, env: { ...w.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+	let stderr = "";
+	p.stderr.on("data", (d) => (stderr += d));
+	p.stdout.resume();
+	const t = setTimeout(() => p.kill("SIGTERM"), 120000);
+	return new Promise((resolve) => p.on("close", (status) => { clearTimeout(t); resolve({ stderr, status }); }));
+}
+
+test("no UI (print mode): turn checkpoints; a tree jump takes CASCKPT_PI_NO_UI's choice, safe unless CASCKPT_PI_SAFE=0", async (t) => {
+	const w = await world(t);
+	assert.equal((await printMode(w, {}, "first: make a.txt and b.txt")).status, 0);
+	// Print mode may exit before pi runs the last, text-only turn's events;
+	// every turn that changed files is ended (at session_shutdown at the latest).
+	const changed = cas(w, "turns", w.proj).filter((x: any) => x.files_changed > 0);
+	assert.equal(changed.length, 2);
+	assert.ok(changed.every((x: any) => x.end !== null));
+	const dir = path.join(w.root, "sessions");
+	const sessionFile = path.join(dir, fs.readdirSync(dir).find((f) => f.endsWith(".jsonl"))!);
+	const first = userEntry(sessionFile, "first").id;
+
+	// The default without a UI: conversation only, files untouched.
+	let r = await printMode(w, {}, "-c", `/navtree ${first}`);
+	assert.equal(r.status, 0, r.stderr);
+	assert.deepEqual(files(w.proj), { "README.md": "a project\n", "a.txt": "alpha\n", "b.txt": "beta\n" });
+
+	// Files only, safe: a person's edit is kept, the agent's files go.
+	fs.writeFileSync(path.join(w.proj, "a.txt"), "alpha by person\n");
+	r = await printMode(w, { CASCKPT_PI_NO_UI: "files" }, "-c", `/navtree ${first}`);
+	assert.equal(r.status, 0, r.stderr);
+	assert.match(r.stderr, /delete b\.txt/, "the preview is printed on stderr");
+	assert.match(r.stderr, /casckpt: restored/);
+	assert.deepEqual(files(w.proj), { "README.md": "a project\n", "a.txt": "alpha by person\n" });
 });
