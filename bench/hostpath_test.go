@@ -99,6 +99,9 @@ type hostPeer struct {
 	// restore puts dir back to its snapshot n places from the newest
 	// (1: the newest), in place.
 	restore func(dir string, n int)
+	// close, if set, ends what the peer keeps running between steps (a
+	// client's driver).
+	close func()
 	// lib and git are the library's store and the git shadow store, for
 	// the peers that are those.
 	lib *casckpt.Store

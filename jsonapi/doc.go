@@ -9,9 +9,9 @@
 // command that prints each; Fields lists a document's keys and JSON types.
 //
 // Vocabulary: a document is what one command prints with --json (or, for
-// hook claude-code, on stdout for Claude Code); a key is one of its
-// objects' names; Path is a file system path in a document, written so
-// that a name that is not valid UTF-8 survives.
+// hook claude-code, on stdout for Claude Code; for serve, each answer
+// line); a key is one of its objects' names; Path is a file system path
+// in a document, written so that a name that is not valid UTF-8 survives.
 //
 // Caveats: a pointer field is null when nil; a slice field a command
 // promises as [] must be set non-nil by the command (Paths never returns

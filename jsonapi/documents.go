@@ -357,3 +357,14 @@ type HookCommand struct {
 	Command string `json:"command"`
 	Type    string `json:"type"`
 }
+
+// ServeAnswer is the line serve writes for each request: the request's
+// id, the exit status and the error's one line (without "casckpt: ") the
+// command gives, and Result, the document it prints with --json (a
+// json.RawMessage of exactly those bytes; nil when it printed none).
+type ServeAnswer struct {
+	ID     any     `json:"id"`
+	Exit   int     `json:"exit"`
+	Result any     `json:"result"`
+	Error  *string `json:"error"`
+}

@@ -47,6 +47,7 @@ func Documents() []Document {
 		{"version", Version{}},
 		{"hook", HookMessage{}},
 		{"hook", HookSettings{}},
+		{"serve", ServeAnswer{}},
 	}
 }
 
@@ -77,4 +78,5 @@ func (ClearLegacy) document()  {}
 func (Root) document()         {}
 func (Version) document()      {}
 func (HookMessage) document()  {}
+func (ServeAnswer) document()  {}
 func (HookSettings) document() {}

@@ -86,10 +86,11 @@ func inside(t reflect.Type, object string) []Field {
 
 // StructKey is one key encoding/json writes for a field of a struct: its
 // name, whether it is left out when empty (omitempty), and the field's Go
-// type.
+// name and type.
 type StructKey struct {
 	Key       string
 	OmitEmpty bool
+	Field     string
 	Type      reflect.Type
 }
 
@@ -102,7 +103,7 @@ func StructKeys(t reflect.Type) []StructKey {
 		if name == "" {
 			name = f.Name
 		}
-		out = append(out, StructKey{Key: name, OmitEmpty: strings.Contains(opts, "omitempty"), Type: f.Type})
+		out = append(out, StructKey{Key: name, OmitEmpty: strings.Contains(opts, "omitempty"), Field: f.Name, Type: f.Type})
 	}
 	return out
 }

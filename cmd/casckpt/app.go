@@ -79,6 +79,22 @@ func usagef(format string, args ...any) error { return usageError{fmt.Errorf(for
 // the exit status. It writes only to the given streams and reads only the
 // given environment.
 func run(ctx context.Context, args []string, std stdio, env func(string) string) int {
+	return execute(ctx, args, std, env).code
+}
+
+// outcome is what one command line came to.
+type outcome struct {
+	code int
+	// msg is the error's one line without "casckpt: " ("" on success).
+	msg string
+	// jsonDone says the command printed its own JSON document (before
+	// failing, when code is not 0), not the error's.
+	jsonDone bool
+}
+
+// execute is run, which also returns the error's line and whether the
+// command printed its JSON document (serve answers with them).
+func execute(ctx context.Context, args []string, std stdio, env func(string) string) outcome {
 	g := &globals{io: std, env: env, now: time.Now, ctx: ctx}
 	root := newRootCommand(g)
 	root.SetArgs(args)
@@ -87,7 +103,7 @@ func run(ctx context.Context, args []string, std stdio, env func(string) string)
 	root.SetErr(std.err)
 	err := root.ExecuteContext(ctx)
 	if err == nil {
-		return exitOK
+		return outcome{code: exitOK, jsonDone: true}
 	}
 	if ctx.Err() != nil {
 		return g.reportInterrupt(ctx)
@@ -108,13 +124,13 @@ func run(ctx context.Context, args []string, std stdio, env func(string) string)
 	if (g.json || (!g.ran && slices.Contains(args, "--json"))) && !g.jsonDone {
 		writeJSON(std.out, jsonapi.Error{Error: msg, Exit: code})
 	}
-	return code
+	return outcome{code: code, msg: msg, jsonDone: g.jsonDone}
 }
 
 // reportInterrupt ends a run that a signal (Ctrl-C) stopped: it clears the
 // progress line, says so and what was left behind, and returns 128 plus the
 // signal's number (130 for Ctrl-C).
-func (g *globals) reportInterrupt(ctx context.Context) int {
+func (g *globals) reportInterrupt(ctx context.Context) outcome {
 	if g.stderrTerminal() {
 		fmt.Fprint(g.io.err, "\r\033[K") // the progress bar's line
 	}
@@ -131,7 +147,7 @@ func (g *globals) reportInterrupt(ctx context.Context) int {
 	if g.json && g.ran && !g.jsonDone {
 		writeJSON(g.io.out, jsonapi.Error{Error: msg, Exit: code})
 	}
-	return code
+	return outcome{code: code, msg: msg, jsonDone: g.jsonDone}
 }
 
 func newRootCommand(g *globals) *cobra.Command {
@@ -187,7 +203,7 @@ project of its own.`,
 		newGCCommand(g), newPruneCommand(g), newStatusCommand(g), newVerifyCommand(g), newRepairCommand(g), newClearCommand(g),
 		newMigrateCommand(g), newClearLegacyCommand(g), newRootPathCommand(g), newVersionCommand(g),
 		newTurnsCommand(g), newRecordWriteCommand(g), newHookCommand(g),
-		newMCPCommand(g),
+		newMCPCommand(g), newServeCommand(g),
 	)
 	for _, c := range root.Commands() {
 		if machineCommands[c.Name()] {

@@ -7,7 +7,7 @@
 // the globals, the root command, the one switch from errors to exit
 // codes); each command X is a file named after it (snapshot.go, gc.go,
 // clearlegacy.go for clear-legacy, recordwrite.go for record-write, hook.go
-// for hook claude-code, mcp.go) holding newXCommand, which binds its flags
+// for hook claude-code, mcp.go, serve.go) holding newXCommand, which binds its flags
 // to an xOptions struct, and runX(ctx, opts, g, args), which does the work;
 // the cobra closure only calls runX. What several commands share is in
 // files named for it: args.go parses arguments and flags, project.go
@@ -17,6 +17,10 @@
 // the environment of a bucket store and of the legacy Hermes stores. The
 // Claude Code hook itself is integrations/claudecode; hook.go wires stdin,
 // stdout and the store into it.
+//
+// serve.go runs each request's command line through execute (app.go),
+// the same command tree a process runs, one request at a time in this
+// process: a request's cwd is the process's directory while it runs.
 //
 // Caveats: only this package reads the environment (CASCKPT_HOME,
 // CASCKPT_NOW), the terminal or calls os.Exit; with --json nothing but the

@@ -24,7 +24,7 @@ func TestPythonClient(t *testing.T) {
 		t.Skip("python3 not on PATH: the Python client's tests cannot run")
 	}
 	bin := binary(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute) // the suite runs twice: resident and a process per call
 	defer cancel()
 	c := exec.CommandContext(ctx, py, "-m", "unittest", "discover", "-s", "tests", "-t", ".")
 	c.Dir = pyClientDir

@@ -4,8 +4,9 @@ Switch a Hermes host over with one import::
 
     from casckpt import CheckpointManager, format_checkpoint_list
 
-Every call runs the ``casckpt`` binary (``binary=``, ``$CASCKPT_BIN``, the one a
-platform wheel carries, or PATH) once with ``--json``; nothing here raises
+Calls run the ``casckpt`` binary (``binary=``, ``$CASCKPT_BIN``, the one a
+platform wheel carries, or PATH) with ``--json``: a CheckpointManager through
+one resident ``casckpt serve``, the module functions as a process each; nothing here raises
 where Hermes' manager never raises.
 """
 

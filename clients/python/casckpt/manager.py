@@ -1,4 +1,5 @@
-"""CheckpointManager and the maintenance functions, each call one ``casckpt --json`` process."""
+"""CheckpointManager (its calls through one resident ``casckpt serve``) and the maintenance functions
+(each call one ``casckpt --json`` process)."""
 
 import datetime
 import hashlib
@@ -13,6 +14,7 @@ from pathlib import Path
 from typing import Dict, List, Optional, Tuple
 
 from casckpt._binary import bundled
+from casckpt._serve import Resident
 
 logger = logging.getLogger(__name__)
 
@@ -65,28 +67,49 @@ def _find_binary(binary: Optional[str]) -> Optional[str]:
 
 
 class _Runner:
-    """Runs one casckpt command with --json against one store.
+    """Runs one casckpt command with --json against one store: through ``resident`` (a
+    ``casckpt serve`` kept for a client object) when given and able, else as a process.
 
     Callers pass the command, its flags, then ``"--"`` and the positional arguments, so that a
     path or reference starting with ``-`` is never read as a flag."""
 
-    def __init__(self, binary: Optional[str], checkpoint_base, timeout: Optional[float]):
+    def __init__(self, binary: Optional[str], checkpoint_base, timeout: Optional[float], resident: bool = False):
         self.binary, self.timeout = binary, DEFAULT_TIMEOUT if timeout is None else timeout
         base = checkpoint_base if checkpoint_base is not None else CHECKPOINT_BASE
         self.base = None if base is None else str(Path(base).expanduser())
+        self.resident = Resident(self.base) if resident else None
 
     def run(self, *args: str) -> Tuple[bool, object, str]:
         """``(ok, document, error)``; never raises."""
         binary = _find_binary(self.binary)
         if binary is None:
             return False, None, _no_binary()
+        try:
+            answer = self.resident.call(binary, list(args), self.timeout) if self.resident else None
+            if answer is None:
+                return self._process(binary, args)
+        except subprocess.TimeoutExpired:
+            return False, None, self._timed_out(args)
+        code, doc, err = answer
+        if code != 0:
+            if doc is None:  # as a process prints it
+                doc = {"error": err, "exit": code}
+            logger.debug("casckpt %s failed: %s", " ".join(args[:1]), err)
+            return False, doc, err or f"casckpt exited {code}"
+        return True, doc, ""
+
+    def _timed_out(self, args) -> str:
+        msg = f"casckpt timed out after {self.timeout:g}s (store busy?): {' '.join(args[:1])}"
+        logger.warning(msg)
+        return msg
+
+    def _process(self, binary: str, args) -> Tuple[bool, object, str]:
+        """``run`` as a process of its own."""
         cmd = [binary] + (["--store", self.base] if self.base else []) + ["--json"] + list(args)
         try:
             res = subprocess.run(cmd, capture_output=True, timeout=self.timeout, stdin=subprocess.DEVNULL)
         except subprocess.TimeoutExpired:
-            msg = f"casckpt timed out after {self.timeout:g}s (store busy?): {' '.join(args[:1])}"
-            logger.warning(msg)
-            return False, None, msg
+            return False, None, self._timed_out(args)
         except OSError as exc:
             logger.warning("casckpt could not run: %s", exc)
             return False, None, f"casckpt could not run: {exc}"
@@ -100,6 +123,10 @@ class _Runner:
             logger.debug("casckpt %s failed: %s", " ".join(args[:1]), err)
             return False, doc, err or f"casckpt exited {res.returncode}"
         return True, doc, ""
+
+    def close(self) -> None:
+        if self.resident is not None:
+            self.resident.close()
 
 
 def _validate_commit_hash(commit_hash: str) -> Optional[str]:
@@ -163,16 +190,30 @@ class CheckpointManager:
 
     def __init__(self, enabled: bool = False, max_snapshots: int = 20, max_total_size_mb: int = 500,
                  max_file_size_mb: int = 10, checkpoint_base=None, binary: Optional[str] = None,
-                 timeout: Optional[float] = None, session_id: Optional[str] = None):
+                 timeout: Optional[float] = None, session_id: Optional[str] = None, resident: bool = True):
         self.enabled = enabled
         self.max_snapshots, self.max_total_size_mb, self.max_file_size_mb = (
             max(1, int(max_snapshots)), max(0, int(max_total_size_mb)), max(0, int(max_file_size_mb)))
-        self._runner = _Runner(binary, checkpoint_base, timeout)
+        self._runner = _Runner(binary, checkpoint_base, timeout, resident)
         self.session_id = session_id or uuid.uuid4().hex
         self.turn_id = uuid.uuid4().hex
         self._checkpointed_dirs = set()
         self.last_snapshot: Dict = {}  # the last snapshot's casckpt document (fields.json "snapshot")
         self.last_write: Dict = {}  # the last record-write's casckpt document
+
+    def close(self) -> None:
+        """Stop this manager's resident ``casckpt serve`` (garbage collection and interpreter exit
+        stop it too); a later call starts another.  Never raises."""
+        try:
+            self._runner.close()
+        except Exception as exc:
+            logger.debug("Closing casckpt serve failed: %s", exc)
+
+    def __enter__(self) -> "CheckpointManager":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
 
     def new_turn(self) -> None:
         """Start a new turn (a fresh turn ID) and reset the per-turn dedup."""

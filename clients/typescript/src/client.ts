@@ -31,6 +31,12 @@ export interface ClientOptions {
   /** The environment casckpt runs with (default: process.env). */
   env?: NodeJS.ProcessEnv;
   /**
+   * Kill a command that runs longer than this (default: none): the call
+   * fails with exit 124, and a resident server is killed with it (the
+   * client goes on with a process per call). Each call may set its own.
+   */
+  timeoutMs?: number;
+  /**
    * Keep one `casckpt serve` process for the client's calls (default
    * true): started at the first call, ended by close(). A binary without
    * serve, or a server that died, makes the client run a process per call.
@@ -57,6 +63,11 @@ export class Casckpt {
   /** Whether calls go to a resident server: "resident" until serve proved unavailable or died, then "process". */
   get mode(): "resident" | "process" {
     return this.resident ? "resident" : "process";
+  }
+
+  /** The resident server's process ID while one runs, else undefined. */
+  get pid(): number | undefined {
+    return this.server?.pid;
   }
 
   /** snapshot DIR: records the directory's tree (a turn's start or end with session/turn/endTurn). */
@@ -191,21 +202,22 @@ export class Casckpt {
       throw new CasckptError(127, "casckpt binary not found (set CASCKPT_BIN, install the casckpt package, or put casckpt on PATH)", args);
     }
     const cwd = resolve(o.cwd ?? this.options.cwd ?? ".");
+    const timeoutMs = o.timeoutMs ?? this.options.timeoutMs;
     if (this.resident) {
       this.server ??= new Server(binary, this.options.store, env);
       try {
-        return await this.server.request(args, cwd, o.now);
+        return await this.server.request(args, cwd, o.now, timeoutMs);
       } catch (e) {
         if (!(e instanceof ServeEnded)) {
           throw e;
         }
         this.resident = false; // from now on a process per call
         this.server = undefined;
-        if (!e.unavailable) {
+        if (!e.notRun) {
           throw new CasckptError(1, e.message, args);
         }
       }
     }
-    return runProcess(args, { binary, store: this.options.store, cwd, env, now: o.now });
+    return runProcess(args, { binary, store: this.options.store, cwd, env, now: o.now, timeoutMs });
   }
 }

@@ -6,13 +6,22 @@
 // optional. Paths are strings (a byte that is not valid UTF-8 is written
 // as the lone surrogate \udcXX).
 
-/** jsonapi.Error */
+/**
+ * Error is what --json prints for a command that failed or was refused
+ * (exit 1), misused (exit 2) or interrupted (130).
+ *
+ * (jsonapi.Error)
+ */
 export interface ErrorDocument {
   error: string;
   exit: number;
 }
 
-/** jsonapi.Snapshot */
+/**
+ * Snapshot is snapshot's document.
+ *
+ * (jsonapi.Snapshot)
+ */
 export interface Snapshot {
   created: boolean;
   id: string | null;
@@ -21,16 +30,29 @@ export interface Snapshot {
   bytes: number;
   session: string | null;
   turn: string | null;
+  /**
+   * ExcludedByDefault counts the paths the default exclude list left
+   * out; Unreadable names those that could not be read (not captured).
+   */
   excluded_by_default: number;
   unreadable: string[];
 }
 
-/** jsonapi.List */
+/**
+ * List is list's document.
+ *
+ * (jsonapi.List)
+ */
 export type List = ListItem[];
 
-/** jsonapi.ListItem */
+/**
+ * ListItem is one element of list's document.
+ *
+ * (jsonapi.ListItem)
+ */
 export interface ListItem {
   id: string;
+  /** the snapshot's stable #N in its project */
   number: number;
   short_id: string;
   time: string;
@@ -43,19 +65,35 @@ export interface ListItem {
   turn: string | null;
   title: string | null;
   damaged?: boolean;
+  /**
+   * Machine is, on a bucket store, the machine whose project it is
+   * (left out for a store in a directory).
+   */
   machine?: string;
 }
 
-/** jsonapi.Turns */
+/**
+ * Turns is turns' document.
+ *
+ * (jsonapi.Turns)
+ */
 export type Turns = Turn[];
 
-/** jsonapi.Turn */
+/**
+ * Turn is one element of turns' document. Dropped names the
+ * turn's snapshots that were dropped ("start", "end"): such a turn can no
+ * longer be undone.
+ *
+ * (jsonapi.Turn)
+ */
 export interface Turn {
   turn: string;
   session: string | null;
   start: string;
   end: string | null;
+  /** the start's #N; null when dropped */
   start_number: number | null;
+  /** the end's #N; null when dropped or open */
   end_number: number | null;
   started: string;
   ended: string | null;
@@ -67,10 +105,15 @@ export interface Turn {
   title: string | null;
   interrupted: boolean;
   undone_by: string | null;
+  /** as in ListItem */
   machine?: string;
 }
 
-/** jsonapi.Diff */
+/**
+ * Diff is diff's document.
+ *
+ * (jsonapi.Diff)
+ */
 export interface Diff {
   from: string;
   to: string;
@@ -80,47 +123,85 @@ export interface Diff {
   deletions: number;
 }
 
-/** jsonapi.DiffFile */
+/**
+ * DiffFile is one changed path of diff's document.
+ *
+ * (jsonapi.DiffFile)
+ */
 export interface DiffFile {
   path: string;
   status: string;
   insertions: number;
   deletions: number;
   binary: boolean;
+  /** Patch is the file's unified diff (diff --json --patch). */
   patch?: string;
 }
 
-/** jsonapi.Restore */
+/**
+ * Restore is restore's document, with the changes listed.
+ *
+ * (jsonapi.Restore)
+ */
 export interface Restore {
   restored_to: string;
   pre_restore_id: string | null;
   written: number;
   deleted: number;
   dry_run: boolean;
+  /**
+   * Changes are the files and links written or deleted (or, in a dry
+   * run, to be), one per written or deleted count.
+   */
   changes: RestoreChange[];
+  /**
+   * Skipped are the paths left alone because an excluded entry is in
+   * the way, or because they changed during the restore.
+   */
   skipped: string[];
+  /**
+   * Safe and Kept are given with --safe: whether only agents' changes
+   * were restored, and the paths kept.
+   */
   safe?: boolean;
   kept?: PathReason[];
 }
 
-/** jsonapi.RestoreChange */
+/**
+ * RestoreChange is a file or link restore writes or deletes.
+ *
+ * (jsonapi.RestoreChange)
+ */
 export interface RestoreChange {
   path: string;
+  /** "write" or "delete" */
   action: string;
 }
 
-/** jsonapi.PathReason */
+/**
+ * PathReason is a path left alone and why.
+ *
+ * (jsonapi.PathReason)
+ */
 export interface PathReason {
   path: string;
   reason: string;
 }
 
-/** jsonapi.RecordWrite */
+/**
+ * RecordWrite is record-write's document.
+ *
+ * (jsonapi.RecordWrite)
+ */
 export interface RecordWrite {
   recorded: number;
 }
 
-/** jsonapi.Undo */
+/**
+ * Undo is undo's (and redo's) document.
+ *
+ * (jsonapi.Undo)
+ */
 export interface Undo {
   turn: string;
   pre_undo_id: string | null;
@@ -130,30 +211,53 @@ export interface Undo {
   dry_run: boolean;
 }
 
-/** jsonapi.Cat */
+/**
+ * Cat is cat's document: the bytes as text when they are UTF-8 text, else
+ * in base64 (exactly one of the two is set).
+ *
+ * (jsonapi.Cat)
+ */
 export interface Cat {
   path: string;
   content?: string;
   content_base64?: string;
 }
 
-/** jsonapi.Ls */
+/**
+ * Ls is ls' document.
+ *
+ * (jsonapi.Ls)
+ */
 export type Ls = LsItem[];
 
-/** jsonapi.LsItem */
+/**
+ * LsItem is one element of ls' document: a file, link or directory.
+ *
+ * (jsonapi.LsItem)
+ */
 export interface LsItem {
   path: string;
   type: string;
   size: number;
+  /** Mode is the permission bits as a number (420 is 0644, 493 is 0755). */
   mode: number;
 }
 
-/** jsonapi.Log */
+/**
+ * Log is log's document.
+ *
+ * (jsonapi.Log)
+ */
 export type Log = LogItem[];
 
-/** jsonapi.LogItem */
+/**
+ * LogItem is one element of log's document.
+ *
+ * (jsonapi.LogItem)
+ */
 export interface LogItem {
   id: string;
+  /** the snapshot's stable #N in its project */
   number: number;
   short_id: string;
   time: string;
@@ -165,22 +269,38 @@ export interface LogItem {
   session: string | null;
 }
 
-/** jsonapi.Pin */
+/**
+ * Pin is pin's document.
+ *
+ * (jsonapi.Pin)
+ */
 export interface Pin {
   pinned: string;
 }
 
-/** jsonapi.Unpin */
+/**
+ * Unpin is unpin's document.
+ *
+ * (jsonapi.Unpin)
+ */
 export interface Unpin {
   unpinned: string;
 }
 
-/** jsonapi.Forget */
+/**
+ * Forget is forget's document.
+ *
+ * (jsonapi.Forget)
+ */
 export interface Forget {
   forgotten: string[];
 }
 
-/** jsonapi.Status */
+/**
+ * Status is status' document.
+ *
+ * (jsonapi.Status)
+ */
 export interface Status {
   damaged_objects: ObjectReason[];
   hook_misses: string[];
@@ -190,22 +310,37 @@ export interface Status {
   store: string;
 }
 
-/** jsonapi.ObjectReason */
+/**
+ * ObjectReason is an object of a bucket store and what is wrong with it:
+ * one that syncs skip (damaged_objects) or that the fleet key refused
+ * (rejected).
+ *
+ * (jsonapi.ObjectReason)
+ */
 export interface ObjectReason {
   key: string;
   reason: string;
 }
 
-/** jsonapi.Legacy */
+/**
+ * Legacy is a legacy Hermes store of status' document.
+ *
+ * (jsonapi.Legacy)
+ */
 export interface Legacy {
   path: string;
   size_bytes: number;
   migrated: boolean;
 }
 
-/** jsonapi.Project */
+/**
+ * Project is one project of status' document.
+ *
+ * (jsonapi.Project)
+ */
 export interface Project {
   workdir: string;
+  /** left out for a store in a directory */
   machine?: string;
   snapshots: number;
   created_at: string;
@@ -213,7 +348,11 @@ export interface Project {
   state: string;
 }
 
-/** jsonapi.Prune */
+/**
+ * Prune is prune's document.
+ *
+ * (jsonapi.Prune)
+ */
 export interface Prune {
   bytes_freed: number;
   deleted_orphan: number;
@@ -224,26 +363,45 @@ export interface Prune {
   snapshots_dropped: number;
 }
 
-/** jsonapi.Drop */
+/**
+ * Drop is one snapshot a prune dropped (or would drop) and the rule that
+ * dropped it: orphan, stale or size-cap.
+ *
+ * (jsonapi.Drop)
+ */
 export interface Drop {
   project: string;
+  /** as in Project */
   machine?: string;
   id: string;
   rule: string;
 }
 
-/** jsonapi.PruneSkipped */
+/**
+ * PruneSkipped is prune --auto's document when the last prune ran less
+ * than the interval ago (Skipped is true).
+ *
+ * (jsonapi.PruneSkipped)
+ */
 export interface PruneSkipped {
   skipped: boolean;
 }
 
-/** jsonapi.GC */
+/**
+ * GC is gc's document.
+ *
+ * (jsonapi.GC)
+ */
 export interface GC {
   bytes_freed: number;
   objects_deleted: number;
 }
 
-/** jsonapi.Verify */
+/**
+ * Verify is verify's document.
+ *
+ * (jsonapi.Verify)
+ */
 export interface Verify {
   damaged: Damaged[];
   damaged_objects: ObjectReason[];
@@ -252,15 +410,24 @@ export interface Verify {
   snapshots_checked: number;
 }
 
-/** jsonapi.Damaged */
+/**
+ * Damaged is a damaged snapshot of verify's document.
+ *
+ * (jsonapi.Damaged)
+ */
 export interface Damaged {
   project: string;
+  /** as in Project */
   machine?: string;
   id: string;
   reason: string;
 }
 
-/** jsonapi.Repair */
+/**
+ * Repair is repair's document.
+ *
+ * (jsonapi.Repair)
+ */
 export interface Repair {
   packs_read: number;
   objects_indexed: number;
@@ -273,13 +440,21 @@ export interface Repair {
   old_database: string | null;
 }
 
-/** jsonapi.Export */
+/**
+ * Export is export's document (not with -o -).
+ *
+ * (jsonapi.Export)
+ */
 export interface Export {
   file: string;
   snapshot: string;
 }
 
-/** jsonapi.Migrate */
+/**
+ * Migrate is migrate's document.
+ *
+ * (jsonapi.Migrate)
+ */
 export interface Migrate {
   errors: string[];
   projects: number;
@@ -287,50 +462,102 @@ export interface Migrate {
   snapshots_skipped: number;
 }
 
-/** jsonapi.Clear */
+/**
+ * Clear is clear's document.
+ *
+ * (jsonapi.Clear)
+ */
 export interface Clear {
   cleared: string;
 }
 
-/** jsonapi.ClearLegacy */
+/**
+ * ClearLegacy is clear-legacy's document.
+ *
+ * (jsonapi.ClearLegacy)
+ */
 export interface ClearLegacy {
   bytes_freed: number;
   deleted: string[];
   kept: string[];
 }
 
-/** jsonapi.Root */
+/**
+ * Root is root's document.
+ *
+ * (jsonapi.Root)
+ */
 export interface Root {
   root: string;
 }
 
-/** jsonapi.Version */
+/**
+ * Version is version's document.
+ *
+ * (jsonapi.Version)
+ */
 export interface Version {
   version: string;
   commit: string;
   go: string;
 }
 
-/** jsonapi.HookMessage */
+/**
+ * HookMessage is what hook claude-code prints when UserPromptSubmit took
+ * no checkpoint: a message Claude Code shows the user (Claude Code's hook
+ * output, not a --json document).
+ *
+ * (jsonapi.HookMessage)
+ */
 export interface HookMessage {
   systemMessage: string;
 }
 
-/** jsonapi.HookSettings */
+/**
+ * HookSettings is what hook claude-code --print-settings prints: the hooks
+ * block of Claude Code's settings.json, by event name
+ * ("UserPromptSubmit", "PreToolUse", ...).
+ *
+ * (jsonapi.HookSettings)
+ */
 export interface HookSettings {
   hooks: Record<string, HookEntry[]>;
 }
 
-/** jsonapi.HookEntry */
+/**
+ * HookEntry is one event's entry of the hooks block: the hooks that run
+ * for the tools Matcher names (every tool when empty).
+ *
+ * (jsonapi.HookEntry)
+ */
 export interface HookEntry {
   hooks: HookCommand[];
   matcher?: string;
 }
 
-/** jsonapi.HookCommand */
+/**
+ * HookCommand is a hook that runs Command (Type is "command").
+ *
+ * (jsonapi.HookCommand)
+ */
 export interface HookCommand {
   command: string;
   type: string;
+}
+
+/**
+ * ServeAnswer is the line serve writes for each request: the request's
+ * id, the exit status and the error's one line (without "casckpt: ") the
+ * command gives, and Result, the document it prints with --json (a
+ * json.RawMessage of exactly those bytes; nil when it printed none).
+ *
+ * (jsonapi.ServeAnswer)
+ */
+export interface ServeAnswer {
+  id: unknown;
+  exit: number;
+  result: unknown;
+  error: string | null;
 }
 
 /** The document each command prints with --json, by command (ErrorDocument when it fails). */
@@ -361,4 +588,5 @@ export interface Documents {
   "root": Root;
   "version": Version;
   "hook": HookMessage | HookSettings;
+  "serve": ServeAnswer;
 }

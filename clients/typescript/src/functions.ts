@@ -10,7 +10,7 @@ export type ProcessOptions = Omit<ClientOptions, "resident">;
 
 /** A client that runs each call as a process of its own. */
 function once(p: ProcessOptions): Casckpt {
-  return new Casckpt({ binary: p.binary, store: p.store, cwd: p.cwd, env: p.env, resident: false });
+  return new Casckpt({ binary: p.binary, store: p.store, cwd: p.cwd, env: p.env, timeoutMs: p.timeoutMs, resident: false });
 }
 
 /** Casckpt.snapshot as one process. */

@@ -6,6 +6,8 @@ export interface CallOptions {
   cwd?: string;
   /** An RFC 3339 time that stands for the clock in this call alone (CASCKPT_NOW). */
   now?: string;
+  /** Kill the command after this many milliseconds (CasckptError, exit 124); default: the client's. */
+  timeoutMs?: number;
 }
 
 /** `--here`: take DIR as a project of its own, not the known project above it. */

@@ -1,7 +1,8 @@
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { createInterface } from "node:readline";
+import type { ServeAnswer } from "./documents.js";
 import type { Answer } from "./errors.js";
-import { globalFlags } from "./process.js";
+import { globalFlags, timeoutMessage } from "./process.js";
 
 /** A request waiting for its answer. */
 interface Pending {
@@ -10,15 +11,16 @@ interface Pending {
 }
 
 /**
- * Why a resident server gave no answer: Unavailable when the binary has no
- * serve command (it exited 2 before answering anything; nothing ran, so
- * the request may go to a process of its own), Died when it ended with
- * requests in flight (they may or may not have run).
+ * Why a resident server gave no answer. notRun says the request never
+ * reached a server (the binary has no serve command: it exited 2 before
+ * answering anything; or the server had ended before the request was
+ * sent), so it may go to a process of its own; else the server ended
+ * with it in flight, and it may or may not have run.
  */
 export class ServeEnded extends Error {
   constructor(
     message: string,
-    readonly unavailable: boolean,
+    readonly notRun: boolean,
   ) {
     super(message);
     this.name = "ServeEnded";
@@ -50,7 +52,8 @@ export class Server {
     this.exited = new Promise((resolve) => {
       this.child.on("error", (e) => this.end(`casckpt serve could not start: ${e.message}`, true, resolve));
       this.child.on("close", (code, signal) => {
-        const unavailable = !this.answered && code === 2;
+        // An older binary: a usage error naming serve, before any answer.
+        const unavailable = !this.answered && code === 2 && this.stderr.includes('unknown command "serve"');
         const why = unavailable
           ? `casckpt serve is not available: ${this.stderr.trim()}`
           : `casckpt serve ended (${signal ?? `exit ${code}`}) before answering; the command may or may not have run`;
@@ -60,10 +63,18 @@ export class Server {
     this.idle();
   }
 
-  /** Sends one request and gives its answer; rejects with ServeEnded when the server ends first. */
-  request(args: readonly string[], cwd: string, now: string | undefined): Promise<Answer> {
+  /** The server's process ID (undefined when it could not start). */
+  get pid(): number | undefined {
+    return this.child.pid;
+  }
+
+  /**
+   * Sends one request and gives its answer; rejects with ServeEnded when
+   * the server ends first.
+   */
+  request(args: readonly string[], cwd: string, now: string | undefined, timeoutMs?: number): Promise<Answer> {
     if (this.ended) {
-      return Promise.reject(this.ended);
+      return Promise.reject(new ServeEnded(this.ended.message, true));
     }
     const id = this.nextId++;
     const req: Record<string, unknown> = { id, args, cwd };
@@ -73,11 +84,24 @@ export class Server {
     const answer = new Promise<Answer>((resolve, reject) => this.pending.set(id, { resolve, reject }));
     this.busy();
     this.child.stdin.write(JSON.stringify(req) + "\n");
-    return answer;
+    if (timeoutMs === undefined) {
+      return answer;
+    }
+    // Past its timeout the request is answered 124 and the server killed
+    // (it cannot be told to stop one request); the others in flight end with it.
+    const timer = setTimeout(() => {
+      const p = this.pending.get(id);
+      this.pending.delete(id);
+      p?.resolve({ exit: 124, result: null, error: timeoutMessage(timeoutMs) });
+      this.ended ??= new ServeEnded("casckpt serve was killed at a request's timeout", false);
+      this.kill();
+    }, timeoutMs);
+    return answer.finally(() => clearTimeout(timer));
   }
 
   /** Ends the server (end of its stdin) and waits for it to exit. */
   async close(): Promise<void> {
+    this.busy(); // Node waits for the exit
     this.child.stdin.end();
     await this.exited;
   }
@@ -89,9 +113,9 @@ export class Server {
 
   /** Settles the request that answer line names. */
   private answer(line: string): void {
-    let a: { id?: unknown; exit?: unknown; result?: unknown; error?: unknown };
+    let a: Partial<ServeAnswer>;
     try {
-      a = JSON.parse(line);
+      a = JSON.parse(line) as Partial<ServeAnswer>;
     } catch {
       return; // not an answer; serve writes only answers on stdout
     }
@@ -112,8 +136,8 @@ export class Server {
   }
 
   /** Records why the server ended and rejects every request in flight. */
-  private end(why: string, unavailable: boolean, done: () => void): void {
-    this.ended ??= new ServeEnded(why, unavailable);
+  private end(why: string, notRun: boolean, done: () => void): void {
+    this.ended ??= new ServeEnded(why, notRun);
     for (const p of this.pending.values()) {
       p.reject(this.ended);
     }

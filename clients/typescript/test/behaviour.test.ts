@@ -3,11 +3,13 @@
 // fallback from a resident server to a process per call.
 
 import assert from "node:assert/strict";
-import { chmodSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { spawnSync } from "node:child_process";
+import { chmodSync, cpSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { test } from "node:test";
 import * as casckpt from "../src/index.js";
-import { Casckpt, CasckptError, findBinary, type Restore, type Snapshot } from "../src/index.js";
+import { Casckpt, CasckptError, findBinary, platformPackage, type Restore, type Snapshot, type Verify } from "../src/index.js";
 import { casckptBin, scratch, writeFiles } from "./helpers.js";
 
 /** A fresh project with a.txt, and a store beside it. */
@@ -132,3 +134,133 @@ test("a binary without serve: the client falls back to a process per call", asyn
     await c.close();
   }
 });
+
+/** A casckpt whose serve reads one request and dies without answering it; every other command is the real binary's. */
+function dyingServer(): string {
+  const path = join(scratch(), "dying-casckpt");
+  writeFileSync(
+    path,
+    `#!/bin/sh\nfor a in "$@"; do if [ "$a" = serve ]; then read -r line; kill -9 $$; fi; done\nexec '${casckptBin()}' "$@"\n`,
+  );
+  chmodSync(path, 0o755);
+  return path;
+}
+
+test("a server that dies: the request in flight fails (it may have run), later calls run a process each", async () => {
+  const { dir, store } = project();
+  const c = new Casckpt({ binary: dyingServer(), store });
+  try {
+    await assert.rejects(c.snapshot(dir), (e: unknown) => {
+      assert.ok(e instanceof CasckptError);
+      assert.match(e.message, /casckpt serve ended \(SIGKILL\) before answering; the command may or may not have run/);
+      return true;
+    });
+    assert.equal(c.mode, "process");
+    assert.equal((await c.snapshot(dir, { message: "after" })).created, true);
+    assert.deepEqual((await c.list(dir)).map((x) => x.reason), ["after"]);
+  } finally {
+    await c.close();
+  }
+});
+
+test("resident: one server answers pipelined requests, each with its own document", async () => {
+  const { dir, store } = project();
+  writeFiles(dir, Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`f${i}.txt`, `file ${i}\n`])));
+  const c = new Casckpt({ binary: casckptBin(), store });
+  try {
+    await c.snapshot(dir);
+    const cats = await Promise.all(Array.from({ length: 20 }, (_, i) => c.cat(dir, "@1", `f${i}.txt`)));
+    assert.deepEqual(
+      cats.map((x) => x.content),
+      Array.from({ length: 20 }, (_, i) => `file ${i}\n`),
+    );
+    assert.equal(c.mode, "resident");
+  } finally {
+    await c.close();
+  }
+});
+
+test("a host that never closes its client still exits", () => {
+  const { dir, store } = project();
+  const script = `import { Casckpt } from ${JSON.stringify(new URL("../src/index.js", import.meta.url).href)};
+const c = new Casckpt({ binary: ${JSON.stringify(casckptBin())}, store: ${JSON.stringify(store)} });
+const s = await c.snapshot(${JSON.stringify(dir)});
+console.log(c.mode, s.created);`;
+  const r = spawnSync(process.execPath, ["--input-type=module", "-e", script], { encoding: "utf8", timeout: 120_000 });
+  assert.equal(r.status, 0, r.stderr);
+  assert.equal(r.stdout, "resident true\n");
+});
+
+test("the binary: the platform package's, when installed beside the client, before PATH", () => {
+  // A host's node_modules: this client as casckpt, and the platform package @casckpt/<platform>-<arch>.
+  const nm = join(scratch(), "node_modules");
+  cpSync(fileURLToPath(new URL("../src", import.meta.url)), join(nm, "casckpt", "dist"), { recursive: true });
+  writeFileSync(join(nm, "casckpt", "package.json"), JSON.stringify({ name: "casckpt", type: "module", main: "dist/index.js" }));
+  const pkg = join(nm, ...platformPackage().split("/"));
+  mkdirSync(join(pkg, "bin"), { recursive: true });
+  writeFileSync(join(pkg, "package.json"), JSON.stringify({ name: platformPackage(), version: "0.0.0" }));
+  cpSync(casckptBin(), join(pkg, "bin", "casckpt")); // a copy: require.resolve gives a link's target
+  const script = `import { binaryPath, findBinary, version } from "casckpt";
+console.log(binaryPath() === findBinary(undefined, { PATH: "" }), findBinary(undefined, { PATH: "" }));
+console.log((await version({ env: { PATH: "" } })).go.startsWith("go"));`;
+  const r = spawnSync(process.execPath, ["--input-type=module", "-e", script], { cwd: dirname(nm), encoding: "utf8" });
+  assert.equal(r.status, 0, r.stderr);
+  assert.equal(r.stdout, `true ${join(pkg, "bin", "casckpt")}\ntrue\n`);
+});
+
+/** A casckpt whose snapshot never ends, and whose serve reads requests and never answers; all else is the real binary. */
+function hangingBinary(): string {
+  const path = join(scratch(), "hanging-casckpt");
+  writeFileSync(
+    path,
+    `#!/bin/sh\nfor a in "$@"; do case "$a" in serve) exec cat >/dev/null;; snapshot) exec tail -f /dev/null;; esac; done\nexec '${casckptBin()}' "$@"\n`,
+  );
+  chmodSync(path, 0o755);
+  return path;
+}
+
+for (const resident of [false, true]) {
+  test(`a command past its timeout fails with exit 124; the client goes on (resident: ${resident})`, async () => {
+    const { dir, store } = project();
+    const c = new Casckpt({ binary: hangingBinary(), store, resident, timeoutMs: 300 });
+    try {
+      await assert.rejects(c.snapshot(dir), (e: unknown) => {
+        assert.ok(e instanceof CasckptError);
+        assert.equal(e.exit, 124);
+        assert.match(e.message, /^timed out after 300 ms/);
+        return true;
+      });
+      assert.deepEqual(await c.list(dir, { timeoutMs: 120_000 }), []); // a call sets its own
+      assert.equal(c.mode, "process");
+    } finally {
+      await c.close();
+    }
+  });
+}
+
+for (const resident of [false, true]) {
+  test(`verify of a damaged store: CasckptError exit 1 with the Verify document (resident: ${resident})`, async () => {
+    const { dir, store } = project();
+    const c = new Casckpt({ binary: casckptBin(), store, resident });
+    try {
+      const s = await c.snapshot(dir);
+      for (const pack of readdirSync(join(store, "packs"))) {
+        const b = readFileSync(join(store, "packs", pack));
+        for (let i = 40; i < Math.min(64, b.length); i++) {
+          b[i]! ^= 0xff; // damage the first object's bytes
+        }
+        writeFileSync(join(store, "packs", pack), b);
+      }
+      await assert.rejects(c.verify(), (e: unknown) => {
+        assert.ok(e instanceof CasckptError);
+        assert.equal(e.exit, 1);
+        assert.match(e.message, /^1 damaged snapshot/);
+        const v = e.document as Verify;
+        assert.deepEqual(v.damaged.map((d) => d.id), [s.id]);
+        return true;
+      });
+    } finally {
+      await c.close();
+    }
+  });
+}

@@ -50,15 +50,19 @@ func TestTypes(t *testing.T) {
 	}
 	ts := string(b)
 	for _, want := range []string{
-		"export interface ErrorDocument {\n  error: string;\n  exit: number;\n}", // Error renamed
-		"  id: string | null;\n  project: string;\n",                             // *string, jsonapi.Path
-		"export type List = ListItem[];",                                         // a slice document
-		"  damaged?: boolean;\n  machine?: string;\n}",                           // omitempty; *string omitempty is never null
-		"  files: DiffFile[];",                                                   // a slice of a struct
-		"  kept?: PathReason[];",                                                 // *[]T omitempty
-		"  start_number: number | null;",                                         // *uint64
-		"  hooks: Record<string, HookEntry[]>;",                                  // a map
-		`  "prune": Prune | PruneSkipped;`,                                       // two documents of one command
+		"export interface ErrorDocument {\n  error: string;\n  exit: number;\n}",   // Error renamed
+		"  id: string | null;\n  project: string;\n",                               // *string, jsonapi.Path
+		"export type List = ListItem[];",                                           // a slice document
+		"  damaged?: boolean;\n",                                                   // omitempty
+		"  machine?: string;\n}",                                                   // *string omitempty is never null
+		"  files: DiffFile[];",                                                     // a slice of a struct
+		"  kept?: PathReason[];",                                                   // *[]T omitempty
+		"  start_number: number | null;",                                           // *uint64
+		"  hooks: Record<string, HookEntry[]>;",                                    // a map
+		"  result: unknown;",                                                       // any
+		"  /** the snapshot's stable #N in its project */\n  number: number;",      // a field's comment
+		"/**\n * Snapshot is snapshot's document.\n *\n * (jsonapi.Snapshot)\n */", // a type's
+		`  "prune": Prune | PruneSkipped;`,                                         // two documents of one command
 	} {
 		if !strings.Contains(ts, want) {
 			t.Errorf("documents.ts lacks %q", want)
