@@ -1,8 +1,8 @@
 // casckpt-pi: pi's checkpoint extension without git. A checkpoint when a
 // turn starts, and one before its first write, edit or bash that starts
-// the casckpt turn, ended at turn_end (so `casckpt undo` reverts one turn); every checkpoint's id kept
-// in the session tree (pi.appendEntry); the restore choices on a fork or a
-// tree jump; /checkpoints and /undo-turn.
+// the casckpt turn, ended at turn_end (so `casckpt undo` reverts one
+// turn); every checkpoint's id kept in the session tree (pi.appendEntry);
+// the restore choices on a fork or a tree jump; /checkpoints, /undo-turn.
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import * as casckpt from "./casckpt.js";
 import { readConfig } from "./config.js";
@@ -12,6 +12,13 @@ import { registerCommands } from "./commands.js";
 
 /** The tools that change files: a checkpoint is taken before the first of a turn. */
 export const MUTATING_TOOLS = new Set(["write", "edit", "bash"]);
+
+/** N of a turn id SESSION-N, else 0. */
+export function turnNumber(session: string, id: string | undefined): number {
+	if (!id?.startsWith(`${session}-`)) return 0;
+	const n = Number(id.slice(session.length + 1));
+	return Number.isSafeInteger(n) && n > 0 ? n : 0;
+}
 
 /** Tells the person: a notification with a UI, a line on stderr without. */
 function say(ctx: ExtensionContext, text: string, level: "info" | "warning" | "error" = "info"): void {
@@ -34,13 +41,21 @@ export default function casckptPi(pi: ExtensionAPI): void {
 
 	pi.on("session_start", async (_event, ctx) => {
 		session = ctx.sessionManager.getSessionId();
-		// Resumed or forked: go on numbering after the turns the session holds.
-		count = entries(ctx).filter((e) => checkpointOf(e)?.kind === "turn-start").length;
 		turn = undefined;
+		// Resumed: go on numbering after every turn the session and the store
+		// know of, so that a turn id is never given twice (a fork is a new
+		// session, with ids of its own).
+		const known = entries(ctx).map((e) => checkpointOf(e)?.turn);
+		try {
+			known.push(...(await casckpt.turns(ctx.cwd, { ...o, session })).map((t) => t.turn));
+		} catch (e) {
+			warn(ctx, e);
+		}
+		count = Math.max(0, ...known.map((t) => turnNumber(session, t)));
 	});
 
 	pi.on("turn_start", async (_event, ctx) => {
-		const id = `${session.slice(0, 8)}-${++count}`;
+		const id = `${session}-${++count}`;
 		turn = { id, mutated: false };
 		try {
 			// Not yet labelled with the turn: what a person does while the model

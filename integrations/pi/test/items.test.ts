@@ -80,7 +80,7 @@ test("turn checkpoints: each turn starts and ends in the store, its ids in the s
 	await pi.prompt("again");
 	const after = cas(w, "turns", w.proj);
 	assert.equal(after.length, 6, "the resumed session's prompt ran three more turns");
-	assert.deepEqual(after.slice(0, 3).map((x: any) => x.turn).sort(), [4, 5, 6].map((n) => `${sessionId.slice(0, 8)}-${n}`));
+	assert.deepEqual(after.slice(0, 3).map((x: any) => x.turn).sort(), [4, 5, 6].map((n) => `${sessionId}-${n}`));
 	assert.equal((await pi.call({ type: "get_state" })).sessionFile, sessionFile);
 });
 

@@ -36,3 +36,11 @@ test("the turns of a branch, each once, oldest first", () => {
 	assert.deepEqual(turnsOnBranch(entries.slice(0, 6)), ["t1"]);
 	assert.deepEqual(turnsOnBranch([...entries.slice(0, 4), entries[6]]), ["t1", "t2"]);
 });
+
+test("turn numbers: only this session's ids count", async () => {
+	const { turnNumber } = await import("../src/index.js");
+	assert.equal(turnNumber("s-1", "s-1-12"), 12);
+	assert.equal(turnNumber("s-1", "s-2-12"), 0);
+	assert.equal(turnNumber("s-1", "s-1-x"), 0);
+	assert.equal(turnNumber("s-1", undefined), 0);
+});
