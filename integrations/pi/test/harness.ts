@@ -22,7 +22,9 @@ let built: string | undefined;
 export function casckptBin(): string {
 	if (process.env.CASCKPT_BIN) return process.env.CASCKPT_BIN;
 	if (!built) {
-		const out = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "casckpt-pi-bin-")), "casckpt");
+		const dir = fs.mkdtempSync(path.join(os.tmpdir(), "casckpt-pi-bin-"));
+		process.on("exit", () => fs.rmSync(dir, { recursive: true, force: true }));
+		const out = path.join(dir, "casckpt");
 		execFileSync("go", ["build", "-o", out, "./cmd/casckpt"], { cwd: REPO, stdio: "inherit" });
 		built = out;
 	}
