@@ -57,6 +57,7 @@ export interface World {
 /** Makes a world whose pi talks to the scripted server at URL. */
 export function makeWorld(url: string, extraEnv: NodeJS.ProcessEnv = {}): World {
 	const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "casckpt-pi-")));
+	process.on("exit", () => fs.rmSync(root, { recursive: true, force: true }));
 	const proj = path.join(root, "proj");
 	const agent = path.join(root, "agent");
 	fs.mkdirSync(proj);
