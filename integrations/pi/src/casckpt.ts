@@ -44,9 +44,9 @@ export async function closeAll(): Promise<void> {
 /** Snapshots DIR, labelled with a session and a turn. */
 export function snapshot(
 	dir: string,
-	o: CallOptions & { message?: string; session?: string; turn?: string; endTurn?: boolean } = {},
+	o: CallOptions & { message?: string; session?: string; turn?: string; endTurn?: boolean; keep?: number } = {},
 ): Promise<SnapshotResult> {
-	return client(o).snapshot(dir, { message: o.message, session: o.session, turn: o.turn, endTurn: o.endTurn });
+	return client(o).snapshot(dir, { message: o.message, session: o.session, turn: o.turn, endTurn: o.endTurn, keep: o.keep });
 }
 
 /** The project's turns, newest first; only SESSION's with `session`. */

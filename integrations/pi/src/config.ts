@@ -11,16 +11,19 @@ export interface Config {
 	noUiSafe: boolean;
 	/** The casckpt store; casckpt's default (CASCKPT_HOME, ...) when unset. */
 	store?: string;
+	/** Snapshots kept per project (`snapshot --keep`): two or three a turn. */
+	keep: number;
 }
 
 const CHOICES: Choice[] = ["all", "conversation", "files", "cancel"];
 
-/** Reads CASCKPT_PI_NO_UI, CASCKPT_PI_SAFE and CASCKPT_PI_STORE. */
+/** Reads CASCKPT_PI_NO_UI, CASCKPT_PI_SAFE, CASCKPT_PI_STORE and CASCKPT_PI_KEEP. */
 export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
 	const c = env.CASCKPT_PI_NO_UI as Choice | undefined;
 	return {
 		noUiChoice: c && CHOICES.includes(c) ? c : "conversation",
 		noUiSafe: env.CASCKPT_PI_SAFE !== "0",
 		store: env.CASCKPT_PI_STORE || undefined,
+		keep: /^[1-9][0-9]{0,5}$/.test(env.CASCKPT_PI_KEEP ?? "") ? Number(env.CASCKPT_PI_KEEP) : 200,
 	};
 }

@@ -44,3 +44,12 @@ test("turn numbers: only this session's ids count", async () => {
 	assert.equal(turnNumber("s-1", "s-1-x"), 0);
 	assert.equal(turnNumber("s-1", undefined), 0);
 });
+
+test("settings from the environment, defaults for anything else", async () => {
+	const { readConfig } = await import("../src/config.js");
+	assert.deepEqual(readConfig({}), { noUiChoice: "conversation", noUiSafe: true, store: undefined, keep: 200 });
+	assert.deepEqual(readConfig({ CASCKPT_PI_NO_UI: "files", CASCKPT_PI_SAFE: "0", CASCKPT_PI_STORE: "/s", CASCKPT_PI_KEEP: "50" }),
+		{ noUiChoice: "files", noUiSafe: false, store: "/s", keep: 50 });
+	assert.equal(readConfig({ CASCKPT_PI_NO_UI: "everything", CASCKPT_PI_KEEP: "-1" }).noUiChoice, "conversation");
+	assert.equal(readConfig({ CASCKPT_PI_KEEP: "0" }).keep, 200);
+});
