@@ -16,7 +16,7 @@ import (
 	"syscall"
 	"testing"
 
-	"golang.org/x/sys/unix"
+	"github.com/casckpt/casckpt/internal/osfs"
 )
 
 // serveAnswer is one answer line of casckpt serve, its result kept as
@@ -329,7 +329,7 @@ func TestServeHoldsNoLockWhileIdle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+	if free, err := osfs.TryLock(f, true); err != nil || !free {
 		t.Fatalf("the store lock is held while serve is idle: %v", err)
 	}
 	f.Close()
