@@ -30,10 +30,11 @@ var layers = map[string][]string{
 	"migrate":                   {"migrate/gitimport", "casckpt"}, // each reader (migrate/hermes); casckpt for JSONPath
 	"integrations/mcp":          {"casckpt", "jsonapi"},
 	"integrations/claudecode":   {"casckpt", "jsonapi"},
-	"jsonapi":                   {},          // the standard library only
-	"jsonapi/internal/pyfields": {"jsonapi"}, // go generate: the Python client's fields.json
-	"jsonapi/internal/mdtables": {"jsonapi"}, // go generate: docs/commands.md's key tables
-	"jsonapi/internal/tstypes":  {"jsonapi"}, // go generate: the TypeScript client's documents.ts
+	"jsonapi":                   {},                                     // the standard library only
+	"jsonapi/internal/genout":   {},                                     // the main of the one-file generators
+	"jsonapi/internal/pyfields": {"jsonapi", "jsonapi/internal/genout"}, // go generate: the Python client's fields.json
+	"jsonapi/internal/mdtables": {"jsonapi"},                            // go generate: docs/commands.md's key tables
+	"jsonapi/internal/tstypes":  {"jsonapi", "jsonapi/internal/genout"}, // go generate: the TypeScript client's documents.ts
 	"casckpt":                   {"jsonapi", "repo/...", "index", "gc", "manifest", "cas", "internal/restorer", "internal/scan", "internal/statcache", "internal/textdiff", "internal/undo", "internal/osfs"},
 	"repo":                      {"index", "gc", "manifest", "cas", "cas/packstore", "internal/osfs"}, // the records, the objects, the lock and the Backend seam
 	"repo/bucket":               {"repo", "index", "gc", "cas", "cas/s3store", "internal/remote"},     // the bucket backend

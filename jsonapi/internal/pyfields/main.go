@@ -10,30 +10,16 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"maps"
-	"os"
 	"slices"
 	"strings"
 
 	"github.com/casckpt/casckpt/jsonapi"
+	"github.com/casckpt/casckpt/jsonapi/internal/genout"
 )
 
-func main() {
-	out := flag.String("o", "", "the file to write (default: stdout)")
-	flag.Parse()
-	b, err := generate()
-	if err == nil && *out != "" {
-		err = os.WriteFile(*out, b, 0o644)
-	} else if err == nil {
-		_, err = os.Stdout.Write(b)
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "pyfields:", err)
-		os.Exit(1)
-	}
-}
+func main() { genout.Main("pyfields", generate) }
 
 // object is the keys of one object of a command's documents, in order,
 // and their types.
