@@ -28,18 +28,7 @@ func conformDroppedElsewhere(t *testing.T, b backend) {
 	longLived := casckpt.LongLived(casckpt.Options{}, time.Hour)
 	a := b.open(t, longLived)
 	dir := t.TempDir()
-	writeFiles(t, dir, "dropped", 3)
-	dropped, err := a.Snapshot(ctx, dir, casckpt.SnapshotOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	os.RemoveAll(dir)
-	os.MkdirAll(dir, 0o755)
-	kept := writeFiles(t, dir, "kept", 3)
-	keep, err := a.Snapshot(ctx, dir, casckpt.SnapshotOptions{})
-	if err != nil || !keep.Created {
-		t.Fatalf("snapshot: %+v %v", keep, err)
-	}
+	dropped, keep, kept := dropAndKeep(t, a, dir)
 	// Readers with caches of their own, synced before the drop (by a
 	// read of the records alone: a bucket's blocks read stay cached).
 	longLived.Machine = a.Machine()
@@ -60,7 +49,7 @@ func conformDroppedElsewhere(t *testing.T, b backend) {
 	if v := verifyClean(t, a); v.SnapshotsChecked != 1 {
 		t.Fatalf("verify checked %d snapshots, want the kept one", v.SnapshotsChecked)
 	}
-	err = readers[0].Cat(ctx, dir, casckpt.Ref(dropped.ID.String()), "f0.txt", io.Discard)
+	err := readers[0].Cat(ctx, dir, casckpt.Ref(dropped.ID.String()), "f0.txt", io.Discard)
 	isDropped(t, "cat", err)
 	_, err = readers[1].Restore(ctx, dir, casckpt.Ref(dropped.ID.String()), casckpt.RestoreOptions{})
 	isDropped(t, "restore", err)
@@ -70,6 +59,27 @@ func conformDroppedElsewhere(t *testing.T, b backend) {
 		}
 	}
 	restoresExactly(t, a, dir, keep.ID, kept)
+}
+
+// dropAndKeep takes two snapshots of dir with store a, of other files
+// each: the one a test will drop elsewhere, then the one it keeps, and
+// returns both and the files of the kept one.
+func dropAndKeep(t *testing.T, a *casckpt.Store, dir string) (dropped, keep casckpt.SnapshotResult, kept map[string][]byte) {
+	t.Helper()
+	ctx := context.Background()
+	writeFiles(t, dir, "dropped", 3)
+	dropped, err := a.Snapshot(ctx, dir, casckpt.SnapshotOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.RemoveAll(dir)
+	os.MkdirAll(dir, 0o755)
+	kept = writeFiles(t, dir, "kept", 3)
+	keep, err = a.Snapshot(ctx, dir, casckpt.SnapshotOptions{})
+	if err != nil || !keep.Created {
+		t.Fatalf("snapshot: %+v %v", keep, err)
+	}
+	return dropped, keep, kept
 }
 
 // isDropped fails the test unless err, of op on a snapshot dropped
@@ -108,17 +118,7 @@ func TestVerifyRechecksAfterGC(t *testing.T) {
 	hook := &gcOnFirstRead{Bucket: m.Bucket}
 	a := m.openOver(t, hook)
 	dir := t.TempDir()
-	writeFiles(t, dir, "dropped", 3)
-	dropped, err := a.Snapshot(ctx, dir, casckpt.SnapshotOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	os.RemoveAll(dir)
-	os.MkdirAll(dir, 0o755)
-	kept := writeFiles(t, dir, "kept", 3)
-	if _, err := a.Snapshot(ctx, dir, casckpt.SnapshotOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	dropped, _, kept := dropAndKeep(t, a, dir)
 	other, err := casckpt.OpenBucket(m.url, m.Bucket, casckpt.Options{CacheDir: t.TempDir(), GCGrace: memGrace, GCHorizon: memHorizon, Machine: a.Machine()})
 	if err != nil {
 		t.Fatal(err)
