@@ -111,9 +111,9 @@ type Restore struct {
 	// Skipped are the paths left alone because an excluded entry is in
 	// the way, or because they changed during the restore.
 	Skipped []Path `json:"skipped"`
-	// Tried are the snapshots restore --fallback passed over, newest
+	// Tried is given with --fallback: the snapshots passed over, newest
 	// first, before restored_to ([] when it restored SNAP itself).
-	Tried []TriedSnapshot `json:"tried"`
+	Tried *[]TriedSnapshot `json:"tried,omitempty"`
 	// Safe and Kept are given with --safe: whether only agents' changes
 	// were restored, and the paths kept.
 	Safe *bool         `json:"safe,omitempty"`
@@ -157,10 +157,10 @@ type TriedSnapshot struct {
 // Cat is cat's document: the snapshot read, the bytes as text when they
 // are UTF-8 text, else in base64 (exactly one of the two is set).
 type Cat struct {
+	Path Path `json:"path"`
 	// ID is the full ID of the snapshot the bytes are from: SNAP, or with
 	// --fallback the one used.
-	ID   string `json:"id"`
-	Path Path   `json:"path"`
+	ID string `json:"id"`
 	// Tried are the snapshots cat --fallback passed over, newest first
 	// ([] when it read SNAP itself).
 	Tried         []TriedSnapshot `json:"tried"`

@@ -27,7 +27,7 @@ func newCatCommand(g *globals) *cobra.Command {
 		Short: "write one file's bytes from snapshot SNAP to stdout",
 		Long: `cat writes the bytes of PATH (relative to the project) as snapshot SNAP
 holds them; for a symbolic link, its target. With --json it prints
-{"id": SNAPSHOT, "path": PATH, "tried": [], "content": TEXT} instead when
+{"path": PATH, "id": SNAPSHOT, "tried": [], "content": TEXT} instead when
 the bytes are UTF-8 text (no NUL byte), else "content_base64" in place of
 "content".
 

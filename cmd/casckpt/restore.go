@@ -114,6 +114,10 @@ func runRestore(ctx context.Context, o restoreOptions, g *globals, args []string
 		g.warn(fmt.Sprintf("%s left alone: %s", p, why))
 	}
 	doc := newRestoreJSON(res, o.safe)
+	if o.fallback {
+		tried := triedJSON(res.Tried)
+		doc.Tried = &tried
+	}
 	// Where the restored snapshot stands now (the pre-restore snapshot
 	// moved it down); the restore is done even if this cannot be read.
 	name := res.RestoredTo.Short()
@@ -189,7 +193,7 @@ func (g *globals) restoreBar() (progress func(files, filesTotal, bytes, bytesTot
 func newRestoreJSON(res casckpt.RestoreResult, safe bool) jsonapi.Restore {
 	doc := jsonapi.Restore{RestoredTo: res.RestoredTo.String(), PreRestoreID: idOrNull(res.PreRestoreID),
 		Written: res.Written, Deleted: res.Deleted, DryRun: res.DryRun,
-		Changes: []jsonapi.RestoreChange{}, Skipped: jsonapi.Paths(res.Skipped), Tried: triedJSON(res.Tried)}
+		Changes: []jsonapi.RestoreChange{}, Skipped: jsonapi.Paths(res.Skipped)}
 	if safe {
 		kept := make([]jsonapi.PathReason, len(res.Kept))
 		for i, k := range res.Kept {

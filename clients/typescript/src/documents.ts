@@ -160,10 +160,10 @@ export interface Restore {
    */
   skipped: string[];
   /**
-   * Tried are the snapshots restore --fallback passed over, newest
+   * Tried is given with --fallback: the snapshots passed over, newest
    * first, before restored_to ([] when it restored SNAP itself).
    */
-  tried: TriedSnapshot[];
+  tried?: TriedSnapshot[];
   /**
    * Safe and Kept are given with --safe: whether only agents' changes
    * were restored, and the paths kept.
@@ -234,12 +234,12 @@ export interface Undo {
  * (jsonapi.Cat)
  */
 export interface Cat {
+  path: string;
   /**
    * ID is the full ID of the snapshot the bytes are from: SNAP, or with
    * --fallback the one used.
    */
   id: string;
-  path: string;
   /**
    * Tried are the snapshots cat --fallback passed over, newest first
    * ([] when it read SNAP itself).
