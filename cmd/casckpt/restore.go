@@ -45,7 +45,10 @@ anywhere in its tree), restore uses the newest older snapshot whose whole
 tree is intact, trying each in turn and reading all of it before writing
 anything; one line on stderr names the snapshot used and why the newer
 ones were passed over ("tried" in the JSON). When none is left it fails,
-changing nothing: "no intact copy of DIR (tried N snapshots)".`,
+changing nothing: "no intact copy of DIR (tried N snapshots)". It also
+refuses, changing nothing, when the tree in DIR holds data of a snapshot
+it passed over: the files are then that data's one intact copy (casckpt
+repair, then a snapshot of DIR, stores it again).`,
 		Args: argsBetween(1, -1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.given = changedFlags(cmd)
