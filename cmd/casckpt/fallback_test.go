@@ -280,3 +280,25 @@ func TestFallbackCheckJSONPassesOverTruncatedState(t *testing.T) {
 		}
 	}
 }
+
+// An older snapshot that lacks PATH is passed over too; when no snapshot
+// is left, cat --json prints the error document with the count.
+func TestFallbackPassesOverASnapshotWithoutThePath(t *testing.T) {
+	b := newBinEnv(t)
+	dir := filepath.Join(b.home, "session")
+	writeFiles(t, dir, map[string]string{"notes.txt": "no state yet\n"})
+	first := jsonOf[map[string]any](t, b.ok("snapshot", dir, "--json").out)["id"].(string)
+	must(t, os.Remove(filepath.Join(dir, "notes.txt")))
+	writeFiles(t, dir, map[string]string{"checkpoint.json": `{"iteration": `})
+	second := jsonOf[map[string]any](t, b.ok("snapshot", dir, "--json").out)["id"].(string)
+
+	r := b.run("cat", dir, "@1", "checkpoint.json", "--fallback", "--check", "json", "--json")
+	doc := jsonOf[map[string]any](t, r.out)
+	if r.code != 1 || r.err != "casckpt: no intact copy of checkpoint.json (tried 2 snapshots)\n" ||
+		doc["error"] != "no intact copy of checkpoint.json (tried 2 snapshots)" || doc["exit"] != 1.0 {
+		t.Fatalf("cat --fallback with no copy left: exit %d, %q, %v", r.code, r.err, doc)
+	}
+	if r := b.run("cat", dir, "@1", "notes.txt", "--fallback"); r.code != 1 || !strings.Contains(r.err, "notes.txt: not found in snapshot "+second[:12]) {
+		t.Fatalf("cat --fallback of a path SNAP lacks: exit %d, %q (the first snapshot %s has it, but SNAP's own lack is no damage)", r.code, r.err, first[:12])
+	}
+}
