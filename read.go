@@ -48,8 +48,8 @@ type CatOptions struct {
 	// over too. CatResult names the snapshot used and those passed over.
 	Fallback bool
 	// Check, if set, is called with the bytes of each snapshot tried; an
-	// error refuses them (its text is the reason). CheckJSON refuses what
-	// does not parse as JSON.
+	// error refuses them (the reason is the path, a space and its text).
+	// CheckJSON refuses what does not parse as JSON.
 	Check func([]byte) error
 }
 
