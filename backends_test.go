@@ -4,9 +4,12 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/minio/minio-go/v7"
 
 	"github.com/casckpt/casckpt"
 	"github.com/casckpt/casckpt/internal/s3test"
@@ -36,6 +39,11 @@ type backend struct {
 	// Repair run; on a bucket, a new machine (an empty cache) that runs
 	// Repair.
 	rebuild func(t *testing.T) *casckpt.Store
+	// packs lists the store's pack files (paths, or keys in the bucket)
+	// and losePack deletes one of them behind the stores' back: a disk's
+	// or a bucket's loss.
+	packs    func(t *testing.T) []string
+	losePack func(t *testing.T, pack string)
 	// journaled: the records are kept apart from the database (a bucket's
 	// commits, dropped markers and pins), so a rebuild brings back every
 	// pin and no dropped snapshot. A directory's database is the truth:
@@ -75,6 +83,15 @@ func localBackend() backend {
 			return s
 		}
 	}
+	b.packs = func(*testing.T) []string {
+		names, _ := filepath.Glob(filepath.Join(dir, "packs", "*.pack"))
+		return names
+	}
+	b.losePack = func(t *testing.T, pack string) {
+		if err := os.Remove(pack); err != nil {
+			t.Fatal(err)
+		}
+	}
 	b.rebuild = func(t *testing.T) *casckpt.Store {
 		t.Helper()
 		s := b.open(t, casckpt.Options{})
@@ -92,11 +109,18 @@ func localBackend() backend {
 // memBackend is the backend of stores over in-memory bucket m, with the
 // default grace period and horizon.
 func memBackend(m *memBucket) backend {
-	return bucketBackend("membucket", func() { m.Advance(memGrace + time.Second) },
+	b := bucketBackend("membucket", func() { m.Advance(memGrace + time.Second) },
 		func(_ *testing.T, opts casckpt.Options) (*casckpt.Store, error) {
 			opts.GCGrace, opts.GCHorizon = memGrace, memHorizon
 			return casckpt.OpenBucket(m.url, m.Bucket, opts)
 		})
+	b.packs = func(*testing.T) []string { return m.Keys("packs/") }
+	b.losePack = func(t *testing.T, key string) {
+		if err := m.RemovePack(context.Background(), strings.TrimPrefix(key, "packs/")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return b
 }
 
 // versitygwBackend is a store in a bucket of a versitygw started at its
@@ -104,7 +128,7 @@ func memBackend(m *memBucket) backend {
 func versitygwBackend() backend {
 	var srv *s3test.Server
 	var url string
-	return bucketBackend("versitygw", func() { srv.Advance(memGrace + time.Second) },
+	b := bucketBackend("versitygw", func() { srv.Advance(memGrace + time.Second) },
 		func(t *testing.T, opts casckpt.Options) (*casckpt.Store, error) {
 			if srv == nil {
 				srv = s3test.Start(t)
@@ -113,6 +137,15 @@ func versitygwBackend() backend {
 			opts.S3, opts.GCGrace, opts.GCHorizon = s3Server(srv), memGrace, memHorizon
 			return casckpt.OpenURL(context.Background(), url, opts)
 		})
+	b.packs = func(t *testing.T) []string {
+		return keysUnder(t, srv, strings.TrimPrefix(url, "s3://"+srv.Bucket+"/")+"/packs/")
+	}
+	b.losePack = func(t *testing.T, key string) {
+		if err := srv.Client(t).RemoveObject(context.Background(), srv.Bucket, key, minio.RemoveObjectOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return b
 }
 
 // bucketBackend is the backend of stores in a bucket that openCache

@@ -47,6 +47,14 @@ type RestoreOptions struct {
 	// ended and no write recorded since the snapshot, everything is
 	// restored (RestoreResult.Safe is then false).
 	Safe bool
+	// Fallback: when snapshot ref's data is damaged (a missing or corrupt
+	// tree or chunk anywhere in it), the newest older snapshot of the
+	// project whose whole tree is intact is restored instead, trying each
+	// in turn: RestoreResult.RestoredTo is the one used, Tried those passed
+	// over. Every candidate's whole tree is read and verified before
+	// anything is written; when none is left the error is a
+	// *NoIntactError and nothing was changed.
+	Fallback bool
 	// BeforeApply, if set, is called once everything is planned and
 	// verified and the pre-restore snapshot is taken, right before the
 	// working tree is changed (tests change the tree there).
@@ -78,6 +86,9 @@ type RestoreResult struct {
 	// with why, then those the file system cannot hold (in Skipped too).
 	// Never nil.
 	Kept []KeptPath
+	// Tried are the snapshots a fallback passed over, newest first
+	// (RestoreOptions.Fallback). Never nil.
+	Tried []TriedSnapshot
 }
 
 // ReasonChangedDuring is why restore and undo leave alone a path that
@@ -105,7 +116,7 @@ const PreRestorePrefix = "pre-restore"
 // of that machine's project at the same path (the pre-restore snapshot is
 // this machine's).
 func (s *Store) Restore(ctx context.Context, dir string, ref Ref, opts RestoreOptions) (RestoreResult, error) {
-	res := RestoreResult{DryRun: opts.DryRun, Kept: []KeptPath{}, Changed: []string{}}
+	res := RestoreResult{DryRun: opts.DryRun, Kept: []KeptPath{}, Changed: []string{}, Tried: []TriedSnapshot{}}
 	workdir, err := Workdir(dir)
 	if err != nil {
 		return res, err
@@ -218,7 +229,7 @@ func (ss *hold) prepareRestore(ctx context.Context, v view, res *RestoreResult, 
 	if err != nil {
 		return nil, restorer.Plan{}, scan.Result{}, err
 	}
-	target, _, err := resolve(snaps, ref, workdir)
+	target, passed, err := restoreTarget(ctx, v, snaps, ref, workdir, opts.Fallback, res)
 	if err != nil {
 		return nil, restorer.Plan{}, scan.Result{}, err
 	}
@@ -263,6 +274,11 @@ func (ss *hold) prepareRestore(ctx context.Context, v view, res *RestoreResult, 
 	if err != nil && !opts.DryRun {
 		err = fmt.Errorf("pre-restore snapshot: %w", err)
 	}
+	if err == nil && passed != nil {
+		if err = passed.holds(ctx, overlay, current.Root, workdir); err != nil && pending != nil {
+			pending.abort()
+		}
+	}
 	if err != nil {
 		return nil, restorer.Plan{}, scan.Result{}, err
 	}
@@ -276,6 +292,25 @@ func (ss *hold) prepareRestore(ctx context.Context, v view, res *RestoreResult, 
 		return nil, restorer.Plan{}, scan.Result{}, refuseDamaged(ctx, v, snaps, target, err)
 	}
 	return pending, plan, current, nil
+}
+
+// restoreTarget resolves ref among snaps, the project's snapshots; with
+// fallback, it returns the newest of it and those older whose whole tree
+// is intact, names those passed over in res.Tried, and returns the check
+// that found them damaged (nil when none was).
+func restoreTarget(ctx context.Context, v view, snaps []record, ref Ref, workdir string, fallbackOn bool, res *RestoreResult) (record, *dataCheck, error) {
+	target, i, err := resolve(snaps, ref, workdir)
+	if err != nil || !fallbackOn {
+		return target, nil, err
+	}
+	check := newDataCheck(v.Objects)
+	target, res.Tried, err = fallback(ctx, snaps[i:], workdirName(workdir), func(sn record) (string, error) {
+		return damageReason(sn, check.snapshot(ctx, sn))
+	})
+	if len(res.Tried) == 0 {
+		check = nil
+	}
+	return target, check, err
 }
 
 // planRestore returns the changes that make the tree scanned as current

@@ -111,6 +111,9 @@ type Restore struct {
 	// Skipped are the paths left alone because an excluded entry is in
 	// the way, or because they changed during the restore.
 	Skipped []Path `json:"skipped"`
+	// Tried is given with --fallback: the snapshots passed over, newest
+	// first, before restored_to ([] when it restored SNAP itself).
+	Tried *[]TriedSnapshot `json:"tried,omitempty"`
 	// Safe and Kept are given with --safe: whether only agents' changes
 	// were restored, and the paths kept.
 	Safe *bool         `json:"safe,omitempty"`
@@ -144,12 +147,25 @@ type Undo struct {
 	DryRun    bool         `json:"dry_run"`
 }
 
-// Cat is cat's document: the bytes as text when they are UTF-8 text, else
-// in base64 (exactly one of the two is set).
+// TriedSnapshot is a snapshot a fallback passed over (cat or restore
+// --fallback), and why.
+type TriedSnapshot struct {
+	ID     string `json:"id"`
+	Reason string `json:"reason"`
+}
+
+// Cat is cat's document: the snapshot read, the bytes as text when they
+// are UTF-8 text, else in base64 (exactly one of the two is set).
 type Cat struct {
-	Path          Path    `json:"path"`
-	Content       *string `json:"content,omitempty"`
-	ContentBase64 *string `json:"content_base64,omitempty"`
+	Path Path `json:"path"`
+	// ID is the full ID of the snapshot the bytes are from: SNAP, or with
+	// --fallback the one used.
+	ID string `json:"id"`
+	// Tried are the snapshots cat --fallback passed over, newest first
+	// ([] when it read SNAP itself).
+	Tried         []TriedSnapshot `json:"tried"`
+	Content       *string         `json:"content,omitempty"`
+	ContentBase64 *string         `json:"content_base64,omitempty"`
 }
 
 // Ls is ls' document.

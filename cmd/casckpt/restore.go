@@ -18,6 +18,7 @@ import (
 type restoreOptions struct {
 	dryRun    bool
 	safe      bool
+	fallback  bool
 	maxFileMB int64
 	maxFiles  int
 	given     map[string]bool // the flags the command line gave
@@ -26,7 +27,7 @@ type restoreOptions struct {
 func newRestoreCommand(g *globals) *cobra.Command {
 	var o restoreOptions
 	cmd := &cobra.Command{
-		Use:   "restore [DIR] SNAP [PATH...] [--safe]",
+		Use:   "restore [DIR] SNAP [PATH...] [--safe] [--fallback]",
 		Short: "make the working tree (or PATHs in it) equal to snapshot SNAP",
 		Long: `restore first snapshots the current tree (reason "pre-restore: ..."), then
 writes every file, link and directory of SNAP and deletes what SNAP lacks.
@@ -37,7 +38,17 @@ With --safe, only what agents changed is restored: a path is put back when
 it is still as an agent left it (at the end of the newest turn since SNAP
 that changed it, or as record-write last recorded it); every other path is
 kept and listed with why. When nothing is known of agents since SNAP (no
-turn ended, no write recorded), --safe restores everything and says so.`,
+turn ended, no write recorded), --safe restores everything and says so.
+
+With --fallback, when SNAP's data is damaged (a missing or corrupt object
+anywhere in its tree), restore uses the newest older snapshot whose whole
+tree is intact, trying each in turn and reading all of it before writing
+anything; one line on stderr names the snapshot used and why the newer
+ones were passed over ("tried" in the JSON). When none is left it fails,
+changing nothing: "no intact copy of DIR (tried N snapshots)". It also
+refuses, changing nothing, when the tree in DIR holds data of a snapshot
+it passed over: the files are then that data's one intact copy (casckpt
+repair, then a snapshot of DIR, stores it again).`,
 		Args: argsBetween(1, -1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.given = changedFlags(cmd)
@@ -47,6 +58,7 @@ turn ended, no write recorded), --safe restores everything and says so.`,
 	f := cmd.Flags()
 	f.BoolVar(&o.dryRun, "dry-run", false, "show what would change and change nothing")
 	f.BoolVar(&o.safe, "safe", false, "restore only what agents changed; keep and list everything else")
+	f.BoolVar(&o.fallback, "fallback", false, "if SNAP's data is damaged, restore the newest older snapshot that is intact")
 	// No default shown by the flag: it is the snapshot's own limit.
 	f.Int64Var(&o.maxFileMB, "max-file-size-mb", 0, "files larger than N MiB that SNAP lacks are excluded, so never touched (default: the snapshot's own limit)")
 	f.IntVar(&o.maxFiles, "max-files", 50_000, "refuse a tree of more than N files")
@@ -78,7 +90,7 @@ func runRestore(ctx context.Context, o restoreOptions, g *globals, args []string
 	if err != nil {
 		return err
 	}
-	opts := casckpt.RestoreOptions{Paths: proj.paths(paths), DryRun: o.dryRun, MaxFiles: o.maxFiles, MaxFileSize: maxFileSize, Safe: o.safe, BeforeApply: beforeApply}
+	opts := casckpt.RestoreOptions{Paths: proj.paths(paths), DryRun: o.dryRun, MaxFiles: o.maxFiles, MaxFileSize: maxFileSize, Safe: o.safe, Fallback: o.fallback, BeforeApply: beforeApply}
 	progress, finish := g.restoreBar()
 	opts.Progress = progress
 	res, err := store.Restore(ctx, proj.dir, casckpt.Ref(ref), opts)
@@ -92,6 +104,7 @@ func runRestore(ctx context.Context, o restoreOptions, g *globals, args []string
 		}
 		return err
 	}
+	g.warnFallback(res.RestoredTo, res.Tried)
 	reasons := map[string]string{} // of skipped paths: what this file system cannot hold, what changed
 	for _, k := range res.Kept {
 		reasons[k.Path] = k.Reason
@@ -104,6 +117,10 @@ func runRestore(ctx context.Context, o restoreOptions, g *globals, args []string
 		g.warn(fmt.Sprintf("%s left alone: %s", p, why))
 	}
 	doc := newRestoreJSON(res, o.safe)
+	if o.fallback {
+		tried := triedJSON(res.Tried)
+		doc.Tried = &tried
+	}
 	// Where the restored snapshot stands now (the pre-restore snapshot
 	// moved it down); the restore is done even if this cannot be read.
 	name := res.RestoredTo.Short()

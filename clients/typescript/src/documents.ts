@@ -160,6 +160,11 @@ export interface Restore {
    */
   skipped: string[];
   /**
+   * Tried is given with --fallback: the snapshots passed over, newest
+   * first, before restored_to ([] when it restored SNAP itself).
+   */
+  tried?: TriedSnapshot[];
+  /**
    * Safe and Kept are given with --safe: whether only agents' changes
    * were restored, and the paths kept.
    */
@@ -176,6 +181,17 @@ export interface RestoreChange {
   path: string;
   /** "write" or "delete" */
   action: string;
+}
+
+/**
+ * TriedSnapshot is a snapshot a fallback passed over (cat or restore
+ * --fallback), and why.
+ *
+ * (jsonapi.TriedSnapshot)
+ */
+export interface TriedSnapshot {
+  id: string;
+  reason: string;
 }
 
 /**
@@ -212,13 +228,23 @@ export interface Undo {
 }
 
 /**
- * Cat is cat's document: the bytes as text when they are UTF-8 text, else
- * in base64 (exactly one of the two is set).
+ * Cat is cat's document: the snapshot read, the bytes as text when they
+ * are UTF-8 text, else in base64 (exactly one of the two is set).
  *
  * (jsonapi.Cat)
  */
 export interface Cat {
   path: string;
+  /**
+   * ID is the full ID of the snapshot the bytes are from: SNAP, or with
+   * --fallback the one used.
+   */
+  id: string;
+  /**
+   * Tried are the snapshots cat --fallback passed over, newest first
+   * ([] when it read SNAP itself).
+   */
+  tried: TriedSnapshot[];
   content?: string;
   content_base64?: string;
 }

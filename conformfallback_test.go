@@ -1,0 +1,86 @@
+package casckpt_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/casckpt/casckpt"
+)
+
+// TestConformanceFallback runs conformFallback on every backend of the
+// conformance suite.
+func TestConformanceFallback(t *testing.T) {
+	for _, b := range backends() {
+		t.Run(b.name, func(t *testing.T) { conformFallback(t, b) })
+	}
+}
+
+// conformFallback: a workflow host's newest state loses its pack behind
+// the store's back (a disk's or a bucket's loss). On a new machine, cat
+// and restore without Fallback refuse it as damaged; with Fallback they
+// use the state before, naming the lost one as tried. Forgotten and
+// collected, the lost state leaves a store that verifies clean.
+func conformFallback(t *testing.T, b backend) {
+	ctx := context.Background()
+	s := b.open(t, casckpt.Options{})
+	dir := t.TempDir()
+	state := func(i int) string { return fmt.Sprintf(`{"iteration": %d}`, i) }
+	var ids []casckpt.ID
+	var added []string
+	for i := range 3 {
+		before := b.packs(t)
+		writeState(t, dir, state(i))
+		res, err := s.Snapshot(ctx, dir, casckpt.SnapshotOptions{Keep: 10})
+		if err != nil || !res.Created {
+			t.Fatalf("step %d: %+v %v", i, res, err)
+		}
+		ids = append(ids, res.ID)
+		added = slices.DeleteFunc(b.packs(t), func(p string) bool { return slices.Contains(before, p) })
+	}
+	if len(added) == 0 {
+		t.Fatal("the newest snapshot wrote no pack")
+	}
+	for _, p := range added {
+		b.losePack(t, p)
+	}
+
+	fresh := b.open(t, casckpt.Options{})
+	var out bytes.Buffer
+	if err := fresh.Cat(ctx, dir, "@1", "checkpoint.json", &out); !errors.Is(err, casckpt.ErrDamaged) {
+		t.Fatalf("cat of the lost state: %v, want ErrDamaged", err)
+	}
+	out.Reset()
+	cat, err := fresh.CatWith(ctx, dir, "@1", "checkpoint.json", &out, casckpt.CatOptions{Fallback: true, Check: casckpt.CheckJSON})
+	if err != nil || out.String() != state(1) || cat.ID != ids[1] || len(cat.Tried) != 1 || cat.Tried[0].ID != ids[2] {
+		t.Fatalf("cat with Fallback: %q %+v %v", out.String(), cat, err)
+	}
+	writeState(t, dir, `{"iteration": `)
+	if _, err := fresh.Restore(ctx, dir, "@1", casckpt.RestoreOptions{}); !errors.Is(err, casckpt.ErrDamaged) {
+		t.Fatalf("restore of the lost state: %v, want ErrDamaged", err)
+	}
+	res, err := fresh.Restore(ctx, dir, "@1", casckpt.RestoreOptions{Fallback: true})
+	if err != nil || res.RestoredTo != ids[1] || len(res.Tried) != 1 || res.Tried[0].ID != ids[2] {
+		t.Fatalf("restore with Fallback: %+v %v", res, err)
+	}
+	if got, _ := os.ReadFile(filepath.Join(dir, "checkpoint.json")); string(got) != state(1) {
+		t.Fatalf("restore with Fallback wrote %q, want %q", got, state(1))
+	}
+	if _, err := fresh.Forget(ctx, dir, casckpt.Ref(ids[2].String())); err != nil {
+		t.Fatal(err)
+	}
+	collectPastGrace(t, b, fresh)
+}
+
+// writeState writes checkpoint.json in dir as a workflow's step does.
+func writeState(t *testing.T, dir, state string) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(dir, "checkpoint.json"), []byte(state), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
