@@ -224,7 +224,7 @@ func isDocument(data []byte) bool {
 	return json.Valid(data) && utf8.Valid(data) && len(data) <= MaxSize && len(trimmed) > 0 && (trimmed[0] == '{' || trimmed[0] == '[')
 }
 
-func FuzzDiff(f *testing.F) {
+func FuzzJSONDiff(f *testing.F) {
 	f.Add([]byte(`{"iteration":5,"steps":[{"n":1}],"a b":null}`), []byte(`{"iteration":7,"steps":[{"n":1},{"n":2}],"a b":[1e5]}`))
 	f.Add([]byte(`[1,"\u0041",{"x":[true]}]`), []byte(`[1.0,"A",{"x":[false,{}]},"\ud800"]`))
 	f.Add([]byte(`{"a":1,"a":{"b":2}}`), []byte(`{"a":{"b":3},"":[]}`))
