@@ -22,7 +22,9 @@ func newDiffCommand(g *globals) *cobra.Command {
 		Short: "show what changed from SNAP to the working tree (or to SNAP2)",
 		Long: `diff compares snapshot SNAP with the working tree, or with SNAP2. With two
 arguments, the first is DIR unless it is a snapshot reference (hex digits,
-@N or #N) and not an existing directory.`,
+@N or #N) and not an existing directory. With --semantic, a file whose two
+versions are JSON documents shows the values that changed, by JSONPath
+("~ $.iteration: 5 → 7"), instead of its lines.`,
 		Args: argsBetween(1, 3),
 		RunE: func(cmd *cobra.Command, args []string) error { return runDiff(cmd.Context(), o, g, args) },
 	}
