@@ -29,9 +29,9 @@ type FileDiff struct {
 	// modified file whose two versions are JSON documents (an object or
 	// an array in UTF-8, at most JSONMaxSize bytes): the deepest JSONPaths
 	// that differ, objects by key, arrays by position, in a fixed order
-	// (depth first, keys sorted). Empty when only the white space
-	// changed; nil when either version is no JSON document (then only the
-	// line diff tells the change).
+	// (depth first, keys sorted). Empty when no value changed (white
+	// space, key order or escapes did); nil when either version is no JSON
+	// document (then only the line diff tells the change).
 	JSON []JSONChange
 }
 

@@ -103,7 +103,7 @@ changed $.t null {"k":[]}
 			"~ $[\"a b\"].x[1]: 2 → \"two\"\n- $[\"a b\"].x[2]: 3\n" +
 			"~ $.big: 12345678901234567890.123456789 → 12345678901234567890.123456788\n" +
 			"- $.gone: true\n~ $.n: 1 → 2\n+ $[\"new\\tkey\"]: null\n~ $.t: null → {\"k\":[]}\n",
-		"diff --git a/spaces.json b/spaces.json\n(only white space changed)\n",
+		"diff --git a/spaces.json b/spaces.json\n(no value changed)\n",
 		// A file that stops parsing, or holds no object or array, keeps its line diff.
 		"diff --git a/broken.json b/broken.json\n--- a/broken.json\n+++ b/broken.json\n@@ -1 +1 @@\n",
 		"diff --git a/scalar.json b/scalar.json\n--- a/scalar.json\n+++ b/scalar.json\n@@ -1 +1 @@\n-5\n+6\n",

@@ -29,8 +29,8 @@ func jsonChanges(changes []casckpt.JSONChange) []jsonapi.JSONChange {
 // writeSemantic writes what diff --semantic prints for f, a file whose
 // versions are JSON documents: the patch's header up to its "---" line,
 // then a line per change (`~ $.a: 5 → 7`, `+ $.b[6]: {...}`, `- $.c: 1`;
-// coloured, additions green and removals red), or a line saying only
-// white space changed.
+// coloured, additions green and removals red), or a line saying no value
+// changed.
 func writeSemantic(w io.Writer, f casckpt.FileDiff, colour bool) {
 	var header strings.Builder
 	for line := range strings.Lines(f.Patch) {
@@ -45,7 +45,7 @@ func writeSemantic(w io.Writer, f casckpt.FileDiff, colour bool) {
 		io.WriteString(w, header.String())
 	}
 	if len(f.JSON) == 0 {
-		io.WriteString(w, "(only white space changed)\n")
+		io.WriteString(w, "(no value changed)\n")
 	}
 	for _, c := range f.JSON {
 		var line, paint string
