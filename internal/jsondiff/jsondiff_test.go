@@ -45,9 +45,9 @@ func TestDiff(t *testing.T) {
 		{"booleans", `[true,false]`, `[false,true]`, "changed $[0] true false\nchanged $[1] false true\n"},
 		{"root type", `{}`, `[]`, "changed $ {} []\n"},
 		{"strings compare decoded", `["\u0041","a\/b","x"]`, `["A","a/b","y"]`, "changed $[2] \"x\" \"y\"\n"},
-		{"keys in brackets", `{"a b":1,"":1,"1x":1,"x-y":1,"q\"\\":1,"é":1,"t\u0001":1,"_ok9":1}`,
-			`{"a b":2,"":2,"1x":2,"x-y":2,"q\"\\":2,"é":2,"t\u0001":2,"_ok9":2}`,
-			"changed $[\"\"] 1 2\nchanged $[\"1x\"] 1 2\nchanged $._ok9 1 2\nchanged $[\"a b\"] 1 2\n" +
+		{"keys in brackets", `{"a b":1,"":1,"1x":1,"x-y":1,"q\"\\":1,"é":1,"t\u0001":1,"_ok9":1,"l\r\n":1}`,
+			`{"a b":2,"":2,"1x":2,"x-y":2,"q\"\\":2,"é":2,"t\u0001":2,"_ok9":2,"l\r\n":2}`,
+			"changed $[\"\"] 1 2\nchanged $[\"1x\"] 1 2\nchanged $._ok9 1 2\nchanged $[\"a b\"] 1 2\nchanged $[\"l\\r\\n\"] 1 2\n" +
 				"changed $[\"q\\\"\\\\\"] 1 2\nchanged $[\"t\\u0001\"] 1 2\nchanged $[\"x-y\"] 1 2\nchanged $[\"é\"] 1 2\n"},
 		{"escaped keys match", `{"\u0061":1}`, `{"a":2}`, "changed $.a 1 2\n"},
 		{"last of a duplicate key counts", `{"a":1,"a":2}`, `{"a":2}`, ""},
@@ -70,7 +70,7 @@ func TestNotDocuments(t *testing.T) {
 	doc := []byte(`{"a":1}`)
 	for _, bad := range []string{
 		"", " ", "5", `"x"`, "null", "true", `{"a":1}{}`, `{"a":1} x`, `{"a":}`, `{"a" 1}`, `[1,]`, `{,}`, `[01]`,
-		`["\x"]`, `["\u12"]`, "[\"a\tb\"]", "\xef\xbb\xbf{}", "[\"\xff\"]", `{"a":1`, `[1.]`, `[1e]`, `[-]`, `[tru]`, `{1:2}`,
+		`["\x"]`, `["\u12"]`, `["abc`, `["\`, `["\u12`, "[\"a\tb\"]", "\xef\xbb\xbf{}", "[\"\xff\"]", `{"a":1`, `[1.]`, `[1e]`, `[-]`, `[tru]`, `{1:2}`,
 		strings.Repeat("[", maxDepth+1) + strings.Repeat("]", maxDepth+1),
 	} {
 		if _, ok := Diff([]byte(bad), doc); ok {
