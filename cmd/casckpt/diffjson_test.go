@@ -121,6 +121,18 @@ changed $.t null {"k":[]}
 		t.Fatalf("diff without --semantic:\n%s", plain)
 	}
 	failsWith(t, e.run("diff", dir, "#1", "--stat", "--semantic"), 2, "--stat and --semantic")
+	coloured := e.ok("diff", dir, "#1", "#2", "--semantic", "--color=always").out
+	for _, want := range []string{
+		ansiBold + "diff --git a/state.json b/state.json" + ansiReset + "\n",
+		ansiRed + "- $.gone: true" + ansiReset + "\n",
+		ansiGreen + "+ $[\"new\\tkey\"]: null" + ansiReset + "\n",
+		"\n~ $.n: 1 → 2\n",
+		ansiRed + "-one" + ansiReset + "\n",
+	} {
+		if !strings.Contains(coloured, want) {
+			t.Errorf("diff --semantic --color=always lacks %q:\n%q", want, coloured)
+		}
+	}
 }
 
 func TestDiffSemanticShortensLongValues(t *testing.T) {
