@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/casckpt/casckpt/cas"
+	"github.com/casckpt/casckpt/internal/jsondiff"
 	"github.com/casckpt/casckpt/internal/scan"
 	"github.com/casckpt/casckpt/internal/textdiff"
 	"github.com/casckpt/casckpt/manifest"
@@ -24,7 +25,26 @@ type FileDiff struct {
 	Deletions  int64
 	// Patch is the git-style unified diff of the file (with DiffOptions.Patch).
 	Patch string
+	// JSON lists, with DiffOptions.JSON, what changed value by value in a
+	// modified file whose two versions are JSON documents (an object or
+	// an array in UTF-8, at most JSONMaxSize bytes): the deepest JSONPaths
+	// that differ, objects by key, arrays by position, in a fixed order
+	// (depth first, keys sorted). Empty when no value changed (white
+	// space, key order or escapes did); nil when either version is no JSON
+	// document (then only the line diff tells the change).
+	JSON []JSONChange
 }
+
+// JSONChange is one value that differs between two versions of a JSON
+// document: its Path ("$.steps[6]", `$["a b"]`), its Op ("added",
+// "removed" or "changed") and its From and To values as written, without
+// white space (From nil when added, To when removed). Numbers compare as
+// written (1.0 and 1 differ), so none loses precision.
+type JSONChange = jsondiff.Change
+
+// JSONMaxSize is the largest version of a file DiffOptions.JSON compares
+// value by value (16 MiB).
+const JSONMaxSize = jsondiff.MaxSize
 
 // DiffResult is the change from one snapshot to another or to the
 // working tree.
@@ -49,6 +69,8 @@ type DiffOptions struct {
 	// from was taken with.
 	MaxFileSize int64
 	MaxFiles    int
+	// JSON fills FileDiff.JSON.
+	JSON bool
 }
 
 // Diff compares snapshot from of the project in dir with another snapshot
@@ -108,7 +130,7 @@ func (s *Store) Diff(ctx context.Context, dir string, from Ref, opts DiffOptions
 		if err != nil {
 			return damaged(a, err)
 		}
-		res.Files, err = fileDiffs(ctx, changes, storeContent{v.Objects}, newer, opts.Patch)
+		res.Files, err = fileDiffs(ctx, changes, storeContent{v.Objects}, newer, opts)
 		if err != nil {
 			return err
 		}
@@ -150,15 +172,16 @@ func (c diskContent) content(_ context.Context, p string, e manifest.Entry) ([]b
 }
 
 // fileDiffs turns tree changes into per-file line statistics and, with
-// patch, git-style unified diffs. Added and deleted files take their line
-// counts from their entries; only modified files are read.
-func fileDiffs(ctx context.Context, changes []manifest.Change, older, newer contentSource, patch bool) ([]FileDiff, error) {
+// opts.Patch, git-style unified diffs (with opts.JSON, JSON changes too).
+// Added and deleted files take their line counts from their entries; only
+// modified files are read.
+func fileDiffs(ctx context.Context, changes []manifest.Change, older, newer contentSource, opts DiffOptions) ([]FileDiff, error) {
 	out := []FileDiff{}
 	for _, c := range changes {
 		if c.Status == manifest.TypeChanged {
 			// Shown as git shows it: the old entry deleted, the new one added.
 			if c.Old.Kind != manifest.KindDir {
-				d, err := fileDiff(ctx, manifest.Change{Path: c.Path, Status: manifest.Deleted, Old: c.Old}, older, newer, patch)
+				d, err := fileDiff(ctx, manifest.Change{Path: c.Path, Status: manifest.Deleted, Old: c.Old}, older, newer, opts)
 				if err != nil {
 					return nil, err
 				}
@@ -166,7 +189,7 @@ func fileDiffs(ctx context.Context, changes []manifest.Change, older, newer cont
 				out = append(out, d)
 			}
 			if c.New.Kind != manifest.KindDir {
-				d, err := fileDiff(ctx, manifest.Change{Path: c.Path, Status: manifest.Added, New: c.New}, older, newer, patch)
+				d, err := fileDiff(ctx, manifest.Change{Path: c.Path, Status: manifest.Added, New: c.New}, older, newer, opts)
 				if err != nil {
 					return nil, err
 				}
@@ -185,7 +208,7 @@ func fileDiffs(ctx context.Context, changes []manifest.Change, older, newer cont
 		if c.Old.Kind == manifest.KindDir || c.New.Kind == manifest.KindDir {
 			continue
 		}
-		d, err := fileDiff(ctx, c, older, newer, patch)
+		d, err := fileDiff(ctx, c, older, newer, opts)
 		if err != nil {
 			return nil, err
 		}
@@ -211,8 +234,9 @@ func gitMode(e manifest.Entry) string {
 	return "100644"
 }
 
-func fileDiff(ctx context.Context, c manifest.Change, older, newer contentSource, patch bool) (FileDiff, error) {
+func fileDiff(ctx context.Context, c manifest.Change, older, newer contentSource, opts DiffOptions) (FileDiff, error) {
 	d := FileDiff{Path: c.Path, Status: c.Status, Old: c.Old, New: c.New}
+	patch := opts.Patch
 	var header strings.Builder
 	oldLabel, newLabel := QuotePath("a/"+c.Path), QuotePath("b/"+c.Path)
 	if patch {
@@ -252,17 +276,9 @@ func fileDiff(ctx context.Context, c manifest.Change, older, newer contentSource
 		return d, nil
 	}
 	if c.Status == manifest.Modified || patch {
-		var oldText, newText []byte
-		var err error
-		if c.Status != manifest.Added {
-			if oldText, err = older.content(ctx, c.Path, c.Old); err != nil {
-				return d, err
-			}
-		}
-		if c.Status != manifest.Deleted {
-			if newText, err = newer.content(ctx, c.Path, c.New); err != nil {
-				return d, err
-			}
+		oldText, newText, err := bothContents(ctx, c, older, newer)
+		if err != nil {
+			return d, err
 		}
 		var r textdiff.Result
 		if patch {
@@ -275,8 +291,27 @@ func fileDiff(ctx context.Context, c manifest.Change, older, newer contentSource
 			header.WriteString(r.Patch)
 			d.Patch = header.String()
 		}
+		if opts.JSON && c.Status == manifest.Modified {
+			d.JSON, _ = jsondiff.Diff(oldText, newText)
+		}
 	}
 	return d, nil
+}
+
+// bothContents reads the old and the new bytes of change c (nil for the
+// side that has none).
+func bothContents(ctx context.Context, c manifest.Change, older, newer contentSource) (oldText, newText []byte, err error) {
+	if c.Status != manifest.Added {
+		if oldText, err = older.content(ctx, c.Path, c.Old); err != nil {
+			return nil, nil, err
+		}
+	}
+	if c.Status != manifest.Deleted {
+		if newText, err = newer.content(ctx, c.Path, c.New); err != nil {
+			return nil, nil, err
+		}
+	}
+	return oldText, newText, nil
 }
 
 // QuotePath quotes a path as git does in a patch's headers and in diff

@@ -158,7 +158,7 @@ func lineCounts(ctx context.Context, g cas.Getter, p string, status manifest.Sta
 		c.Path = path.Join(p, c.Path)
 		changes = append(changes, c)
 	}
-	files, err := fileDiffs(ctx, changes, storeContent{g}, storeContent{g}, false)
+	files, err := fileDiffs(ctx, changes, storeContent{g}, storeContent{g}, DiffOptions{})
 	if err != nil {
 		return 0, 0, err
 	}

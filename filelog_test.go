@@ -223,7 +223,7 @@ func bruteLog(t *testing.T, s *Store, dir, p string) []LogEntry {
 			if err != nil {
 				return err
 			}
-			files, err := fileDiffs(ctx, changes, storeContent{v.Objects}, storeContent{v.Objects}, false)
+			files, err := fileDiffs(ctx, changes, storeContent{v.Objects}, storeContent{v.Objects}, DiffOptions{})
 			if err != nil {
 				return err
 			}

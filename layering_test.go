@@ -35,11 +35,12 @@ var layers = map[string][]string{
 	"jsonapi/internal/pyfields": {"jsonapi", "jsonapi/internal/genout"}, // go generate: the Python client's fields.json
 	"jsonapi/internal/mdtables": {"jsonapi"},                            // go generate: docs/commands.md's key tables
 	"jsonapi/internal/tstypes":  {"jsonapi", "jsonapi/internal/genout"}, // go generate: the TypeScript client's documents.ts
-	"casckpt":                   {"jsonapi", "repo/...", "index", "gc", "manifest", "cas", "internal/restorer", "internal/scan", "internal/statcache", "internal/textdiff", "internal/undo", "internal/osfs"},
+	"casckpt":                   {"jsonapi", "repo/...", "index", "gc", "manifest", "cas", "internal/restorer", "internal/scan", "internal/statcache", "internal/textdiff", "internal/jsondiff", "internal/undo", "internal/osfs"},
 	"repo":                      {"index", "gc", "manifest", "cas", "cas/packstore", "internal/osfs"}, // the records, the objects, the lock and the Backend seam
 	"repo/bucket":               {"repo", "index", "gc", "cas", "cas/s3store", "internal/remote"},     // the bucket backend
 	"internal/restorer":         {"internal/osfs", "manifest", "cas"},
 	"internal/textdiff":         {}, // the standard library only
+	"internal/jsondiff":         {}, // the standard library only
 	"internal/undo":             {"internal/restorer", "internal/textdiff", "manifest", "cas"},
 	"internal/scan":             {"manifest", "cas", "internal/statcache", "internal/gitindex", "internal/osfs"},
 	"internal/osfs":             {}, // the standard library and golang.org/x/sys only

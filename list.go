@@ -134,7 +134,7 @@ func countChanges(ctx context.Context, v view, from, to cas.ID) (changeCounts, e
 	changes, err := manifest.Diff(ctx, v.Objects, from, to)
 	var files []FileDiff
 	if err == nil {
-		files, err = fileDiffs(ctx, changes, storeContent{v.Objects}, storeContent{v.Objects}, false)
+		files, err = fileDiffs(ctx, changes, storeContent{v.Objects}, storeContent{v.Objects}, DiffOptions{})
 	}
 	switch {
 	case errors.Is(err, cas.ErrCorrupt) || errors.Is(err, cas.ErrNotFound) || errors.Is(err, manifest.ErrTooLarge):

@@ -96,6 +96,20 @@ type DiffFile struct {
 	Binary     bool   `json:"binary"`
 	// Patch is the file's unified diff (diff --json --patch).
 	Patch *string `json:"patch,omitempty"`
+	// JSONChanges are, for a modified file whose two versions are JSON
+	// documents, the values that differ (left out for any other file).
+	JSONChanges *[]JSONChange `json:"json_changes,omitempty"`
+}
+
+// JSONChange is one value that differs between two versions of a JSON
+// document: its JSONPath ("$.a.b[3]", `$["a b"]`), its op ("added",
+// "removed" or "changed"), and the old and the new value (From left out
+// when added, To when removed; either may be JSON null).
+type JSONChange struct {
+	Path string `json:"path"`
+	Op   string `json:"op"`
+	From any    `json:"from,omitempty"`
+	To   any    `json:"to,omitempty"`
 }
 
 // Restore is restore's document, with the changes listed.

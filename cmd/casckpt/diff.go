@@ -12,7 +12,7 @@ import (
 
 // diffOptions are the flags of diff.
 type diffOptions struct {
-	stat, patch bool
+	stat, patch, semantic bool
 }
 
 func newDiffCommand(g *globals) *cobra.Command {
@@ -22,12 +22,15 @@ func newDiffCommand(g *globals) *cobra.Command {
 		Short: "show what changed from SNAP to the working tree (or to SNAP2)",
 		Long: `diff compares snapshot SNAP with the working tree, or with SNAP2. With two
 arguments, the first is DIR unless it is a snapshot reference (hex digits,
-@N or #N) and not an existing directory.`,
+@N or #N) and not an existing directory. With --semantic, a file whose two
+versions are JSON documents shows the values that changed, by JSONPath
+("~ $.iteration: 5 → 7"), instead of its lines.`,
 		Args: argsBetween(1, 3),
 		RunE: func(cmd *cobra.Command, args []string) error { return runDiff(cmd.Context(), o, g, args) },
 	}
 	cmd.Flags().BoolVar(&o.stat, "stat", false, "show a summary per file instead of the patch")
 	cmd.Flags().BoolVar(&o.patch, "patch", false, "with --json: give each file's unified diff as its patch")
+	cmd.Flags().BoolVar(&o.semantic, "semantic", false, "show the values that changed in JSON files, by JSONPath, instead of their lines")
 	addHereFlag(cmd, g)
 	return cmd
 }
@@ -40,11 +43,14 @@ func runDiff(ctx context.Context, o diffOptions, g *globals, args []string) erro
 		return usagef("diff takes [DIR] SNAP [SNAP2]; %q is not a directory", args[0])
 	}
 	stat, patch := o.stat, o.patch
+	if stat && o.semantic {
+		return usagef("--stat and --semantic do not go together")
+	}
 	store, proj, err := g.openProject(ctx, dir)
 	if err != nil {
 		return err
 	}
-	opts := casckpt.DiffOptions{Patch: g.json && patch || !g.json && !stat}
+	opts := casckpt.DiffOptions{Patch: g.json && patch || !g.json && !stat, JSON: g.json || o.semantic}
 	if len(refs) == 2 {
 		opts.To = casckpt.Ref(refs[1])
 	}
@@ -62,6 +68,10 @@ func runDiff(ctx context.Context, o diffOptions, g *globals, args []string) erro
 		if g.json && patch {
 			file.Patch = &f.Patch
 		}
+		if f.JSON != nil {
+			changes := jsonChanges(f.JSON)
+			file.JSONChanges = &changes
+		}
 		doc.Files = append(doc.Files, file)
 	}
 	colour := g.colour()
@@ -72,6 +82,10 @@ func runDiff(ctx context.Context, o diffOptions, g *globals, args []string) erro
 				return
 			}
 			for _, f := range res.Files {
+				if o.semantic && f.JSON != nil {
+					writeSemantic(w, f, colour)
+					continue
+				}
 				if colour {
 					colourPatch(w, f.Patch)
 				} else {

@@ -90,7 +90,7 @@ func schemaDrift(root *jsonschema.Schema, doc jsonapi.Doc, wrap string) []string
 		}
 		nullable := slices.Contains(p.Types, "null")
 		types := schemaTypes(p)
-		if !slices.Equal(types, []string{f.Type}) {
+		if f.Type == "any" && len(types) != 0 || f.Type != "any" && !slices.Equal(types, []string{f.Type}) { // any: no type in the schema
 			out = append(out, "key "+where(f)+" is "+f.Type+" in the document, "+jsonString(types)+" in the schema")
 		}
 		if f.Nullable && !nullable {

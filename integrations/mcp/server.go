@@ -308,7 +308,8 @@ const defaultMaxPatchBytes = 64 << 10
 
 // bound keeps the patches of the files in.Paths selects, in order, until
 // they hold in.MaxPatchBytes: the patch that crosses the bound is cut at
-// its last line end within it, and the later ones are left out.
+// its last line end within it, and the later ones are left out. Files'
+// json_changes, which no bound limits, are left out.
 func (in DiffInput) bound(doc jsonapi.Diff) DiffOutput {
 	d := DiffOutput{Diff: doc}
 	left := in.MaxPatchBytes
@@ -317,6 +318,7 @@ func (in DiffInput) bound(doc jsonapi.Diff) DiffOutput {
 	}
 	for i := range d.Files {
 		f := &d.Files[i]
+		f.JSONChanges = nil // unbounded: the tool gives the patches alone
 		if f.Patch == nil {
 			continue
 		}

@@ -176,14 +176,16 @@ func TestResultsNameTheStore(t *testing.T) {
 
 // TestDiffPatchesAreSelectedAndBounded checks checkpoint_diff's patches:
 // only the selected files have one, the bound cuts at a line end and
-// leaves the later ones out, and patch_truncated says so.
+// leaves the later ones out, and patch_truncated says so; json_changes
+// are left out.
 func TestDiffPatchesAreSelectedAndBounded(t *testing.T) {
 	patch := func(p string) string {
 		return "diff --git a/" + p + " b/" + p + "\n--- a/" + p + "\n+++ b/" + p + "\n@@ -1 +1 @@\n-old\n+new\n"
 	}
 	doc, _ := json.Marshal(map[string]any{"from": "a", "to": "worktree", "files_changed": 3, "insertions": 3, "deletions": 3,
 		"files": []map[string]any{
-			{"path": "a.txt", "status": "modified", "insertions": 1, "deletions": 1, "binary": false, "patch": patch("a.txt")},
+			{"path": "a.txt", "status": "modified", "insertions": 1, "deletions": 1, "binary": false, "patch": patch("a.txt"),
+				"json_changes": []map[string]any{{"path": "$", "op": "changed", "from": []int{}, "to": map[string]int{}}}},
 			{"path": "sub/b.txt", "status": "modified", "insertions": 1, "deletions": 1, "binary": false, "patch": patch("sub/b.txt")},
 			{"path": "sub/c.txt", "status": "modified", "insertions": 1, "deletions": 1, "binary": false, "patch": patch("sub/c.txt")},
 		}})
@@ -220,6 +222,9 @@ func TestDiffPatchesAreSelectedAndBounded(t *testing.T) {
 				got = *f.Patch
 			}
 			text.WriteString(got)
+			if f.JSONChanges != nil {
+				t.Errorf("%v: %s has json_changes, which no bound limits", c.args, f.Path)
+			}
 			if got != c.want[i] {
 				t.Errorf("%v: %s's patch %q, want %q", c.args, f.Path, got, c.want[i])
 			}

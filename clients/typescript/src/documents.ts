@@ -136,6 +136,26 @@ export interface DiffFile {
   binary: boolean;
   /** Patch is the file's unified diff (diff --json --patch). */
   patch?: string;
+  /**
+   * JSONChanges are, for a modified file whose two versions are JSON
+   * documents, the values that differ (left out for any other file).
+   */
+  json_changes?: JSONChange[];
+}
+
+/**
+ * JSONChange is one value that differs between two versions of a JSON
+ * document: its JSONPath ("$.a.b[3]", `$["a b"]`), its op ("added",
+ * "removed" or "changed"), and the old and the new value (From left out
+ * when added, To when removed; either may be JSON null).
+ *
+ * (jsonapi.JSONChange)
+ */
+export interface JSONChange {
+  path: string;
+  op: string;
+  from?: unknown;
+  to?: unknown;
 }
 
 /**
