@@ -83,6 +83,29 @@ func TestNpmInstallsOfflineInFreshProject(t *testing.T) {
 		t.Fatalf("npx casckpt --version: %q, want it to start %q", got, want)
 	}
 	importsClient(t, proj, env)
+	typeChecks(t, proj, env)
+}
+
+// typeChecks compiles a TypeScript file in the project proj that imports
+// the installed client, with the client's own compiler (which the release
+// installed): the package's declarations resolve through its exports, so
+// a document's field has its type (a wrong one is an error).
+func typeChecks(t *testing.T, proj string, env []string) {
+	t.Helper()
+	writeTestFile(t, filepath.Join(proj, "tsconfig.json"), `{"compilerOptions": {"module": "nodenext", "moduleResolution": "nodenext",
+  "strict": true, "noEmit": true, "types": [], "skipLibCheck": true}, "files": ["check.ts"]}`+"\n")
+	writeTestFile(t, filepath.Join(proj, "check.ts"), `import { CasckptError, snapshot, type Snapshot } from "casckpt";
+export const s: Promise<Snapshot> = snapshot(".");
+export const files = (s: Snapshot): number => s.files;
+// @ts-expect-error: files is a number
+export const wrong = (s: Snapshot): string => s.files;
+export const exit = (e: CasckptError): number => e.exit;
+`)
+	tsc, err := filepath.Abs(filepath.Join(repoRoot, npmDir, "node_modules", "typescript", "bin", "tsc"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	runIn(t, proj, env, "node", tsc, "-p", "tsconfig.json")
 }
 
 // importsClient runs a Node script in the project proj that imports the
