@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -49,11 +51,13 @@ print(_find_binary(None), len(cm.list_checkpoints(sys.argv[1])))`
 	}
 }
 
-// TestNpmInstallsOfflineInFreshProject installs the npm main package and
-// the host's platform package from their tarballs into a fresh project,
-// offline, with an empty cache: npx casckpt snapshots and restores a
-// directory, passes the binary's exit status on, and the entry point
-// names the platform package's binary.
+// TestNpmInstallsOfflineInFreshProject installs the npm main package (the
+// TypeScript client) and the host's platform package from their tarballs
+// into a fresh project, offline, with an empty cache: npx casckpt reports
+// the release's version, snapshots and restores a directory and passes the
+// binary's exit status on; and a Node script that imports the client, with
+// no $CASCKPT_BIN, snapshots and lists through the platform package's
+// binary.
 func TestNpmInstallsOfflineInFreshProject(t *testing.T) {
 	if runtime.GOOS == "windows" {
 		t.Skip("npm and npx are .cmd scripts there")
@@ -74,9 +78,63 @@ func TestNpmInstallsOfflineInFreshProject(t *testing.T) {
 	snapshotAndRestore(t, env, npx, "--offline", "--prefix", proj, "casckpt")
 
 	failsAsCasckpt(t, proj, env, npx, "--offline", "casckpt")
-	got := runIn(t, proj, env, "node", "-e", `process.stdout.write(require("casckpt").binaryPath())`)
-	if want := filepath.Join(proj, "node_modules", host.npmPackage(), "bin", host.exe()); got != want {
-		t.Fatalf(`require("casckpt").binaryPath() = %q, want %q`, got, want)
+	got := runIn(t, proj, env, npx, "--offline", "casckpt", "--version")
+	if want := fmt.Sprintf("casckpt %s (commit %s, ", r.version, r.commit); !strings.HasPrefix(got, want) {
+		t.Fatalf("npx casckpt --version: %q, want it to start %q", got, want)
+	}
+	importsClient(t, proj, env)
+	typeChecks(t, proj, env)
+}
+
+// typeChecks compiles a TypeScript file in the project proj that imports
+// the installed client, with the client's own compiler (which the release
+// installed): the package's declarations resolve through its exports, so
+// a document's field has its type (a wrong one is an error).
+func typeChecks(t *testing.T, proj string, env []string) {
+	t.Helper()
+	writeTestFile(t, filepath.Join(proj, "tsconfig.json"), `{"compilerOptions": {"module": "nodenext", "moduleResolution": "nodenext",
+  "strict": true, "noEmit": true, "types": [], "skipLibCheck": true}, "files": ["check.ts"]}`+"\n")
+	writeTestFile(t, filepath.Join(proj, "check.ts"), `import { CasckptError, snapshot, type Snapshot } from "casckpt";
+export const s: Promise<Snapshot> = snapshot(".");
+export const files = (s: Snapshot): number => s.files;
+// @ts-expect-error: files is a number
+export const wrong = (s: Snapshot): string => s.files;
+export const exit = (e: CasckptError): number => e.exit;
+`)
+	tsc, err := filepath.Abs(filepath.Join(repoRoot, npmDir, "node_modules", "typescript", "bin", "tsc"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	runIn(t, proj, env, "node", tsc, "-p", "tsconfig.json")
+}
+
+// importsClient runs a Node script in the project proj that imports the
+// installed casckpt client, snapshots a directory with the plain function
+// and lists it: the binary it finds, with env's PATH and no
+// $CASCKPT_BIN, is the platform package's, and the listing holds the
+// snapshot.
+func importsClient(t *testing.T, proj string, env []string) {
+	t.Helper()
+	dir, store := t.TempDir(), filepath.Join(t.TempDir(), "store")
+	writeTestFile(t, filepath.Join(dir, "a.txt"), "from node\n")
+	const script = `import { binaryPath, findBinary, list, snapshot } from "casckpt";
+const [dir, store] = process.argv.slice(1);
+const s = await snapshot(dir, { store, message: "from node" });
+const l = await list(dir, { store });
+console.log(JSON.stringify({ found: findBinary(), binaryPath: binaryPath(), created: s.created, listed: l.map((e) => e.id), id: s.id }));`
+	out := runIn(t, proj, env, "node", "--input-type=module", "-e", script, dir, store)
+	var got struct {
+		Found, BinaryPath, ID string
+		Created               bool
+		Listed                []string
+	}
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("the Node script printed %q: %v", out, err)
+	}
+	want := filepath.Join(proj, "node_modules", host.npmPackage(), "bin", host.exe())
+	if got.Found != want || got.BinaryPath != want || !got.Created || len(got.Listed) != 1 || got.Listed[0] != got.ID {
+		t.Fatalf("the client found %q (binaryPath %q), snapshot created %v, list %v (snapshot %q); want %s, a snapshot listed",
+			got.Found, got.BinaryPath, got.Created, got.Listed, got.ID, want)
 	}
 }
 

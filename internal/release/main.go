@@ -16,9 +16,10 @@
 //   - casckpt-OS-CPU-VERSION.tgz: the npm package @casckpt/OS-CPU holding
 //     the binary;
 //
-// then casckpt-VERSION.tgz, the npm package casckpt
-// (clients/npm/casckpt) that depends on those, and SHA256SUMS over every
-// file (sha256sum -c reads it). A target that does not build fails the
+// then casckpt-VERSION.tgz, the npm package casckpt (the TypeScript
+// client, clients/typescript, compiled by its npm run build; needs npm)
+// with the casckpt command and an optional dependency on each platform
+// package, and SHA256SUMS over every file (sha256sum -c reads it). A target that does not build fails the
 // command with one line naming it and the compiler's first error.
 package main
 

@@ -30,9 +30,9 @@ type result struct {
 // stamp is the version and commit a release's binaries report.
 type stamp struct{ version, commit string }
 
-// run makes the release: every target's binary, then per target its
-// archive, wheel and npm platform package; then the npm main package and
-// SHA256SUMS.
+// run makes the release: every target's binary and the compiled
+// TypeScript client, then per target its archive, wheel and npm platform
+// package; then the npm main package and SHA256SUMS.
 func run(ctx context.Context, c config) (result, error) {
 	root, err := filepath.Abs(c.root)
 	if err != nil {
@@ -55,8 +55,9 @@ func run(ctx context.Context, c config) (result, error) {
 		return result{}, err
 	}
 	defer os.RemoveAll(work)
-	// Every target builds before anything is written, so a target that
-	// does not build leaves the output directory empty.
+	// Every target and the TypeScript client build before anything is
+	// written, so one that does not build leaves the output directory
+	// empty.
 	bins := make([]string, len(c.targets))
 	for i, t := range c.targets {
 		fmt.Fprintf(c.log, "== build %s\n", t)
@@ -64,6 +65,11 @@ func run(ctx context.Context, c config) (result, error) {
 		if err := build(ctx, c.root, t, s, bins[i], c.log); err != nil {
 			return result{}, err
 		}
+	}
+	fmt.Fprintf(c.log, "== build the TypeScript client (%s)\n", npmDir)
+	built := filepath.Join(work, "npm")
+	if err := buildNpmClient(ctx, c.root, built, c.log); err != nil {
+		return result{}, err
 	}
 	r := result{version: s.version, commit: s.commit}
 	for i, t := range c.targets {
@@ -73,7 +79,7 @@ func run(ctx context.Context, c config) (result, error) {
 		}
 		r.files = append(r.files, files...)
 	}
-	mainPkg, err := npmMainPackage(c.root, c.out, npm)
+	mainPkg, err := npmMainPackage(c.root, c.out, built, npm)
 	if err != nil {
 		return result{}, err
 	}

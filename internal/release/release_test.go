@@ -10,6 +10,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -49,6 +50,9 @@ func release(t *testing.T) (string, result) {
 	t.Helper()
 	if !slices.Contains(allTargets, host) {
 		t.Skipf("%s is not a release target", host)
+	}
+	if _, err := exec.LookPath("npm"); err != nil {
+		t.Skip("npm is not on PATH: a release compiles the TypeScript client, its npm package casckpt")
 	}
 	released.once.Do(func() {
 		if released.tmp, released.err = os.MkdirTemp("", "casckpt-release-test-"); released.err != nil {
@@ -166,26 +170,63 @@ func TestBuildFailureStopsTheRelease(t *testing.T) {
 	}
 }
 
-// TestNpmManifestInStep: the npm main package's version and its platform
-// packages' must be VERSION's, one per target.
+// TestNpmManifestInStep: the npm main package's version must be
+// VERSION's, and the package.json it is published with depends on one
+// platform package per target at that version, names the casckpt
+// command, and has no scripts (they build from source).
 func TestNpmManifestInStep(t *testing.T) {
-	deps := map[string]string{}
-	for _, tg := range allTargets {
-		deps[tg.npmPackage()] = "1.2.3"
-	}
-	if err := checkNpmManifest("1.2.3", deps, "1.2.3"); err != nil {
+	if err := checkNpmVersion("1.2.3", "1.2.3"); err != nil {
 		t.Fatalf("in step: %v", err)
 	}
-	if err := checkNpmManifest("1.2.2", deps, "1.2.3"); err == nil || !strings.Contains(err.Error(), `version "1.2.2", but VERSION says "1.2.3"`) {
+	if err := checkNpmVersion("1.2.2", "1.2.3"); err == nil || !strings.Contains(err.Error(), `version "1.2.2", but VERSION says "1.2.3"`) {
 		t.Fatalf("an old version: %v", err)
 	}
-	deps["@casckpt/linux-x64"] = "1.2.2"
-	if err := checkNpmManifest("1.2.3", deps, "1.2.3"); err == nil || !strings.Contains(err.Error(), "@casckpt/linux-x64") {
-		t.Fatalf("an old platform package: %v", err)
+	version := strings.TrimSpace(string(readFile(t, filepath.Join(repoRoot, "VERSION"))))
+	m, err := readNpmManifest(repoRoot, version)
+	if err != nil {
+		t.Fatal(err)
 	}
-	delete(deps, "@casckpt/linux-x64")
-	if err := checkNpmManifest("1.2.3", deps, "1.2.3"); err == nil || !strings.Contains(err.Error(), "optionalDependencies") {
-		t.Fatalf("a platform package missing: %v", err)
+	raw, err := m.published()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pub struct {
+		Name, Version, Type  string
+		Bin                  map[string]string
+		OptionalDependencies map[string]string
+		Scripts              map[string]string
+	}
+	if err := json.Unmarshal(raw, &pub); err != nil {
+		t.Fatalf("%v: %s", err, raw)
+	}
+	deps := map[string]string{}
+	for _, tg := range allTargets {
+		deps[tg.npmPackage()] = version
+	}
+	if pub.Name != "casckpt" || pub.Version != version || pub.Type != "module" || !maps.Equal(pub.Bin, map[string]string{"casckpt": npmBin}) ||
+		!maps.Equal(pub.OptionalDependencies, deps) || pub.Scripts != nil {
+		t.Fatalf("the published package.json:\n%s\nwant casckpt %s, an ES module, bin casckpt %s, optionalDependencies %v, no scripts", raw, version, npmBin, deps)
+	}
+	// The client's fields keep their order and values ("exports"
+	// conditions are read in order), then the two the release adds.
+	fields, err := readFields(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []npmField
+	for _, f := range m.fields {
+		if f.key != "scripts" {
+			want = append(want, f)
+		}
+	}
+	if len(fields) != len(want)+2 || fields[len(want)].key != "bin" || fields[len(want)+1].key != "optionalDependencies" {
+		t.Fatalf("the published package.json has fields %v, want the client's %v then bin and optionalDependencies", fields, want)
+	}
+	for i, f := range want {
+		var a, b bytes.Buffer
+		if json.Compact(&a, f.value) != nil || json.Compact(&b, fields[i].value) != nil || f.key != fields[i].key || a.String() != b.String() {
+			t.Errorf("published field %d: %s %s, the client's %s %s", i, fields[i].key, fields[i].value, f.key, f.value)
+		}
 	}
 }
 

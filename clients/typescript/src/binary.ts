@@ -21,7 +21,10 @@ export function binaryPath(): string {
     return createRequire(import.meta.url).resolve(`${pkg}/bin/${exe}`);
   } catch {
     throw new Error(
-      `casckpt: the package ${pkg} is not installed, so there is no casckpt binary for ${process.platform}-${process.arch}`,
+      `casckpt: the package ${pkg} is not installed, so there is no casckpt binary for ${process.platform}-${process.arch}: ` +
+        `npm installs it with casckpt unless optional dependencies are omitted (--omit=optional, --no-optional); ` +
+        `install casckpt again without that, or set CASCKPT_BIN to a casckpt binary ` +
+        `(released for linux, darwin and win32 on x64 and arm64)`,
     );
   }
 }

@@ -1,5 +1,5 @@
 import { resolve } from "node:path";
-import { findBinary } from "./binary.js";
+import { findBinary, platformPackage } from "./binary.js";
 import type * as doc from "./documents.js";
 import { CasckptError, documentOf, type Answer } from "./errors.js";
 import {
@@ -199,7 +199,12 @@ export class Casckpt {
     const env = this.options.env ?? process.env;
     const binary = findBinary(this.options.binary, env);
     if (binary === undefined) {
-      throw new CasckptError(127, "casckpt binary not found (set CASCKPT_BIN, install the casckpt package, or put casckpt on PATH)", args);
+      throw new CasckptError(
+        127,
+        `casckpt binary not found: set CASCKPT_BIN, or npm install casckpt (its platform package ${platformPackage()} ` +
+          `carries the binary; not with --omit=optional), or put casckpt on PATH`,
+        args,
+      );
     }
     const cwd = resolve(o.cwd ?? this.options.cwd ?? ".");
     const timeoutMs = o.timeoutMs ?? this.options.timeoutMs;

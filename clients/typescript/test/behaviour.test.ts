@@ -106,7 +106,19 @@ test("the binary: the option, then CASCKPT_BIN, then PATH; none is exit 127", as
   assert.equal(findBinary(join(scratch(), "nothing"), {}), undefined);
 
   const c = new Casckpt({ env: { PATH: "" } });
-  await assert.rejects(c.status(), (e: unknown) => e instanceof CasckptError && e.exit === 127 && /CASCKPT_BIN/.test(e.message));
+  await assert.rejects(
+    c.status(),
+    (e: unknown) =>
+      e instanceof CasckptError && e.exit === 127 && e.message.includes("CASCKPT_BIN") && e.message.includes(`npm install casckpt`) && e.message.includes(platformPackage()),
+  );
+});
+
+test("the casckpt command (the package's bin) without the platform package: exit 1, one line saying what to do", () => {
+  const cli = fileURLToPath(new URL("../src/cli.js", import.meta.url));
+  const r = spawnSync(process.execPath, [cli, "version"], { cwd: scratch(), encoding: "utf8", env: { PATH: "" } });
+  assert.equal(r.status, 1, r.stderr);
+  assert.equal(r.stdout, "");
+  assert.match(r.stderr, new RegExp(`^casckpt: the package ${platformPackage()} is not installed, .*--omit=optional.*CASCKPT_BIN.*\n$`));
 });
 
 /** A casckpt of before serve: the real binary, but `serve` is an unknown command (exit 2). */
