@@ -2,7 +2,6 @@ package cline
 
 import (
 	"context"
-	"encoding/json"
 	"maps"
 	"os"
 	"path/filepath"
@@ -27,65 +26,15 @@ func cwdHash(wd string) string {
 	return s[:min(len(s), 13)]
 }
 
-// shadow is one of Cline's shadow repositories, made with git as Cline
-// does it.
-type shadow struct {
-	g       *gittest.Git
-	dir, wd string
-}
-
-// initShadow is CheckpointGitOperations.ts initShadowGit: simple-git in
-// the checkpoints directory runs "git init", sets core.worktree to the
-// workspace, commit.gpgSign false, user.name "Cline Checkpoint" and
-// user.email checkpoint@cline.bot, stages the workspace ("git add .
-// --ignore-errors") and commits "initial commit" --allow-empty.
-func initShadow(t *testing.T, g *gittest.Git, dir, wd string) *shadow {
-	must(t, os.MkdirAll(dir, 0o755))
-	g.Run(dir, nil, "init")
-	g.Run(dir, nil, "config", "core.worktree", wd)
-	g.Run(dir, nil, "config", "commit.gpgSign", "false")
-	g.Run(dir, nil, "config", "user.name", "Cline Checkpoint")
-	g.Run(dir, nil, "config", "user.email", "checkpoint@cline.bot")
-	s := &shadow{g: g, dir: dir, wd: wd}
-	s.commit("initial commit")
-	return s
-}
+// The identity initShadowGit gives Cline's shadow repositories
+// (CheckpointGitOperations.ts).
+const userName, userEmail = "Cline Checkpoint", "checkpoint@cline.bot"
 
 // commit is CheckpointTracker.ts commit: "git add . --ignore-errors",
-// then "git commit -m <msg> --allow-empty --no-verify"; it returns the
-// commit's hash.
-func (s *shadow) commit(msg string) string {
-	s.g.Tick()
-	s.g.Run(s.dir, nil, "add", ".", "--ignore-errors")
-	s.g.Run(s.dir, nil, "commit", "-m", msg, "--allow-empty", "--no-verify")
-	return s.g.Run(s.dir, nil, "rev-parse", "HEAD")
-}
-
-func write(t *testing.T, dir string, files map[string]string) {
-	t.Helper()
-	for p, data := range files {
-		full := filepath.Join(dir, p)
-		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(full, []byte(data), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
-
-func writeJSON(t *testing.T, path string, v any) {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
+// then "git commit -m checkpoint-<cwdHash>-<taskId> --allow-empty
+// --no-verify".
+func commit(s *gittest.Shadow, msg string) string {
+	return s.Commit(msg, "--allow-empty", "--no-verify")
 }
 
 // TestImportClineWithoutGit imports Cline's current per-workdir store and
@@ -101,23 +50,23 @@ func TestImportClineWithoutGit(t *testing.T) {
 	gs := filepath.Join(t.TempDir(), "globalStorage")
 	ext := filepath.Join(gs, ExtensionID)
 	wd := filepath.Join(t.TempDir(), "project")
-	write(t, wd, map[string]string{"a.txt": "one\n", "src/main.go": "package main\n", "bin/run.sh": "#!/bin/sh\n"})
+	gittest.WriteFiles(t, wd, map[string]string{"a.txt": "one\n", "src/main.go": "package main\n", "bin/run.sh": "#!/bin/sh\n"})
 	must(t, os.Chmod(filepath.Join(wd, "bin/run.sh"), 0o755))
 	must(t, os.Symlink("a.txt", filepath.Join(wd, "link")))
 
-	repo := initShadow(t, g, filepath.Join(ext, "checkpoints", cwdHash(wd)), wd)
+	repo := g.InitShadow(filepath.Join(ext, "checkpoints", cwdHash(wd)), wd, userName, userEmail)
 	task1, task2 := "1700000000001", "1700000000002"
-	write(t, wd, map[string]string{"a.txt": "one\ntwo\n"})
-	h1 := repo.commit("checkpoint-" + cwdHash(wd) + "-" + task1)
-	write(t, wd, map[string]string{"src/util.go": "package main\n\nfunc util() {}\n"})
-	h2 := repo.commit("checkpoint-" + cwdHash(wd) + "-" + task1)
-	h3 := repo.commit("checkpoint-" + cwdHash(wd) + "-" + task1) // a read-only tool: empty
+	gittest.WriteFiles(t, wd, map[string]string{"a.txt": "one\ntwo\n"})
+	h1 := commit(repo, "checkpoint-"+cwdHash(wd)+"-"+task1)
+	gittest.WriteFiles(t, wd, map[string]string{"src/util.go": "package main\n\nfunc util() {}\n"})
+	h2 := commit(repo, "checkpoint-"+cwdHash(wd)+"-"+task1)
+	h3 := commit(repo, "checkpoint-"+cwdHash(wd)+"-"+task1) // a read-only tool: empty
 	must(t, os.Remove(filepath.Join(wd, "src/main.go")))
 	must(t, os.Chmod(filepath.Join(wd, "bin/run.sh"), 0o644))
 	must(t, os.Remove(filepath.Join(wd, "link")))
 	must(t, os.Symlink("src/util.go", filepath.Join(wd, "link")))
-	repo.commit("checkpoint-" + cwdHash(wd) + "-" + task2)
-	writeJSON(t, filepath.Join(ext, "tasks", task1, "ui_messages.json"), []map[string]any{
+	commit(repo, "checkpoint-"+cwdHash(wd)+"-"+task2)
+	gittest.WriteJSON(t, filepath.Join(ext, "tasks", task1, "ui_messages.json"), []map[string]any{
 		{"ts": 4000, "type": "say", "say": "text", "text": "hello"},
 		{"ts": 5001, "type": "say", "say": "tool", "lastCheckpointHash": h1},
 		{"ts": 5002, "type": "say", "say": "tool", "lastCheckpointHash": "HEAD " + h2[:7]},
@@ -126,12 +75,12 @@ func TestImportClineWithoutGit(t *testing.T) {
 
 	// The older generation: a repository per task, commits "checkpoint".
 	wd2 := filepath.Join(t.TempDir(), "older")
-	write(t, wd2, map[string]string{"x.txt": "x\n"})
-	old := initShadow(t, g, filepath.Join(ext, "tasks", "1600000000000", "checkpoints"), wd2)
-	write(t, wd2, map[string]string{"x.txt": "xy\n"})
-	old.commit("checkpoint")
+	gittest.WriteFiles(t, wd2, map[string]string{"x.txt": "x\n"})
+	old := g.InitShadow(filepath.Join(ext, "tasks", "1600000000000", "checkpoints"), wd2, userName, userEmail)
+	gittest.WriteFiles(t, wd2, map[string]string{"x.txt": "xy\n"})
+	commit(old, "checkpoint")
 
-	commits, oldCommits := g.Log(filepath.Join(repo.dir, ".git")), g.Log(filepath.Join(old.dir, ".git"))
+	commits, oldCommits := g.Log(filepath.Join(repo.Dir, ".git")), g.Log(filepath.Join(old.Dir, ".git"))
 	before := gittest.DirDigest(t, gs)
 	gittest.HideGit(t)
 	s := gittest.NewStore(t)
@@ -179,7 +128,7 @@ func TestImportClineWithoutGit(t *testing.T) {
 	if err != nil || len(deleted) != 2 || len(kept) != 0 {
 		t.Fatalf("clear: %v %v %v", deleted, kept, err)
 	}
-	for _, p := range []string{repo.dir, old.dir} {
+	for _, p := range []string{repo.Dir, old.Dir} {
 		if _, err := os.Lstat(p); !os.IsNotExist(err) {
 			t.Errorf("%s is still there: %v", p, err)
 		}

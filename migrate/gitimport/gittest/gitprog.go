@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"io/fs"
 	"maps"
@@ -218,4 +219,72 @@ func ReadFiles(t *testing.T, dir string) map[string]File {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// Shadow is a shadow repository in the style of Cline and Roo Code: a
+// repository in Dir whose core.worktree is the project, Workdir; git runs
+// in Dir, as simple-git does for them.
+type Shadow struct {
+	g            *Git
+	Dir, Workdir string
+}
+
+// InitShadow makes it as both tools' initShadowGit do (cline/cline
+// src/integrations/checkpoints/CheckpointGitOperations.ts; RooCodeInc/
+// Roo-Code src/services/checkpoints/ShadowCheckpointService.ts): "git
+// init", core.worktree the workspace, commit.gpgSign false, the tool's
+// user.name and user.email, "git add . --ignore-errors" and "git commit
+// -m 'initial commit' --allow-empty".
+func (g *Git) InitShadow(dir, workdir, name, email string) *Shadow {
+	g.t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		g.t.Fatal(err)
+	}
+	g.Run(dir, nil, "init")
+	g.Run(dir, nil, "config", "core.worktree", workdir)
+	g.Run(dir, nil, "config", "commit.gpgSign", "false")
+	g.Run(dir, nil, "config", "user.name", name)
+	g.Run(dir, nil, "config", "user.email", email)
+	s := &Shadow{g: g, Dir: dir, Workdir: workdir}
+	s.Commit("initial commit", "--allow-empty")
+	return s
+}
+
+// Commit ticks the clock, runs "git add . --ignore-errors" and "git commit
+// -m msg" with flags, and returns the new HEAD.
+func (s *Shadow) Commit(msg string, flags ...string) string {
+	s.g.t.Helper()
+	s.g.Tick()
+	s.g.Run(s.Dir, nil, "add", ".", "--ignore-errors")
+	s.g.Run(s.Dir, nil, append([]string{"commit", "-m", msg}, flags...)...)
+	return s.g.Run(s.Dir, nil, "rev-parse", "HEAD")
+}
+
+// WriteFiles writes files (path: bytes) under dir, making directories.
+func WriteFiles(t *testing.T, dir string, files map[string]string) {
+	t.Helper()
+	for p, data := range files {
+		full := filepath.Join(dir, p)
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// WriteJSON writes v as JSON to path, making directories.
+func WriteJSON(t *testing.T, path string, v any) {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
 }
