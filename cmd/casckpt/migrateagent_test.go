@@ -16,7 +16,7 @@ import (
 // default location, with no git on the command's PATH: status lists it
 // with its agent, migrate imports it with the task's session, turns lists
 // the turns, undo and restore --safe work on them, a second migrate
-// imports nothing, and clear-legacy --from-agent deletes it.
+// imports nothing (after a repair too), and clear-legacy --from-agent deletes it.
 func TestMigrateFromAgentRoo(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("the default location tested is Linux's")
@@ -62,6 +62,16 @@ func TestMigrateFromAgentRoo(t *testing.T) {
 	again := jsonOf[map[string]any](t, e.ok("migrate", "--from-agent", "all", "--json").out)
 	if again["agent"] != "all" || again["snapshots_imported"] != 0.0 || again["snapshots_skipped"] != 3.0 {
 		t.Fatalf("second migrate: %v", again)
+	}
+	// A lost database, repaired from the packs, keeps the labels and the
+	// turns, and still imports nothing.
+	must(t, os.Remove(filepath.Join(e.store, "casckpt.db")))
+	e.ok("repair")
+	if again := jsonOf[map[string]any](t, e.ok("migrate", "--from-agent", "roo", "--json").out); again["snapshots_imported"] != 0.0 {
+		t.Fatalf("migrate after a repair: %v", again)
+	}
+	if turns := jsonOf[[]map[string]any](t, e.ok("turns", wd, "--json").out); len(turns) != 2 || turns[1]["session"] != "roo:"+task {
+		t.Fatalf("turns after a repair: %v", turns)
 	}
 	failsWith(t, e.run("migrate", "--from-agent", "hermes"), 1, "cline, roo, gemini or all")
 	cl := jsonOf[map[string]any](t, e.ok("clear-legacy", "--from-agent", "roo", "--yes", "--json").out)
