@@ -23,7 +23,7 @@ import (
 // Git runs the git program, to make a fixture as an agent's own code
 // does; a test that reads the fixture back hides git (HideGit) first.
 type Git struct {
-	t    *testing.T
+	t    testing.TB
 	home string
 	// Clock is the author and committer time (Unix seconds) of the next
 	// command; Tick moves it on.
@@ -31,7 +31,7 @@ type Git struct {
 }
 
 // NewGit returns a runner of git, or skips the test when there is none.
-func NewGit(t *testing.T) *Git {
+func NewGit(t testing.TB) *Git {
 	t.Helper()
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("the git program is needed to build the fixture")
