@@ -89,7 +89,7 @@ func (s *Store) Import(ctx context.Context, p ImportProject) (ImportResult, erro
 	defer ss.End()
 	var pl *importPlan
 	err = ss.Read(func(v view) error {
-		pl = &importPlan{w: cas.NewWriter(s.repo.Packs(), v.Objects), workdir: workdir, ids: map[string]cas.ID{}, turns: map[string]*index.Turn{}}
+		pl = &importPlan{w: cas.NewWriter(s.repo.Packs(), v.Objects), workdir: workdir, ids: map[string]cas.ID{}, times: map[cas.ID]time.Time{}, turns: map[string]*index.Turn{}}
 		return pl.build(ctx, v.Tx, p.Snapshots, &res)
 	})
 	if err != nil || (len(pl.recs) == 0 && len(pl.aliases) == 0) {

@@ -2,6 +2,7 @@ package casckpt
 
 import (
 	"context"
+	"time"
 
 	"github.com/casckpt/casckpt/cas"
 	"github.com/casckpt/casckpt/index"
@@ -17,8 +18,10 @@ type importPlan struct {
 	recs    []record
 	origins []string // of recs
 	aliases []importAlias
-	// ids are the snapshots this import gives an origin, by origin.
-	ids map[string]cas.ID
+	// ids are the snapshots this import gives an origin, by origin; times
+	// the times of those it records.
+	ids   map[string]cas.ID
+	times map[cas.ID]time.Time
 	// turns are the turn records as they are to be, by turn ID; order is
 	// the order they were first touched in.
 	turns map[string]*index.Turn
@@ -74,6 +77,7 @@ func (pl *importPlan) build(ctx context.Context, tx *index.Tx, snaps []ImportSna
 		pl.recs = append(pl.recs, rec)
 		pl.origins = append(pl.origins, imp.Origin)
 		pl.ids[imp.Origin] = rec.ID
+		pl.times[rec.ID] = rec.Time
 	}
 	for _, id := range pl.order {
 		tr := pl.turns[id]
@@ -102,7 +106,11 @@ func (pl *importPlan) turn(tx *index.Tx, imp ImportSnapshot, snap cas.ID) error 
 			if !known {
 				start = snap
 			}
-			rec = index.Turn{Project: pl.workdir, ID: imp.Turn, Session: imp.Session, Start: start, Started: imp.Time}
+			started, ok := pl.times[start]
+			if !ok {
+				started = imp.Time // the parent was imported by an earlier run
+			}
+			rec = index.Turn{Project: pl.workdir, ID: imp.Turn, Session: imp.Session, Start: start, Started: started}
 		}
 		tr = &rec
 		pl.turns[imp.Turn] = tr

@@ -76,6 +76,9 @@ func runMigrate(ctx context.Context, o migrateOptions, g *globals) error {
 		SnapshotsSkipped: rep.SnapshotsSkipped, Errors: rep.Errors, Agent: o.fromAgent}
 	return g.emit(doc, func(w io.Writer) {
 		fmt.Fprintf(w, "imported %s of %s (%s already imported)", countOf(int64(rep.SnapshotsImported), "snapshot"), countOf(int64(rep.Projects), "project"), count(int64(rep.SnapshotsSkipped)))
+		if rep.SnapshotsUnchanged > 0 {
+			fmt.Fprintf(w, "; %s changed nothing", countOf(int64(rep.SnapshotsUnchanged), "empty commit"))
+		}
 		if rep.GitlinksSkipped > 0 || rep.NamesSkipped > 0 {
 			fmt.Fprintf(w, "; skipped %s and %s", count(int64(rep.GitlinksSkipped))+" submodule "+map[bool]string{true: "entry", false: "entries"}[rep.GitlinksSkipped == 1], countOf(int64(rep.NamesSkipped), "unusable name"))
 		}
