@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/casckpt/casckpt/migrate/gitimport/gittest"
@@ -41,6 +42,9 @@ func TestMigrateFromAgentRoo(t *testing.T) {
 	legacy := st["legacy"].([]any)
 	if len(legacy) != 1 || legacy[0].(map[string]any)["agent"] != "roo" || legacy[0].(map[string]any)["migrated"] != false {
 		t.Fatalf("status before: %v", legacy)
+	}
+	if out := e.ok("status").out; !strings.Contains(out, "roo checkpoint store "+repo.Dir) || !strings.Contains(out, "run casckpt migrate --from-agent roo") {
+		t.Fatalf("status before, for people: %q", out)
 	}
 	m := jsonOf[map[string]any](t, e.ok("migrate", "--from-agent", "roo", "--json").out)
 	if !slices.Equal(keys(m), []string{"agent", "errors", "projects", "snapshots_imported", "snapshots_skipped"}) ||
