@@ -2,11 +2,11 @@ package casckpt
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/casckpt/casckpt/cas"
 	"github.com/casckpt/casckpt/index"
-	"github.com/casckpt/casckpt/repo"
 )
 
 // ImportProject is a project's history brought from another store (a
@@ -31,6 +31,20 @@ type ImportSnapshot struct {
 	// Origin names the source uniquely (a commit, say). An origin imported
 	// once is skipped ever after, even if its snapshot was dropped.
 	Origin string
+	// Parent is the origin of the snapshot this one follows in its source
+	// (a commit's first parent); "" for none. See Unchanged and Turn.
+	Parent string
+	// Unchanged says the snapshot holds what Parent's does (an empty
+	// commit): none is recorded, and Origin is recorded as naming Parent's
+	// snapshot. When Parent's snapshot is not known, it is recorded as any
+	// other.
+	Unchanged bool
+	// Session and Turn label the snapshot as SnapshotOptions does (each
+	// "" or a valid label, see CheckLabel). With Turn, the snapshot ends
+	// that turn of the project: a new turn starts on Parent's snapshot
+	// (this one when Parent names none), and a turn recorded before ends
+	// here instead.
+	Session, Turn string
 	// Build stores the snapshot's files through put (with manifest.PutFile
 	// and manifest.Put) and returns its root tree and its counts of files and
 	// bytes. It runs once, inside Import.
@@ -41,7 +55,10 @@ type ImportSnapshot struct {
 type ImportResult struct {
 	Imported int
 	Skipped  int // already imported
-	IDs      []cas.ID
+	// Unchanged counts the snapshots not recorded because they hold what
+	// their parent's does (ImportSnapshot.Unchanged).
+	Unchanged int
+	IDs       []cas.ID
 }
 
 // Import records a project's imported snapshots in one commit. Content is
@@ -56,38 +73,27 @@ func (s *Store) Import(ctx context.Context, p ImportProject) (ImportResult, erro
 	if err != nil {
 		return res, err
 	}
+	for _, imp := range p.Snapshots {
+		for _, l := range []string{imp.Session, imp.Turn} {
+			if l != "" {
+				if err := CheckLabel(l); err != nil {
+					return res, fmt.Errorf("import %s: %w", imp.Origin, err)
+				}
+			}
+		}
+	}
 	ss, err := s.begin(ctx, false, true)
 	if err != nil {
 		return res, err
 	}
 	defer ss.End()
-	var w *cas.Writer
-	var recs []record
-	var origins []string
+	var pl *importPlan
 	err = ss.Read(func(v view) error {
-		w = cas.NewWriter(s.repo.Packs(), v.Objects)
-		nextSeq := v.Tx.NextSeq(workdir)
-		for _, imp := range p.Snapshots {
-			if _, done := v.Tx.Origin(imp.Origin); done {
-				res.Skipped++
-				continue
-			}
-			root, files, bytes, err := imp.Build(ctx, w)
-			if err != nil {
-				return err
-			}
-			rec := record{ID: index.NewSnapshotID(workdir, root, imp.Time, imp.Reason), Project: workdir, Root: root,
-				Time: imp.Time, Reason: imp.Reason, Stats: index.Stats{Files: files, Bytes: bytes}, MaxFileSize: imp.MaxFileSize}
-			if rec.BackupID, err = repo.PutBackup(ctx, w, rec, nextSeq+uint64(len(recs)), imp.Origin); err != nil {
-				return err
-			}
-			recs = append(recs, rec)
-			origins = append(origins, imp.Origin)
-		}
-		return w.Flush(ctx)
+		pl = &importPlan{w: cas.NewWriter(s.repo.Packs(), v.Objects), workdir: workdir, ids: map[string]cas.ID{}, times: map[cas.ID]time.Time{}, turns: map[string]*index.Turn{}}
+		return pl.build(ctx, v.Tx, p.Snapshots, &res)
 	})
-	if err != nil || len(recs) == 0 {
-		w.Abort()
+	if err != nil || (len(pl.recs) == 0 && len(pl.aliases) == 0) {
+		pl.w.Abort()
 		return res, err
 	}
 	err = ss.Update(func(tx *index.Tx) error {
@@ -98,31 +104,17 @@ func (s *Store) Import(ctx context.Context, p ImportProject) (ImportResult, erro
 		if p.LastTouch.After(touched) {
 			touched = p.LastTouch
 		}
-		if err := commitObjects(context.WithoutCancel(ctx), tx, w, workdir, p.Created, touched, index.DirID{}); err != nil {
+		if err := commitObjects(context.WithoutCancel(ctx), tx, pl.w, workdir, p.Created, touched, index.DirID{}); err != nil {
 			return err
 		}
-		ids := []cas.ID{}
-		for i := range recs {
-			if _, done := tx.Origin(origins[i]); done { // a concurrent import won
-				continue
-			}
-			if err := tx.AddSnapshot(&recs[i]); err != nil {
-				return err
-			}
-			if err := tx.PutOrigin(origins[i], recs[i].ID); err != nil {
-				return err
-			}
-			ids = append(ids, recs[i].ID)
-		}
-		res.IDs = ids
-		return nil
+		return pl.commit(tx, &res)
 	})
 	if err != nil {
-		w.Abort()
+		pl.w.Abort()
 		return res, err
 	}
 	res.Imported = len(res.IDs)
-	res.Skipped += len(recs) - len(res.IDs)
+	res.Skipped += len(pl.recs) - len(res.IDs)
 	return res, nil
 }
 

@@ -246,11 +246,15 @@ type Project struct {
 	State     string  `json:"state"`
 }
 
-// Legacy is a legacy Hermes store of status' document.
+// Legacy is a legacy Hermes store, or another agent's store, of status'
+// document.
 type Legacy struct {
-	Path      Path  `json:"path"`
-	SizeBytes int64 `json:"size_bytes"`
-	Migrated  bool  `json:"migrated"`
+	// Agent names the agent whose store it is (cline, roo, gemini);
+	// absent for a Hermes store.
+	Agent     string `json:"agent,omitempty"`
+	Path      Path   `json:"path"`
+	SizeBytes int64  `json:"size_bytes"`
+	Migrated  bool   `json:"migrated"`
 }
 
 // ObjectReason is an object of a bucket store and what is wrong with it:
@@ -331,6 +335,9 @@ type Export struct {
 
 // Migrate is migrate's document.
 type Migrate struct {
+	// Agent is --from-agent's value (cline, roo, gemini, all); absent for
+	// the Hermes stores.
+	Agent             string   `json:"agent,omitempty"`
 	Errors            []string `json:"errors"`
 	Projects          int      `json:"projects"`
 	SnapshotsImported int      `json:"snapshots_imported"`

@@ -15,23 +15,34 @@ import (
 
 // migrateOptions are the flags of migrate.
 type migrateOptions struct {
-	from string
+	from      string
+	fromAgent string
+	path      string
 }
 
 func newMigrateCommand(g *globals) *cobra.Command {
 	var o migrateOptions
 	cmd := &cobra.Command{
 		Use:   "migrate",
-		Short: "import the checkpoints of legacy Hermes git stores (no git needed)",
+		Short: "import the checkpoints of Hermes, Cline, Roo Code or Gemini CLI (no git needed)",
 		Long: `migrate imports every commit of the legacy Hermes checkpoint stores under
 --from (default $HERMES_HOME/checkpoints, else ~/.hermes/checkpoints) as a
 snapshot of its project, oldest first. As for a snapshot, files larger than
 10 MiB are left out and a commit of more than 50,000 files is not imported.
-A second run imports nothing; the sources are never changed.`,
+A second run imports nothing; the sources are never changed.
+
+With --from-agent cline, roo or gemini (or all) it imports the shadow git
+repositories of Cline, Roo Code or Gemini CLI instead, from their default
+locations or --path (for Cline and Roo Code an editor's User/globalStorage
+directory, for Gemini CLI the .gemini directory): each commit that changes
+the tree becomes a snapshot labelled with the task's session
+(cline:<taskId>, roo:<taskId>, gemini:<slug>) and a turn.`,
 		Args: argsBetween(0, 0),
 		RunE: func(cmd *cobra.Command, _ []string) error { return runMigrate(cmd.Context(), o, g) },
 	}
 	cmd.Flags().StringVar(&o.from, "from", "", "directory of the legacy checkpoints")
+	cmd.Flags().StringVar(&o.fromAgent, "from-agent", "", "import another agent's checkpoints: cline, roo, gemini or all")
+	cmd.Flags().StringVar(&o.path, "path", "", "with --from-agent: the directory to read instead of the default locations")
 	return cmd
 }
 
@@ -51,7 +62,7 @@ func runMigrate(ctx context.Context, o migrateOptions, g *globals) error {
 			_ = bar.Set(done)
 		}
 	}
-	rep, err := hermes.Run(ctx, store, g.legacyDir(o.from), opts)
+	rep, err := o.run(ctx, g, store, opts)
 	if err != nil {
 		return err
 	}
@@ -62,9 +73,12 @@ func runMigrate(ctx context.Context, o migrateOptions, g *globals) error {
 		g.warn(fmt.Sprintf("left out %s larger than 10 MiB, as a snapshot does", countOf(int64(rep.FilesTooLarge), "file")))
 	}
 	doc := jsonapi.Migrate{Projects: rep.Projects, SnapshotsImported: rep.SnapshotsImported,
-		SnapshotsSkipped: rep.SnapshotsSkipped, Errors: rep.Errors}
+		SnapshotsSkipped: rep.SnapshotsSkipped, Errors: rep.Errors, Agent: o.fromAgent}
 	return g.emit(doc, func(w io.Writer) {
 		fmt.Fprintf(w, "imported %s of %s (%s already imported)", countOf(int64(rep.SnapshotsImported), "snapshot"), countOf(int64(rep.Projects), "project"), count(int64(rep.SnapshotsSkipped)))
+		if rep.SnapshotsUnchanged > 0 {
+			fmt.Fprintf(w, "; %s changed nothing", countOf(int64(rep.SnapshotsUnchanged), "empty commit"))
+		}
 		if rep.GitlinksSkipped > 0 || rep.NamesSkipped > 0 {
 			fmt.Fprintf(w, "; skipped %s and %s", count(int64(rep.GitlinksSkipped))+" submodule "+map[bool]string{true: "entry", false: "entries"}[rep.GitlinksSkipped == 1], countOf(int64(rep.NamesSkipped), "unusable name"))
 		}
@@ -73,4 +87,23 @@ func runMigrate(ctx context.Context, o migrateOptions, g *globals) error {
 			fmt.Fprintf(w, "%s could not be read (see the warnings above)\n", countOf(int64(len(rep.Errors)), "source"))
 		}
 	})
+}
+
+// run imports what the options name: the Hermes stores, or with
+// --from-agent another agent's.
+func (o migrateOptions) run(ctx context.Context, g *globals, store gitimport.Importer, opts gitimport.Options) (gitimport.Report, error) {
+	if o.fromAgent == "" {
+		if o.path != "" {
+			return gitimport.Report{}, fmt.Errorf("--path goes with --from-agent; the Hermes stores are read from --from")
+		}
+		return hermes.Run(ctx, store, g.legacyDir(o.from), opts)
+	}
+	if o.from != "" {
+		return gitimport.Report{}, fmt.Errorf("--from names the Hermes stores; with --from-agent give --path")
+	}
+	stores, err := g.agentStores(o.fromAgent, o.path)
+	if err != nil {
+		return gitimport.Report{}, err
+	}
+	return runAgents(ctx, store, stores, opts)
 }

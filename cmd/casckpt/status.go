@@ -52,6 +52,11 @@ func runStatus(ctx context.Context, g *globals) error {
 	for _, l := range found {
 		legacy = append(legacy, jsonapi.Legacy{Path: jsonapi.Path(l.Path), SizeBytes: l.SizeBytes, Migrated: l.Migrated})
 	}
+	agents, err := g.agentLegacy(ctx, store)
+	if err != nil {
+		return err
+	}
+	legacy = append(legacy, agents...)
 	misses := claudecode.RecentMisses(g.hookDir(), g.now(), hookMissesShown)
 	doc := jsonapi.Status{Store: jsonapi.Path(st.Store), SizeBytes: st.SizeBytes, Projects: projects, Legacy: legacy,
 		DamagedObjects: damagedObjectsJSON(st.DamagedObjects), HookMisses: misses}
@@ -67,11 +72,16 @@ func printStatus(w io.Writer, g *globals, store *casckpt.Store, st casckpt.Statu
 		fmt.Fprintf(w, "hook miss: %s\n", oneLine(m))
 	}
 	for _, l := range doc.Legacy {
-		state := "not yet imported: run casckpt migrate"
-		if l.Migrated {
-			state = "imported: casckpt clear-legacy frees it"
+		state, what, flag := "not yet imported: run casckpt migrate", "legacy Hermes store", ""
+		if l.Agent != "" {
+			what, flag = l.Agent+" checkpoint store", " --from-agent "+l.Agent
 		}
-		fmt.Fprintf(w, "legacy Hermes store %s, %s, %s\n", l.Path, humanBytes(l.SizeBytes), state)
+		if l.Migrated {
+			state = "imported: casckpt clear-legacy" + flag + " frees it"
+		} else {
+			state += flag
+		}
+		fmt.Fprintf(w, "%s %s, %s, %s\n", what, l.Path, humanBytes(l.SizeBytes), state)
 	}
 	if len(doc.Projects) == 0 {
 		return

@@ -37,8 +37,11 @@
 //
 // # Writing a reader for another agent
 //
-// A reader for another agent's shadow repositories (Cline, Roo, Gemini
-// CLI) is one small package, migrate/<agent>, over this one. It implements
+// A reader for another agent's shadow repositories (migrate/hermes,
+// migrate/cline, migrate/roo, migrate/gemini) is one small package,
+// migrate/<agent>, over this one. A reader may set a project's Agent
+// (reasons name the agent, empty commits record no snapshot) and Label
+// (each commit's session and turn, from the agent's own records). It implements
 // Finder: Candidates lists the directories where the agent keeps its
 // repositories; Read probes one (IsGitDir), reads its references with
 // ReadRefs, learns from the agent's own files which workdir each history

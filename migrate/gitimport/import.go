@@ -50,6 +50,9 @@ type Report struct {
 	// SnapshotsSkipped counts commits imported before: by an earlier run,
 	// or earlier in this one from another copy of the same repository.
 	SnapshotsSkipped int
+	// SnapshotsUnchanged counts the empty commits of a Project.Agent
+	// history, which record no snapshot.
+	SnapshotsUnchanged int
 	// Errors describe, one line each, what could not be read or imported;
 	// everything else was imported. Never nil.
 	Errors []string
@@ -82,6 +85,9 @@ type ProjectReport struct {
 	Commits  int // reachable from the project's references
 	Imported int
 	Skipped  int // imported before
+	// Unchanged counts empty commits, which record no snapshot (see
+	// Project.Agent).
+	Unchanged int
 	// Failed counts commits that were not imported: unreadable ones (named
 	// in Errors), or all the remaining ones when the store failed.
 	Failed          int
@@ -236,10 +242,11 @@ func (rep *Report) sum() {
 		for _, p := range s.Projects {
 			rep.SnapshotsImported += p.Imported
 			rep.SnapshotsSkipped += p.Skipped
+			rep.SnapshotsUnchanged += p.Unchanged
 			rep.GitlinksSkipped += p.GitlinksSkipped
 			rep.NamesSkipped += p.NamesSkipped
 			rep.FilesTooLarge += p.FilesTooLarge
-			if p.Imported+p.Skipped > 0 {
+			if p.Imported+p.Skipped+p.Unchanged > 0 {
 				projects[p.Workdir] = true
 			}
 		}
@@ -278,6 +285,10 @@ func importJob(ctx context.Context, store Importer, st *filesystem.Storage, j *j
 	if lastTouch.Before(newest) {
 		lastTouch = newest
 	}
+	byHash := make(map[plumbing.Hash]*commit, len(j.commits))
+	for _, c := range j.commits {
+		byHash[c.hash] = c
+	}
 	pending := [][]*commit{j.commits}
 	for len(pending) > 0 {
 		seg := pending[0]
@@ -289,15 +300,16 @@ func importJob(ctx context.Context, store Importer, st *filesystem.Storage, j *j
 		imp := casckpt.ImportProject{Workdir: j.proj.Workdir, Created: created, LastTouch: lastTouch,
 			Snapshots: make([]casckpt.ImportSnapshot, len(seg))}
 		for i, c := range seg {
-			imp.Snapshots[i] = casckpt.ImportSnapshot{Time: c.when, Reason: c.reason, Origin: origin(j.proj.Workdir, c.hash), MaxFileSize: opts.MaxFileSize,
-				Build: func(ctx context.Context, put cas.Putter) (cas.ID, int64, int64, error) {
-					return a.build(ctx, put, i, c)
-				}}
+			imp.Snapshots[i] = j.snapshot(c, byHash, opts)
+			imp.Snapshots[i].Build = func(ctx context.Context, put cas.Putter) (cas.ID, int64, int64, error) {
+				return a.build(ctx, put, i, c)
+			}
 		}
 		res, err := store.Import(ctx, imp)
 		if err == nil {
 			j.rep.Imported += res.Imported
 			j.rep.Skipped += res.Skipped
+			j.rep.Unchanged += res.Unchanged
 			j.rep.GitlinksSkipped += a.gitlinks
 			j.rep.NamesSkipped += a.badNames
 			j.rep.FilesTooLarge += a.tooLarge
@@ -317,6 +329,27 @@ func importJob(ctx context.Context, store Importer, st *filesystem.Storage, j *j
 		pending = append([][]*commit{seg[:bad], seg[bad+1:]}, pending...)
 	}
 	return nil
+}
+
+// snapshot is the snapshot of commit c of the job, but for its Build:
+// its origin, its parent's, and what the project's Agent and Label make of
+// it. byHash holds the job's commits.
+func (j *job) snapshot(c *commit, byHash map[plumbing.Hash]*commit, opts Options) casckpt.ImportSnapshot {
+	p := j.proj
+	s := casckpt.ImportSnapshot{Time: c.when, Reason: c.reason, Origin: origin(p.Workdir, c.hash), MaxFileSize: opts.MaxFileSize}
+	if len(c.parents) > 0 {
+		s.Parent = origin(p.Workdir, c.parents[0])
+		if parent, ok := byHash[c.parents[0]]; ok && p.Agent != "" {
+			s.Unchanged = parent.tree == c.tree
+		}
+	}
+	if p.Agent != "" {
+		s.Reason = "imported from " + p.Agent + ": " + c.reason
+	}
+	if p.Label != nil {
+		s.Session, s.Turn = p.Label(CommitInfo{Hash: c.hash.String(), Message: c.reason, Time: c.when})
+	}
+	return s
 }
 
 // attempt is one Store.Import call for a run of a project's commits.

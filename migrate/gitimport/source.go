@@ -57,8 +57,25 @@ type Project struct {
 	// Created and LastTouch are the times the source records for the
 	// project; when zero, Run takes those of the oldest and newest commits.
 	Created, LastTouch time.Time
+	// Agent, when set, names the agent whose checkpoints the history holds
+	// ("cline"): each snapshot's reason is "imported from <Agent>: " and
+	// the commit message's first line, and a commit whose tree is its
+	// first parent's (an empty commit) records no snapshot (its origin
+	// names its parent's).
+	Agent string
+	// Label, when set, gives each commit's snapshot its session and turn
+	// (each "" or a valid casckpt label): see casckpt.ImportSnapshot.
+	Label func(c CommitInfo) (session, turn string)
 
 	tips []plumbing.Hash
+}
+
+// CommitInfo is what Project.Label is told of a commit.
+type CommitInfo struct {
+	Hash string // in full, lower-case hex
+	// Message is the first line of the commit message.
+	Message string
+	Time    time.Time
 }
 
 // NewProject is the project at workdir whose history is every commit
@@ -150,6 +167,21 @@ func ReadRefs(gitDir string) (refs []Ref, err error) {
 		return strings.Compare(a.Name, b.Name)
 	})
 	return refs, err
+}
+
+// ReadWorktree returns the core.worktree setting of the repository at
+// gitDir ("" when it has none), reading its config file without git.
+func ReadWorktree(gitDir string) (string, error) {
+	var wt string
+	err := withRepo(gitDir, func(st *filesystem.Storage) error {
+		cfg, err := st.Config()
+		if err != nil {
+			return err
+		}
+		wt = cfg.Core.Worktree
+		return nil
+	})
+	return wt, err
 }
 
 // IsGitDir reports whether p looks like a git directory: a HEAD file and

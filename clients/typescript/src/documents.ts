@@ -369,11 +369,17 @@ export interface ObjectReason {
 }
 
 /**
- * Legacy is a legacy Hermes store of status' document.
+ * Legacy is a legacy Hermes store, or another agent's store, of status'
+ * document.
  *
  * (jsonapi.Legacy)
  */
 export interface Legacy {
+  /**
+   * Agent names the agent whose store it is (cline, roo, gemini);
+   * absent for a Hermes store.
+   */
+  agent?: string;
   path: string;
   size_bytes: number;
   migrated: boolean;
@@ -502,6 +508,11 @@ export interface Export {
  * (jsonapi.Migrate)
  */
 export interface Migrate {
+  /**
+   * Agent is --from-agent's value (cline, roo, gemini, all); absent for
+   * the Hermes stores.
+   */
+  agent?: string;
   errors: string[];
   projects: number;
   snapshots_imported: number;
