@@ -14,9 +14,9 @@ import (
 // following a link and tells whether the walk keeps it. An invalid name
 // and one excluded by a rule (DefaultExcludes or Options.Exclude, which
 // yield alike to a .gitignore negation and the git index), a .gitignore
-// or the Skip list are reported as excluded; an entry that cannot be stat'ed is kept with st.Mode 0,
-// for describe to record as unreadable; a killed
-// restore's temporary file as a leftover; an entry vanished since the
+// or the Skip list are reported as excluded; an entry that cannot be
+// stat'ed is kept with st.Mode 0, for describe to record as unreadable; a
+// killed restore's temporary file as a leftover; an entry vanished since the
 // listing is passed over. An entry a rule excludes, or any entry of a
 // captured directory, is kept and captured when Options.Capture says so.
 // A directory is not stat'ed: st holds only its type. The entry's

@@ -54,9 +54,8 @@ type Options struct {
 	// Capture, if set, is asked, from any goroutine, about each entry
 	// (rel: its slash path; dir: whether it is a directory) that an
 	// exclusion rule, a .gitignore, the size limit or MaxDirFiles leaves
-	// out, and about
-	// each entry of a directory it captured: true captures it all the
-	// same, whatever its size. The Skip list, leftovers, special files and
+	// out, and about each entry of a directory it captured: true captures
+	// it all the same, whatever its size. The Skip list, leftovers, special files and
 	// what cannot be read are never captured. A restore captures what it
 	// will overwrite, so that its snapshot from before holds it.
 	Capture func(rel string, dir bool) bool
@@ -184,14 +183,14 @@ type scanner struct {
 	rootStat  osfs.Stat // the root as List opened it
 	put       cas.Putter
 	opts      Options
-	start     int64 // ns, real clock: for racily-clean decisions
+	extra     *ignoreFile // Options.Exclude, compiled (nil: none)
+	start     int64       // ns, real clock: for racily-clean decisions
 	files     atomic.Int64
 	sem       chan struct{} // bounds parallel directory listing
 	mu        sync.Mutex    // guards the fields below
 	excluded  []string
 	unread    []string
-	byDefault []string    // entries the default list alone excluded
-	extra     *ignoreFile // Options.Exclude, compiled (nil: none)
+	byDefault []string // entries the default list alone excluded
 	indexOnce sync.Once
 	index     *gitindex.Tracked // the project's git index, once read (nil: none)
 	warnings  []string
