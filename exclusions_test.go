@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/casckpt/casckpt"
@@ -64,5 +65,29 @@ func TestSnapshotRecordsExclusions(t *testing.T) {
 	}
 	if _, err := s.Snapshot(ctx, dir, casckpt.SnapshotOptions{Exclude: []string{"a\nb"}}); err == nil {
 		t.Fatal("a pattern of two lines was taken")
+	}
+}
+
+// TestRestoreOfDirectoryGrownPastMaxDirFiles: a directory the snapshot
+// holds that has since grown past its MaxDirFiles is restored all the
+// same (the restore's scan captures it), and the pre-restore snapshot
+// holds the files it deletes.
+func TestRestoreOfDirectoryGrownPastMaxDirFiles(t *testing.T) {
+	ctx := context.Background()
+	s := openStore(t)
+	dir := t.TempDir()
+	testtree.Write(t, dir, testtree.Tree{"src/a": {Data: "a"}, "src/b": {Data: "b"}})
+	snap := mustSnapshot(t, s, dir, casckpt.SnapshotOptions{MaxDirFiles: 3})
+	testtree.Write(t, dir, testtree.Tree{"src/a": {Data: "changed"}, "src/c": {Data: "new"}, "src/d": {Data: "new"}})
+	r, err := s.Restore(ctx, dir, casckpt.Ref(snap.ID.String()), casckpt.RestoreOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := testtree.Read(t, dir); len(got) != 3 || got["src/a"].Data != "a" || got["src/b"].Data != "b" {
+		t.Fatalf("after the restore: %+v", got)
+	}
+	var buf strings.Builder
+	if err := s.Cat(ctx, dir, casckpt.Ref(r.PreRestoreID.String()), "src/c", &buf); err != nil || buf.String() != "new" {
+		t.Fatalf("the pre-restore snapshot's src/c: %q, %v", buf.String(), err)
 	}
 }
