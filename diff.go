@@ -66,7 +66,8 @@ type DiffOptions struct {
 	Patch bool
 	// MaxFileSize and MaxFiles are the exclusion limits of the working tree
 	// scan, as in SnapshotOptions; MaxFileSize defaults to the one snapshot
-	// from was taken with.
+	// from was taken with, whose SnapshotOptions.Exclude and MaxDirFiles
+	// apply too.
 	MaxFileSize int64
 	MaxFiles    int
 	// JSON fills FileDiff.JSON.
@@ -112,7 +113,7 @@ func (s *Store) Diff(ctx context.Context, dir string, from Ref, opts DiffOptions
 		} else {
 			overlay := newTreeOverlay(v.Objects)
 			scanned, err := scan.Scan(ctx, workdir, overlay, scan.Options{
-				MaxFileSize: opts.MaxFileSize, MaxFiles: opts.MaxFiles,
+				MaxFileSize: opts.MaxFileSize, MaxFiles: opts.MaxFiles, Exclude: a.Exclude, MaxDirFiles: a.MaxDirFiles,
 				Cache: v.Tx.StatCache(workdir), Trees: v.Objects, Skip: s.skipDirs(),
 			})
 			if err != nil {

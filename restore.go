@@ -31,7 +31,8 @@ type RestoreOptions struct {
 	// MaxFileSize and MaxFiles are the exclusion limits, as in
 	// SnapshotOptions; paths they exclude that the snapshot lacks are
 	// never touched. MaxFileSize defaults to the limit the snapshot was
-	// taken with, so a file it left out as too large is never deleted.
+	// taken with, so a file it left out as too large is never deleted;
+	// the snapshot's SnapshotOptions.Exclude and MaxDirFiles apply too.
 	MaxFileSize int64
 	MaxFiles    int
 	// Progress, if set, is called as files and links are written, from any
@@ -198,10 +199,9 @@ func (ss *hold) changeTree(ctx context.Context, dryRun bool, what string, prepar
 // (the tree from before the operation, committed once it is verified).
 func (ss *hold) scanBefore(ctx context.Context, v view, workdir string, overlay *treeOverlay, dryRun bool, opts SnapshotOptions) (scan.Result, *pendingSnapshot, error) {
 	if dryRun {
-		current, err := scan.Scan(ctx, workdir, overlay, scan.Options{
-			MaxFileSize: opts.MaxFileSize, MaxFiles: opts.MaxFiles,
-			Cache: v.Tx.StatCache(workdir), Trees: v.Objects, Skip: ss.s.skipDirs(), Capture: opts.capture,
-		})
+		o := ss.s.listOptions(opts)
+		o.Cache, o.Trees = v.Tx.StatCache(workdir), v.Objects
+		current, err := scan.Scan(ctx, workdir, overlay, o)
 		return current, nil, err
 	}
 	pending, err := ss.scanSnapshot(ctx, v, workdir, opts, listing{}, overlay.through)
@@ -269,6 +269,7 @@ func (ss *hold) prepareRestore(ctx context.Context, v view, res *RestoreResult, 
 		Reason:      fmt.Sprintf("%s: before restoring %s", PreRestorePrefix, target.ID.Short()),
 		Keep:        -1, // a restore never drops snapshots
 		MaxFileSize: opts.MaxFileSize, MaxFiles: opts.MaxFiles,
+		Exclude: target.Exclude, MaxDirFiles: target.MaxDirFiles, // what it left out is left alone
 		capture: excludedNow.capture,
 	})
 	if err != nil && !opts.DryRun {

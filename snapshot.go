@@ -30,6 +30,16 @@ type SnapshotOptions struct {
 	MaxFileSize int64
 	// MaxFiles refuses larger trees (default 50,000).
 	MaxFiles int
+	// Exclude lists gitignore-syntax patterns, relative to the project
+	// directory, excluded as DefaultExcludes are: a .gitignore negation
+	// and the project's git index bring a path back alike. MaxDirFiles,
+	// above zero, excludes whole each directory of that many files or
+	// more (counted below it, after the other exclusions) that the git
+	// index tracks none of. The snapshot records both: a restore, undo or
+	// diff of it with the working tree applies them again, so leaves what
+	// they exclude alone.
+	Exclude     []string
+	MaxDirFiles int
 	// MaxStoreSize is the store's size cap in bytes: when a new snapshot
 	// takes the store past it, older snapshots are dropped and collected in
 	// the same call until it fits (default DefaultMaxStoreSize on a local
@@ -79,7 +89,7 @@ func (o SnapshotOptions) check() error {
 	if o.EndTurn && o.Turn == "" {
 		return fmt.Errorf("snapshot: %w: ending a turn needs its turn ID (SnapshotOptions.Turn)", ErrBadLabel)
 	}
-	return nil
+	return CheckExclusions(o.Exclude, o.MaxDirFiles)
 }
 
 func (o SnapshotOptions) withDefaults() SnapshotOptions {
@@ -189,7 +199,8 @@ type listing struct {
 
 // listOptions are the options of a snapshot's walk of its tree.
 func (s *Store) listOptions(opts SnapshotOptions) scan.Options {
-	return scan.Options{MaxFileSize: opts.MaxFileSize, MaxFiles: opts.MaxFiles, Skip: s.skipDirs(), Capture: opts.capture}
+	return scan.Options{MaxFileSize: opts.MaxFileSize, MaxFiles: opts.MaxFiles, Exclude: opts.Exclude, MaxDirFiles: opts.MaxDirFiles,
+		Skip: s.skipDirs(), Capture: opts.capture}
 }
 
 // snapshot is Snapshot under a held lock, of the tree listed (or, when
@@ -285,11 +296,13 @@ func (ss *hold) scanSnapshot(ctx context.Context, v view, workdir string, opts S
 	if p.newest != nil {
 		snap = p.newest.ID
 	}
-	unchanged := (p.newest != nil && p.newest.Root == root) || (p.newest == nil && root == manifest.EmptyTreeID)
+	// A tree equal to the newest's taken with other exclusions is recorded
+	// all the same, so that a restore of this snapshot applies these.
+	unchanged := (p.newest != nil && p.newest.Root == root && sameExclusions(*p.newest, opts)) || (p.newest == nil && root == manifest.EmptyTreeID)
 	if !unchanged {
 		p.rec = &record{ID: index.NewSnapshotID(workdir, root, p.at, opts.Reason), Project: workdir, Root: root, Time: p.at,
 			Reason: opts.Reason, Stats: index.Stats{Files: p.scanned.Files, Bytes: p.scanned.Bytes}, MaxFileSize: p.scanned.MaxFileSize,
-			Session: opts.Session, Turn: opts.Turn}
+			Exclude: opts.Exclude, MaxDirFiles: opts.MaxDirFiles, Session: opts.Session, Turn: opts.Turn}
 		if p.rec.BackupID, err = repo.PutBackup(ctx, p.w, *p.rec, v.Tx.NextSeq(workdir), ""); err != nil {
 			p.abort()
 			return nil, err
@@ -332,7 +345,7 @@ func (ss *hold) commitSnapshot(ctx context.Context, p *pendingSnapshot) (Snapsho
 		if err != nil {
 			return err
 		}
-		if len(snaps) > 0 && snaps[0].Root == scanned.Root {
+		if len(snaps) > 0 && snaps[0].Root == scanned.Root && sameExclusions(snaps[0], p.opts) {
 			raced = &snaps[0]
 			return errSameAsNewest
 		}

@@ -143,6 +143,11 @@ type Snapshot struct {
 	// MaxFileSize is the size limit it was taken with (0: unknown): larger
 	// files were left out, and a restore of it leaves them alone.
 	MaxFileSize int64
+	// Exclude and MaxDirFiles are the exclusions it was taken with beyond
+	// the defaults (SnapshotOptions.Exclude, MaxDirFiles), applied again
+	// by a restore of it.
+	Exclude     []string
+	MaxDirFiles int
 	// Session and Turn are the host's labels ("" when it gave none).
 	Session string
 	Turn    string
@@ -151,7 +156,7 @@ type Snapshot struct {
 // hostSnapshot returns what a host sees of record r.
 func hostSnapshot(r record) Snapshot {
 	return Snapshot{ID: r.ID, Project: r.Project, Serial: r.Seq, Time: r.Time, Reason: r.Reason, Pinned: r.Pinned, Files: r.Stats.Files, Bytes: r.Stats.Bytes, MaxFileSize: r.MaxFileSize,
-		Session: r.Session, Turn: r.Turn}
+		Exclude: r.Exclude, MaxDirFiles: r.MaxDirFiles, Session: r.Session, Turn: r.Turn}
 }
 
 // Open returns the store in dir. It creates nothing: the directory is made,

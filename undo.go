@@ -21,7 +21,8 @@ type UndoOptions struct {
 	DryRun bool
 	// MaxFileSize and MaxFiles are the scan's exclusion limits, as in
 	// SnapshotOptions; excluded paths are never touched. MaxFileSize
-	// defaults to the limit the turn's end snapshot was taken with.
+	// defaults to the limit the turn's end snapshot was taken with, whose
+	// SnapshotOptions.Exclude and MaxDirFiles apply too.
 	MaxFileSize int64
 	MaxFiles    int
 	// Progress, if set, is called as files and links are written, from any
@@ -174,6 +175,7 @@ func (ss *hold) prepareUndo(ctx context.Context, v view, res *UndoResult, workdi
 	if opts.MaxFileSize <= 0 {
 		opts.MaxFileSize = end.MaxFileSize
 	}
+	exclude, maxDirFiles := end.Exclude, end.MaxDirFiles // the turn's end snapshot's, as its MaxFileSize
 	reason := fmt.Sprintf("%s: before undoing turn %s", PreUndoPrefix, tr.ID)
 	if opts.Redo { // the undo's rules, run from the turn's start to its end
 		start, end = end, start
@@ -184,6 +186,7 @@ func (ss *hold) prepareUndo(ctx context.Context, v view, res *UndoResult, workdi
 		Reason:      reason,
 		Keep:        -1, // an undo never drops snapshots
 		MaxFileSize: opts.MaxFileSize, MaxFiles: opts.MaxFiles,
+		Exclude: exclude, MaxDirFiles: maxDirFiles,
 	})
 	if err != nil {
 		return nil, undo.Plan{}, scan.Result{}, fmt.Errorf("pre-undo snapshot: %w", err)

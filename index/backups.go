@@ -8,7 +8,8 @@ import (
 
 // Format versions of record backups: version 2 adds the snapshot's labels
 // and is written only for labelled snapshots, so a backup of an unlabelled
-// one is what version 1 wrote.
+// one is what version 1 wrote; version 3 (excludingVersion) adds the
+// exclusions, for snapshots taken with some.
 const (
 	backupVersion         = 1
 	labelledBackupVersion = 2
@@ -27,6 +28,9 @@ func EncodeBackup(s Snapshot, origin string) []byte {
 	if labelled {
 		b[0] = labelledBackupVersion
 	}
+	if s.excludes() {
+		b[0], labelled = excludingVersion, true
+	}
 	b = binary.AppendUvarint(b, uint64(len(s.Project)))
 	b = append(b, s.Project...)
 	b = append(b, s.ID[:]...)
@@ -43,6 +47,9 @@ func EncodeBackup(s Snapshot, origin string) []byte {
 		b = appendString(b, s.Session)
 		b = appendString(b, s.Turn)
 	}
+	if s.excludes() {
+		b = appendExclusions(b, s)
+	}
 	return b
 }
 
@@ -51,7 +58,7 @@ func EncodeBackup(s Snapshot, origin string) []byte {
 func DecodeBackup(b []byte) (s Snapshot, origin string, err error) {
 	r := reader{b: b}
 	version := r.byte()
-	if version != backupVersion && version != labelledBackupVersion {
+	if version != backupVersion && version != labelledBackupVersion && version != excludingVersion {
 		return Snapshot{}, "", fmt.Errorf("%w: record backup: unknown version", ErrCorrupt)
 	}
 	s.Project = string(r.bytes(r.uvarint()))
@@ -64,11 +71,14 @@ func DecodeBackup(b []byte) (s Snapshot, origin string, err error) {
 	s.Stats.Bytes = int64(r.uvarint())
 	s.MaxFileSize = int64(r.uvarint())
 	origin = r.string()
-	if version == labelledBackupVersion {
+	if version == labelledBackupVersion || version == excludingVersion {
 		s.Session, s.Turn = r.string(), r.string()
-		if r.err == nil && s.Session == "" && s.Turn == "" {
+		if r.err == nil && version == labelledBackupVersion && s.Session == "" && s.Turn == "" {
 			r.fail("labelled backup without labels") // one encoding per record
 		}
+	}
+	if version == excludingVersion {
+		r.exclusions(&s)
 	}
 	if r.err == nil && (!filepath.IsAbs(s.Project) || filepath.Clean(s.Project) != s.Project) {
 		r.fail("project is not a clean absolute path")

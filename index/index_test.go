@@ -170,6 +170,8 @@ func FuzzDecodeSnapshot(f *testing.F) {
 	f.Add(encodeSnapshot(Snapshot{Reason: "x", Pinned: true, Stats: Stats{Files: 1}}))
 	f.Add(encodeSnapshot(Snapshot{Reason: "y", BackupID: cas.ID{1}}))
 	f.Add(encodeSnapshot(Snapshot{Reason: "z", Session: "s", Turn: "t", BackupID: cas.ID{1}}))
+	f.Add(encodeSnapshot(Snapshot{Reason: "e", Exclude: []string{".tox/"}, MaxDirFiles: 200, BackupID: cas.ID{1}}))
+	f.Add(encodeSnapshot(Snapshot{Reason: "e", Turn: "t", MaxDirFiles: 200}))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		s, err := decodeSnapshot("/p", 1, b)
 		if err != nil {
@@ -224,6 +226,7 @@ func TestRecordBackupsAndInsert(t *testing.T) {
 func FuzzDecodeBackup(f *testing.F) {
 	f.Add(EncodeBackup(Snapshot{ID: cas.ID{1}, Project: "/p", Seq: 1, Root: cas.ID{2}, Reason: "x", Stats: Stats{Files: 1}}, "git:1:/p"))
 	f.Add(EncodeBackup(Snapshot{ID: cas.ID{1}, Project: "/p", Seq: 1, Root: cas.ID{2}, Session: "s", Turn: "t"}, ""))
+	f.Add(EncodeBackup(Snapshot{ID: cas.ID{1}, Project: "/p", Seq: 1, Root: cas.ID{2}, Exclude: []string{".tox/", "a"}}, ""))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		s, origin, err := DecodeBackup(b)
 		if err != nil {
@@ -594,4 +597,36 @@ func FuzzDecodeWrites(f *testing.F) {
 			t.Fatalf("re-encoding %q %d writes: %q %d, %v", workdir, len(writes), w2, len(writes2), err)
 		}
 	})
+}
+
+// TestExclusionsInRecords: a snapshot record and its backup keep the
+// exclusions a snapshot was taken with, in a new version, while records
+// without them keep their own (old records decode as no exclusions); a
+// record of the new version without exclusions is corrupt.
+func TestExclusionsInRecords(t *testing.T) {
+	s := Snapshot{ID: cas.ID{1}, Project: "/p", Seq: 3, Root: cas.ID{2}, Time: time.Unix(5, 6), Exclude: []string{".tox/", "gen/"}, MaxDirFiles: 200, BackupID: cas.ID{7}}
+	for _, labels := range [][2]string{{"", ""}, {"s", "t"}} {
+		s.Session, s.Turn = labels[0], labels[1]
+		b := encodeSnapshot(s)
+		got, err := decodeSnapshot("/p", 3, b)
+		if err != nil || b[0] != excludingVersion || !slices.Equal(got.Exclude, s.Exclude) || got.MaxDirFiles != 200 || got.Session != s.Session || got.Turn != s.Turn || got.BackupID != s.BackupID {
+			t.Fatalf("record round trip: %+v %v", got, err)
+		}
+		back, _, err := DecodeBackup(EncodeBackup(s, ""))
+		if err != nil || !slices.Equal(back.Exclude, s.Exclude) || back.MaxDirFiles != 200 || back.Session != s.Session || back.Turn != s.Turn {
+			t.Fatalf("backup round trip: %+v %v", back, err)
+		}
+	}
+	for _, old := range []Snapshot{{Reason: "v1"}, {Session: "s"}} {
+		b := encodeSnapshot(old)
+		got, err := decodeSnapshot("/p", 1, b)
+		if err != nil || b[0] == excludingVersion || got.Exclude != nil || got.MaxDirFiles != 0 {
+			t.Fatalf("a record without exclusions: version %d, %+v %v", b[0], got, err)
+		}
+	}
+	empty := encodeSnapshot(Snapshot{MaxDirFiles: 1})
+	empty[len(empty)-1] = 0 // MaxDirFiles 0, no patterns
+	if _, err := decodeSnapshot("/p", 1, empty); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("an exclusions record without exclusions: %v", err)
+	}
 }

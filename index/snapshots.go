@@ -35,6 +35,13 @@ type Snapshot struct {
 	// (0: unknown). Files larger than it were left out, so a restore of it
 	// leaves them alone.
 	MaxFileSize int64
+	// Exclude and MaxDirFiles are the exclusions the snapshot was taken
+	// with beyond the defaults (none in records older than them): the
+	// patterns and the directory file limit of scan.Options, which a
+	// restore of it applies again, so that it leaves alone what they left
+	// out.
+	Exclude     []string
+	MaxDirFiles int
 	// BackupID names the backup of this record stored in the packs with
 	// the snapshot's data (see EncodeBackup); zero for snapshots that have
 	// none.
@@ -77,6 +84,9 @@ func encodeSnapshot(s Snapshot) []byte {
 	if labelled {
 		b[0] = labelledVersion
 	}
+	if s.excludes() {
+		b[0], labelled = excludingVersion, true
+	}
 	b = append(b, s.ID[:]...)
 	b = append(b, s.Root[:]...)
 	b = binary.AppendVarint(b, s.Time.UnixNano())
@@ -94,6 +104,9 @@ func encodeSnapshot(s Snapshot) []byte {
 		b = appendString(b, s.Session)
 		b = appendString(b, s.Turn)
 	}
+	if s.excludes() {
+		b = appendExclusions(b, s)
+	}
 	if !s.BackupID.IsZero() {
 		b = append(b, s.BackupID[:]...)
 	}
@@ -104,7 +117,7 @@ func encodeSnapshot(s Snapshot) []byte {
 func decodeSnapshot(project string, seq uint64, v []byte) (Snapshot, error) {
 	r := reader{b: v}
 	version := r.byte()
-	if version != recordVersion && version != labelledVersion {
+	if version != recordVersion && version != labelledVersion && version != excludingVersion {
 		return Snapshot{}, fmt.Errorf("%w: snapshot %d of %s: unknown version", ErrCorrupt, seq, project)
 	}
 	s := Snapshot{Project: project, Seq: seq}
@@ -120,11 +133,14 @@ func decodeSnapshot(project string, seq uint64, v []byte) (Snapshot, error) {
 	s.Stats.Files = int64(r.uvarint())
 	s.Stats.Bytes = int64(r.uvarint())
 	s.MaxFileSize = int64(r.uvarint())
-	if version == labelledVersion {
+	if version == labelledVersion || version == excludingVersion {
 		s.Session, s.Turn = r.string(), r.string()
-		if s.Session == "" && s.Turn == "" {
+		if version == labelledVersion && s.Session == "" && s.Turn == "" {
 			r.fail("labelled record without labels") // one encoding per record
 		}
+	}
+	if version == excludingVersion {
+		r.exclusions(&s)
 	}
 	if len(r.b) > 0 {
 		if s.BackupID = r.id(); s.BackupID.IsZero() {

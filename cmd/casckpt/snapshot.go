@@ -23,6 +23,8 @@ type snapshotOptions struct {
 	maxFileMB int64
 	maxFiles  int
 	maxSizeMB int64
+	exclude   []string
+	maxDirs   int
 	session   string
 	turn      string
 	endTurn   bool
@@ -40,7 +42,10 @@ func newSnapshotCommand(g *globals) *cobra.Command {
 			wrapWords(casckpt.DefaultExcludes(), 100, "  ") + "\n\n" +
 			"A .gitignore negation (!build/) brings a default-excluded path back, and so does the project's\n" +
 			"git index when it tracks the path. Files that cannot be read are not captured and are never\n" +
-			"touched by restore or undo (--json: unreadable).",
+			"touched by restore or undo (--json: unreadable).\n\n" +
+			"--exclude adds a gitignore pattern to the default list, and --max-dir-files N leaves out whole\n" +
+			"each directory of N files or more that the git index tracks none of; the snapshot records both,\n" +
+			"so restore, undo and diff of it leave what they excluded alone.",
 		Args: argsBetween(0, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.given = changedFlags(cmd)
@@ -53,6 +58,8 @@ func newSnapshotCommand(g *globals) *cobra.Command {
 	f.Int64Var(&o.maxFileMB, "max-file-size-mb", 10, "leave out files larger than N MiB")
 	f.IntVar(&o.maxFiles, "max-files", 50_000, "refuse a tree of more than N files")
 	f.Int64Var(&o.maxSizeMB, "max-size-mb", casckpt.DefaultMaxStoreSize>>20, "keep the store under N MiB by dropping old snapshots (0: no cap; default 500 on a local store, none on an s3:// one)")
+	f.StringArrayVar(&o.exclude, "exclude", nil, "also leave out paths matching this gitignore `PATTERN`, as the default list (repeatable)")
+	f.IntVar(&o.maxDirs, "max-dir-files", 0, "leave out whole each directory of `N` files or more none of which git tracks (0: off)")
 	f.StringVar(&o.session, "session", "", "label the snapshot with the agent's session `ID`")
 	f.StringVar(&o.turn, "turn", "", "label the snapshot with the agent's turn `ID`; the project's first snapshot of a turn starts it")
 	f.BoolVar(&o.endTurn, "end-turn", false, "end the turn of --turn on this snapshot")
@@ -97,6 +104,9 @@ func runSnapshot(ctx context.Context, o snapshotOptions, g *globals, args []stri
 	if o.keep < 1 || o.maxFiles < 1 {
 		return usagef("--keep and --max-files take a number of at least 1")
 	}
+	if err := casckpt.CheckExclusions(o.exclude, o.maxDirs); err != nil {
+		return usagef("--exclude or --max-dir-files: %v", err)
+	}
 	maxFileSize, err := mebibytes("max-file-size-mb", o.maxFileMB, 1)
 	if err != nil {
 		return err
@@ -115,7 +125,7 @@ func runSnapshot(ctx context.Context, o snapshotOptions, g *globals, args []stri
 		return err
 	}
 	opts := casckpt.SnapshotOptions{
-		Reason: o.reason, Keep: o.keep, MaxFileSize: maxFileSize, MaxFiles: o.maxFiles,
+		Reason: o.reason, Keep: o.keep, MaxFileSize: maxFileSize, MaxFiles: o.maxFiles, Exclude: o.exclude, MaxDirFiles: o.maxDirs,
 		MaxStoreSize: maxStoreSize, Session: o.session, Turn: o.turn, EndTurn: o.endTurn,
 	}
 	switch {

@@ -229,6 +229,10 @@ func (in CreateInput) args() []string {
 	f := append(flagIf(in.Message != "", "-m", in.Message), flagIf(in.Keep > 0, "--keep", strconv.Itoa(in.Keep))...)
 	f = append(f, flagIf(in.MaxFileSizeMB > 0, "--max-file-size-mb", strconv.FormatInt(in.MaxFileSizeMB, 10))...)
 	f = append(f, flagIf(in.MaxFiles > 0, "--max-files", strconv.Itoa(in.MaxFiles))...)
+	for _, p := range in.Exclude {
+		f = append(f, "--exclude", p)
+	}
+	f = append(f, flagIf(in.MaxDirFiles > 0, "--max-dir-files", strconv.Itoa(in.MaxDirFiles))...)
 	f = append(f, flagIf(in.MaxSizeMB != nil, "--max-size-mb", strconv.FormatInt(deref(in.MaxSizeMB), 10))...)
 	f = append(f, flagIf(in.Session != "", "--session", in.Session)...)
 	f = append(f, flagIf(in.Turn != "", "--turn", in.Turn)...)

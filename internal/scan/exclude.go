@@ -12,10 +12,11 @@ import (
 
 // included stats one entry e of directory d (open as dh) without
 // following a link and tells whether the walk keeps it. An invalid name
-// and one excluded by a rule, a .gitignore or the Skip list are reported
-// as excluded; an entry that cannot be stat'ed is kept with st.Mode 0,
-// for describe to record as unreadable; a killed
-// restore's temporary file as a leftover; an entry vanished since the
+// and one excluded by a rule (DefaultExcludes or Options.Exclude, which
+// yield alike to a .gitignore negation and the git index), a .gitignore
+// or the Skip list are reported as excluded; an entry that cannot be
+// stat'ed is kept with st.Mode 0, for describe to record as unreadable; a
+// killed restore's temporary file as a leftover; an entry vanished since the
 // listing is passed over. An entry a rule excludes, or any entry of a
 // captured directory, is kept and captured when Options.Capture says so.
 // A directory is not stat'ed: st holds only its type. The entry's
@@ -54,15 +55,24 @@ func (s *scanner) included(dh dir, d *dirNode, e dirEntry, ign *ignoreFile) (st 
 		return st, false, false
 	}
 	ruled := d.captured || m == ignored
-	byDefault := !ruled && m != negated && defaults.excluded(name, isDir) && !s.tracked(join(rel, name), isDir)
-	if (ruled || byDefault) && !s.captures(join(rel, name), isDir) {
+	var byDefault, byOption bool
+	if !ruled && m != negated {
+		byDefault = defaults.excluded(name, isDir)
+		byOption = !byDefault && s.extra != nil && s.extra.match(join(rel, name), isDir) == ignored
+		if (byDefault || byOption) && s.tracked(join(rel, name), isDir) {
+			byDefault, byOption = false, false
+		}
+	}
+	if (ruled || byDefault || byOption) && !s.captures(join(rel, name), isDir) {
 		s.exclude(join(rel, name))
 		if byDefault {
-			s.byDefault.Add(1)
+			s.mu.Lock()
+			s.byDefault = append(s.byDefault, join(rel, name))
+			s.mu.Unlock()
 		}
 		return st, false, false
 	}
-	return st, ruled || byDefault, true
+	return st, ruled || byDefault || byOption, true
 }
 
 // captures says whether Options.Capture captures the excluded entry rel.
@@ -72,7 +82,8 @@ func (s *scanner) captures(rel string, dir bool) bool {
 
 // tracked reports whether the project's git index tracks rel (a file, or
 // a file below the directory rel). The index is read once, on the first
-// question: only a path the default list matches asks it. An index that
+// question: only a path an exclusion rule matches asks it, and each
+// directory Options.MaxDirFiles would exclude. An index that
 // cannot be read tracks nothing, with a warning.
 func (s *scanner) tracked(rel string, isDir bool) bool {
 	s.indexOnce.Do(func() {

@@ -30,6 +30,17 @@ type Options struct {
 	MaxFileSize int64 // files larger than this, at the walk or while read, are excluded (default 10 MiB)
 	MaxFiles    int   // more files and links than this fail the scan (default 50,000)
 	Workers     int   // parallel hashers (default GOMAXPROCS)
+	// Exclude lists gitignore-syntax patterns, relative to the root,
+	// excluded as DefaultExcludes are: a .gitignore negation and the git
+	// index override them alike, and ExcludedByDefault does not count them.
+	Exclude []string
+	// MaxDirFiles, above zero, excludes whole each directory below the
+	// root that holds that many files and links or more (counted below it,
+	// after the other exclusions) of which the git index tracks none; the
+	// outermost such directory is reported. With it the walk lists up to
+	// 4 x MaxFiles files before it fails, as those it excludes still count
+	// while it lists; MaxFiles applies to what is kept.
+	MaxDirFiles int
 	// Skip lists absolute paths never captured nor descended into: the
 	// store's own directory, when it lies inside the tree.
 	Skip []string
@@ -42,9 +53,9 @@ type Options struct {
 	Progress func(filesHashed, bytesHashed int64)
 	// Capture, if set, is asked, from any goroutine, about each entry
 	// (rel: its slash path; dir: whether it is a directory) that an
-	// exclusion rule, a .gitignore or the size limit leaves out, and about
-	// each entry of a directory it captured: true captures it all the
-	// same, whatever its size. The Skip list, leftovers, special files and
+	// exclusion rule, a .gitignore, the size limit or MaxDirFiles leaves
+	// out, and about each entry of a directory it captured: true captures
+	// it all the same, whatever its size. The Skip list, leftovers, special files and
 	// what cannot be read are never captured. A restore captures what it
 	// will overwrite, so that its snapshot from before holds it.
 	Capture func(rel string, dir bool) bool
@@ -172,13 +183,14 @@ type scanner struct {
 	rootStat  osfs.Stat // the root as List opened it
 	put       cas.Putter
 	opts      Options
-	start     int64 // ns, real clock: for racily-clean decisions
+	extra     *ignoreFile // Options.Exclude, compiled (nil: none)
+	start     int64       // ns, real clock: for racily-clean decisions
 	files     atomic.Int64
 	sem       chan struct{} // bounds parallel directory listing
 	mu        sync.Mutex    // guards the fields below
 	excluded  []string
 	unread    []string
-	byDefault atomic.Int64 // entries the default list alone excluded
+	byDefault []string // entries the default list alone excluded
 	indexOnce sync.Once
 	index     *gitindex.Tracked // the project's git index, once read (nil: none)
 	warnings  []string
@@ -237,7 +249,7 @@ type Listing struct {
 
 // List walks root: it opens every directory beneath it and stats every
 // entry, applying the exclusions. Of opts it uses MaxFileSize, MaxFiles,
-// Skip and Workers; Store takes the rest.
+// Exclude, MaxDirFiles, Skip, Capture and Workers; Store takes the rest.
 func List(ctx context.Context, root string, opts Options) (*Listing, error) {
 	opts.Cache, opts.Trees, opts.Progress = nil, nil, nil
 	opts = opts.withDefaults()
@@ -245,6 +257,9 @@ func List(ctx context.Context, root string, opts Options) (*Listing, error) {
 		ctx: ctx, root: root, opts: opts,
 		start: now().UnixNano(),
 		sem:   make(chan struct{}, opts.Workers*4),
+	}
+	if len(opts.Exclude) > 0 {
+		s.extra = parseIgnore(nil, "", []byte(strings.Join(opts.Exclude, "\n")))
 	}
 	top, st, err := openRoot(root)
 	if err != nil {
@@ -256,6 +271,9 @@ func List(ctx context.Context, root string, opts Options) (*Listing, error) {
 	var wg sync.WaitGroup
 	s.walkDir(tree, nil, &wg)
 	wg.Wait()
+	if s.firstErr == nil {
+		s.excludeLargeDirs(tree)
+	}
 	if s.firstErr != nil {
 		return nil, s.firstErr
 	}
@@ -311,7 +329,7 @@ func (l *Listing) Store(put cas.Putter, cache map[string]statcache.Dir, trees Tr
 	slices.Sort(res.Excluded)
 	res.Unreadable = s.unread
 	slices.Sort(res.Unreadable)
-	res.ExcludedByDefault = s.byDefault.Load()
+	res.ExcludedByDefault = int64(len(s.byDefault))
 	res.Warnings = s.warnings
 	slices.Sort(res.Warnings)
 	res.Leftovers = s.leftovers

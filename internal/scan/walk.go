@@ -46,7 +46,7 @@ func (s *scanner) walkDir(n *node, ign *ignoreFile, wg *sync.WaitGroup) {
 		}
 		if child.kind == manifest.KindDir {
 			subdirs = append(subdirs, child)
-		} else if s.files.Add(1) > int64(s.opts.MaxFiles) {
+		} else if s.files.Add(1) > s.walkLimit() {
 			s.fail(fmt.Errorf("%w: more than %d files under %s (raise --max-files or add a .gitignore)", ErrTooManyFiles, s.opts.MaxFiles, s.root))
 			dh.close()
 			return

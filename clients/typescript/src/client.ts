@@ -74,6 +74,7 @@ export class Casckpt {
   snapshot(dir: string, o: SnapshotOptions = {}): Promise<doc.Snapshot> {
     const flags = commandLine("snapshot", [
       ["-m", o.message], ["--keep", o.keep], ["--max-file-size-mb", o.maxFileSizeMb], ["--max-files", o.maxFiles],
+      ["--exclude", o.exclude], ["--max-dir-files", o.maxDirFiles],
       ["--max-size-mb", o.maxSizeMb], ["--session", o.session], ["--turn", o.turn], ["--end-turn", o.endTurn],
       ["--here", o.here],
     ], [dir]);

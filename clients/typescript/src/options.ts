@@ -27,6 +27,10 @@ export interface SnapshotOptions extends CallOptions, HereOption {
   keep?: number;
   maxFileSizeMb?: number;
   maxFiles?: number;
+  /** `--exclude PATTERN` for each: gitignore patterns left out as the default excludes are (recorded with the snapshot) */
+  exclude?: readonly string[];
+  /** `--max-dir-files N`: leave out whole each directory of N files or more that git tracks none of (recorded with the snapshot) */
+  maxDirFiles?: number;
   maxSizeMb?: number;
   session?: string;
   turn?: string;
@@ -97,8 +101,8 @@ export interface DirOptions extends CallOptions, HereOption {}
 /** Options of the commands that read a project (cat, log). */
 export interface ReadOptions extends CallOptions, HereOption, MachineOption {}
 
-/** A flag's value: a string or number flag with its value, a true boolean flag alone. */
-type Value = string | number | boolean | undefined;
+/** A flag's value: a string or number flag with its value, a true boolean flag alone, a repeated flag once per string. */
+type Value = string | number | boolean | readonly string[] | undefined;
 
 /**
  * A command line: the command, the flags that are set (in the order
@@ -112,6 +116,8 @@ export function commandLine(command: string, flags: [string, Value][], positiona
       args.push(flag);
     } else if (typeof v === "string" || typeof v === "number") {
       args.push(flag, String(v));
+    } else if (Array.isArray(v)) {
+      for (const e of v) args.push(flag, e);
     }
   }
   return positional.length > 0 ? [...args, "--", ...positional] : args;

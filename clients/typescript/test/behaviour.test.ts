@@ -66,6 +66,25 @@ for (const resident of [false, true]) {
   });
 }
 
+test("exclude and maxDirFiles leave paths out of the snapshot and its restore alone", async () => {
+  const { dir, store } = project();
+  const big: Record<string, string> = {};
+  for (let i = 0; i < 5; i++) big[`gen/f${i}`] = `${i}\n`;
+  writeFiles(dir, { ".tox/py/x": "tox\n", ...big });
+  const c = new Casckpt({ binary: casckptBin(), store });
+  try {
+    const s = await c.snapshot(dir, { exclude: [".tox/"], maxDirFiles: 5 });
+    assert.deepEqual((await c.ls(dir, "@1")).map((e) => e.path), ["a.txt"]);
+    writeFiles(dir, { "a.txt": "changed\n", ".tox/py/x": "changed since\n" });
+    await c.restore(dir, s.id!);
+    assert.equal(readFileSync(join(dir, "a.txt"), "utf8"), "one\n");
+    assert.equal(readFileSync(join(dir, ".tox/py/x"), "utf8"), "changed since\n");
+    assert.equal(readFileSync(join(dir, "gen/f4"), "utf8"), "4\n");
+  } finally {
+    await c.close();
+  }
+});
+
 test("the plain functions run a process per call", async () => {
   const { dir, store } = project();
   const o = { binary: casckptBin(), store };

@@ -61,6 +61,12 @@ const steps: Step[] = [
   { args: () => ["prune", "--auto"], call: (c, _, o) => c.prune({ ...o, auto: true }) },
   { args: () => ["gc"], call: (c, _, o) => c.gc(o) },
   { args: () => ["verify"], call: (c, _, o) => c.verify(o) },
+  {
+    before: (w) => writeFiles(w, { ".tox/py/x": "tox\n", "sub/.tox/y": "y\n", "c.txt": "sea\n" }),
+    args: (w) => ["snapshot", "--exclude", ".tox/", "--exclude", "-dash", "--max-dir-files", "200", "--", w],
+    call: (c, w, o) => c.snapshot(w, { ...o, exclude: [".tox/", "-dash"], maxDirFiles: 200 }),
+  },
+  { args: (w) => ["ls", "--", w, "@1"], call: (c, w, o) => c.ls(w, "@1", o) },
   // Failures: refused (exit 1) and misused (exit 2).
   { args: (w) => ["restore", "--", w, "@99"], call: (c, w, o) => c.restore(w, "@99", o) },
   { args: (w) => ["list", "-n", "-1", "--", w], call: (c, w, o) => c.list(w, { ...o, n: -1 }) },

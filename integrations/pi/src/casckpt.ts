@@ -41,12 +41,21 @@ export async function closeAll(): Promise<void> {
 	await Promise.all(all.map((c) => c.close()));
 }
 
-/** Snapshots DIR, labelled with a session and a turn. */
+/** The exclusions every checkpoint is taken with (`snapshot --exclude`, `--max-dir-files`). */
+export interface Exclusions {
+	exclude?: readonly string[];
+	maxDirFiles?: number;
+}
+
+/** Snapshots DIR, labelled with a session and a turn, leaving out what the exclusions say (recorded with it). */
 export function snapshot(
 	dir: string,
-	o: CallOptions & { message?: string; session?: string; turn?: string; endTurn?: boolean; keep?: number } = {},
+	o: CallOptions & Exclusions & { message?: string; session?: string; turn?: string; endTurn?: boolean; keep?: number } = {},
 ): Promise<SnapshotResult> {
-	return client(o).snapshot(dir, { message: o.message, session: o.session, turn: o.turn, endTurn: o.endTurn, keep: o.keep });
+	return client(o).snapshot(dir, {
+		message: o.message, session: o.session, turn: o.turn, endTurn: o.endTurn, keep: o.keep,
+		exclude: o.exclude, maxDirFiles: o.maxDirFiles || undefined,
+	});
 }
 
 /** The project's turns, newest first; only SESSION's with `session`. */

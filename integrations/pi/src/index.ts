@@ -29,7 +29,7 @@ function say(ctx: ExtensionContext, text: string, level: "info" | "warning" | "e
 /** The extension: pi calls it once per session runtime. */
 export default function casckptPi(pi: ExtensionAPI): void {
 	const config = readConfig();
-	const o = { store: config.store, keep: config.keep };
+	const o = { store: config.store, keep: config.keep, exclude: config.exclude, maxDirFiles: config.maxDirFiles };
 	let session = "";
 	let count = 0;
 	let turn: { id: string; mutated: boolean } | undefined;

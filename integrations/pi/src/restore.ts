@@ -90,7 +90,8 @@ export async function restoreFiles(
 	const cwd = ctx.cwd;
 	const o = { store: host.config.store };
 	const plan = await casckpt.restore(cwd, cp.snapshot, { ...o, dryRun: true, safe });
-	const pre = await casckpt.snapshot(cwd, { ...o, keep: host.config.keep, session: host.session(), message: `pi: before restore to ${cp.snapshot.slice(0, 12)}` });
+	const { keep, exclude, maxDirFiles } = host.config;
+	const pre = await casckpt.snapshot(cwd, { ...o, keep, exclude, maxDirFiles, session: host.session(), message: `pi: before restore to ${cp.snapshot.slice(0, 12)}` });
 	if (pre.id) host.appendEntry({ snapshot: pre.id, kind: "before-restore", session: host.session(), restoredTo: cp.snapshot });
 	const paths = [...plan.changes.map((c) => c.path), ...(plan.kept ?? []).map((k) => k.path)];
 	return withQueues(cwd, paths, () => casckpt.restore(cwd, cp.snapshot, { ...o, safe }));

@@ -180,6 +180,46 @@ test("exclusions: node_modules, .venv and files over 10 MiB are never captured, 
 	assert.equal(fs.statSync(path.join(w.proj, "big.bin")).size, 11534336);
 });
 
+/**
+ * Runs a turn whose bash makes what MADE runs and whose write adds src.txt,
+ * then a files-only, exact jump back before it: the turn's end checkpoint
+ * holds no file but README.md and src.txt, and what the bash made
+ * survives the restore byte for byte.
+ */
+async function excludedAndKept(t: { after: (fn: () => unknown) => void }, made: string, expect: Record<string, string>): Promise<World> {
+	const w = await world(t, [
+		{ tools: [{ tool: "bash", input: { command: made } }] },
+		{ tools: [{ tool: "write", input: { path: "src.txt", content: "source\n" } }] },
+		{ text: "done" },
+	]);
+	const pi = new PiRpc(w, NAV);
+	t.after(() => pi.close());
+	await pi.prompt("make things");
+	const { sessionFile } = await pi.call({ type: "get_state" });
+	const end = checkpoints(sessionFile).filter((c) => c.kind === "turn-end").pop()!;
+	assert.deepEqual(cas(w, "ls", w.proj, end.snapshot).filter((e: any) => e.type !== "dir").map((e: any) => e.path).sort(), ["README.md", "src.txt"]);
+	for (const p of Object.keys(expect)) {
+		assert.throws(() => cas(w, "cat", w.proj, end.snapshot, p), `the checkpoint holds ${p}`);
+	}
+
+	pi.answers = ["Files only", "Restore exactly"];
+	await pi.prompt(`/navtree ${userEntry(sessionFile, "make things").id}`);
+	const left = files(w.proj);
+	assert.equal(left["src.txt"], undefined, "the restore ran");
+	for (const [p, data] of Object.entries(expect)) assert.equal(left[p], data, `${p} after the restore`);
+	return w;
+}
+
+test("exclusions: .tox, at any depth, is never captured, and never deleted by a restore", async (t) => {
+	await excludedAndKept(t, "mkdir -p .tox/py lib/.tox && echo t > .tox/py/x && echo u > lib/.tox/y", { ".tox/py/x": "t\n", "lib/.tox/y": "u\n" });
+});
+
+test("exclusions: an untracked directory of 250 files is never captured, and never deleted by a restore", async (t) => {
+	const gen: Record<string, string> = {};
+	for (let i = 0; i < 250; i++) gen[`gen/f${i}`] = `${i}\n`;
+	await excludedAndKept(t, "mkdir gen && for i in $(seq 0 249); do echo $i > gen/f$i; done", gen);
+});
+
 /** Runs pi in print mode (asynchronously: the scripted server runs in this process). */
 function printMode(w: World, env: NodeJS.ProcessEnv, ...args: string[]): Promise<{ stderr: string; status: number | null }> {
 	const a = [PI_BIN, "-p", "--model", "scripted/scripted-model", "--session-dir", path.join(w.root, "sessions"), "-e", EXTENSION, ...NAV, ...args];

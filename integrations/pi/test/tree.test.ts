@@ -47,9 +47,11 @@ test("turn numbers: only this session's ids count", async () => {
 
 test("settings from the environment, defaults for anything else", async () => {
 	const { readConfig } = await import("../src/config.js");
-	assert.deepEqual(readConfig({}), { noUiChoice: "conversation", noUiSafe: true, store: undefined, keep: 200 });
-	assert.deepEqual(readConfig({ CASCKPT_PI_NO_UI: "files", CASCKPT_PI_SAFE: "0", CASCKPT_PI_STORE: "/s", CASCKPT_PI_KEEP: "50" }),
-		{ noUiChoice: "files", noUiSafe: false, store: "/s", keep: 50 });
+	assert.deepEqual(readConfig({}), { noUiChoice: "conversation", noUiSafe: true, store: undefined, keep: 200, exclude: [".tox/"], maxDirFiles: 200 });
+	assert.deepEqual(readConfig({ CASCKPT_PI_NO_UI: "files", CASCKPT_PI_SAFE: "0", CASCKPT_PI_STORE: "/s", CASCKPT_PI_KEEP: "50", CASCKPT_PI_EXCLUDE: ".tox/, gen/,!x,", CASCKPT_PI_MAX_DIR_FILES: "0" }),
+		{ noUiChoice: "files", noUiSafe: false, store: "/s", keep: 50, exclude: [".tox/", "gen/"], maxDirFiles: 0 });
+	assert.deepEqual(readConfig({ CASCKPT_PI_EXCLUDE: "", CASCKPT_PI_MAX_DIR_FILES: "-5" }).exclude, []);
+	assert.equal(readConfig({ CASCKPT_PI_MAX_DIR_FILES: "-5" }).maxDirFiles, 200);
 	assert.equal(readConfig({ CASCKPT_PI_NO_UI: "everything", CASCKPT_PI_KEEP: "-1" }).noUiChoice, "conversation");
 	assert.equal(readConfig({ CASCKPT_PI_KEEP: "0" }).keep, 200);
 });
