@@ -48,8 +48,6 @@ project is recorded if the store lacks it.`,
 	f.IntVar(&o.keep, "keep", 0, "snapshots kept by a snapshot that names no --keep (0: the default)")
 	f.BoolVar(&o.noCleanup, "no-cleanup", false, "no rule drops the project's snapshots")
 	f.BoolVar(&o.cleanup, "cleanup", false, "the rules drop the project's snapshots (the default)")
-	cmd.MarkFlagsMutuallyExclusive("test", "no-test")
-	cmd.MarkFlagsMutuallyExclusive("cleanup", "no-cleanup")
 	return cmd
 }
 
@@ -84,6 +82,11 @@ func runPolicy(cmd *cobra.Command, o policyOptions, g *globals, args []string) e
 func (o policyOptions) change(cmd *cobra.Command) (casckpt.PolicyChange, error) {
 	var c casckpt.PolicyChange
 	set := cmd.Flags().Changed
+	for _, pair := range [][2]string{{"test", "no-test"}, {"cleanup", "no-cleanup"}} {
+		if set(pair[0]) && set(pair[1]) {
+			return c, usagef("--%s and --%s exclude each other", pair[0], pair[1])
+		}
+	}
 	if set("lifecycle") {
 		switch o.lifecycle {
 		case casckpt.LifecycleRunning, casckpt.LifecycleCompleted, casckpt.LifecycleFailed:
