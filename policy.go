@@ -18,8 +18,8 @@ const (
 )
 
 // Policy is a project's lifecycle and retention policy, which prune
-// applies (PruneOptions). The zero value is the default: no lifecycle,
-// not a test, no own retention or keep, and, Cleanup aside, cleanup on.
+// applies (PruneOptions). The default policy has no lifecycle, is not a
+// test, has no own retention or keep, and Cleanup true.
 type Policy struct {
 	Project string
 	// Lifecycle is "" (none), LifecycleRunning, LifecycleCompleted or
@@ -41,7 +41,8 @@ type Policy struct {
 }
 
 // PolicyChange says what SetPolicy changes: a nil field is left as it is.
-// RetentionDays and Keep of 0 clear the project's own value.
+// A Lifecycle of "" clears the lifecycle; RetentionDays and Keep of 0
+// clear the project's own value.
 type PolicyChange struct {
 	Lifecycle     *string
 	Test          *bool
