@@ -257,7 +257,8 @@ func TestWorkflowTestDroppedAtOnce(t *testing.T) {
 }
 
 // TestPolicyCommand: policy changes only what its flags name and with
-// none prints the policy without recording anything; a project's --keep
+// none prints the policy without recording anything; a subdirectory is
+// its project (--here: a project of its own); a project's --keep
 // is the keep rule of a snapshot that names none; status shows lifecycle
 // and test; a bad lifecycle is a usage error and a DIR that is no
 // directory a refusal.
@@ -304,6 +305,16 @@ func TestPolicyCommand(t *testing.T) {
 	}
 	if text := h.b.ok("policy", dir).out; !strings.Contains(text, "running since 2026-03-03T00:00:00Z, test, retention 2 days, keep 3, cleanup on") {
 		t.Fatalf("policy text: %s", text)
+	}
+	sub := filepath.Join(dir, "sub")
+	if err := os.MkdirAll(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if doc := jsonOf[map[string]any](t, h.b.ok("policy", sub, "--json").out); doc["project"] != dir || doc["lifecycle"] != "running" {
+		t.Fatalf("policy of a subdirectory is not its project's: %v", doc)
+	}
+	if doc := jsonOf[map[string]any](t, h.b.ok("policy", sub, "--here", "--lifecycle", "failed", "--json").out); doc["project"] != sub || doc["lifecycle"] != "failed" {
+		t.Fatalf("policy --here of a subdirectory: %v", doc)
 	}
 	failsWith(t, h.b.run("policy", dir, "--lifecycle", "paused"), 2, "--lifecycle takes running, completed or failed")
 	failsWith(t, h.b.run("policy", dir, "--test", "--no-test"), 2, "--test and --no-test exclude each other")

@@ -36,10 +36,12 @@ completed or failed (completed and failed projects are dropped
 of every later snapshot that names none; 0 clears) and --no-cleanup (no
 rule drops its snapshots; --cleanup undoes it). A flag changes only what it
 names; with none, policy prints the policy. DIR must be a directory; the
-project is recorded if the store lacks it.`,
+project is recorded if the store lacks it. A DIR inside a project is that
+project, as for snapshot (--here: DIR itself).`,
 		Args: argsBetween(0, 1),
 		RunE: func(cmd *cobra.Command, args []string) error { return runPolicy(cmd, o, g, args) },
 	}
+	addHereFlag(cmd, g)
 	f := cmd.Flags()
 	f.StringVar(&o.lifecycle, "lifecycle", "", "the project's state: running, completed or failed")
 	f.BoolVar(&o.test, "test", false, "a test project: dropped by the first prune after it finishes")
@@ -62,15 +64,15 @@ func runPolicy(cmd *cobra.Command, o policyOptions, g *globals, args []string) e
 	if err != nil {
 		return err
 	}
-	store, err := g.open()
+	store, proj, err := g.openProject(ctx, dir)
 	if err != nil {
 		return err
 	}
 	var p casckpt.Policy
 	if change == (casckpt.PolicyChange{}) {
-		p, err = store.Policy(ctx, dir)
+		p, err = store.Policy(ctx, proj.dir)
 	} else {
-		p, err = store.SetPolicy(ctx, dir, change)
+		p, err = store.SetPolicy(ctx, proj.dir, change)
 	}
 	if err != nil {
 		return err
