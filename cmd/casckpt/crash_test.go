@@ -802,9 +802,13 @@ func (l *crashLoop) prepareSafe(a crashAttempt, k knownSnapshot) crashAttempt {
 	}
 	a.safeDry, a.before = dry, l.digest()
 	kept := map[string]bool{}
+	holders := map[string]bool{} // directories kept for the kept paths they hold
 	for _, kp := range *dry.Kept {
 		kept[string(kp.Path)] = true
+		holders[string(kp.Path)] = kp.Reason == "holds paths that are kept"
 	}
+	keeping := maps.Clone(kept) // the kept paths that keep what is below them
+	maps.DeleteFunc(keeping, func(d string, _ bool) bool { return holders[d] })
 	a.target = maps.Clone(a.before)
 	for _, c := range dry.Changes {
 		p := string(c.Path)
@@ -817,7 +821,9 @@ func (l *crashLoop) prepareSafe(a crashAttempt, k knownSnapshot) crashAttempt {
 		default:
 			t.Fatalf("restore %s --safe would %s %s, which the snapshot holds: %v", k.id, c.Action, p, ok)
 		}
-		if keptAt(kept, p) {
+		// A directory kept because it holds kept paths does not keep the
+		// others below it: they are restored (restorer.Safe's settleDirs).
+		if kept[p] || keptAt(keeping, p) {
 			t.Fatalf("restore %s --safe would both restore and keep %s", k.id, p)
 		}
 	}
