@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/casckpt/casckpt"
 )
@@ -180,4 +181,31 @@ func ExampleStore_Undo() {
 	// two
 	// three
 	// FOUR
+}
+
+// A workflow host marks its session directory's project completed; a
+// prune a week later drops it, by the lifecycle's rule, while a running
+// workflow stays.
+func ExampleStore_SetPolicy() {
+	ctx := context.Background()
+	tmp, _ := os.MkdirTemp("", "casckpt-example")
+	defer os.RemoveAll(tmp)
+	now := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+	store, _ := casckpt.Open(filepath.Join(tmp, "store"), casckpt.Options{Now: func() time.Time { return now }})
+	done, running := filepath.Join(tmp, "done"), filepath.Join(tmp, "running")
+	for _, dir := range []string{done, running} {
+		os.MkdirAll(dir, 0o755)
+		os.WriteFile(filepath.Join(dir, "checkpoint.json"), []byte(`{"iteration": 7}`), 0o644)
+		store.Snapshot(ctx, dir, casckpt.SnapshotOptions{Keep: 10})
+	}
+	completed, live := casckpt.LifecycleCompleted, casckpt.LifecycleRunning
+	store.SetPolicy(ctx, done, casckpt.PolicyChange{Lifecycle: &completed})
+	store.SetPolicy(ctx, running, casckpt.PolicyChange{Lifecycle: &live})
+
+	now = now.AddDate(0, 0, 8)
+	res, _ := store.Prune(ctx, casckpt.PruneOptions{StaleAfter: 7 * 24 * time.Hour, CompletedAfter: 7 * 24 * time.Hour})
+	p, _ := store.Policy(ctx, running)
+	fmt.Printf("dropped %d completed project (rule %s); %s kept, %s since %s\n",
+		res.DeletedCompleted, res.Drops[0].Rule, filepath.Base(p.Project), p.Lifecycle, p.LifecycleSince.Format("Jan 2"))
+	// Output: dropped 1 completed project (rule completed); running kept, running since Mar 1
 }

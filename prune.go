@@ -15,6 +15,14 @@ type PruneOptions struct {
 	StaleAfter time.Duration
 	// KeepOrphans keeps orphan projects (see ProjectState).
 	KeepOrphans bool
+	// CompletedAfter and FailedAfter drop the projects whose lifecycle
+	// (Store.SetPolicy) is completed (failed) and has been for this long
+	// (0: never), unless the project's RetentionDays say otherwise. For a
+	// project with a lifecycle they replace StaleAfter; a running one is
+	// never dropped as an orphan, one with cleanup off by no rule, and a
+	// finished test project by the first prune.
+	CompletedAfter time.Duration
+	FailedAfter    time.Duration
 	// MaxSize is the store's size cap in bytes (0: none).
 	MaxSize int64
 	// MinInterval, when positive, skips the prune if the last one ran
@@ -30,6 +38,9 @@ type PruneResult struct {
 	Scanned          int // projects examined
 	DeletedOrphan    int // orphan projects removed (their directory was deleted)
 	DeletedStale     int // projects removed because untouched too long
+	DeletedCompleted int // completed projects removed after their days
+	DeletedFailed    int // failed projects removed after their days
+	DeletedTest      int // finished test projects removed
 	SnapshotsDropped int
 	BytesFreed       int64
 	// CapMet is false when the size cap could not be met (pinned snapshots
@@ -41,8 +52,9 @@ type PruneResult struct {
 }
 
 // Drop is a snapshot a prune dropped and the rule that dropped it:
-// "orphan" (its directory was deleted), "stale" (untouched too long) or
-// "size-cap" (the store was over its cap).
+// "orphan" (its directory was deleted), "stale" (untouched too long),
+// "completed" or "failed" (its lifecycle ended long enough ago), "test"
+// (a finished test project) or "size-cap" (the store was over its cap).
 type Drop struct {
 	Project string
 	ID      cas.ID
@@ -60,7 +72,8 @@ func (s *Store) Prune(ctx context.Context, opts PruneOptions) (PruneResult, erro
 	}
 	f := s.repo.Backend().Features()
 	req := collectRequest{
-		policy:  gc.Policy{StaleAfter: opts.StaleAfter, DropOrphans: !opts.KeepOrphans && f.OrphansObservable},
+		policy: gc.Policy{StaleAfter: opts.StaleAfter, DropOrphans: !opts.KeepOrphans && f.OrphansObservable,
+			CompletedAfter: opts.CompletedAfter, FailedAfter: opts.FailedAfter},
 		cap:     opts.MaxSize,
 		dryRun:  opts.DryRun,
 		markRun: true,
@@ -91,22 +104,21 @@ func (s *Store) pruneRanRecently(ctx context.Context, minInterval time.Duration)
 }
 
 // report fills in out what plan drops: the snapshots, each with its rule,
-// and how many projects the orphan and stale rules emptied.
+// and how many projects each rule that drops a whole project emptied.
 func (out *PruneResult) report(plan gc.Plan) {
 	out.SnapshotsDropped, out.Drops = len(plan.Drops), []Drop{}
 	why := map[string]gc.Why{} // the rule that emptied each forgotten project
 	for _, d := range plan.Drops {
 		out.Drops = append(out.Drops, Drop{Project: d.Project, ID: d.ID, Rule: string(d.Why)})
-		if d.Why == gc.WhyOrphan || d.Why == gc.WhyStale {
+		if d.Why.Emptying() {
 			why[d.Project] = d.Why
 		}
 	}
+	counts := map[gc.Why]*int{gc.WhyOrphan: &out.DeletedOrphan, gc.WhyStale: &out.DeletedStale,
+		gc.WhyCompleted: &out.DeletedCompleted, gc.WhyFailed: &out.DeletedFailed, gc.WhyTest: &out.DeletedTest}
 	for _, w := range plan.Forget {
-		switch why[w] {
-		case gc.WhyOrphan:
-			out.DeletedOrphan++
-		case gc.WhyStale:
-			out.DeletedStale++
+		if n := counts[why[w]]; n != nil {
+			*n++
 		}
 	}
 }

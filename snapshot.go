@@ -24,7 +24,9 @@ const DefaultKeep = 20
 type SnapshotOptions struct {
 	Reason string
 	// Keep is the most snapshots kept for the project: older unpinned ones
-	// are dropped (default DefaultKeep; negative keeps all).
+	// are dropped (default: the project's policy's keep, else DefaultKeep;
+	// negative keeps all). A project with cleanup off (Store.SetPolicy)
+	// drops none.
 	Keep int
 	// MaxFileSize excludes larger files (default 10 MiB).
 	MaxFileSize int64
@@ -71,6 +73,8 @@ type SnapshotOptions struct {
 	// last KeepDays days, whichever keeps more, and the pinned ones.
 	KeepTurns int
 	KeepDays  int
+	// keepDefault: Keep was not set; the project's policy may set it.
+	keepDefault bool
 	// capture is scan.Options.Capture: a restore's snapshot from before
 	// holds what the restore overwrites, whatever its exclusion.
 	capture func(rel string, dir bool) bool
@@ -94,7 +98,7 @@ func (o SnapshotOptions) check() error {
 
 func (o SnapshotOptions) withDefaults() SnapshotOptions {
 	if o.Keep == 0 {
-		o.Keep = DefaultKeep
+		o.Keep, o.keepDefault = DefaultKeep, true
 	}
 	if o.MaxStoreSize == 0 {
 		o.MaxStoreSize = DefaultMaxStoreSize
@@ -524,6 +528,13 @@ const touchGranularity = 10 * time.Minute
 // the KeepTurns newest turns and opts.KeepDays days before now.
 func applyKeep(tx *index.Tx, workdir string, opts SnapshotOptions, now time.Time) ([]cas.ID, error) {
 	dropped := []cas.ID{}
+	pol, err := tx.Policy(workdir)
+	if err != nil || pol.NoCleanup {
+		return dropped, err
+	}
+	if opts.keepDefault && pol.Keep > 0 {
+		opts.Keep = pol.Keep
+	}
 	if opts.Keep < 0 && opts.KeepTurns <= 0 {
 		return dropped, nil
 	}

@@ -40,6 +40,9 @@ type ProjectStatus struct {
 	Created   time.Time
 	LastTouch time.Time
 	State     ProjectState
+	// Lifecycle and Test are the project's policy's (Store.SetPolicy).
+	Lifecycle string
+	Test      bool
 }
 
 // StatusResult describes the store.
@@ -69,6 +72,10 @@ func (s *Store) Status(ctx context.Context) (StatusResult, error) {
 				return err
 			}
 		}
+		policies, err := v.Tx.Policies()
+		if err != nil {
+			return err
+		}
 		return v.Tx.EachProject(func(p index.ProjectSnapshots) error {
 			machine, path := SplitWorkdir(p.Workdir)
 			if machine == "" {
@@ -77,6 +84,7 @@ func (s *Store) Status(ctx context.Context) (StatusResult, error) {
 			res.Projects = append(res.Projects, ProjectStatus{
 				Workdir: path, Machine: machine, Snapshots: len(p.Snapshots), Created: p.Created,
 				LastTouch: p.LastTouch, State: repo.ProjectState(p.Project),
+				Lifecycle: policies[p.Workdir].Lifecycle, Test: policies[p.Workdir].Test,
 			})
 			return nil
 		})

@@ -28,7 +28,8 @@ type CapInput struct {
 // store's projected size once they and the plan's drops are collected. It
 // drops the oldest unpinned snapshots round-robin across projects, never a
 // project's last one; if that is not enough, the remaining unpinned
-// snapshots of the least recently touched other projects. fits is false
+// snapshots of the least recently touched other projects. A project
+// with NoCleanup loses none: its snapshots count. fits is false
 // when even that is not enough (pinned snapshots are larger than the cap).
 func PlanCap(plan Plan, in CapInput) (out Plan, projected int64, fits bool) {
 	out = Plan{Drops: slices.Clone(plan.Drops), Forget: slices.Clone(plan.Forget)}
@@ -64,7 +65,7 @@ func PlanCap(plan Plan, in CapInput) (out Plan, projected int64, fits bool) {
 				continue
 			}
 			q.remaining++
-			if !s.Pinned && s.ID != in.Protect {
+			if !s.Pinned && s.ID != in.Protect && !p.Lifecycle.NoCleanup {
 				q.cands = append(q.cands, s)
 			}
 		}

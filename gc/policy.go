@@ -39,6 +39,26 @@ type Project struct {
 	// for the orphan rule (the zero value does not).
 	State     State
 	Snapshots []Snapshot
+	// Lifecycle is the project's own policy (casckpt policy).
+	Lifecycle Lifecycle
+}
+
+// Lifecycle is a project's lifecycle and retention policy, as far as
+// retention needs it. The zero value is a project without one: the rules
+// of Policy apply as they are.
+type Lifecycle struct {
+	// State is "", "running", "completed" or "failed".
+	State string
+	// Since is when State last changed.
+	Since time.Time
+	// Test: dropped by the first plan after it is completed or failed.
+	Test bool
+	// Retention, when positive, replaces Policy.CompletedAfter or
+	// FailedAfter for the project.
+	Retention time.Duration
+	// NoCleanup: no rule drops any of its snapshots (the size cap counts
+	// them and drops from other projects).
+	NoCleanup bool
 }
 
 // Policy is a set of retention rules. The zero value drops nothing.
@@ -52,6 +72,11 @@ type Policy struct {
 	// DropOrphans drops the unpinned snapshots of orphan projects (State
 	// Orphan); unreachable ones are left to the other rules.
 	DropOrphans bool
+	// CompletedAfter and FailedAfter drop the unpinned snapshots of a
+	// project completed (failed) this long ago; a project with a
+	// lifecycle is never stale, and a running one never an orphan.
+	CompletedAfter time.Duration
+	FailedAfter    time.Duration
 }
 
 // Why says which rule dropped a snapshot.
@@ -63,7 +88,17 @@ const (
 	WhyOrphan Why = "orphan"
 	WhyStale  Why = "stale"
 	WhyCap    Why = "size-cap"
+	// WhyCompleted, WhyFailed and WhyTest are the lifecycle's rules.
+	WhyCompleted Why = "completed"
+	WhyFailed    Why = "failed"
+	WhyTest      Why = "test"
 )
+
+// Emptying reports whether rule why drops every unpinned snapshot of its
+// project (so the project goes with them), not only some.
+func (w Why) Emptying() bool {
+	return w != WhyKeep && w != WhyCap
+}
 
 // Drop is one snapshot a plan drops.
 type Drop struct {
@@ -101,18 +136,13 @@ func (p Plan) dropped(id cas.ID) bool {
 func PlanRetention(projects []Project, pol Policy, now time.Time) Plan {
 	var plan Plan
 	for _, p := range projects {
-		var why Why
-		switch {
-		case pol.DropOrphans && p.State == Orphan:
-			why = WhyOrphan
-		case pol.StaleAfter > 0 && now.Sub(p.LastTouch) > pol.StaleAfter:
-			why = WhyStale
-		}
+		why := projectRule(p, pol, now)
 		pinned := false
 		for i, s := range p.Snapshots {
 			switch {
 			case s.Pinned:
 				pinned = true
+			case p.Lifecycle.NoCleanup:
 			case why != "":
 				plan.Drops = append(plan.Drops, Drop{p.Workdir, s.ID, s.Root, why})
 			case pol.Keep > 0 && i >= pol.Keep:
@@ -124,4 +154,30 @@ func PlanRetention(projects []Project, pol Policy, now time.Time) Plan {
 		}
 	}
 	return plan
+}
+
+// projectRule returns the rule that drops the whole of project p at time
+// now ("" when none does): a finished test project's, an orphan's (never
+// a running project), a finished project's after its days, else a
+// project without lifecycle's when it is stale.
+func projectRule(p Project, pol Policy, now time.Time) Why {
+	l := p.Lifecycle
+	finished := l.State == "completed" || l.State == "failed"
+	after := map[string]time.Duration{"completed": pol.CompletedAfter, "failed": pol.FailedAfter}[l.State]
+	if l.Retention > 0 {
+		after = l.Retention
+	}
+	switch {
+	case l.NoCleanup:
+		return ""
+	case l.Test && finished:
+		return WhyTest
+	case pol.DropOrphans && p.State == Orphan && l.State != "running":
+		return WhyOrphan
+	case finished && after > 0 && now.Sub(l.Since) > after:
+		return Why(l.State)
+	case l.State == "" && pol.StaleAfter > 0 && now.Sub(p.LastTouch) > pol.StaleAfter:
+		return WhyStale
+	}
+	return ""
 }

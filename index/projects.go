@@ -148,8 +148,8 @@ func (t *Tx) EachProject(fn func(ProjectSnapshots) error) error {
 	return nil
 }
 
-// DeleteProject removes a project with its snapshots, turns, stat cache and
-// write ledger; the backups of its snapshot and turn records get tombstones
+// DeleteProject removes a project with its snapshots, turns, stat cache,
+// write ledger and policy; the backups of its snapshot and turn records get tombstones
 // (see Tombstones).
 func (t *Tx) DeleteProject(workdir string) error {
 	key := []byte(workdir)
@@ -177,6 +177,9 @@ func (t *Tx) DeleteProject(workdir string) error {
 				return err
 			}
 		}
+	}
+	if err := t.deletePolicy(workdir); err != nil {
+		return err
 	}
 	return t.tx.Bucket(bucketProjects).Delete(key)
 }

@@ -17,6 +17,7 @@ type Remains struct {
 	Turns      map[string][]Turn     // of the projects whose turns read whole
 	Origins    map[string]cas.ID
 	Tombstones map[cas.ID][16]byte
+	Policies   map[string]Policy // by workdir
 }
 
 // ReadRemains reads what it can of the database: each part that fails to
@@ -25,7 +26,7 @@ type Remains struct {
 // that a newer casckpt wrote is refused: a rebuild to this version's format
 // would lose its records.
 func (d *DB) ReadRemains() (Remains, error) {
-	rem := Remains{Projects: map[string]Project{}, Snapshots: map[string][]Snapshot{}, Turns: map[string][]Turn{}, Origins: map[string]cas.ID{}, Tombstones: map[cas.ID][16]byte{}}
+	rem := Remains{Projects: map[string]Project{}, Snapshots: map[string][]Snapshot{}, Turns: map[string][]Turn{}, Origins: map[string]cas.ID{}, Tombstones: map[cas.ID][16]byte{}, Policies: map[string]Policy{}}
 	if !d.Exists() {
 		return rem, nil
 	}
@@ -61,6 +62,10 @@ func (d *DB) ReadRemains() (Remains, error) {
 	var tombstones map[cas.ID][16]byte
 	if part(func(t *Tx) (err error) { tombstones, err = t.Tombstones(); return err }) == nil {
 		rem.Tombstones = tombstones
+	}
+	var policies map[string]Policy
+	if part(func(t *Tx) (err error) { policies, err = t.Policies(); return err }) == nil {
+		rem.Policies = policies
 	}
 	return rem, nil
 }

@@ -244,6 +244,8 @@ type Project struct {
 	CreatedAt string  `json:"created_at"`
 	LastTouch string  `json:"last_touch"`
 	State     string  `json:"state"`
+	Lifecycle *string `json:"lifecycle"` // running, completed, failed or null
+	Test      bool    `json:"test"`
 }
 
 // Legacy is a legacy Hermes store, or another agent's store, of status'
@@ -265,11 +267,26 @@ type ObjectReason struct {
 	Reason string `json:"reason"`
 }
 
+// Policy is policy's document: a project's lifecycle and retention
+// policy. Null is the default of a field that has one.
+type Policy struct {
+	Project        Path    `json:"project"`
+	Lifecycle      *string `json:"lifecycle"` // running, completed, failed or null
+	Test           bool    `json:"test"`
+	RetentionDays  *int    `json:"retention_days"`
+	Keep           *int    `json:"keep"`
+	Cleanup        bool    `json:"cleanup"`
+	LifecycleSince *string `json:"lifecycle_since"` // RFC 3339; null with no lifecycle
+}
+
 // Prune is prune's document.
 type Prune struct {
 	BytesFreed       int64  `json:"bytes_freed"`
 	DeletedOrphan    int    `json:"deleted_orphan"`
 	DeletedStale     int    `json:"deleted_stale"`
+	DeletedCompleted int    `json:"deleted_completed"`
+	DeletedFailed    int    `json:"deleted_failed"`
+	DeletedTest      int    `json:"deleted_test"`
 	Drops            []Drop `json:"drops"`
 	Scanned          int    `json:"scanned"`
 	Skipped          bool   `json:"skipped"`
@@ -283,7 +300,7 @@ type PruneSkipped struct {
 }
 
 // Drop is one snapshot a prune dropped (or would drop) and the rule that
-// dropped it: orphan, stale or size-cap.
+// dropped it: orphan, stale, completed, failed, test or size-cap.
 type Drop struct {
 	Project Path    `json:"project"`
 	Machine *string `json:"machine,omitempty"` // as in Project

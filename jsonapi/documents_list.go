@@ -34,6 +34,7 @@ func Documents() []Document {
 		{"unpin", Unpin{}},
 		{"forget", Forget{}},
 		{"status", Status{}},
+		{"policy", Policy{}},
 		{"prune", Prune{}},
 		{"prune", PruneSkipped{}},
 		{"gc", GC{}},
@@ -66,6 +67,7 @@ func (Pin) document()          {}
 func (Unpin) document()        {}
 func (Forget) document()       {}
 func (Status) document()       {}
+func (Policy) document()       {}
 func (Prune) document()        {}
 func (PruneSkipped) document() {}
 func (GC) document()           {}

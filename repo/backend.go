@@ -101,6 +101,8 @@ type Journal interface {
 	Dropped(ctx context.Context, tx *index.Tx, id cas.ID) error
 	// Pinned publishes the pin (or unpin) of snapshot id.
 	Pinned(ctx context.Context, id cas.ID, pinned bool) error
+	// Policy publishes project p.Workdir's policy, which tx records.
+	Policy(ctx context.Context, tx *index.Tx, p index.Policy) error
 }
 
 // Commit is what the commit of a snapshot or a turn adds to the records:

@@ -67,5 +67,6 @@ func (noJournal) Commit(context.Context, *index.Tx, Commit) error { return nil }
 func (noJournal) Writes(context.Context, *index.Tx, string, []index.Write) error {
 	return nil
 }
-func (noJournal) Dropped(context.Context, *index.Tx, cas.ID) error { return nil }
-func (noJournal) Pinned(context.Context, cas.ID, bool) error       { return nil }
+func (noJournal) Dropped(context.Context, *index.Tx, cas.ID) error      { return nil }
+func (noJournal) Pinned(context.Context, cas.ID, bool) error            { return nil }
+func (noJournal) Policy(context.Context, *index.Tx, index.Policy) error { return nil }

@@ -3,6 +3,7 @@ package repo
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/casckpt/casckpt/cas"
 	"github.com/casckpt/casckpt/gc"
@@ -10,13 +11,18 @@ import (
 )
 
 // LoadProjects reads every project with its snapshots, for retention and
-// marking, with the records by snapshot ID. state tells what became of a
+// marking, each with its lifecycle (its policy record), with the records
+// by snapshot ID. state tells what became of a
 // project's directory (nil: nothing is observable, gc.Unreachable).
 func LoadProjects(tx *index.Tx, state func(index.Project) gc.State) ([]gc.Project, map[cas.ID]index.Snapshot, error) {
 	records := map[cas.ID]index.Snapshot{}
 	var out []gc.Project
-	err := tx.EachProject(func(ps index.ProjectSnapshots) error {
-		p := gc.Project{Workdir: ps.Workdir, LastTouch: ps.LastTouch, State: gc.Unreachable}
+	policies, err := tx.Policies()
+	if err != nil {
+		return nil, nil, err
+	}
+	err = tx.EachProject(func(ps index.ProjectSnapshots) error {
+		p := gc.Project{Workdir: ps.Workdir, LastTouch: ps.LastTouch, State: gc.Unreachable, Lifecycle: Lifecycle(policies[ps.Workdir])}
 		if state != nil {
 			p.State = state(ps.Project)
 		}
@@ -110,4 +116,10 @@ func AddTurnBackups(tx *index.Tx, live map[cas.ID]bool) error {
 		}
 	}
 	return nil
+}
+
+// Lifecycle returns what retention needs of policy p.
+func Lifecycle(p index.Policy) gc.Lifecycle {
+	return gc.Lifecycle{State: p.Lifecycle, Since: p.LifecycleSince, Test: p.Test,
+		Retention: time.Duration(p.RetentionDays) * 24 * time.Hour, NoCleanup: p.NoCleanup}
 }

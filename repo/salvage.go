@@ -196,6 +196,11 @@ func putRecords(tx *index.Tx, projects []index.Project, snaps map[string][]index
 			return err
 		}
 	}
+	for _, pol := range old.Policies { // its project is kept too (chooseProjects)
+		if err := tx.PutPolicy(pol); err != nil {
+			return err
+		}
+	}
 	// Backups of deleted snapshots still in a pack stay deleted.
 	for _, b := range backups {
 		if _, dead := old.Tombstones[b.rec.BackupID]; dead {

@@ -61,8 +61,8 @@ func (l *crashLoop) walk(fn func(full, rel string, d fs.DirEntry)) {
 	}
 }
 
-// TestCrashLoop starts snapshot, restore, restore --safe, undo, gc, prune
-// and repair and kills each with SIGKILL at a random moment, then checks
+// TestCrashLoop starts snapshot, restore, restore --safe, undo, gc, prune,
+// policy and repair and kills each with SIGKILL at a random moment, then checks
 // that the store verifies clean, that a killed restore, safe restore or
 // undo left every file old or new and its project lock free, that a
 // finished safe restore or undo
@@ -160,7 +160,7 @@ func (l *crashLoop) everyOpKilledAndFinished() bool {
 }
 
 // crashOps are the operations TestCrashLoop runs and kills.
-var crashOps = []string{"snapshot", "restore", "restore-safe", "undo", "gc", "prune", "repair"}
+var crashOps = []string{"snapshot", "restore", "restore-safe", "undo", "gc", "prune", "policy", "repair"}
 
 // crashLoop is the state of TestCrashLoop: the binary and the project it
 // works on, the random source every choice comes from (so a seed replays
@@ -169,6 +169,7 @@ type crashLoop struct {
 	t        *testing.T
 	bin      *binEnv
 	dir      string
+	workflow string // a second project, a test workflow's (see preparePolicy)
 	rng      *rand.Rand
 	complete []knownSnapshot
 	// killed and finished count each operation's runs by how they ended;
@@ -214,13 +215,18 @@ type crashAttempt struct {
 	// said.
 	dry     jsonapi.Undo
 	safeDry jsonapi.Restore
+	// lifecycle is what a policy sets on the workflow project, and
+	// lifecycleBefore its lifecycle before a policy or a prune; listedWorkflow is
+	// how many snapshots of it were listed before a prune.
+	lifecycle, lifecycleBefore string
+	listedWorkflow             int
 }
 
 // newCrashLoop makes the project, with a first round of edits, and the
 // loop's state.
 func newCrashLoop(t *testing.T) *crashLoop {
 	bin := newBinEnv(t)
-	l := &crashLoop{t: t, bin: bin, dir: filepath.Join(bin.home, "project"), rng: rand.New(rand.NewPCG(5, 200)),
+	l := &crashLoop{t: t, bin: bin, dir: filepath.Join(bin.home, "project"), workflow: filepath.Join(bin.home, "workflow"), rng: rand.New(rand.NewPCG(5, 200)),
 		killed: map[string]int{}, finished: map[string]int{}, skipped: map[string]int{}, turns: 1, seen: map[string]bool{}, timed: map[string][]time.Duration{}}
 	os.MkdirAll(l.dir, 0o755)
 	l.edit()
@@ -311,7 +317,7 @@ func (l *crashLoop) killAt(op string) (time.Duration, bool) {
 // prepare makes ready a run of op: a snapshot edits the project first; a
 // restore picks a complete snapshot still listed (ok is false when there
 // is none); gc may first forget a snapshot, to have something to collect;
-// prune caps the store at 6 MiB.
+// prune caps the store at 6 MiB and applies the workflow's policy.
 func (l *crashLoop) prepare(op string) (a crashAttempt, ok bool) {
 	a.op = op
 	switch op {
@@ -339,6 +345,9 @@ func (l *crashLoop) prepare(op string) (a crashAttempt, ok bool) {
 		a.args = []string{"gc", "--json"}
 	case "prune":
 		a.args = []string{"prune", "--max-size-mb", "6", "--retention-days", "0", "--json"}
+		a.lifecycleBefore, a.listedWorkflow = l.lifecycle(), len(listedIDs(l.t, l.mustRun("list", l.workflow, "--json")))
+	case "policy":
+		a = l.preparePolicy(a)
 	case "repair":
 		a.listedBefore = l.mustRun("list", l.dir, "--json")
 		a.args = []string{"repair", "--json"}
@@ -410,6 +419,9 @@ func (l *crashLoop) check(i int, a crashAttempt, out []byte, done bool) {
 	}
 	if a.op == "undo" || a.op == "restore-safe" {
 		l.checkRewrite(i, a, out, done, now)
+	}
+	if a.op == "policy" || a.op == "prune" {
+		l.checkWorkflow(i, a, done)
 	}
 	for _, id := range now {
 		l.seen[id] = true
@@ -790,9 +802,13 @@ func (l *crashLoop) prepareSafe(a crashAttempt, k knownSnapshot) crashAttempt {
 	}
 	a.safeDry, a.before = dry, l.digest()
 	kept := map[string]bool{}
+	holders := map[string]bool{} // directories kept for the kept paths they hold
 	for _, kp := range *dry.Kept {
 		kept[string(kp.Path)] = true
+		holders[string(kp.Path)] = kp.Reason == "holds paths that are kept"
 	}
+	keeping := maps.Clone(kept) // the kept paths that keep what is below them
+	maps.DeleteFunc(keeping, func(d string, _ bool) bool { return holders[d] })
 	a.target = maps.Clone(a.before)
 	for _, c := range dry.Changes {
 		p := string(c.Path)
@@ -805,7 +821,9 @@ func (l *crashLoop) prepareSafe(a crashAttempt, k knownSnapshot) crashAttempt {
 		default:
 			t.Fatalf("restore %s --safe would %s %s, which the snapshot holds: %v", k.id, c.Action, p, ok)
 		}
-		if keptAt(kept, p) {
+		// A directory kept because it holds kept paths does not keep the
+		// others below it: they are restored (restorer.Safe's settleDirs).
+		if kept[p] || keptAt(keeping, p) {
 			t.Fatalf("restore %s --safe would both restore and keep %s", k.id, p)
 		}
 	}

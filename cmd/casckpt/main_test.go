@@ -394,8 +394,11 @@ func TestMaintenanceCommands(t *testing.T) {
 	states := map[string]string{}
 	for _, p := range st["projects"].([]any) {
 		m := p.(map[string]any)
-		if want := []string{"created_at", "last_touch", "snapshots", "state", "workdir"}; !slices.Equal(keys(m), want) {
+		if want := []string{"created_at", "last_touch", "lifecycle", "snapshots", "state", "test", "workdir"}; !slices.Equal(keys(m), want) {
 			t.Fatalf("project keys %v", keys(m))
+		}
+		if m["lifecycle"] != nil || m["test"] != false {
+			t.Fatalf("a project without policy: lifecycle %v, test %v", m["lifecycle"], m["test"])
 		}
 		states[m["workdir"].(string)] = m["state"].(string)
 	}
@@ -403,7 +406,7 @@ func TestMaintenanceCommands(t *testing.T) {
 		t.Fatalf("status states: %v", states)
 	}
 	pr := jsonOf[map[string]any](t, e.ok("prune", "--json").out)
-	if want := []string{"bytes_freed", "deleted_orphan", "deleted_stale", "drops", "scanned", "skipped", "snapshots_dropped"}; !slices.Equal(keys(pr), want) {
+	if want := []string{"bytes_freed", "deleted_completed", "deleted_failed", "deleted_orphan", "deleted_stale", "deleted_test", "drops", "scanned", "skipped", "snapshots_dropped"}; !slices.Equal(keys(pr), want) {
 		t.Fatalf("prune keys %v", keys(pr))
 	}
 	if pr["deleted_orphan"] != 1.0 || pr["bytes_freed"].(float64) < 1 {

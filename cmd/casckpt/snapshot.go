@@ -128,6 +128,9 @@ func runSnapshot(ctx context.Context, o snapshotOptions, g *globals, args []stri
 		Reason: o.reason, Keep: o.keep, MaxFileSize: maxFileSize, MaxFiles: o.maxFiles, Exclude: o.exclude, MaxDirFiles: o.maxDirs,
 		MaxStoreSize: maxStoreSize, Session: o.session, Turn: o.turn, EndTurn: o.endTurn,
 	}
+	if !o.given["keep"] {
+		opts.Keep = 0 // the project's policy's, else DefaultKeep
+	}
 	switch {
 	case !o.given["max-size-mb"]:
 		opts.MaxStoreSize = 0 // the library's default: see SnapshotOptions.MaxStoreSize

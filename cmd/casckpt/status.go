@@ -42,7 +42,8 @@ func runStatus(ctx context.Context, g *globals) error {
 	projects := make([]jsonapi.Project, 0, len(st.Projects))
 	for _, p := range st.Projects {
 		projects = append(projects, jsonapi.Project{Workdir: jsonapi.Path(p.Workdir), Machine: labelOrNull(p.Machine), Snapshots: p.Snapshots,
-			CreatedAt: p.Created.Format(time.RFC3339), LastTouch: p.LastTouch.Format(time.RFC3339), State: string(p.State)})
+			CreatedAt: p.Created.Format(time.RFC3339), LastTouch: p.LastTouch.Format(time.RFC3339), State: string(p.State),
+			Lifecycle: labelOrNull(p.Lifecycle), Test: p.Test})
 	}
 	found, err := hermes.Status(ctx, store, g.legacyDir(""))
 	if err != nil {
@@ -93,7 +94,20 @@ func printStatus(w io.Writer, g *globals, store *casckpt.Store, st casckpt.Statu
 		if machine != "" {
 			fmt.Fprintf(tw, "%s\t", p.Machine)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", oneLine(p.Workdir), count(int64(p.Snapshots)), ago(p.Created, g.now()), ago(p.LastTouch, g.now()), p.State)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", oneLine(p.Workdir), count(int64(p.Snapshots)), ago(p.Created, g.now()), ago(p.LastTouch, g.now()), stateText(p))
 	}
 	tw.Flush()
+}
+
+// stateText is a project's state for people, with its lifecycle and
+// whether it is a test: "live", "live, completed, test".
+func stateText(p casckpt.ProjectStatus) string {
+	s := string(p.State)
+	if p.Lifecycle != "" {
+		s += ", " + p.Lifecycle
+	}
+	if p.Test {
+		s += ", test"
+	}
+	return s
 }

@@ -34,6 +34,10 @@ const (
 	// (record-write); its BackupID is a random ID that names the commit,
 	// not an object.
 	RecordWrites RecordKind = 3
+	// RecordPolicy is index.EncodePolicy's bytes: a project's policy
+	// (casckpt policy), of which the one set last wins; its BackupID is a
+	// random ID that names the commit, not an object.
+	RecordPolicy RecordKind = 4
 )
 
 // Record is one record a commit adds: its encoding and the ID of its
@@ -132,7 +136,7 @@ func DecodeCommit(b []byte) (Commit, error) {
 		rec := Record{Kind: RecordKind(r.byte())}
 		copy(rec.BackupID[:], r.bytes(cas.IDSize))
 		rec.Data = r.bytes(r.count(1))
-		if r.err == nil && ((rec.Kind != RecordSnapshot && rec.Kind != RecordTurn && rec.Kind != RecordWrites) || rec.BackupID.IsZero() || len(rec.Data) == 0) {
+		if r.err == nil && ((rec.Kind < RecordSnapshot || rec.Kind > RecordPolicy) || rec.BackupID.IsZero() || len(rec.Data) == 0) {
 			r.err = errors.New("bad record")
 		}
 		c.Records = append(c.Records, rec)

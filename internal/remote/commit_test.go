@@ -16,6 +16,7 @@ func sample() Commit {
 			{Kind: RecordSnapshot, BackupID: cas.Sum(cas.KindRecord, []byte("s")), Data: []byte("snapshot record")},
 			{Kind: RecordTurn, BackupID: cas.Sum(cas.KindRecord, []byte("t")), Data: []byte("turn record")},
 			{Kind: RecordWrites, BackupID: cas.ID{7}, Data: []byte("recorded writes")},
+			{Kind: RecordPolicy, BackupID: cas.ID{8}, Data: []byte("a policy")},
 		},
 		Packs: []Pack{{Name: [16]byte{1, 2, 3}, Size: 4096}, {Name: [16]byte{9}, Size: 1}},
 	}

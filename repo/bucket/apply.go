@@ -188,6 +188,16 @@ func (a *applier) commit(c remote.Commit) (whole bool, _ error) {
 			if err := a.tx.ApplyWrites(workdir(wd), writes); err != nil {
 				return false, err
 			}
+		case remote.RecordPolicy:
+			p, err := index.DecodePolicy(r.Data)
+			if err != nil {
+				whole = false
+				continue
+			}
+			p.Workdir = workdir(p.Workdir)
+			if err := a.policy(p); err != nil {
+				return false, err
+			}
 		}
 	}
 	return whole, nil
@@ -221,6 +231,20 @@ func (a *applier) snapshot(sn index.Snapshot, backup cas.ID, origin string) erro
 		return a.tx.PutOrigin(origin, sn.ID)
 	}
 	return nil
+}
+
+// policy applies policy record p, the later of two winning, and records
+// its project if the cache lacks it (as policy does).
+func (a *applier) policy(p index.Policy) error {
+	if _, ok, err := a.tx.Project(p.Workdir); err != nil || !ok {
+		if err != nil {
+			return err
+		}
+		if err := a.tx.PutProject(index.Project{Workdir: p.Workdir, Created: p.Set, LastTouch: p.Set}); err != nil {
+			return err
+		}
+	}
+	return a.tx.ApplyPolicy(p)
 }
 
 // turn records tr unless the cache holds a record of the turn that says

@@ -84,6 +84,26 @@ func (j *journal) Writes(ctx context.Context, tx *index.Tx, workdir string, writ
 	return tx.Journal().SetApplied(key)
 }
 
+// Policy puts project p.Workdir's policy, which tx records, in the
+// bucket as a commit of one record, last in tx: every machine's cache,
+// and a rebuilt one, applies the one set last (index.Tx.ApplyPolicy).
+func (j *journal) Policy(ctx context.Context, tx *index.Tx, p index.Policy) error {
+	b := j.b
+	if err := tx.Journal().SetOwn(p.Workdir); err != nil {
+		return err
+	}
+	var id cas.ID
+	if _, err := rand.Read(id[:]); err != nil {
+		return err
+	}
+	c := remote.Commit{Machine: b.machine, Records: []remote.Record{{Kind: remote.RecordPolicy, BackupID: id, Data: index.EncodePolicy(p)}}}
+	key := remote.CommitKey(time.Now(), id)
+	if err := b.objects.PutNew(ctx, key, b.key.Seal(key, remote.EncodeCommit(c))); err != nil {
+		return fmt.Errorf("publish the policy: %w", err)
+	}
+	return tx.Journal().SetApplied(key)
+}
+
 // Dropped puts the dropped marker of snapshot id, which tx deletes, in
 // the bucket.
 func (j *journal) Dropped(ctx context.Context, tx *index.Tx, id cas.ID) error {

@@ -398,6 +398,27 @@ export interface Project {
   created_at: string;
   last_touch: string;
   state: string;
+  /** running, completed, failed or null */
+  lifecycle: string | null;
+  test: boolean;
+}
+
+/**
+ * Policy is policy's document: a project's lifecycle and retention
+ * policy. Null is the default of a field that has one.
+ *
+ * (jsonapi.Policy)
+ */
+export interface Policy {
+  project: string;
+  /** running, completed, failed or null */
+  lifecycle: string | null;
+  test: boolean;
+  retention_days: number | null;
+  keep: number | null;
+  cleanup: boolean;
+  /** RFC 3339; null with no lifecycle */
+  lifecycle_since: string | null;
 }
 
 /**
@@ -409,6 +430,9 @@ export interface Prune {
   bytes_freed: number;
   deleted_orphan: number;
   deleted_stale: number;
+  deleted_completed: number;
+  deleted_failed: number;
+  deleted_test: number;
   drops: Drop[];
   scanned: number;
   skipped: boolean;
@@ -417,7 +441,7 @@ export interface Prune {
 
 /**
  * Drop is one snapshot a prune dropped (or would drop) and the rule that
- * dropped it: orphan, stale or size-cap.
+ * dropped it: orphan, stale, completed, failed, test or size-cap.
  *
  * (jsonapi.Drop)
  */
@@ -636,6 +660,7 @@ export interface Documents {
   "unpin": Unpin;
   "forget": Forget;
   "status": Status;
+  "policy": Policy;
   "prune": Prune | PruneSkipped;
   "gc": GC;
   "verify": Verify;
