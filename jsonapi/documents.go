@@ -49,6 +49,12 @@ type ListItem struct {
 	// Machine is, on a bucket store, the machine whose project it is
 	// (left out for a store in a directory).
 	Machine *string `json:"machine,omitempty"`
+	// Bytes is the tree's size (its files' sizes summed); AddedBytes what
+	// the snapshot added to the store when taken (the packs it wrote,
+	// compressed) and AddedRawBytes their plain size: 0 when unknown.
+	Bytes         int64 `json:"bytes"`
+	AddedBytes    int64 `json:"added_bytes"`
+	AddedRawBytes int64 `json:"added_raw_bytes"`
 }
 
 // Turns is turns' document.
@@ -214,6 +220,12 @@ type Project struct {
 	CreatedAt string  `json:"created_at"`
 	LastTouch string  `json:"last_touch"`
 	State     string  `json:"state"`
+	// Bytes is the newest snapshot's tree size; StoredBytes and
+	// StoredRawBytes sum the project's snapshots' added_bytes and
+	// added_raw_bytes (see docs/commands.md).
+	Bytes          int64 `json:"bytes"`
+	StoredBytes    int64 `json:"stored_bytes"`
+	StoredRawBytes int64 `json:"stored_raw_bytes"`
 }
 
 // Legacy is a legacy Hermes store of status' document.
