@@ -34,6 +34,7 @@ var conformanceCases = []struct {
 	{"rebuild", conformRebuild},
 	{"two-writers-and-gc", conformTwoWritersAndGC},
 	{"dropped-elsewhere", conformDroppedElsewhere},
+	{"sizes", conformSizes},
 }
 
 // TestConformance runs every conformance case on every backend, as
