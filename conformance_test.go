@@ -35,6 +35,7 @@ var conformanceCases = []struct {
 	{"two-writers-and-gc", conformTwoWritersAndGC},
 	{"dropped-elsewhere", conformDroppedElsewhere},
 	{"lifecycle", conformLifecycle},
+	{"sizes", conformSizes},
 }
 
 // TestConformance runs every conformance case on every backend, as

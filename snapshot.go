@@ -353,7 +353,7 @@ func (ss *hold) commitSnapshot(ctx context.Context, p *pendingSnapshot) (Snapsho
 			raced = &snaps[0]
 			return errSameAsNewest
 		}
-		if err := commitObjects(ctx, tx, p.w, p.workdir, p.rec.Time, p.rec.Time, p.parent); err != nil {
+		if p.rec.Added, err = commitObjects(ctx, tx, p.w, p.workdir, p.rec.Time, p.rec.Time, p.parent); err != nil {
 			return err
 		}
 		if err := tx.AddSnapshot(p.rec); err != nil {
@@ -430,7 +430,7 @@ func (ss *hold) touch(ctx context.Context, p *pendingSnapshot, res *SnapshotResu
 	err := ss.Update(func(tx *index.Tx) error {
 		switch {
 		case p.turn != nil || restored:
-			if err := commitObjects(ctx, tx, p.w, p.workdir, now, now, p.parent); err != nil {
+			if _, err := commitObjects(ctx, tx, p.w, p.workdir, now, now, p.parent); err != nil {
 				return err
 			}
 		case p.known:
@@ -467,14 +467,20 @@ func (ss *hold) touch(ctx context.Context, p *pendingSnapshot, res *SnapshotResu
 // workdir at touched (its last touch never moves back) with the identity
 // of its parent directory (zero leaves it as it was), creating the
 // project's record, made at created, if it is new: the first steps of
-// every commit that adds snapshots (a snapshot's, an import's).
-func commitObjects(ctx context.Context, tx *index.Tx, w *cas.Writer, workdir string, created, touched time.Time, parent index.DirID) error {
-	if _, err := w.Commit(ctx, tx.Objects(), repo.Relocates(tx)); err != nil {
-		return err
+// every commit that adds snapshots (a snapshot's, an import's). It returns
+// what w added to the store.
+func commitObjects(ctx context.Context, tx *index.Tx, w *cas.Writer, workdir string, created, touched time.Time, parent index.DirID) (index.Added, error) {
+	packs, err := w.Commit(ctx, tx.Objects(), repo.Relocates(tx))
+	if err != nil {
+		return index.Added{}, err
+	}
+	added := index.Added{Raw: w.Stats().RawBytes}
+	for _, pi := range packs {
+		added.Bytes += pi.Size
 	}
 	p, ok, err := tx.Project(workdir)
 	if err != nil {
-		return err
+		return added, err
 	}
 	if !ok {
 		p = index.Project{Workdir: workdir, Created: created}
@@ -485,7 +491,7 @@ func commitObjects(ctx context.Context, tx *index.Tx, w *cas.Writer, workdir str
 	if !parent.IsZero() {
 		p.Parent = parent
 	}
-	return tx.PutProject(p)
+	return added, tx.PutProject(p)
 }
 
 // turnKeep returns the rule of applyKeep with opts.KeepTurns. The turns

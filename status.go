@@ -43,6 +43,17 @@ type ProjectStatus struct {
 	// Lifecycle and Test are the project's policy's (Store.SetPolicy).
 	Lifecycle string
 	Test      bool
+	// Bytes is the size of the newest snapshot's tree (0 without one).
+	Bytes int64
+	// StoredBytes is the sum of the AddedBytes of the project's snapshots
+	// in the store, and StoredRawBytes of their AddedRawBytes: what they
+	// stored when they were taken. It is read from the records, not
+	// measured, so it is not what forgetting the project would free:
+	// objects that a dropped older snapshot stored and newer ones still
+	// use are not counted, nor snapshots whose AddedBytes is unknown, and
+	// objects that another project's later snapshots reuse are.
+	StoredBytes    int64
+	StoredRawBytes int64
 }
 
 // StatusResult describes the store.
@@ -81,11 +92,19 @@ func (s *Store) Status(ctx context.Context) (StatusResult, error) {
 			if machine == "" {
 				machine = s.Machine()
 			}
-			res.Projects = append(res.Projects, ProjectStatus{
+			ps := ProjectStatus{
 				Workdir: path, Machine: machine, Snapshots: len(p.Snapshots), Created: p.Created,
 				LastTouch: p.LastTouch, State: repo.ProjectState(p.Project),
 				Lifecycle: policies[p.Workdir].Lifecycle, Test: policies[p.Workdir].Test,
-			})
+			}
+			if len(p.Snapshots) > 0 {
+				ps.Bytes = p.Snapshots[0].Stats.Bytes
+			}
+			for _, sn := range p.Snapshots {
+				ps.StoredBytes += sn.Added.Bytes
+				ps.StoredRawBytes += sn.Added.Raw
+			}
+			res.Projects = append(res.Projects, ps)
 			return nil
 		})
 	})

@@ -151,12 +151,21 @@ type Snapshot struct {
 	// Session and Turn are the host's labels ("" when it gave none).
 	Session string
 	Turn    string
+	// AddedBytes is what the snapshot added to the store when it was
+	// taken: the size of the packs it wrote, compressed, which hold only
+	// the objects that no older snapshot of any project had (its new
+	// files and trees, and its record's backup); AddedRawBytes is their
+	// plain size. Both are recorded when the snapshot is taken, and 0 when
+	// unknown: snapshots taken before casckpt recorded them, imported ones,
+	// and those a repair rebuilt from the packs alone.
+	AddedBytes    int64
+	AddedRawBytes int64
 }
 
 // hostSnapshot returns what a host sees of record r.
 func hostSnapshot(r record) Snapshot {
 	return Snapshot{ID: r.ID, Project: r.Project, Serial: r.Seq, Time: r.Time, Reason: r.Reason, Pinned: r.Pinned, Files: r.Stats.Files, Bytes: r.Stats.Bytes, MaxFileSize: r.MaxFileSize,
-		Exclude: r.Exclude, MaxDirFiles: r.MaxDirFiles, Session: r.Session, Turn: r.Turn}
+		Exclude: r.Exclude, MaxDirFiles: r.MaxDirFiles, Session: r.Session, Turn: r.Turn, AddedBytes: r.Added.Bytes, AddedRawBytes: r.Added.Raw}
 }
 
 // Open returns the store in dir. It creates nothing: the directory is made,

@@ -6,14 +6,13 @@ import (
 	"path/filepath"
 )
 
-// Format versions of record backups: version 2 adds the snapshot's labels
-// and is written only for labelled snapshots, so a backup of an unlabelled
-// one is what version 1 wrote; version 3 (excludingVersion) adds the
-// exclusions, for snapshots taken with some.
-const (
-	backupVersion         = 1
-	labelledBackupVersion = 2
-)
+// Format versions of record backups are those of the records (see
+// recordVersionOf): version 2 adds the snapshot's labels and is written
+// only for labelled snapshots, so a backup of an unlabelled one is what
+// version 1 wrote; version 3 adds what the snapshot added (Added), known
+// only once its packs are written: the backup a bucket's commit carries
+// has it, the one stored in the packs beside the snapshot's data does not;
+// version 4 adds the exclusions, for snapshots taken with some.
 
 // EncodeBackup returns the backup of snapshot record s that is stored in
 // the packs, as an object of kind cas.KindRecord, beside the snapshot's
@@ -23,14 +22,8 @@ const (
 // which backups of one project are ordered. origin is what the snapshot was
 // imported from ("" when it was not; see PutOrigin).
 func EncodeBackup(s Snapshot, origin string) []byte {
-	labelled := s.Session != "" || s.Turn != ""
-	b := []byte{backupVersion}
-	if labelled {
-		b[0] = labelledBackupVersion
-	}
-	if s.excludes() {
-		b[0], labelled = excludingVersion, true
-	}
+	version := recordVersionOf(s)
+	b := []byte{version}
 	b = binary.AppendUvarint(b, uint64(len(s.Project)))
 	b = append(b, s.Project...)
 	b = append(b, s.ID[:]...)
@@ -43,14 +36,7 @@ func EncodeBackup(s Snapshot, origin string) []byte {
 	b = binary.AppendUvarint(b, uint64(s.Stats.Bytes))
 	b = binary.AppendUvarint(b, uint64(s.MaxFileSize))
 	b = appendString(b, origin)
-	if labelled {
-		b = appendString(b, s.Session)
-		b = appendString(b, s.Turn)
-	}
-	if s.excludes() {
-		b = appendExclusions(b, s)
-	}
-	return b
+	return appendTail(b, version, s)
 }
 
 // DecodeBackup parses a record backup made by EncodeBackup. The record's
@@ -58,7 +44,7 @@ func EncodeBackup(s Snapshot, origin string) []byte {
 func DecodeBackup(b []byte) (s Snapshot, origin string, err error) {
 	r := reader{b: b}
 	version := r.byte()
-	if version != backupVersion && version != labelledBackupVersion && version != excludingVersion {
+	if version < recordVersion || version > excludingVersion {
 		return Snapshot{}, "", fmt.Errorf("%w: record backup: unknown version", ErrCorrupt)
 	}
 	s.Project = string(r.bytes(r.uvarint()))
@@ -71,15 +57,7 @@ func DecodeBackup(b []byte) (s Snapshot, origin string, err error) {
 	s.Stats.Bytes = int64(r.uvarint())
 	s.MaxFileSize = int64(r.uvarint())
 	origin = r.string()
-	if version == labelledBackupVersion || version == excludingVersion {
-		s.Session, s.Turn = r.string(), r.string()
-		if r.err == nil && version == labelledBackupVersion && s.Session == "" && s.Turn == "" {
-			r.fail("labelled backup without labels") // one encoding per record
-		}
-	}
-	if version == excludingVersion {
-		r.exclusions(&s)
-	}
+	r.readTail(version, &s) // one encoding per record
 	if r.err == nil && (!filepath.IsAbs(s.Project) || filepath.Clean(s.Project) != s.Project) {
 		r.fail("project is not a clean absolute path")
 	}

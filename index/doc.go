@@ -13,12 +13,15 @@
 //   - A project is a working directory, named by its absolute,
 //     symlink-resolved path (the workdir).
 //   - A snapshot record names a root tree, its time and reason, whether it
-//     is pinned, and statistics. Records are numbered per project in
+//     is pinned, statistics, and what the snapshot added to the store
+//     (Added: the packs it wrote). Records are numbered per project in
 //     creation order (Seq); the snapshot ID is a hash of what identifies it
 //     and a nonce.
 //   - A record backup is a snapshot record stored as an object in the
 //     packs beside the snapshot's data (EncodeBackup), from which Repair
-//     rebuilds a lost database. A tombstone marks the backup of a deleted
+//     rebuilds a lost database; it is written before the packs are, so
+//     it lacks Added (a bucket's commit, written after, has it). A
+//     tombstone marks the backup of a deleted
 //     snapshot, so a repair does not bring the snapshot back.
 //   - The stat cache keeps, per project directory, what package statcache
 //     defines, so an unchanged file is recognised by lstat alone.

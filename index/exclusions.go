@@ -5,12 +5,6 @@ import (
 	"math"
 )
 
-// excludingVersion is the version of snapshot records and record backups
-// that carry exclusions (Snapshot.Exclude, Snapshot.MaxDirFiles), and the
-// labels, empty or not, before them; records without exclusions keep
-// their version, byte for byte.
-const excludingVersion = 3
-
 // excludes says whether s was taken with exclusions beyond the defaults.
 func (s Snapshot) excludes() bool { return len(s.Exclude) > 0 || s.MaxDirFiles > 0 }
 

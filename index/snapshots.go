@@ -21,6 +21,15 @@ type Stats struct {
 	Bytes int64 // their total size
 }
 
+// Added is what a snapshot added to the store when it was taken: the
+// packs it wrote, which hold only objects that no snapshot of any project
+// had stored before (its tree's new objects, its record's backup and its
+// turn's, if any).
+type Added struct {
+	Bytes int64 // the packs' size: compressed, with their framing
+	Raw   int64 // the plain size of the objects in them
+}
+
 // Snapshot is a snapshot record.
 type Snapshot struct {
 	ID      cas.ID
@@ -50,6 +59,11 @@ type Snapshot struct {
 	// it gave none): the conversation and the turn it was taken in.
 	Session string
 	Turn    string
+	// Added is what the snapshot stored new when it was taken; zero when
+	// unknown: for records written before casckpt kept it and those a
+	// repair rebuilt from their backups in the packs (written before the
+	// packs' size was known).
+	Added Added
 }
 
 // NewSnapshotID returns the ID of a new snapshot record: a hash over what
@@ -72,21 +86,75 @@ func NewSnapshotID(project string, root cas.ID, t time.Time, reason string) cas.
 	return id
 }
 
-// labelledVersion is the version of snapshot records that carry labels;
-// records without labels keep version 1, byte for byte.
-const labelledVersion = 2
+// Each version of snapshot records holds what the one before it does and
+// more: labelledVersion records carry labels; sizedVersion records carry
+// what the snapshot added (Added) and their labels, empty or not;
+// excludingVersion records carry the snapshot's exclusions (Exclude,
+// MaxDirFiles), and its labels and what it added, zero or not. A record is
+// stored in the lowest version that holds all of it, so records without
+// labels keep version 1, byte for byte.
+const (
+	labelledVersion  = 2
+	sizedVersion     = 3
+	excludingVersion = 4
+)
+
+// recordVersionOf returns the version of record s's stored form, and of
+// its backup's (see EncodeBackup): the lowest that holds all of it.
+func recordVersionOf(s Snapshot) byte {
+	switch {
+	case s.excludes():
+		return excludingVersion
+	case s.Added.Bytes > 0:
+		return sizedVersion
+	case s.Session != "" || s.Turn != "":
+		return labelledVersion
+	}
+	return recordVersion
+}
+
+// appendTail appends what versions 2 to 4 add to a record or a backup.
+func appendTail(b []byte, version byte, s Snapshot) []byte {
+	if version >= labelledVersion {
+		b = appendString(b, s.Session)
+		b = appendString(b, s.Turn)
+	}
+	if version >= sizedVersion {
+		b = binary.AppendUvarint(b, uint64(s.Added.Bytes))
+		b = binary.AppendUvarint(b, uint64(s.Added.Raw))
+	}
+	if version == excludingVersion {
+		b = appendExclusions(b, s)
+	}
+	return b
+}
+
+// readTail reads what appendTail appended, refusing a second encoding of
+// a record: labels in a version 2 record without any, a version 3 record
+// without added bytes, a version 4 record without exclusions.
+func (r *reader) readTail(version byte, s *Snapshot) {
+	if version >= labelledVersion {
+		s.Session, s.Turn = r.string(), r.string()
+	}
+	if version == labelledVersion && r.err == nil && s.Session == "" && s.Turn == "" {
+		r.fail("labelled record without labels")
+	}
+	if version >= sizedVersion {
+		s.Added.Bytes, s.Added.Raw = int64(r.uvarint()), int64(r.uvarint())
+		if r.err == nil && (s.Added.Bytes < 0 || s.Added.Raw < 0 || version == sizedVersion && s.Added.Bytes == 0) {
+			r.fail("sized record without added bytes")
+		}
+	}
+	if version == excludingVersion {
+		r.exclusions(s)
+	}
+}
 
 // encodeSnapshot returns the stored form of s (without project and seq,
 // which are its bucket and key).
 func encodeSnapshot(s Snapshot) []byte {
-	labelled := s.Session != "" || s.Turn != ""
-	b := []byte{recordVersion}
-	if labelled {
-		b[0] = labelledVersion
-	}
-	if s.excludes() {
-		b[0], labelled = excludingVersion, true
-	}
+	version := recordVersionOf(s)
+	b := []byte{version}
 	b = append(b, s.ID[:]...)
 	b = append(b, s.Root[:]...)
 	b = binary.AppendVarint(b, s.Time.UnixNano())
@@ -100,13 +168,7 @@ func encodeSnapshot(s Snapshot) []byte {
 	b = binary.AppendUvarint(b, uint64(s.Stats.Files))
 	b = binary.AppendUvarint(b, uint64(s.Stats.Bytes))
 	b = binary.AppendUvarint(b, uint64(s.MaxFileSize))
-	if labelled {
-		b = appendString(b, s.Session)
-		b = appendString(b, s.Turn)
-	}
-	if s.excludes() {
-		b = appendExclusions(b, s)
-	}
+	b = appendTail(b, version, s)
 	if !s.BackupID.IsZero() {
 		b = append(b, s.BackupID[:]...)
 	}
@@ -117,7 +179,7 @@ func encodeSnapshot(s Snapshot) []byte {
 func decodeSnapshot(project string, seq uint64, v []byte) (Snapshot, error) {
 	r := reader{b: v}
 	version := r.byte()
-	if version != recordVersion && version != labelledVersion && version != excludingVersion {
+	if version < recordVersion || version > excludingVersion {
 		return Snapshot{}, fmt.Errorf("%w: snapshot %d of %s: unknown version", ErrCorrupt, seq, project)
 	}
 	s := Snapshot{Project: project, Seq: seq}
@@ -133,15 +195,7 @@ func decodeSnapshot(project string, seq uint64, v []byte) (Snapshot, error) {
 	s.Stats.Files = int64(r.uvarint())
 	s.Stats.Bytes = int64(r.uvarint())
 	s.MaxFileSize = int64(r.uvarint())
-	if version == labelledVersion || version == excludingVersion {
-		s.Session, s.Turn = r.string(), r.string()
-		if version == labelledVersion && s.Session == "" && s.Turn == "" {
-			r.fail("labelled record without labels") // one encoding per record
-		}
-	}
-	if version == excludingVersion {
-		r.exclusions(&s)
-	}
+	r.readTail(version, &s) // one encoding per record
 	if len(r.b) > 0 {
 		if s.BackupID = r.id(); s.BackupID.IsZero() {
 			r.fail("zero backup ID") // absent, not zero: one encoding per record

@@ -49,6 +49,12 @@ type ListItem struct {
 	// Machine is, on a bucket store, the machine whose project it is
 	// (left out for a store in a directory).
 	Machine *string `json:"machine,omitempty"`
+	// Bytes is the tree's size (its files' sizes summed); AddedBytes what
+	// the snapshot added to the store when taken (the packs it wrote,
+	// compressed) and AddedRawBytes their plain size: 0 when unknown.
+	Bytes         int64 `json:"bytes"`
+	AddedBytes    int64 `json:"added_bytes"`
+	AddedRawBytes int64 `json:"added_raw_bytes"`
 }
 
 // Turns is turns' document.
@@ -246,6 +252,12 @@ type Project struct {
 	State     string  `json:"state"`
 	Lifecycle *string `json:"lifecycle"` // running, completed, failed or null
 	Test      bool    `json:"test"`
+	// Bytes is the newest snapshot's tree size; StoredBytes and
+	// StoredRawBytes sum the project's snapshots' added_bytes and
+	// added_raw_bytes (see docs/commands.md).
+	Bytes          int64 `json:"bytes"`
+	StoredBytes    int64 `json:"stored_bytes"`
+	StoredRawBytes int64 `json:"stored_raw_bytes"`
 }
 
 // Legacy is a legacy Hermes store, or another agent's store, of status'

@@ -281,7 +281,7 @@ func salvagePacks(ctx context.Context, packs cas.PackStore, res *Rebuilt) ([]cas
 // backups in the packs are checked against their hashes and the database
 // is not, so every backup gives a snapshot, but those with a tombstone in
 // the old database. Where the old database holds the same snapshot, its
-// pin and sequence number are kept; its records that have no backup (the
+// pin, sequence number and what it added (which its backup lacks) are kept; its records that have no backup (the
 // pack is lost) are kept as they are. A snapshot whose commit a crash cut
 // short comes back, whole: its pack was synced before. Sequence numbers
 // are made unique, in the order the snapshots were taken.
@@ -300,7 +300,7 @@ func chooseSnapshots(old index.Remains, backups []recordBackup, now time.Time) (
 		}
 		sn := b.rec
 		if o, ok := oldByID[sn.ID]; ok && o.Project == sn.Project {
-			sn.Seq, sn.Pinned = o.Seq, o.Pinned
+			sn.Seq, sn.Pinned, sn.Added = o.Seq, o.Pinned, o.Added
 			claimed[o.ID] = true
 		}
 		snaps[sn.Project] = append(snaps[sn.Project], sn)

@@ -25,6 +25,23 @@ func humanBytes(n int64) string {
 	return ""
 }
 
+// ratio formats the compression ratio of raw bytes stored in stored:
+// "3.2x"; "-" when stored is unknown (0).
+func ratio(raw, stored int64) string {
+	if stored <= 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.1fx", float64(raw)/float64(stored))
+}
+
+// storedSize formats bytes stored for people: "-" when unknown (0).
+func storedSize(n int64) string {
+	if n <= 0 {
+		return "-"
+	}
+	return humanBytes(n)
+}
+
 // count formats a number with thousands separators: 12,345.
 func count(n int64) string {
 	s := strconv.FormatInt(n, 10)

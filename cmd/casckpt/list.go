@@ -67,6 +67,7 @@ func runList(ctx context.Context, o listOptions, g *globals, args []string) erro
 			ID: e.ID.String(), Number: e.Serial, ShortID: e.ID.Short(), Time: e.Time.Format(time.RFC3339), Reason: e.Reason,
 			FilesChanged: e.FilesChanged, Insertions: e.Insertions, Deletions: e.Deletions, Pinned: e.Pinned,
 			Session: labelOrNull(e.Session), Turn: labelOrNull(e.Turn), Title: labelOrNull(e.TurnTitle), Damaged: e.Damaged, Machine: g.readMachine(store),
+			Bytes: e.Bytes, AddedBytes: e.AddedBytes, AddedRawBytes: e.AddedRawBytes,
 		})
 		labelled = labelled || e.Turn != ""
 	}
@@ -89,7 +90,7 @@ func runList(ctx context.Context, o listOptions, g *globals, args []string) erro
 		}
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		turnColumn := map[bool]string{true: "TURN\t"}
-		fmt.Fprintln(tw, "@N\t#N\tID\tWHEN\tCHANGES\t"+turnColumn[labelled]+"REASON")
+		fmt.Fprintln(tw, "@N\t#N\tID\tWHEN\tCHANGES\tSIZE\tADDED\tRATIO\t"+turnColumn[labelled]+"REASON")
 		for _, e := range list {
 			mark := ""
 			if e.Pinned {
@@ -105,8 +106,9 @@ func runList(ctx context.Context, o listOptions, g *globals, args []string) erro
 			if e.TurnTitle != "" {
 				mark += fmt.Sprintf(" %q", e.TurnTitle)
 			}
-			fmt.Fprintf(tw, "@%d\t#%d\t%s\t%s\t%s +%s -%s\t%s%s%s\n", e.Number, e.Serial, e.ID.Short(), ago(e.Time, g.now()),
-				countOf(e.FilesChanged, "file"), count(e.Insertions), count(e.Deletions), turn, oneLine(e.Reason), mark)
+			fmt.Fprintf(tw, "@%d\t#%d\t%s\t%s\t%s +%s -%s\t%s\t%s\t%s\t%s%s%s\n", e.Number, e.Serial, e.ID.Short(), ago(e.Time, g.now()),
+				countOf(e.FilesChanged, "file"), count(e.Insertions), count(e.Deletions), humanBytes(e.Bytes), storedSize(e.AddedBytes),
+				ratio(e.AddedRawBytes, e.AddedBytes), turn, oneLine(e.Reason), mark)
 		}
 		tw.Flush()
 	})

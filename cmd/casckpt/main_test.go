@@ -195,7 +195,7 @@ func TestListReferencesAndPins(t *testing.T) {
 	if len(list) != 3 || list[0]["id"] != ids[2] || list[2]["id"] != ids[0] {
 		t.Fatalf("list is not newest first: %v", list)
 	}
-	want := []string{"deletions", "files_changed", "id", "insertions", "number", "pinned", "reason", "session", "short_id", "time", "title", "turn"}
+	want := []string{"added_bytes", "added_raw_bytes", "bytes", "deletions", "files_changed", "id", "insertions", "number", "pinned", "reason", "session", "short_id", "time", "title", "turn"}
 	if !slices.Equal(keys(list[0]), want) {
 		t.Fatalf("list keys %v", keys(list[0]))
 	}
@@ -394,7 +394,7 @@ func TestMaintenanceCommands(t *testing.T) {
 	states := map[string]string{}
 	for _, p := range st["projects"].([]any) {
 		m := p.(map[string]any)
-		if want := []string{"created_at", "last_touch", "lifecycle", "snapshots", "state", "test", "workdir"}; !slices.Equal(keys(m), want) {
+		if want := []string{"bytes", "created_at", "last_touch", "lifecycle", "snapshots", "state", "stored_bytes", "stored_raw_bytes", "test", "workdir"}; !slices.Equal(keys(m), want) {
 			t.Fatalf("project keys %v", keys(m))
 		}
 		if m["lifecycle"] != nil || m["test"] != false {

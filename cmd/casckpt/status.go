@@ -43,7 +43,8 @@ func runStatus(ctx context.Context, g *globals) error {
 	for _, p := range st.Projects {
 		projects = append(projects, jsonapi.Project{Workdir: jsonapi.Path(p.Workdir), Machine: labelOrNull(p.Machine), Snapshots: p.Snapshots,
 			CreatedAt: p.Created.Format(time.RFC3339), LastTouch: p.LastTouch.Format(time.RFC3339), State: string(p.State),
-			Lifecycle: labelOrNull(p.Lifecycle), Test: p.Test})
+			Lifecycle: labelOrNull(p.Lifecycle), Test: p.Test,
+			Bytes: p.Bytes, StoredBytes: p.StoredBytes, StoredRawBytes: p.StoredRawBytes})
 	}
 	found, err := hermes.Status(ctx, store, g.legacyDir(""))
 	if err != nil {
@@ -89,12 +90,13 @@ func printStatus(w io.Writer, g *globals, store *casckpt.Store, st casckpt.Statu
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	machine := map[bool]string{true: "MACHINE\t"}[store.Machine() != ""]
-	fmt.Fprintln(tw, machine+"PROJECT\tSNAPSHOTS\tCREATED\tLAST TOUCH\tSTATE")
+	fmt.Fprintln(tw, machine+"PROJECT\tSNAPSHOTS\tSIZE\tSTORED\tRATIO\tCREATED\tLAST TOUCH\tSTATE")
 	for _, p := range st.Projects {
 		if machine != "" {
 			fmt.Fprintf(tw, "%s\t", p.Machine)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", oneLine(p.Workdir), count(int64(p.Snapshots)), ago(p.Created, g.now()), ago(p.LastTouch, g.now()), stateText(p))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", oneLine(p.Workdir), count(int64(p.Snapshots)), humanBytes(p.Bytes), storedSize(p.StoredBytes),
+			ratio(p.StoredRawBytes, p.StoredBytes), ago(p.Created, g.now()), ago(p.LastTouch, g.now()), stateText(p))
 	}
 	tw.Flush()
 }

@@ -70,6 +70,14 @@ export interface ListItem {
    * (left out for a store in a directory).
    */
   machine?: string;
+  /**
+   * Bytes is the tree's size (its files' sizes summed); AddedBytes what
+   * the snapshot added to the store when taken (the packs it wrote,
+   * compressed) and AddedRawBytes their plain size: 0 when unknown.
+   */
+  bytes: number;
+  added_bytes: number;
+  added_raw_bytes: number;
 }
 
 /**
@@ -401,6 +409,14 @@ export interface Project {
   /** running, completed, failed or null */
   lifecycle: string | null;
   test: boolean;
+  /**
+   * Bytes is the newest snapshot's tree size; StoredBytes and
+   * StoredRawBytes sum the project's snapshots' added_bytes and
+   * added_raw_bytes (see docs/commands.md).
+   */
+  bytes: number;
+  stored_bytes: number;
+  stored_raw_bytes: number;
 }
 
 /**
