@@ -98,7 +98,7 @@ func (s *Store) Import(ctx context.Context, p ImportProject) (ImportResult, erro
 		if p.LastTouch.After(touched) {
 			touched = p.LastTouch
 		}
-		if err := commitObjects(context.WithoutCancel(ctx), tx, w, workdir, p.Created, touched, index.DirID{}); err != nil {
+		if err := commitObjects(context.WithoutCancel(ctx), tx, w, false, workdir, p.Created, touched, index.DirID{}); err != nil {
 			return err
 		}
 		ids := []cas.ID{}

@@ -226,6 +226,10 @@ type pendingSnapshot struct {
 	// scanStored is what the scan stored through w: for an unchanged tree,
 	// objects the index lacked (see touch).
 	scanStored cas.WriteStats
+	// stored is what w deduplicates against; healed is set when heal
+	// stored through w objects found damaged in the store.
+	stored *healingExisting
+	healed bool
 
 	// parent is the identity of workdir's parent directory when the scan
 	// began (zero: unknown), which the orphan rule needs.
@@ -258,7 +262,8 @@ func (ss *hold) scanSnapshot(ctx context.Context, v view, workdir string, opts S
 		p.newest = &snaps[0]
 	}
 	p.parent, _ = repo.DirIdentity(filepath.Dir(workdir))
-	p.w = cas.NewWriter(ss.s.repo.Packs(), repo.DedupeAgainst(v.Tx, v.Objects))
+	p.stored = &healingExisting{Existing: repo.DedupeAgainst(v.Tx, v.Objects), damaged: map[cas.ID]bool{}}
+	p.w = cas.NewWriter(ss.s.repo.Packs(), p.stored)
 	var put cas.Putter = p.w
 	if wrap != nil {
 		put = wrap(p.w)
@@ -287,10 +292,7 @@ func (ss *hold) scanSnapshot(ctx context.Context, v view, workdir string, opts S
 	}
 	unchanged := (p.newest != nil && p.newest.Root == root) || (p.newest == nil && root == manifest.EmptyTreeID)
 	if !unchanged {
-		p.rec = &record{ID: index.NewSnapshotID(workdir, root, p.at, opts.Reason), Project: workdir, Root: root, Time: p.at,
-			Reason: opts.Reason, Stats: index.Stats{Files: p.scanned.Files, Bytes: p.scanned.Bytes}, MaxFileSize: p.scanned.MaxFileSize,
-			Session: opts.Session, Turn: opts.Turn}
-		if p.rec.BackupID, err = repo.PutBackup(ctx, p.w, *p.rec, v.Tx.NextSeq(workdir), ""); err != nil {
+		if err := p.newRecord(ctx, v.Tx); err != nil {
 			p.abort()
 			return nil, err
 		}
@@ -303,8 +305,20 @@ func (ss *hold) scanSnapshot(ctx context.Context, v view, workdir string, opts S
 	return p, nil
 }
 
+// newRecord makes the record of the scanned tree that p adds, and stores
+// its backup through p's Writer.
+func (p *pendingSnapshot) newRecord(ctx context.Context, tx *index.Tx) error {
+	root := p.scanned.Root
+	p.rec = &record{ID: index.NewSnapshotID(p.workdir, root, p.at, p.opts.Reason), Project: p.workdir, Root: root, Time: p.at,
+		Reason: p.opts.Reason, Stats: index.Stats{Files: p.scanned.Files, Bytes: p.scanned.Bytes}, MaxFileSize: p.scanned.MaxFileSize,
+		Session: p.opts.Session, Turn: p.opts.Turn}
+	var err error
+	p.rec.BackupID, err = repo.PutBackup(ctx, p.w, *p.rec, tx.NextSeq(p.workdir), "")
+	return err
+}
+
 // commitSnapshot records a pending snapshot, unless its tree equals the
-// project's newest snapshot. Once the tree is scanned the commit runs to
+// project's newest snapshot (and it healed nothing: see heal). Once the tree is scanned the commit runs to
 // the end whatever ctx says.
 func (ss *hold) commitSnapshot(ctx context.Context, p *pendingSnapshot) (SnapshotResult, error) {
 	ctx = context.WithoutCancel(ctx)
@@ -332,11 +346,11 @@ func (ss *hold) commitSnapshot(ctx context.Context, p *pendingSnapshot) (Snapsho
 		if err != nil {
 			return err
 		}
-		if len(snaps) > 0 && snaps[0].Root == scanned.Root {
+		if len(snaps) > 0 && snaps[0].Root == scanned.Root && !p.healed {
 			raced = &snaps[0]
 			return errSameAsNewest
 		}
-		if err := commitObjects(ctx, tx, p.w, p.workdir, p.rec.Time, p.rec.Time, p.parent); err != nil {
+		if err := commitObjects(ctx, tx, p.w, p.healed, p.workdir, p.rec.Time, p.rec.Time, p.parent); err != nil {
 			return err
 		}
 		if err := tx.AddSnapshot(p.rec); err != nil {
@@ -413,7 +427,7 @@ func (ss *hold) touch(ctx context.Context, p *pendingSnapshot, res *SnapshotResu
 	err := ss.Update(func(tx *index.Tx) error {
 		switch {
 		case p.turn != nil || restored:
-			if err := commitObjects(ctx, tx, p.w, p.workdir, now, now, p.parent); err != nil {
+			if err := commitObjects(ctx, tx, p.w, false, p.workdir, now, now, p.parent); err != nil {
 				return err
 			}
 		case p.known:
@@ -446,13 +460,14 @@ func (ss *hold) touch(ctx context.Context, p *pendingSnapshot, res *SnapshotResu
 	return err
 }
 
-// commitObjects records in tx the objects w stored and a touch of project
-// workdir at touched (its last touch never moves back) with the identity
+// commitObjects records in tx the objects w stored (with heal, at their
+// new locations, replacing damaged ones) and a touch of project workdir at
+// touched (its last touch never moves back) with the identity
 // of its parent directory (zero leaves it as it was), creating the
 // project's record, made at created, if it is new: the first steps of
 // every commit that adds snapshots (a snapshot's, an import's).
-func commitObjects(ctx context.Context, tx *index.Tx, w *cas.Writer, workdir string, created, touched time.Time, parent index.DirID) error {
-	if _, err := w.Commit(ctx, tx.Objects(), repo.Relocates(tx)); err != nil {
+func commitObjects(ctx context.Context, tx *index.Tx, w *cas.Writer, heal bool, workdir string, created, touched time.Time, parent index.DirID) error {
+	if _, err := w.Commit(ctx, tx.Objects(), heal || repo.Relocates(tx)); err != nil {
 		return err
 	}
 	p, ok, err := tx.Project(workdir)

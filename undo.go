@@ -189,6 +189,9 @@ func (ss *hold) prepareUndo(ctx context.Context, v view, res *UndoResult, workdi
 		return nil, undo.Plan{}, scan.Result{}, fmt.Errorf("pre-undo snapshot: %w", err)
 	}
 	plan, err := planUndo(ctx, v, overlay, workdir, start, end, current)
+	if err == nil && pending != nil {
+		err = ss.heal(ctx, v, pending, overlay, current.Root, plan.Restore.Changes)
+	}
 	if err != nil {
 		if pending != nil {
 			pending.abort()
