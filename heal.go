@@ -148,7 +148,7 @@ func putFileAgain(ctx context.Context, p *pendingSnapshot, root *os.Root, name s
 // healFailed is the error of a heal that could not store what's stored
 // copy is damaged (cause) again.
 func healFailed(workdir, what string, cause, err error) error {
-	return fmt.Errorf("%w: the stored copy of %s in %s is damaged (%v) and storing it again failed: %v; nothing was changed", ErrRefused, what, workdir, cause, err)
+	return fmt.Errorf("%w: the stored copy of %s in %s is damaged (%v) and storing it again failed: %w; nothing was changed", ErrRefused, what, workdir, cause, err)
 }
 
 // sharedObjects returns what changes will overwrite or delete in the tree
