@@ -48,20 +48,25 @@ func (h *healingExisting) Has(id cas.ID) (bool, error) {
 // file (which must still hold the scanned bytes), a tree from overlay,
 // where the scan built it. A healed pending snapshot is then recorded
 // even where its tree equals the newest snapshot's, so that its commit
-// points the index at the fresh copies (and publishes them). An error
-// means nothing was healed and the caller changes nothing.
+// points the index at the fresh copies (and publishes them); so is one of
+// a bucket store whose scan stored objects of those paths that the store
+// lacked (a lost pack's, which a sync left out). An error means nothing
+// was healed and the caller changes nothing.
 func (ss *hold) heal(ctx context.Context, v view, p *pendingSnapshot, overlay *treeOverlay, root cas.ID, changes []manifest.Change) error {
 	files, chunks, trees, err := sharedObjects(ctx, overlay, root, changes)
 	if err != nil {
 		return err
 	}
 	bad := map[cas.ID]error{}
+	fresh := false // the scan stored one of them: the store lacked it
 	for _, id := range slices.Concat(chunks, trees) {
-		if has, err := p.stored.Existing.Has(id); err != nil || !has {
-			if err != nil {
-				return err
-			}
-			continue // stored by the scan: fresh
+		has, err := p.stored.Existing.Has(id)
+		if err != nil {
+			return err
+		}
+		if !has {
+			fresh = true
+			continue
 		}
 		if _, err := v.Objects.Get(ctx, id); errors.Is(err, cas.ErrCorrupt) || errors.Is(err, cas.ErrNotFound) {
 			bad[id] = err
@@ -69,17 +74,18 @@ func (ss *hold) heal(ctx context.Context, v view, p *pendingSnapshot, overlay *t
 			return err
 		}
 	}
-	if len(bad) == 0 {
+	if len(bad) > 0 {
+		p.stored.mu.Lock()
+		for id := range bad {
+			p.stored.damaged[id] = true
+		}
+		p.stored.mu.Unlock()
+		if err := ss.restoreObjects(ctx, p, overlay, files, bad); err != nil {
+			return err
+		}
+	} else if !fresh || p.rec != nil || !ss.s.repo.Backend().Features().Journaled {
 		return nil
-	}
-	p.stored.mu.Lock()
-	for id := range bad {
-		p.stored.damaged[id] = true
-	}
-	p.stored.mu.Unlock()
-	if err := ss.restoreObjects(ctx, p, overlay, files, bad); err != nil {
-		return err
-	}
+	} // else the scan of the newest snapshot's tree stored what a bucket lost, which only a record keeps (see touch)
 	p.healed = true
 	if p.rec == nil {
 		return p.newRecord(ctx, v.Tx)
