@@ -106,8 +106,10 @@ const PreRestorePrefix = "pre-restore"
 // the pre-restore snapshot holds what is there, whatever its size) and
 // nothing is written outside the project directory, whatever links it
 // holds. Files that already match are left as they are. It reads and
-// verifies every tree and chunk it needs, then takes a pre-restore
-// snapshot, and replaces each file atomically with a new one (never
+// verifies every tree and chunk it needs, stores again from the working
+// tree the stored copies of what it overwrites or deletes that are
+// damaged (see heal; the restore is refused, changing nothing, when it
+// cannot), then takes a pre-restore snapshot, and replaces each file atomically with a new one (never
 // changing an inode in place), right after checking that it is as the
 // scan found it (one that changed is left alone, in Changed). Restores and
 // undos of one project run one at a time. Temporary files of killed

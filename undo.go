@@ -70,8 +70,8 @@ const (
 // the three versions are text, their three-way merge (base: the turn's
 // end; ours: the working tree; theirs: the turn's start) is written when
 // it is clean; otherwise it is left alone and reported as a conflict. It reads and verifies everything it
-// writes, then takes a pre-undo snapshot (unless the tree equals the
-// newest one) and replaces each file atomically, as Restore does: a path
+// writes, heals what it overwrites as Restore does, then takes a pre-undo
+// snapshot (unless the tree equals the newest one and nothing was healed) and replaces each file atomically, as Restore does: a path
 // that changed since the scan is left alone, a conflict with the reason
 // ReasonChangedDuring. Restores and undos of one project run one
 // at a time.
