@@ -78,3 +78,35 @@ func TestRestoreHealRefusedOnFullDisk(t *testing.T) {
 		t.Fatal("the pre-restore snapshot does not give back big.bin")
 	}
 }
+
+// undo of a turn that put back bytes first stored by an older snapshot,
+// whose pack is now damaged: the tree holds their one intact copy, and
+// undo stores it again before it reverts the file, so the pre-undo
+// snapshot gives it back.
+func TestUndoHealsTheOnlyIntactCopy(t *testing.T) {
+	b := newBinEnv(t)
+	dir := filepath.Join(b.home, "project")
+	must(t, os.MkdirAll(dir, 0o755))
+	f := filepath.Join(dir, "notes.txt")
+	packs := func() []string { p, _ := filepath.Glob(filepath.Join(b.store(), "packs", "*.pack")); return p }
+	must(t, os.WriteFile(f, []byte("the agent's final notes\n"), 0o644))
+	b.ok("snapshot", dir)
+	first := packs()
+	must(t, os.WriteFile(f, []byte("a draft\n"), 0o644))
+	b.ok("snapshot", dir, "--session", "s1", "--turn", "t1")
+	must(t, os.WriteFile(f, []byte("the agent's final notes\n"), 0o644))
+	b.ok("snapshot", dir, "--session", "s1", "--turn", "t1", "--end-turn")
+	for _, p := range first {
+		junkFile(t, p)
+	}
+
+	res := jsonOf[map[string]any](t, b.ok("undo", dir, "t1", "--json").out)
+	pre, _ := res["pre_undo_id"].(string)
+	if got, _ := os.ReadFile(f); pre == "" || string(got) != "a draft\n" {
+		t.Fatalf("undo over the one intact copy: %v, %q", res, got)
+	}
+	b.ok("restore", dir, pre, "notes.txt")
+	if got, _ := os.ReadFile(f); string(got) != "the agent's final notes\n" {
+		t.Fatalf("the pre-undo snapshot gave back %q", got)
+	}
+}
