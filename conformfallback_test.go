@@ -84,3 +84,70 @@ func writeState(t *testing.T, dir, state string) {
 		t.Fatal(err)
 	}
 }
+
+// TestConformanceHeal runs conformHeal on every backend of the
+// conformance suite.
+func TestConformanceHeal(t *testing.T) {
+	for _, b := range backends() {
+		t.Run(b.name, func(t *testing.T) { conformHeal(t, b) })
+	}
+}
+
+// conformHeal: a workflow host's newest state loses its pack, and the
+// tree is unchanged since: the working tree holds the only copy of that
+// state. On a new machine, a restore of the state before stores it
+// again before overwriting it, and on another machine the pre-restore
+// snapshot gives it back byte-exact. Forgotten and collected, the lost
+// state's record leaves a store that verifies clean (on a bucket, the
+// cache of the machine that wrote the lost pack once repaired).
+func conformHeal(t *testing.T, b backend) {
+	ctx := context.Background()
+	s := b.open(t, casckpt.Options{})
+	dir := t.TempDir()
+	state := func(i int) string { return fmt.Sprintf(`{"iteration": %d}`, i) }
+	var ids []casckpt.ID
+	var added []string
+	for i := range 3 {
+		before := b.packs(t)
+		writeState(t, dir, state(i))
+		res, err := s.Snapshot(ctx, dir, casckpt.SnapshotOptions{Keep: 10})
+		if err != nil || !res.Created {
+			t.Fatalf("step %d: %+v %v", i, res, err)
+		}
+		ids = append(ids, res.ID)
+		added = slices.DeleteFunc(b.packs(t), func(p string) bool { return slices.Contains(before, p) })
+	}
+	for _, p := range added {
+		b.losePack(t, p)
+	}
+
+	res, err := b.open(t, casckpt.Options{}).Restore(ctx, dir, casckpt.Ref(ids[1].String()), casckpt.RestoreOptions{})
+	if err != nil || res.RestoredTo != ids[1] || res.PreRestoreID.IsZero() {
+		t.Fatalf("restore over the only copy of the lost state: %+v %v", res, err)
+	}
+	if got, _ := os.ReadFile(filepath.Join(dir, "checkpoint.json")); string(got) != state(1) {
+		t.Fatalf("restore wrote %q, want %q", got, state(1))
+	}
+	other := b.open(t, casckpt.Options{})
+	if _, err := other.Restore(ctx, dir, casckpt.Ref(res.PreRestoreID.String()), casckpt.RestoreOptions{}); err != nil {
+		t.Fatalf("restore of the pre-restore snapshot on another machine: %v", err)
+	}
+	if got, _ := os.ReadFile(filepath.Join(dir, "checkpoint.json")); string(got) != state(2) {
+		t.Fatalf("the pre-restore snapshot gave back %q, want %q", got, state(2))
+	}
+	if _, err := other.Forget(ctx, dir, casckpt.Ref(ids[2].String())); err != nil {
+		t.Fatal(err)
+	}
+	collectPastGrace(t, b, other)
+	if b.journaled {
+		// The machine that wrote the lost pack still locates the state in
+		// it (a sync keeps an object's first location): its gc refuses,
+		// and its repair rebuilds the cache from the bucket.
+		if _, err := s.GC(ctx); err == nil {
+			t.Fatal("gc on the machine that wrote the lost pack went on")
+		}
+		if _, err := s.Repair(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

@@ -370,6 +370,14 @@ func (o *treeOverlay) Put(ctx context.Context, kind cas.Kind, data []byte) (cas.
 	return id, nil
 }
 
+// tree returns the bytes of tree id if the overlay was given it.
+func (o *treeOverlay) tree(id cas.ID) ([]byte, bool) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	b, ok := o.trees[id]
+	return b, ok
+}
+
 func (o *treeOverlay) Get(ctx context.Context, id cas.ID) ([]byte, error) {
 	o.mu.Lock()
 	b, ok := o.trees[id]

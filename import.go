@@ -104,7 +104,7 @@ func (s *Store) Import(ctx context.Context, p ImportProject) (ImportResult, erro
 		if p.LastTouch.After(touched) {
 			touched = p.LastTouch
 		}
-		if _, err := commitObjects(context.WithoutCancel(ctx), tx, pl.w, workdir, p.Created, touched, index.DirID{}); err != nil {
+		if _, err := commitObjects(context.WithoutCancel(ctx), tx, pl.w, false, workdir, p.Created, touched, index.DirID{}); err != nil {
 			return err
 		}
 		return pl.commit(tx, &res)

@@ -107,8 +107,10 @@ const PreRestorePrefix = "pre-restore"
 // the pre-restore snapshot holds what is there, whatever its size) and
 // nothing is written outside the project directory, whatever links it
 // holds. Files that already match are left as they are. It reads and
-// verifies every tree and chunk it needs, then takes a pre-restore
-// snapshot, and replaces each file atomically with a new one (never
+// verifies every tree and chunk it needs, stores again from the working
+// tree the stored copies of what it overwrites or deletes that are
+// damaged (see heal; the restore is refused, changing nothing, when it
+// cannot), then takes a pre-restore snapshot, and replaces each file atomically with a new one (never
 // changing an inode in place), right after checking that it is as the
 // scan found it (one that changed is left alone, in Changed). Restores and
 // undos of one project run one at a time. Temporary files of killed
@@ -229,7 +231,7 @@ func (ss *hold) prepareRestore(ctx context.Context, v view, res *RestoreResult, 
 	if err != nil {
 		return nil, restorer.Plan{}, scan.Result{}, err
 	}
-	target, passed, err := restoreTarget(ctx, v, snaps, ref, workdir, opts.Fallback, res)
+	target, err := restoreTarget(ctx, v, snaps, ref, workdir, opts.Fallback, res)
 	if err != nil {
 		return nil, restorer.Plan{}, scan.Result{}, err
 	}
@@ -275,11 +277,6 @@ func (ss *hold) prepareRestore(ctx context.Context, v view, res *RestoreResult, 
 	if err != nil && !opts.DryRun {
 		err = fmt.Errorf("pre-restore snapshot: %w", err)
 	}
-	if err == nil && passed != nil {
-		if err = passed.holds(ctx, overlay, current.Root, workdir); err != nil && pending != nil {
-			pending.abort()
-		}
-	}
 	if err != nil {
 		return nil, restorer.Plan{}, scan.Result{}, err
 	}
@@ -287,31 +284,32 @@ func (ss *hold) prepareRestore(ctx context.Context, v view, res *RestoreResult, 
 	res.Changes, res.Skipped, res.Written, res.Deleted = plan.Changes, plan.Skipped, plan.Written, plan.Deleted
 	res.Kept = kept
 	if err != nil {
+		err = refuseDamaged(ctx, v, snaps, target, err)
+	} else if pending != nil {
+		err = ss.heal(ctx, v, pending, overlay, current.Root, plan.Changes)
+	}
+	if err != nil {
 		if pending != nil {
 			pending.abort()
 		}
-		return nil, restorer.Plan{}, scan.Result{}, refuseDamaged(ctx, v, snaps, target, err)
+		return nil, restorer.Plan{}, scan.Result{}, err
 	}
 	return pending, plan, current, nil
 }
 
 // restoreTarget resolves ref among snaps, the project's snapshots; with
 // fallback, it returns the newest of it and those older whose whole tree
-// is intact, names those passed over in res.Tried, and returns the check
-// that found them damaged (nil when none was).
-func restoreTarget(ctx context.Context, v view, snaps []record, ref Ref, workdir string, fallbackOn bool, res *RestoreResult) (record, *dataCheck, error) {
+// is intact, and names those passed over in res.Tried.
+func restoreTarget(ctx context.Context, v view, snaps []record, ref Ref, workdir string, fallbackOn bool, res *RestoreResult) (record, error) {
 	target, i, err := resolve(snaps, ref, workdir)
 	if err != nil || !fallbackOn {
-		return target, nil, err
+		return target, err
 	}
 	check := newDataCheck(v.Objects)
 	target, res.Tried, err = fallback(ctx, snaps[i:], workdirName(workdir), func(sn record) (string, error) {
 		return damageReason(sn, check.snapshot(ctx, sn))
 	})
-	if len(res.Tried) == 0 {
-		check = nil
-	}
-	return target, check, err
+	return target, err
 }
 
 // planRestore returns the changes that make the tree scanned as current

@@ -241,6 +241,10 @@ type pendingSnapshot struct {
 	// scanStored is what the scan stored through w: for an unchanged tree,
 	// objects the index lacked (see touch).
 	scanStored cas.WriteStats
+	// stored is what w deduplicates against; healed is set when heal
+	// stored through w objects found damaged in the store.
+	stored *healingExisting
+	healed bool
 
 	// parent is the identity of workdir's parent directory when the scan
 	// began (zero: unknown), which the orphan rule needs.
@@ -273,7 +277,8 @@ func (ss *hold) scanSnapshot(ctx context.Context, v view, workdir string, opts S
 		p.newest = &snaps[0]
 	}
 	p.parent, _ = repo.DirIdentity(filepath.Dir(workdir))
-	p.w = cas.NewWriter(ss.s.repo.Packs(), repo.DedupeAgainst(v.Tx, v.Objects))
+	p.stored = &healingExisting{Existing: repo.DedupeAgainst(v.Tx, v.Objects), damaged: map[cas.ID]bool{}}
+	p.w = cas.NewWriter(ss.s.repo.Packs(), p.stored)
 	var put cas.Putter = p.w
 	if wrap != nil {
 		put = wrap(p.w)
@@ -304,10 +309,7 @@ func (ss *hold) scanSnapshot(ctx context.Context, v view, workdir string, opts S
 	// all the same, so that a restore of this snapshot applies these.
 	unchanged := (p.newest != nil && p.newest.Root == root && sameExclusions(*p.newest, opts)) || (p.newest == nil && root == manifest.EmptyTreeID)
 	if !unchanged {
-		p.rec = &record{ID: index.NewSnapshotID(workdir, root, p.at, opts.Reason), Project: workdir, Root: root, Time: p.at,
-			Reason: opts.Reason, Stats: index.Stats{Files: p.scanned.Files, Bytes: p.scanned.Bytes}, MaxFileSize: p.scanned.MaxFileSize,
-			Exclude: opts.Exclude, MaxDirFiles: opts.MaxDirFiles, Session: opts.Session, Turn: opts.Turn}
-		if p.rec.BackupID, err = repo.PutBackup(ctx, p.w, *p.rec, v.Tx.NextSeq(workdir), ""); err != nil {
+		if err := p.newRecord(ctx, v.Tx); err != nil {
 			p.abort()
 			return nil, err
 		}
@@ -320,8 +322,20 @@ func (ss *hold) scanSnapshot(ctx context.Context, v view, workdir string, opts S
 	return p, nil
 }
 
+// newRecord makes the record of the scanned tree that p adds, and stores
+// its backup through p's Writer.
+func (p *pendingSnapshot) newRecord(ctx context.Context, tx *index.Tx) error {
+	root := p.scanned.Root
+	p.rec = &record{ID: index.NewSnapshotID(p.workdir, root, p.at, p.opts.Reason), Project: p.workdir, Root: root, Time: p.at,
+		Reason: p.opts.Reason, Stats: index.Stats{Files: p.scanned.Files, Bytes: p.scanned.Bytes}, MaxFileSize: p.scanned.MaxFileSize,
+		Exclude: p.opts.Exclude, MaxDirFiles: p.opts.MaxDirFiles, Session: p.opts.Session, Turn: p.opts.Turn}
+	var err error
+	p.rec.BackupID, err = repo.PutBackup(ctx, p.w, *p.rec, tx.NextSeq(p.workdir), "")
+	return err
+}
+
 // commitSnapshot records a pending snapshot, unless its tree equals the
-// project's newest snapshot. Once the tree is scanned the commit runs to
+// project's newest snapshot (and it healed nothing: see heal). Once the tree is scanned the commit runs to
 // the end whatever ctx says.
 func (ss *hold) commitSnapshot(ctx context.Context, p *pendingSnapshot) (SnapshotResult, error) {
 	ctx = context.WithoutCancel(ctx)
@@ -349,11 +363,11 @@ func (ss *hold) commitSnapshot(ctx context.Context, p *pendingSnapshot) (Snapsho
 		if err != nil {
 			return err
 		}
-		if len(snaps) > 0 && snaps[0].Root == scanned.Root && sameExclusions(snaps[0], p.opts) {
+		if len(snaps) > 0 && snaps[0].Root == scanned.Root && sameExclusions(snaps[0], p.opts) && !p.healed {
 			raced = &snaps[0]
 			return errSameAsNewest
 		}
-		if p.rec.Added, err = commitObjects(ctx, tx, p.w, p.workdir, p.rec.Time, p.rec.Time, p.parent); err != nil {
+		if p.rec.Added, err = commitObjects(ctx, tx, p.w, p.healed, p.workdir, p.rec.Time, p.rec.Time, p.parent); err != nil {
 			return err
 		}
 		if err := tx.AddSnapshot(p.rec); err != nil {
@@ -430,7 +444,7 @@ func (ss *hold) touch(ctx context.Context, p *pendingSnapshot, res *SnapshotResu
 	err := ss.Update(func(tx *index.Tx) error {
 		switch {
 		case p.turn != nil || restored:
-			if _, err := commitObjects(ctx, tx, p.w, p.workdir, now, now, p.parent); err != nil {
+			if _, err := commitObjects(ctx, tx, p.w, false, p.workdir, now, now, p.parent); err != nil {
 				return err
 			}
 		case p.known:
@@ -463,14 +477,15 @@ func (ss *hold) touch(ctx context.Context, p *pendingSnapshot, res *SnapshotResu
 	return err
 }
 
-// commitObjects records in tx the objects w stored and a touch of project
-// workdir at touched (its last touch never moves back) with the identity
+// commitObjects records in tx the objects w stored (with heal, at their
+// new locations, replacing damaged ones) and a touch of project workdir at
+// touched (its last touch never moves back) with the identity
 // of its parent directory (zero leaves it as it was), creating the
 // project's record, made at created, if it is new: the first steps of
 // every commit that adds snapshots (a snapshot's, an import's). It returns
 // what w added to the store.
-func commitObjects(ctx context.Context, tx *index.Tx, w *cas.Writer, workdir string, created, touched time.Time, parent index.DirID) (index.Added, error) {
-	packs, err := w.Commit(ctx, tx.Objects(), repo.Relocates(tx))
+func commitObjects(ctx context.Context, tx *index.Tx, w *cas.Writer, heal bool, workdir string, created, touched time.Time, parent index.DirID) (index.Added, error) {
+	packs, err := w.Commit(ctx, tx.Objects(), heal || repo.Relocates(tx))
 	if err != nil {
 		return index.Added{}, err
 	}
@@ -494,77 +509,9 @@ func commitObjects(ctx context.Context, tx *index.Tx, w *cas.Writer, workdir str
 	return added, tx.PutProject(p)
 }
 
-// turnKeep returns the rule of applyKeep with opts.KeepTurns. The turns
-// kept are the project's KeepTurns newest and those started in the last
-// KeepDays days; a snapshot is kept when it is no older (by sequence) than
-// the oldest remaining start or end of a kept turn, or was taken in those
-// days. A project with fewer turns keeps every snapshot.
-func turnKeep(tx *index.Tx, workdir string, snaps []index.Snapshot, opts SnapshotOptions, now time.Time) (func(int, index.Snapshot) bool, error) {
-	turns, err := tx.Turns(workdir)
-	if err != nil {
-		return nil, err
-	}
-	if len(turns) < opts.KeepTurns {
-		return func(int, index.Snapshot) bool { return true }, nil
-	}
-	since := now.AddDate(0, 0, -max(opts.KeepDays, 0))
-	kept := map[cas.ID]bool{}
-	for i, t := range turns {
-		if i < opts.KeepTurns || !t.Started.Before(since) {
-			kept[t.Start], kept[t.End] = true, true
-		}
-	}
-	var fromSeq uint64 // 0: no snapshot of those turns is left
-	for _, sn := range snaps {
-		if kept[sn.ID] && (fromSeq == 0 || sn.Seq < fromSeq) {
-			fromSeq = sn.Seq
-		}
-	}
-	return func(_ int, sn index.Snapshot) bool {
-		return (fromSeq > 0 && sn.Seq >= fromSeq) || !sn.Time.Before(since)
-	}, nil
-}
-
 // touchGranularity: a no-change snapshot refreshes the project's last touch
 // only when it is older than this, so that an unchanged tree costs no write.
 const touchGranularity = 10 * time.Minute
-
-// applyKeep drops a project's unpinned snapshots beyond the newest
-// opts.Keep or, with opts.KeepTurns, those older than both the start of
-// the KeepTurns newest turns and opts.KeepDays days before now.
-func applyKeep(tx *index.Tx, workdir string, opts SnapshotOptions, now time.Time) ([]cas.ID, error) {
-	dropped := []cas.ID{}
-	pol, err := tx.Policy(workdir)
-	if err != nil || pol.NoCleanup {
-		return dropped, err
-	}
-	if opts.keepDefault && pol.Keep > 0 {
-		opts.Keep = pol.Keep
-	}
-	if opts.Keep < 0 && opts.KeepTurns <= 0 {
-		return dropped, nil
-	}
-	snaps, err := tx.Snapshots(workdir)
-	if err != nil {
-		return dropped, err
-	}
-	keep := func(i int, _ index.Snapshot) bool { return i < opts.Keep }
-	if opts.KeepTurns > 0 {
-		if keep, err = turnKeep(tx, workdir, snaps, opts, now); err != nil {
-			return dropped, err
-		}
-	}
-	for i, sn := range snaps {
-		if keep(i, sn) || sn.Pinned {
-			continue
-		}
-		if err := tx.DeleteSnapshot(sn); err != nil {
-			return dropped, err
-		}
-		dropped = append(dropped, sn.ID)
-	}
-	return dropped, nil
-}
 
 // publish publishes the commit of pending snapshot p to the hold's
 // journal, last in the transaction tx that commits it: its snapshot

@@ -71,8 +71,8 @@ const (
 // the three versions are text, their three-way merge (base: the turn's
 // end; ours: the working tree; theirs: the turn's start) is written when
 // it is clean; otherwise it is left alone and reported as a conflict. It reads and verifies everything it
-// writes, then takes a pre-undo snapshot (unless the tree equals the
-// newest one) and replaces each file atomically, as Restore does: a path
+// writes, heals what it overwrites as Restore does, then takes a pre-undo
+// snapshot (unless the tree equals the newest one and nothing was healed) and replaces each file atomically, as Restore does: a path
 // that changed since the scan is left alone, a conflict with the reason
 // ReasonChangedDuring. Restores and undos of one project run one
 // at a time.
@@ -192,6 +192,9 @@ func (ss *hold) prepareUndo(ctx context.Context, v view, res *UndoResult, workdi
 		return nil, undo.Plan{}, scan.Result{}, fmt.Errorf("pre-undo snapshot: %w", err)
 	}
 	plan, err := planUndo(ctx, v, overlay, workdir, start, end, current)
+	if err == nil && pending != nil {
+		err = ss.heal(ctx, v, pending, overlay, current.Root, plan.Restore.Changes)
+	}
 	if err != nil {
 		if pending != nil {
 			pending.abort()

@@ -179,35 +179,6 @@ func (c *dataCheck) tree(ctx context.Context, id cas.ID, dir string) error {
 	return err
 }
 
-// holds refuses the tree with root (read from g) when it holds an object
-// that c found damaged, or one that cannot be read from g: a fallback
-// restore's pre-restore snapshot, which stores only what the store lacks,
-// would then not keep the tree intact, and the restore would overwrite
-// its one intact copy, the files in workdir.
-func (c *dataCheck) holds(ctx context.Context, g cas.Getter, root cas.ID, workdir string) error {
-	bad := func(err error) error {
-		return fmt.Errorf("%w: %s holds data whose stored copy is damaged (%v), which a pre-restore snapshot would not keep; nothing was changed; casckpt repair, then a snapshot of %s, stores it again", ErrRefused, workdir, err, workdir)
-	}
-	if err := c.trees[root]; err != nil {
-		return bad(err)
-	}
-	err := manifest.Walk(ctx, g, root, func(p string, e manifest.Entry) error {
-		if err := c.trees[e.Tree]; e.Kind == manifest.KindDir && err != nil {
-			return bad(err)
-		}
-		for _, id := range e.Chunks {
-			if err := c.chunks[id]; err != nil {
-				return bad(fmt.Errorf("%s: %w", p, err))
-			}
-		}
-		return nil
-	})
-	if errors.Is(err, cas.ErrCorrupt) || errors.Is(err, cas.ErrNotFound) {
-		return bad(err)
-	}
-	return err
-}
-
 func (c *dataCheck) chunk(ctx context.Context, id cas.ID) error {
 	if err, ok := c.chunks[id]; ok {
 		return err

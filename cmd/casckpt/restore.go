@@ -45,10 +45,13 @@ anywhere in its tree), restore uses the newest older snapshot whose whole
 tree is intact, trying each in turn and reading all of it before writing
 anything; one line on stderr names the snapshot used and why the newer
 ones were passed over ("tried" in the JSON). When none is left it fails,
-changing nothing: "no intact copy of DIR (tried N snapshots)". It also
-refuses, changing nothing, when the tree in DIR holds data of a snapshot
-it passed over: the files are then that data's one intact copy (casckpt
-repair, then a snapshot of DIR, stores it again).`,
+changing nothing: "no intact copy of DIR (tried N snapshots)".
+
+Where the stored copy of a file that restore overwrites or deletes is
+damaged (the tree holds the one intact copy), restore stores the file's
+bytes again first, so the pre-restore snapshot (taken then even when the
+tree equals the newest snapshot) gives them back; when it cannot (a full
+disk), it refuses and changes nothing.`,
 		Args: argsBetween(1, -1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.given = changedFlags(cmd)

@@ -27,8 +27,9 @@ so that undo after undo walks back prompt by prompt) changed, like git
 revert: a path still as the turn left it goes back to its state at the
 turn's start; a text file changed since gets a three-way merge when it is
 clean; anything else is left alone and reported as a conflict. It first
-snapshots the current tree (reason "pre-undo: ..."), and marks the turn
-undone (turns shows it). With one argument, it is DIR when it names an
+snapshots the current tree (reason "pre-undo: ..."; the stored copy of
+what it overwrites is stored again first where damaged, as restore does),
+and marks the turn undone (turns shows it). With one argument, it is DIR when it names an
 existing directory, else TURN.
 
 undo --redo (or redo) re-applies the newest undo: the turn it undid has
