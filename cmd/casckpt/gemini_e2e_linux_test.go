@@ -176,9 +176,9 @@ func snapshotFiles(t *testing.T, b *binEnv, proj, id string) map[string]string {
 }
 
 // runGeminiCLI runs cmd, Gemini CLI in interactive mode, in dir with env,
-// on a pseudo-terminal, and approves (Enter) each of the calls edits as
-// its checkpoint file appears in checkpoints; it ends the CLI once done
-// says the script was played. Anything else after a minute fails the
+// on a pseudo-terminal, and approves (Enter) each of the calls edits once
+// its checkpoint file is in checkpoints and its dialog is up; it ends the
+// CLI once done says the script was played. Anything else after a minute fails the
 // test with the screen's tail.
 func runGeminiCLI(t *testing.T, cmd *exec.Cmd, dir string, env []string, checkpoints string, calls int, done func() bool) {
 	t.Helper()
@@ -198,15 +198,17 @@ func runGeminiCLI(t *testing.T, cmd *exec.Cmd, dir string, env []string, checkpo
 	}()
 	// Generous: the CLI starts in a few seconds, each answer in milliseconds.
 	deadline := time.Now().Add(time.Minute)
-	approved := 0
+	approved, seen := 0, 0 // edits approved; the screen's length at the last approval
 	for !done() || approved < calls {
 		if time.Now().After(deadline) {
 			t.Fatalf("Gemini CLI: %d of %d edits approved, script done %v; the screen ends:\n%s", approved, calls, done(), screen.tail(3000))
 		}
-		if entries, _ := os.ReadDir(checkpoints); len(entries) > approved {
-			_, err := ptm.Write([]byte("\r")) // "Allow once"
+		// Its checkpoint written, the edit's "Apply this change?" dialog up
+		// (the window title says so), Enter picks "1. Allow once".
+		if entries, _ := os.ReadDir(checkpoints); len(entries) > approved && screen.shows("Action Required", seen) {
+			_, err := ptm.Write([]byte("\r"))
 			must(t, err)
-			approved++
+			approved, seen = approved+1, screen.len()
 		}
 		time.Sleep(20 * time.Millisecond) // a poll, not a wait for time to pass
 	}
@@ -230,6 +232,20 @@ func (l *lockedBuffer) drain(r *os.File) {
 			return
 		}
 	}
+}
+
+// shows says whether the buffer holds text after its first from bytes.
+func (l *lockedBuffer) shows(text string, from int) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return bytes.Contains(l.buf.Bytes()[from:], []byte(text))
+}
+
+// len is the buffer's length.
+func (l *lockedBuffer) len() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Len()
 }
 
 // tail is the last n bytes of the buffer.
