@@ -1,23 +1,38 @@
 // Package gemini imports the checkpoints of Gemini CLI from its ~/.gemini
 // directory, with no git program (see gitimport).
 //
-// With checkpointing on, Gemini CLI snapshots the project before each
-// tool that edits files, into a shadow git repository per project,
-// history/<slug>/.git, whose work tree is the project (the commands run
-// with GIT_DIR and GIT_WORK_TREE; the repository records no
-// core.worktree). Its first commit is "Initial commit" (--allow-empty);
-// each snapshot is "git add ." and a commit without --allow-empty (source:
-// google-gemini/gemini-cli packages/core/src/services/gitService.ts,
-// setupShadowGitRepository, createFileSnapshot). The project is named by
-// history/<slug>/.project_root, else by projects.json ({"projects":
-// {"<path>": "<slug>"}}); older directories are named by the SHA-256 of
-// the project's path (utils/paths.ts getProjectHash), matched against the
-// paths projects.json lists.
+// As Gemini CLI 0.61.0 does it (@google/gemini-cli 0.61.0 from npm, its
+// bundle's packages/core services/gitService.js, config/storage.js,
+// config/projectRegistry.js, config/storageMigration.js and
+// utils/checkpointUtils.js; google-gemini/gemini-cli packages/core/src
+// for the sources): with checkpointing on, the interactive CLI snapshots
+// the project before each edit tool (write_file, replace) that waits for
+// approval, into a shadow git repository per project, history/<slug>/.git,
+// whose work tree is the project (the commands run with GIT_DIR and
+// GIT_WORK_TREE; the repository records no core.worktree).
+// setupShadowGitRepository writes history/<slug>/.gitconfig (user Gemini
+// CLI <gemini-cli@google.com>) and an empty .gitconfig_system_empty, and
+// runs "git init --initial-branch main" and "git commit -m 'Initial
+// commit' --allow-empty" there; createFileSnapshot runs "git add .", and
+// "git commit -m 'Snapshot for <tool>' --no-verify" unless the status is
+// clean (then the checkpoint names HEAD), so no other commit is empty.
+//
+// The slug is the project directory's base name, lower-cased with each
+// run of other characters than a-z and 0-9 made one "-" ("-1", "-2", ...
+// added on a clash); projects.json maps the project's absolute path to it
+// ({"projects": {"<path>": "<slug>"}}), and history/<slug>/.project_root
+// (and tmp/<slug>/.project_root) holds that path, read trimmed. Older
+// versions named the directories by the SHA-256 of the path (utils/paths.ts
+// getProjectHash); the newer CLI copies such a directory to its slug's
+// and leaves the old one, so the same commits are in both: gitimport
+// imports them once, and both are labelled with the slug projects.json
+// gives the path.
 //
 // Each history/<slug> directory is a unit, deleted whole by ClearLegacy
 // once imported. Each snapshot commit is labelled session "gemini:<slug>"
 // and turn the commit's time in milliseconds (the checkpoint files of
-// tmp/<slug>/checkpoints record a message ID, not a time).
+// tmp/<slug>/checkpoints record the commit, the tool call and the
+// prompt's ID, not a time).
 package gemini
 
 import (
@@ -30,6 +45,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"github.com/casckpt/casckpt/migrate/gitimport"
 	"github.com/casckpt/casckpt/migrate/internal/agentrepo"
@@ -49,6 +65,7 @@ const maxSmallFile = 16 << 20
 type finder struct {
 	dir      string
 	projects map[string]string // slug (or path hash) to path; nil until read
+	slugs    map[string]string // path to slug, from projects.json
 }
 
 var _ gitimport.Finder = (*finder)(nil)
@@ -68,7 +85,11 @@ func (f *finder) Read(p string) (gitimport.Unit, bool) {
 	slug := filepath.Base(p)
 	s := &gitimport.Source{Path: gitDir, Dir: p, Unit: p, Kind: KindProject}
 	refs, err := gitimport.ReadRefs(gitDir)
-	workdir, werr := gitimport.CleanWorkdir(f.projectRoot(p, slug))
+	root := f.projectRoot(p, slug)
+	if named := f.slugs[root]; named != "" {
+		slug = named // a directory named by the path's hash, or copied
+	}
+	workdir, werr := gitimport.CleanWorkdir(root)
 	switch {
 	case err != nil:
 		s.Problems = append(s.Problems, fmt.Sprintf("%s: %v", gitDir, err))
@@ -91,13 +112,11 @@ func (f *finder) Read(p string) (gitimport.Unit, bool) {
 }
 
 // projectRoot returns the project of history directory p: its
-// .project_root, else what projects.json names slug by ("" when nothing).
+// .project_root (trimmed, as the CLI reads it), else what projects.json
+// names slug by ("" when nothing).
 func (f *finder) projectRoot(p, slug string) string {
-	if b, err := readSmall(filepath.Join(p, ".project_root")); err == nil {
-		return string(b)
-	}
 	if f.projects == nil {
-		f.projects = map[string]string{}
+		f.projects, f.slugs = map[string]string{}, map[string]string{}
 		var doc struct {
 			Projects map[string]string `json:"projects"`
 		}
@@ -106,8 +125,12 @@ func (f *finder) projectRoot(p, slug string) string {
 				sum := sha256.Sum256([]byte(path))
 				f.projects[s] = path
 				f.projects[hex.EncodeToString(sum[:])] = path
+				f.slugs[path] = s
 			}
 		}
+	}
+	if b, err := readSmall(filepath.Join(p, ".project_root")); err == nil {
+		return strings.TrimSpace(string(b))
 	}
 	return f.projects[slug]
 }
