@@ -30,6 +30,7 @@ var layers = map[string][]string{
 	"migrate":                   {"migrate/gitimport", "casckpt"}, // each reader (migrate/hermes); casckpt for JSONPath
 	"integrations/mcp":          {"casckpt", "jsonapi"},
 	"integrations/claudecode":   {"casckpt", "jsonapi"},
+	"integrations/web":          {"jsonapi"},                            // the page and the HTTP API; runs the commands through a Runner that cmd gives it
 	"jsonapi":                   {},                                     // the standard library only
 	"jsonapi/internal/genout":   {},                                     // the main of the one-file generators
 	"jsonapi/internal/pyfields": {"jsonapi", "jsonapi/internal/genout"}, // go generate: the Python client's fields.json

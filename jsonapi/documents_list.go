@@ -48,6 +48,7 @@ func Documents() []Document {
 		{"hook", HookMessage{}},
 		{"hook", HookSettings{}},
 		{"serve", ServeAnswer{}},
+		{"ui", UI{}},
 	}
 }
 
@@ -79,4 +80,5 @@ func (Root) document()         {}
 func (Version) document()      {}
 func (HookMessage) document()  {}
 func (ServeAnswer) document()  {}
+func (UI) document()           {}
 func (HookSettings) document() {}
