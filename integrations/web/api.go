@@ -51,30 +51,39 @@ func (s *server) answer(w http.ResponseWriter, r *http.Request, args []string, r
 	w.Write(res.Out)
 }
 
-// project is the query's or body's dir when it is a project of the
-// store; else it answers 404 (or 400 for no dir) and returns false.
+// project reports whether the query's or body's dir is a project of the
+// store (as status lists it; a project once seen is remembered, and a
+// command on one that is gone since fails by itself); else it answers 404
+// (or 400 for no dir) and returns false.
 func (s *server) project(w http.ResponseWriter, r *http.Request, dir string) bool {
 	if dir == "" {
 		fail(w, http.StatusBadRequest, "refused: no dir (a project's working directory)")
 		return false
 	}
+	if !filepath.IsAbs(dir) {
+		fail(w, http.StatusNotFound, "refused: %q is not a project of this store (give its absolute working directory)", dir)
+		return false
+	}
+	dir = filepath.Clean(dir)
 	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.known[dir] {
+		return true
+	}
 	res := s.run(r.Context(), []string{"status", "--json"})
-	s.mu.Unlock()
 	var st jsonapi.Status
 	if res.Exit != 0 || json.Unmarshal(res.Out, &st) != nil {
 		fail(w, http.StatusUnprocessableEntity, "status: %s", res.Error)
 		return false
 	}
-	if filepath.IsAbs(dir) {
-		for _, p := range st.Projects {
-			if filepath.Clean(dir) == filepath.Clean(string(p.Workdir)) {
-				return true
-			}
-		}
+	for _, p := range st.Projects {
+		s.known[filepath.Clean(string(p.Workdir))] = true
 	}
-	fail(w, http.StatusNotFound, "refused: %q is not a project of this store", dir)
-	return false
+	if !s.known[dir] {
+		fail(w, http.StatusNotFound, "refused: %q is not a project of this store", dir)
+		return false
+	}
+	return true
 }
 
 func (s *server) status(w http.ResponseWriter, r *http.Request) {

@@ -37,8 +37,9 @@ const CookieName = "casckpt_token"
 type server struct {
 	run   Runner
 	token string
-	hosts [2]string // the Host values accepted
-	mu    sync.Mutex
+	hosts [2]string       // the Host values accepted
+	mu    sync.Mutex      // runs one command at a time; guards known
+	known map[string]bool // the projects status listed so far
 }
 
 // New is the handler of the page and the API for a server listening on
@@ -46,7 +47,7 @@ type server struct {
 // one at a time.
 func New(run Runner, token string, port int) http.Handler {
 	p := strconv.Itoa(port)
-	s := &server{run: run, token: token, hosts: [2]string{"127.0.0.1:" + p, "localhost:" + p}}
+	s := &server{run: run, token: token, known: map[string]bool{}, hosts: [2]string{"127.0.0.1:" + p, "localhost:" + p}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/{$}", s.page)
 	for name, h := range map[string]http.HandlerFunc{
