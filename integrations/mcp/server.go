@@ -14,6 +14,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/casckpt/casckpt/integrations/internal/cmdline"
 	"github.com/casckpt/casckpt/jsonapi"
 )
 
@@ -188,26 +189,11 @@ func withDryRunDefault(s *jsonschema.Schema) {
 	}
 }
 
-// command is the argument list of a command: name, --json, flags, "--",
-// then the positional arguments (so none is read as a flag).
-func command(name string, flags []string, positional ...string) []string {
-	args := append([]string{name, "--json"}, flags...)
-	return append(append(args, "--"), positional...)
-}
-
-// flagIf is flag when on, else nothing.
-func flagIf(on bool, flag ...string) []string {
-	if on {
-		return flag
-	}
-	return nil
-}
-
 // dryRun is the value of an optional dry_run: true unless it is false.
 func dryRun(p *bool) bool { return p == nil || *p }
 
 func (in ListInput) args() []string {
-	return command("list", append(flagIf(in.N > 0, "-n", strconv.Itoa(in.N)), flagIf(in.Session != "", "--session", in.Session)...), string(in.Dir))
+	return cmdline.Command("list", append(cmdline.FlagIf(in.N > 0, "-n", strconv.Itoa(in.N)), cmdline.FlagIf(in.Session != "", "--session", in.Session)...), string(in.Dir))
 }
 
 func (in DiffInput) args() []string {
@@ -215,25 +201,25 @@ func (in DiffInput) args() []string {
 	if in.Snap2 != "" {
 		pos = append(pos, in.Snap2)
 	}
-	return command("diff", []string{"--patch"}, pos...)
+	return cmdline.Command("diff", []string{"--patch"}, pos...)
 }
 
 func (in RestoreInput) args() []string {
-	f := append(flagIf(dryRun(in.DryRun), "--dry-run"), flagIf(in.Safe, "--safe")...)
-	f = append(f, flagIf(in.MaxFileSizeMB > 0, "--max-file-size-mb", strconv.FormatInt(in.MaxFileSizeMB, 10))...)
-	f = append(f, flagIf(in.MaxFiles > 0, "--max-files", strconv.Itoa(in.MaxFiles))...)
-	return command("restore", f, append([]string{string(in.Dir), in.Snap}, pathStrings(in.Paths)...)...)
+	f := append(cmdline.FlagIf(dryRun(in.DryRun), "--dry-run"), cmdline.FlagIf(in.Safe, "--safe")...)
+	f = append(f, cmdline.FlagIf(in.MaxFileSizeMB > 0, "--max-file-size-mb", strconv.FormatInt(in.MaxFileSizeMB, 10))...)
+	f = append(f, cmdline.FlagIf(in.MaxFiles > 0, "--max-files", strconv.Itoa(in.MaxFiles))...)
+	return cmdline.Command("restore", f, append([]string{string(in.Dir), in.Snap}, pathStrings(in.Paths)...)...)
 }
 
 func (in CreateInput) args() []string {
-	f := append(flagIf(in.Message != "", "-m", in.Message), flagIf(in.Keep > 0, "--keep", strconv.Itoa(in.Keep))...)
-	f = append(f, flagIf(in.MaxFileSizeMB > 0, "--max-file-size-mb", strconv.FormatInt(in.MaxFileSizeMB, 10))...)
-	f = append(f, flagIf(in.MaxFiles > 0, "--max-files", strconv.Itoa(in.MaxFiles))...)
-	f = append(f, flagIf(in.MaxSizeMB != nil, "--max-size-mb", strconv.FormatInt(deref(in.MaxSizeMB), 10))...)
-	f = append(f, flagIf(in.Session != "", "--session", in.Session)...)
-	f = append(f, flagIf(in.Turn != "", "--turn", in.Turn)...)
-	f = append(f, flagIf(in.EndTurn, "--end-turn")...)
-	return command("snapshot", f, string(in.Dir))
+	f := append(cmdline.FlagIf(in.Message != "", "-m", in.Message), cmdline.FlagIf(in.Keep > 0, "--keep", strconv.Itoa(in.Keep))...)
+	f = append(f, cmdline.FlagIf(in.MaxFileSizeMB > 0, "--max-file-size-mb", strconv.FormatInt(in.MaxFileSizeMB, 10))...)
+	f = append(f, cmdline.FlagIf(in.MaxFiles > 0, "--max-files", strconv.Itoa(in.MaxFiles))...)
+	f = append(f, cmdline.FlagIf(in.MaxSizeMB != nil, "--max-size-mb", strconv.FormatInt(deref(in.MaxSizeMB), 10))...)
+	f = append(f, cmdline.FlagIf(in.Session != "", "--session", in.Session)...)
+	f = append(f, cmdline.FlagIf(in.Turn != "", "--turn", in.Turn)...)
+	f = append(f, cmdline.FlagIf(in.EndTurn, "--end-turn")...)
+	return cmdline.Command("snapshot", f, string(in.Dir))
 }
 
 func (in UndoInput) args() []string {
@@ -241,19 +227,19 @@ func (in UndoInput) args() []string {
 	if in.Turn != "" {
 		pos = append(pos, in.Turn)
 	}
-	return command("undo", append(flagIf(dryRun(in.DryRun), "--dry-run"), flagIf(in.Redo, "--redo")...), pos...)
+	return cmdline.Command("undo", append(cmdline.FlagIf(dryRun(in.DryRun), "--dry-run"), cmdline.FlagIf(in.Redo, "--redo")...), pos...)
 }
 
 func (in TurnsInput) args() []string {
-	return command("turns", flagIf(in.Session != "", "--session", in.Session), string(in.Dir))
+	return cmdline.Command("turns", cmdline.FlagIf(in.Session != "", "--session", in.Session), string(in.Dir))
 }
 
 func (in FileHistoryInput) args() []string {
-	return command("log", nil, string(in.Dir), string(in.Path))
+	return cmdline.Command("log", nil, string(in.Dir), string(in.Path))
 }
 
 func (in ReadFileInput) args() []string {
-	return command("cat", nil, string(in.Dir), in.Snap, string(in.Path))
+	return cmdline.Command("cat", nil, string(in.Dir), in.Snap, string(in.Path))
 }
 
 // pathStrings is paths as command-line arguments.
@@ -265,9 +251,9 @@ func pathStrings(paths []jsonapi.Path) []string {
 	return out
 }
 
-func (in LsInput) args() []string { return command("ls", nil, string(in.Dir), in.Snap) }
+func (in LsInput) args() []string { return cmdline.Command("ls", nil, string(in.Dir), in.Snap) }
 
-func (in PinInput) args() []string { return command("pin", nil, string(in.Dir), in.Snap) }
+func (in PinInput) args() []string { return cmdline.Command("pin", nil, string(in.Dir), in.Snap) }
 
 // args names each path by its absolute path in dir, so that no path is
 // ever taken for the DIR argument, nor read from the server's working
@@ -280,7 +266,7 @@ func (in RecordWriteInput) args() []string {
 		}
 		pos = append(pos, p)
 	}
-	return command("record-write", nil, pos...)
+	return cmdline.Command("record-write", nil, pos...)
 }
 
 func (in ListInput) dir() string        { return string(in.Dir) }

@@ -6,26 +6,12 @@ import (
 	"path/filepath"
 	"strconv"
 
+	"github.com/casckpt/casckpt/integrations/internal/cmdline"
 	"github.com/casckpt/casckpt/jsonapi"
 )
 
 // maxBody bounds a POST's body.
 const maxBody = 1 << 20
-
-// command is the argument list of a command: name, --json, flags, "--",
-// then the positional arguments (so none is read as a flag).
-func command(name string, flags []string, positional ...string) []string {
-	args := append([]string{name, "--json"}, flags...)
-	return append(append(args, "--"), positional...)
-}
-
-// flagIf is flag when on, else nothing.
-func flagIf(on bool, flag ...string) []string {
-	if on {
-		return flag
-	}
-	return nil
-}
 
 // answer runs args and answers with its document: 200 on success, else
 // 422 (exit 1) or 400 (exit 2) with the error's document. raw answers
@@ -100,12 +86,12 @@ func (s *server) list(w http.ResponseWriter, r *http.Request) {
 		fail(w, http.StatusBadRequest, "refused: n %q is not a number", n)
 		return
 	}
-	s.answer(w, r, command("list", flagIf(n != "", "-n", n), q.Get("dir")), false)
+	s.answer(w, r, cmdline.Command("list", cmdline.FlagIf(n != "", "-n", n), q.Get("dir")), false)
 }
 
 func (s *server) turns(w http.ResponseWriter, r *http.Request) {
 	if dir := r.URL.Query().Get("dir"); s.project(w, r, dir) {
-		s.answer(w, r, command("turns", nil, dir), false)
+		s.answer(w, r, cmdline.Command("turns", nil, dir), false)
 	}
 }
 
@@ -118,13 +104,13 @@ func (s *server) diff(w http.ResponseWriter, r *http.Request) {
 	if to := q.Get("to"); to != "" {
 		pos = append(pos, to)
 	}
-	s.answer(w, r, command("diff", []string{"--patch"}, pos...), false)
+	s.answer(w, r, cmdline.Command("diff", []string{"--patch"}, pos...), false)
 }
 
 func (s *server) log(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	if s.project(w, r, q.Get("dir")) {
-		s.answer(w, r, command("log", nil, q.Get("dir"), q.Get("path")), false)
+		s.answer(w, r, cmdline.Command("log", nil, q.Get("dir"), q.Get("path")), false)
 	}
 }
 
@@ -181,8 +167,8 @@ func (s *server) restore(w http.ResponseWriter, r *http.Request) {
 	if !s.decode(w, r, &b, func() string { return b.Dir }) {
 		return
 	}
-	f := append(flagIf(b.DryRun, "--dry-run"), flagIf(b.Safe, "--safe")...)
-	s.answer(w, r, command("restore", f, append([]string{b.Dir, b.Snap}, b.Paths...)...), false)
+	f := append(cmdline.FlagIf(b.DryRun, "--dry-run"), cmdline.FlagIf(b.Safe, "--safe")...)
+	s.answer(w, r, cmdline.Command("restore", f, append([]string{b.Dir, b.Snap}, b.Paths...)...), false)
 }
 
 func (s *server) undo(w http.ResponseWriter, r *http.Request) {
@@ -194,7 +180,7 @@ func (s *server) undo(w http.ResponseWriter, r *http.Request) {
 	if b.Turn != "" {
 		pos = append(pos, b.Turn)
 	}
-	s.answer(w, r, command("undo", flagIf(b.DryRun, "--dry-run"), pos...), false)
+	s.answer(w, r, cmdline.Command("undo", cmdline.FlagIf(b.DryRun, "--dry-run"), pos...), false)
 }
 
 // pin is the handler of POST /api/pin or /api/unpin (name).
@@ -202,7 +188,7 @@ func (s *server) pin(name string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		var b snapBody
 		if s.decode(w, r, &b, func() string { return b.Dir }) {
-			s.answer(w, r, command(name, nil, b.Dir, b.Snap), false)
+			s.answer(w, r, cmdline.Command(name, nil, b.Dir, b.Snap), false)
 		}
 	}
 }
@@ -216,5 +202,5 @@ func (s *server) forget(w http.ResponseWriter, r *http.Request) {
 		fail(w, http.StatusBadRequest, "refused: no snaps to forget")
 		return
 	}
-	s.answer(w, r, command("forget", nil, append([]string{b.Dir}, b.Snaps...)...), false)
+	s.answer(w, r, cmdline.Command("forget", nil, append([]string{b.Dir}, b.Snaps...)...), false)
 }
