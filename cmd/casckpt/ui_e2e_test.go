@@ -23,17 +23,17 @@ const chromiumPath = "/usr/bin/chromium"
 func TestUIBrowserEndToEnd(t *testing.T) {
 	node, err := exec.LookPath("node")
 	if err != nil {
-		t.Skip("node is not on PATH: install Node 20 to run the page's browser test")
+		skipUnlessCI(t, "node is not on PATH: install Node 20 to run the page's browser test")
 	}
 	if _, err := os.Stat(chromiumPath); err != nil {
-		t.Skip("chromium is not installed: apt-get install chromium to run the page's browser test")
+		skipUnlessCI(t, "chromium is not installed: apt-get install chromium to run the page's browser test")
 	}
 	e2e, err := filepath.Abs(filepath.Join("testdata", "ui-e2e"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(filepath.Join(e2e, "node_modules", "playwright-core")); err != nil {
-		t.Skip("playwright-core is not installed: run npm ci in cmd/casckpt/testdata/ui-e2e")
+		skipUnlessCI(t, "playwright-core is not installed: run npm ci in cmd/casckpt/testdata/ui-e2e")
 	}
 	b := newBinEnv(t)
 	dir := t.TempDir()
@@ -67,4 +67,14 @@ func TestUIBrowserEndToEnd(t *testing.T) {
 	if err != nil || strings.Contains(string(out), "FAILED") {
 		t.Fatalf("the browser test failed: %v", err)
 	}
+}
+
+// skipUnlessCI skips t for want of what .ci/test installs, or fails it
+// under CI=true, where that is installed.
+func skipUnlessCI(t *testing.T, why string) {
+	t.Helper()
+	if os.Getenv("CI") == "true" {
+		t.Fatal(why)
+	}
+	t.Skip(why)
 }
