@@ -31,12 +31,12 @@ var layers = map[string][]string{
 	"integrations/mcp":          {"casckpt", "jsonapi", "integrations/internal/cmdline"},
 	"integrations/internal":     {}, // cmdline: the command lines the in-process hosts run
 	"integrations/claudecode":   {"casckpt", "jsonapi"},
-	"integrations/web":          {"jsonapi", "integrations/internal/cmdline"}, // the page and the HTTP API; runs the commands through a Runner that cmd gives it
-	"jsonapi":                   {},                                           // the standard library only
-	"jsonapi/internal/genout":   {},                                           // the main of the one-file generators
-	"jsonapi/internal/pyfields": {"jsonapi", "jsonapi/internal/genout"},       // go generate: the Python client's fields.json
-	"jsonapi/internal/mdtables": {"jsonapi"},                                  // go generate: docs/commands.md's key tables
-	"jsonapi/internal/tstypes":  {"jsonapi", "jsonapi/internal/genout"},       // go generate: the TypeScript client's documents.ts
+	"integrations/web":          {"jsonapi", "integrations/internal/cmdline"},
+	"jsonapi":                   {},                                     // the standard library only
+	"jsonapi/internal/genout":   {},                                     // the main of the one-file generators
+	"jsonapi/internal/pyfields": {"jsonapi", "jsonapi/internal/genout"}, // go generate: the Python client's fields.json
+	"jsonapi/internal/mdtables": {"jsonapi"},                            // go generate: docs/commands.md's key tables
+	"jsonapi/internal/tstypes":  {"jsonapi", "jsonapi/internal/genout"}, // go generate: the TypeScript client's documents.ts
 	"casckpt":                   {"jsonapi", "repo/...", "index", "gc", "manifest", "cas", "internal/restorer", "internal/scan", "internal/statcache", "internal/textdiff", "internal/undo", "internal/osfs"},
 	"repo":                      {"index", "gc", "manifest", "cas", "cas/packstore", "internal/osfs"}, // the records, the objects, the lock and the Backend seam
 	"repo/bucket":               {"repo", "index", "gc", "cas", "cas/s3store", "internal/remote"},     // the bucket backend

@@ -189,11 +189,18 @@ func withDryRunDefault(s *jsonschema.Schema) {
 	}
 }
 
+// command and flagIf build the tools' command lines (cmdline's, which
+// the web page's API shares).
+var (
+	command = cmdline.Command
+	flagIf  = cmdline.FlagIf
+)
+
 // dryRun is the value of an optional dry_run: true unless it is false.
 func dryRun(p *bool) bool { return p == nil || *p }
 
 func (in ListInput) args() []string {
-	return cmdline.Command("list", append(cmdline.FlagIf(in.N > 0, "-n", strconv.Itoa(in.N)), cmdline.FlagIf(in.Session != "", "--session", in.Session)...), string(in.Dir))
+	return command("list", append(flagIf(in.N > 0, "-n", strconv.Itoa(in.N)), flagIf(in.Session != "", "--session", in.Session)...), string(in.Dir))
 }
 
 func (in DiffInput) args() []string {
@@ -201,25 +208,25 @@ func (in DiffInput) args() []string {
 	if in.Snap2 != "" {
 		pos = append(pos, in.Snap2)
 	}
-	return cmdline.Command("diff", []string{"--patch"}, pos...)
+	return command("diff", []string{"--patch"}, pos...)
 }
 
 func (in RestoreInput) args() []string {
-	f := append(cmdline.FlagIf(dryRun(in.DryRun), "--dry-run"), cmdline.FlagIf(in.Safe, "--safe")...)
-	f = append(f, cmdline.FlagIf(in.MaxFileSizeMB > 0, "--max-file-size-mb", strconv.FormatInt(in.MaxFileSizeMB, 10))...)
-	f = append(f, cmdline.FlagIf(in.MaxFiles > 0, "--max-files", strconv.Itoa(in.MaxFiles))...)
-	return cmdline.Command("restore", f, append([]string{string(in.Dir), in.Snap}, pathStrings(in.Paths)...)...)
+	f := append(flagIf(dryRun(in.DryRun), "--dry-run"), flagIf(in.Safe, "--safe")...)
+	f = append(f, flagIf(in.MaxFileSizeMB > 0, "--max-file-size-mb", strconv.FormatInt(in.MaxFileSizeMB, 10))...)
+	f = append(f, flagIf(in.MaxFiles > 0, "--max-files", strconv.Itoa(in.MaxFiles))...)
+	return command("restore", f, append([]string{string(in.Dir), in.Snap}, pathStrings(in.Paths)...)...)
 }
 
 func (in CreateInput) args() []string {
-	f := append(cmdline.FlagIf(in.Message != "", "-m", in.Message), cmdline.FlagIf(in.Keep > 0, "--keep", strconv.Itoa(in.Keep))...)
-	f = append(f, cmdline.FlagIf(in.MaxFileSizeMB > 0, "--max-file-size-mb", strconv.FormatInt(in.MaxFileSizeMB, 10))...)
-	f = append(f, cmdline.FlagIf(in.MaxFiles > 0, "--max-files", strconv.Itoa(in.MaxFiles))...)
-	f = append(f, cmdline.FlagIf(in.MaxSizeMB != nil, "--max-size-mb", strconv.FormatInt(deref(in.MaxSizeMB), 10))...)
-	f = append(f, cmdline.FlagIf(in.Session != "", "--session", in.Session)...)
-	f = append(f, cmdline.FlagIf(in.Turn != "", "--turn", in.Turn)...)
-	f = append(f, cmdline.FlagIf(in.EndTurn, "--end-turn")...)
-	return cmdline.Command("snapshot", f, string(in.Dir))
+	f := append(flagIf(in.Message != "", "-m", in.Message), flagIf(in.Keep > 0, "--keep", strconv.Itoa(in.Keep))...)
+	f = append(f, flagIf(in.MaxFileSizeMB > 0, "--max-file-size-mb", strconv.FormatInt(in.MaxFileSizeMB, 10))...)
+	f = append(f, flagIf(in.MaxFiles > 0, "--max-files", strconv.Itoa(in.MaxFiles))...)
+	f = append(f, flagIf(in.MaxSizeMB != nil, "--max-size-mb", strconv.FormatInt(deref(in.MaxSizeMB), 10))...)
+	f = append(f, flagIf(in.Session != "", "--session", in.Session)...)
+	f = append(f, flagIf(in.Turn != "", "--turn", in.Turn)...)
+	f = append(f, flagIf(in.EndTurn, "--end-turn")...)
+	return command("snapshot", f, string(in.Dir))
 }
 
 func (in UndoInput) args() []string {
@@ -227,19 +234,19 @@ func (in UndoInput) args() []string {
 	if in.Turn != "" {
 		pos = append(pos, in.Turn)
 	}
-	return cmdline.Command("undo", append(cmdline.FlagIf(dryRun(in.DryRun), "--dry-run"), cmdline.FlagIf(in.Redo, "--redo")...), pos...)
+	return command("undo", append(flagIf(dryRun(in.DryRun), "--dry-run"), flagIf(in.Redo, "--redo")...), pos...)
 }
 
 func (in TurnsInput) args() []string {
-	return cmdline.Command("turns", cmdline.FlagIf(in.Session != "", "--session", in.Session), string(in.Dir))
+	return command("turns", flagIf(in.Session != "", "--session", in.Session), string(in.Dir))
 }
 
 func (in FileHistoryInput) args() []string {
-	return cmdline.Command("log", nil, string(in.Dir), string(in.Path))
+	return command("log", nil, string(in.Dir), string(in.Path))
 }
 
 func (in ReadFileInput) args() []string {
-	return cmdline.Command("cat", nil, string(in.Dir), in.Snap, string(in.Path))
+	return command("cat", nil, string(in.Dir), in.Snap, string(in.Path))
 }
 
 // pathStrings is paths as command-line arguments.
@@ -251,9 +258,9 @@ func pathStrings(paths []jsonapi.Path) []string {
 	return out
 }
 
-func (in LsInput) args() []string { return cmdline.Command("ls", nil, string(in.Dir), in.Snap) }
+func (in LsInput) args() []string { return command("ls", nil, string(in.Dir), in.Snap) }
 
-func (in PinInput) args() []string { return cmdline.Command("pin", nil, string(in.Dir), in.Snap) }
+func (in PinInput) args() []string { return command("pin", nil, string(in.Dir), in.Snap) }
 
 // args names each path by its absolute path in dir, so that no path is
 // ever taken for the DIR argument, nor read from the server's working
@@ -266,7 +273,7 @@ func (in RecordWriteInput) args() []string {
 		}
 		pos = append(pos, p)
 	}
-	return cmdline.Command("record-write", nil, pos...)
+	return command("record-write", nil, pos...)
 }
 
 func (in ListInput) dir() string        { return string(in.Dir) }
