@@ -37,7 +37,9 @@ try {
   check((await page.locator('#left .row[data-kind="snap"]').allInnerTexts()).some((t) => /initial/.test(t)), "the loose snapshot between");
   await shot("timeline-1280");
 
-  await turns.nth(1).click();
+  await turns.nth(2).focus();
+  await page.keyboard.press("k"); // the keyboard: up to the second turn, then open it
+  await page.keyboard.press("Enter");
   await page.locator(".file").nth(1).waitFor();
   const files = await page.locator(".file .fh a").allInnerTexts();
   check(files.join() === "a.txt,c.txt", "the second turn's diff names its files: " + files);
@@ -61,7 +63,6 @@ try {
   check(await page.locator("#back").isVisible(), "with a button to undo the undo");
 
   writeFileSync(join(UI_DIR, "d.txt"), "edited by hand\n");
-  await page.keyboard.press("Escape");
   const t1 = page.locator('#left .row[data-kind="turn"]').nth(2);
   await t1.click();
   await page.getByRole("button", { name: "Restore…" }).click();
@@ -77,7 +78,7 @@ try {
   await page.evaluate(() => { window.notReloaded = true; });
   writeFileSync(join(UI_DIR, "e.txt"), "e\n");
   casckpt("snapshot", UI_DIR, "-m", "taken from the command");
-  await page.locator("#left .row", { hasText: "taken from the command" }).waitFor({ timeout: 10000 });
+  await page.locator("#left .row", { hasText: "taken from the command" }).waitFor({ timeout: 20000 });
   check(await page.evaluate(() => window.notReloaded === true), "a snapshot from the command appears without a reload");
   check(foreign.length === 0, "no request left the server: " + foreign.join(" "));
 
