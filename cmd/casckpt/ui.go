@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -42,7 +41,7 @@ with --json it prints {"url", "port", "token"} instead. It opens the URL in
 a browser unless --no-open or there is no display. Every request needs the
 token and must come to the server's own host; no store lock is held between
 requests, so a second ui (or any command) works beside it. SIGINT or
-SIGTERM stops it (exit 0).`,
+SIGTERM stops it (exit 0) once the command in progress has finished.`,
 		Args: argsBetween(0, 1),
 		RunE: func(cmd *cobra.Command, args []string) error { return runUI(cmd.Context(), g, o, args) },
 	}
@@ -98,12 +97,9 @@ func runUI(ctx context.Context, g *globals, o uiOptions, args []string) error {
 		return err
 	case <-ctx.Done():
 	}
-	shut, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-	defer cancel()
-	if err := srv.Shutdown(shut); err != nil && !errors.Is(err, context.DeadlineExceeded) {
-		return err
-	}
-	return nil
+	// The command in progress finishes (a restore is never cut short),
+	// then ui exits 0.
+	return srv.Shutdown(context.WithoutCancel(ctx))
 }
 
 // newToken is 32 random hex digits.
