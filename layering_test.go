@@ -28,8 +28,10 @@ var layers = map[string][]string{
 	"cmd/casckpt":               {"casckpt", "jsonapi", "migrate/...", "integrations/..."},
 	"migrate/gitimport":         {"casckpt", "manifest", "cas"},   // casckpt through gitimport.Importer (and its errors)
 	"migrate":                   {"migrate/gitimport", "casckpt"}, // each reader (migrate/hermes); casckpt for JSONPath
-	"integrations/mcp":          {"casckpt", "jsonapi"},
+	"integrations/mcp":          {"casckpt", "jsonapi", "integrations/internal/cmdline"},
+	"integrations/internal":     {}, // cmdline: the command lines the in-process hosts run
 	"integrations/claudecode":   {"casckpt", "jsonapi"},
+	"integrations/web":          {"jsonapi", "integrations/internal/cmdline"},
 	"jsonapi":                   {},                                     // the standard library only
 	"jsonapi/internal/genout":   {},                                     // the main of the one-file generators
 	"jsonapi/internal/pyfields": {"jsonapi", "jsonapi/internal/genout"}, // go generate: the Python client's fields.json

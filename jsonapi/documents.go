@@ -426,6 +426,15 @@ type HookCommand struct {
 	Timeout int    `json:"timeout,omitempty"`
 }
 
+// UI is the line ui prints with --json when its server is ready: the
+// page's URL (with the token), the port on 127.0.0.1, and the token every
+// request of the HTTP API must carry.
+type UI struct {
+	URL   string `json:"url"`
+	Port  int    `json:"port"`
+	Token string `json:"token"`
+}
+
 // ServeAnswer is the line serve writes for each request: the request's
 // id, the exit status and the error's one line (without "casckpt: ") the
 // command gives, and Result, the document it prints with --json (a

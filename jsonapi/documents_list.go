@@ -49,6 +49,7 @@ func Documents() []Document {
 		{"hook", HookMessage{}},
 		{"hook", HookSettings{}},
 		{"serve", ServeAnswer{}},
+		{"ui", UI{}},
 	}
 }
 
@@ -81,4 +82,5 @@ func (Root) document()         {}
 func (Version) document()      {}
 func (HookMessage) document()  {}
 func (ServeAnswer) document()  {}
+func (UI) document()           {}
 func (HookSettings) document() {}

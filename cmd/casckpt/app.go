@@ -204,7 +204,7 @@ project of its own.`,
 		newGCCommand(g), newPruneCommand(g), newPolicyCommand(g), newStatusCommand(g), newVerifyCommand(g), newRepairCommand(g), newClearCommand(g),
 		newMigrateCommand(g), newClearLegacyCommand(g), newRootPathCommand(g), newVersionCommand(g),
 		newTurnsCommand(g), newRecordWriteCommand(g), newHookCommand(g),
-		newMCPCommand(g), newServeCommand(g),
+		newMCPCommand(g), newServeCommand(g), newUICommand(g),
 	)
 	for _, c := range root.Commands() {
 		if machineCommands[c.Name()] {

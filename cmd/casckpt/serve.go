@@ -62,14 +62,10 @@ var refusedCommands = map[string]bool{"serve": true, "mcp": true, "ui": true, "h
 // no files between calls, so opening is a struct; the lock is taken by
 // each operation and released before it answers).
 func runServe(ctx context.Context, g *globals) error {
-	g.jsonDone = true // stdout carries the answers alone
-	store := g.storeDir
-	if store != "" && !casckpt.IsBucket(store) {
-		abs, err := filepath.Abs(store) // requests may run elsewhere (cwd)
-		if err != nil {
-			return err
-		}
-		store = abs
+	g.jsonDone = true                  // stdout carries the answers alone
+	store, err := absStore(g.storeDir) // requests may run elsewhere (cwd)
+	if err != nil {
+		return err
 	}
 	// A request's context ends with SIGINT only: SIGTERM waits for it.
 	reqCtx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
@@ -103,6 +99,14 @@ func runServe(ctx context.Context, g *globals) error {
 			}
 		}
 	}
+}
+
+// absStore is store made absolute unless it is "" or a bucket.
+func absStore(store string) (string, error) {
+	if store == "" || casckpt.IsBucket(store) {
+		return store, nil
+	}
+	return filepath.Abs(store)
 }
 
 // readLines sends each line of r (its newline included) to lines, then
@@ -192,7 +196,21 @@ func serveRun(ctx context.Context, g *globals, store string, req serveRequest) j
 			return g.env(k)
 		}
 	}
-	args := append([]string{"--json"}, req.Args...)
+	out, o := runInProcess(ctx, g, store, env, append([]string{"--json"}, req.Args...))
+	ans := jsonapi.ServeAnswer{ID: rawOrNil(req.ID), Exit: o.code}
+	if o.code != exitOK {
+		ans.Error = &o.msg
+	}
+	if o.code == exitOK || o.jsonDone { // else stdout holds the error's document
+		ans.Result = serveResult(out)
+	}
+	return ans
+}
+
+// runInProcess runs the command line args in this process with env and
+// store (serve's and ui's --store made absolute; "" for none), copies its
+// stderr to g's and returns its stdout and outcome.
+func runInProcess(ctx context.Context, g *globals, store string, env func(string) string, args []string) ([]byte, outcome) {
 	if store != "" {
 		args = append([]string{"--store", store}, args...)
 	}
@@ -202,14 +220,7 @@ func serveRun(ctx context.Context, g *globals, store string, req serveRequest) j
 	if g.env("GOGC") == "" {
 		debug.SetGCPercent(startGCPercent) // a big snapshot lowered it (tightenGCPast)
 	}
-	ans := jsonapi.ServeAnswer{ID: rawOrNil(req.ID), Exit: o.code}
-	if o.code != exitOK {
-		ans.Error = &o.msg
-	}
-	if o.code == exitOK || o.jsonDone { // else stdout holds the error's document
-		ans.Result = serveResult(out.Bytes())
-	}
-	return ans
+	return out.Bytes(), o
 }
 
 // serveRefusal is the answer (exit 2) to a request serve does not run.

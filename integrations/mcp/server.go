@@ -14,6 +14,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/casckpt/casckpt/integrations/internal/cmdline"
 	"github.com/casckpt/casckpt/jsonapi"
 )
 
@@ -188,20 +189,12 @@ func withDryRunDefault(s *jsonschema.Schema) {
 	}
 }
 
-// command is the argument list of a command: name, --json, flags, "--",
-// then the positional arguments (so none is read as a flag).
-func command(name string, flags []string, positional ...string) []string {
-	args := append([]string{name, "--json"}, flags...)
-	return append(append(args, "--"), positional...)
-}
-
-// flagIf is flag when on, else nothing.
-func flagIf(on bool, flag ...string) []string {
-	if on {
-		return flag
-	}
-	return nil
-}
+// command and flagIf build the tools' command lines (cmdline's, which
+// the web page's API shares).
+var (
+	command = cmdline.Command
+	flagIf  = cmdline.FlagIf
+)
 
 // dryRun is the value of an optional dry_run: true unless it is false.
 func dryRun(p *bool) bool { return p == nil || *p }

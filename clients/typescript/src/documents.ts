@@ -659,6 +659,19 @@ export interface ServeAnswer {
   error: string | null;
 }
 
+/**
+ * UI is the line ui prints with --json when its server is ready: the
+ * page's URL (with the token), the port on 127.0.0.1, and the token every
+ * request of the HTTP API must carry.
+ *
+ * (jsonapi.UI)
+ */
+export interface UI {
+  url: string;
+  port: number;
+  token: string;
+}
+
 /** The document each command prints with --json, by command (ErrorDocument when it fails). */
 export interface Documents {
   "snapshot": Snapshot;
@@ -689,4 +702,5 @@ export interface Documents {
   "version": Version;
   "hook": HookMessage | HookSettings;
   "serve": ServeAnswer;
+  "ui": UI;
 }
