@@ -355,14 +355,18 @@ func TestMCPArgumentsAreTheFlags(t *testing.T) {
 			if ft.Kind() == reflect.Pointer {
 				ft = ft.Elem()
 			}
-			if flag.Value.Type() != ft.Kind().String() {
-				t.Errorf("%s's %s is a %s; %s --%s is a %s", spec.Name, name, ft.Kind(), spec.Command, flag.Name, flag.Value.Type())
+			kind := ft.Kind().String()
+			if ft.Kind() == reflect.Slice && ft.Elem().Kind() == reflect.String {
+				kind = "stringArray" // a repeatable flag
+			}
+			if flag.Value.Type() != kind {
+				t.Errorf("%s's %s is a %s; %s --%s is a %s", spec.Name, name, kind, spec.Command, flag.Name, flag.Value.Type())
 			}
 			_, want := pflag.UnquoteUsage(flag)
 			switch {
 			case name == "dry_run":
 				want += " (default true)"
-			case flag.DefValue != "" && flag.DefValue != "0" && flag.DefValue != "false":
+			case flag.DefValue != "" && flag.DefValue != "0" && flag.DefValue != "false" && flag.DefValue != "[]":
 				want += " (default " + flag.DefValue + ")"
 			}
 			if got := schemas[spec.Name][name].(map[string]any)["description"]; got != want {

@@ -169,7 +169,7 @@ func TestUIRefusesAndChangesNothing(t *testing.T) {
 	outside := filepath.Join(filepath.Dir(dir), "outside.txt")
 	writeFiles(t, filepath.Dir(dir), map[string]string{"outside.txt": "keep\n"})
 	s := b.startUI()
-	before, list := snapshotFiles(t, dir), b.ok("list", "--json", dir).out
+	before, list := treeBytes(t, dir), b.ok("list", "--json", dir).out
 	restore := `{"dir":` + strconv.Quote(dir) + `,"snap":"#1"}`
 	own := "127.0.0.1:" + strconv.Itoa(s.Port)
 	cases := []struct {
@@ -197,7 +197,7 @@ func TestUIRefusesAndChangesNothing(t *testing.T) {
 			t.Errorf("%s: %d %s, want %d", c.name, code, body, c.want)
 		}
 	}
-	if after := snapshotFiles(t, dir); !bytes.Equal(before, after) {
+	if after := treeBytes(t, dir); !bytes.Equal(before, after) {
 		t.Errorf("files changed:\n%s\nwant\n%s", after, before)
 	}
 	if got := b.ok("list", "--json", dir).out; got != list {
@@ -217,8 +217,8 @@ func TestUIRefusesAndChangesNothing(t *testing.T) {
 	}
 }
 
-// snapshotFiles is every file of dir with its content, in order.
-func snapshotFiles(t *testing.T, dir string) []byte {
+// treeBytes is every file under dir with its content, in order.
+func treeBytes(t *testing.T, dir string) []byte {
 	t.Helper()
 	var out bytes.Buffer
 	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {

@@ -47,7 +47,7 @@ type CreateInput struct {
 	Keep          int          `json:"keep,omitempty" cli:"--keep" jsonschema:"keep at most N snapshots of the project (older unpinned ones are dropped) (default 20)"`
 	MaxFileSizeMB int64        `json:"max_file_size_mb,omitempty" cli:"--max-file-size-mb" jsonschema:"leave out files larger than N MiB (default 10)"`
 	MaxFiles      int          `json:"max_files,omitempty" cli:"--max-files" jsonschema:"refuse a tree of more than N files (default 50000)"`
-	Exclude       []string     `json:"exclude,omitempty" cli:"--exclude" jsonschema:"also leave out paths matching these gitignore patterns, as the default excludes (recorded with the snapshot: its restore leaves them alone)"`
+	Exclude       []string     `json:"exclude,omitempty" cli:"--exclude" jsonschema:"also leave out paths matching this gitignore PATTERN, as the default list (repeatable; recorded with the snapshot, whose restore leaves them alone)"`
 	MaxDirFiles   int          `json:"max_dir_files,omitempty" cli:"--max-dir-files" jsonschema:"leave out whole each directory of N files or more none of which git tracks (0: off; recorded with the snapshot)"`
 	MaxSizeMB     *int64       `json:"max_size_mb,omitempty" cli:"--max-size-mb" jsonschema:"keep the store under N MiB by dropping old snapshots (0: no cap; default 500 on a local store, none on an s3:// one) (default 500)"`
 	Session       string       `json:"session,omitempty" cli:"--session" jsonschema:"label the snapshot with the agent's session ID"`
