@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -25,14 +24,11 @@ const (
 type workflowHost struct {
 	t *testing.T
 	b *binEnv
-	// state is checkpoint.json as step n of workflow id writes it;
-	// workflowState unless a test sets another.
-	state func(id string, n int) string
 }
 
 // newWorkflowHost returns a host with a store of its own, its clock at day 0.
 func newWorkflowHost(t *testing.T) *workflowHost {
-	h := &workflowHost{t: t, b: newBinEnv(t), state: workflowState}
+	h := &workflowHost{t: t, b: newBinEnv(t)}
 	h.day(0)
 	return h
 }
@@ -69,7 +65,7 @@ func (h *workflowHost) steps(name string, steps int, extra func(step int) map[st
 	h.t.Helper()
 	var done []workflowStep
 	for n := 1; n <= steps; n++ {
-		files := map[string]string{"checkpoint.json": h.state(name, n)}
+		files := map[string]string{"checkpoint.json": workflowState(name, n)}
 		if extra != nil {
 			for k, v := range extra(n) {
 				files[k] = v
@@ -140,26 +136,6 @@ func workflowState(id string, n int) string {
   "result": %s
 }
 `, id, n, errorKey, n, n, strings.Join(steps, ",\n"), n, n, result)
-}
-
-// checkpointAt returns a bulkier checkpoint.json for step n: the steps
-// done so far with 40 lines of output each, so each step's file differs,
-// grows and compresses (the size tests measure that).
-func checkpointAt(id string, n int) string {
-	type step struct {
-		Name   string `json:"name"`
-		Output string `json:"output"`
-	}
-	doc := struct {
-		Workflow  string `json:"workflow_id"`
-		Iteration int    `json:"iteration"`
-		Steps     []step `json:"completed_steps"`
-	}{Workflow: id, Iteration: n}
-	for i := 1; i <= n; i++ {
-		doc.Steps = append(doc.Steps, step{fmt.Sprintf("Step %d", i), strings.Repeat(fmt.Sprintf("step %d output line\n", i), 40)})
-	}
-	b, _ := json.MarshalIndent(doc, "", "  ")
-	return string(b)
 }
 
 // packSizes returns the size of every pack file of the store, by name.

@@ -11,13 +11,12 @@ import (
 	"testing"
 )
 
-// sizesHost runs workflowSteps steps of workflow wf-191 with the bulky
-// checkpointAt states and returns the host, the session directory and,
-// per step, the bytes of the pack files its snapshot added.
+// sizesHost runs workflowSteps steps of workflow wf-191 and returns the
+// host, the session directory and, per step, the bytes of the pack files
+// its snapshot added.
 func sizesHost(t *testing.T) (*workflowHost, string, []int64) {
 	t.Helper()
 	h := newWorkflowHost(t)
-	h.state = checkpointAt
 	var added []int64
 	for _, s := range h.steps("wf-191", workflowSteps, nil) {
 		added = append(added, s.added)
@@ -60,10 +59,10 @@ func TestWorkflowHistoryBoundedAndReclaimed(t *testing.T) {
 	if after >= before || after > kept {
 		t.Fatalf("gc left %d pack bytes of %d, want at most the %d that the %d kept steps wrote", after, before, kept, workflowKeep)
 	}
-	if got := b.ok("cat", session, "@1", "checkpoint.json").out; got != checkpointAt("wf-191", workflowSteps) {
+	if got := b.ok("cat", session, "@1", "checkpoint.json").out; got != workflowState("wf-191", workflowSteps) {
 		t.Fatalf("the newest state after gc: %q", got)
 	}
-	if got := b.ok("cat", session, "@10", "checkpoint.json").out; got != checkpointAt("wf-191", workflowSteps-workflowKeep+1) {
+	if got := b.ok("cat", session, "@10", "checkpoint.json").out; got != workflowState("wf-191", workflowSteps-workflowKeep+1) {
 		t.Fatalf("the oldest kept state after gc: %q", got)
 	}
 }
@@ -80,15 +79,15 @@ func TestWorkflowHistoryListingSizes(t *testing.T) {
 	var stored float64
 	for i, e := range list {
 		step := workflowSteps - i
-		if want := float64(len(checkpointAt("wf-191", step))); e["bytes"] != want {
+		if want := float64(len(workflowState("wf-191", step))); e["bytes"] != want {
 			t.Errorf("step %d: bytes %v, want the file's %v", step, e["bytes"], want)
 		}
 		if want := float64(added[step-1]); e["added_bytes"] != want || want == 0 {
 			t.Errorf("step %d: added_bytes %v, want the %v bytes of the packs it wrote", step, e["added_bytes"], want)
 		}
 		raw, _ := e["added_raw_bytes"].(float64)
-		if raw <= float64(len(checkpointAt("wf-191", step))) || raw < e["added_bytes"].(float64) {
-			t.Errorf("step %d: added_raw_bytes %v: less than the new file (%d bytes) or than its compressed form", step, raw, len(checkpointAt("wf-191", step)))
+		if raw <= float64(len(workflowState("wf-191", step))) || raw < e["added_bytes"].(float64) {
+			t.Errorf("step %d: added_raw_bytes %v: less than the new file (%d bytes) or than its compressed form", step, raw, len(workflowState("wf-191", step)))
 		}
 		stored += e["added_bytes"].(float64)
 	}
@@ -98,8 +97,8 @@ func TestWorkflowHistoryListingSizes(t *testing.T) {
 		t.Fatalf("status projects: %v", projects)
 	}
 	p := projects[0].(map[string]any)
-	if p["bytes"] != float64(len(checkpointAt("wf-191", workflowSteps))) || p["stored_bytes"] != stored || p["stored_raw_bytes"].(float64) <= stored {
-		t.Fatalf("status project %v, want bytes %d and stored_bytes %v", p, len(checkpointAt("wf-191", workflowSteps)), stored)
+	if p["bytes"] != float64(len(workflowState("wf-191", workflowSteps))) || p["stored_bytes"] != stored || p["stored_raw_bytes"].(float64) <= stored {
+		t.Fatalf("status project %v, want bytes %d and stored_bytes %v", p, len(workflowState("wf-191", workflowSteps)), stored)
 	}
 	text := b.ok("list", session).out
 	lines := strings.Split(strings.TrimSpace(text), "\n")
@@ -146,7 +145,7 @@ func TestWorkflowExportOneState(t *testing.T) {
 			files[h.Name], _ = io.ReadAll(tr)
 		}
 	}
-	if len(files) != 1 || !bytes.Equal(files["checkpoint.json"], []byte(checkpointAt("wf-191", workflowSteps-3))) {
+	if len(files) != 1 || !bytes.Equal(files["checkpoint.json"], []byte(workflowState("wf-191", workflowSteps-3))) {
 		t.Fatalf("archive of step %d holds %d files, checkpoint.json %q", workflowSteps-3, len(files), files["checkpoint.json"])
 	}
 }
