@@ -8,58 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 )
-
-// workflowHost runs casckpt as a workflow host of spec 191 does: a
-// session directory whose checkpoint.json each step rewrites, snapshotted
-// with --keep 10 after each step, at the time day sets (CASCKPT_NOW).
-type workflowHost struct {
-	t *testing.T
-	b *binEnv
-}
-
-func newWorkflowHost(t *testing.T) *workflowHost {
-	h := &workflowHost{t: t, b: newBinEnv(t)}
-	h.day(0)
-	return h
-}
-
-// day sets the clock to day n after 2026-03-01.
-func (h *workflowHost) day(n int) {
-	at := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC).AddDate(0, 0, n)
-	h.b.extra = []string{"CASCKPT_NOW=" + at.Format(time.RFC3339)}
-}
-
-// session runs steps steps of workflow name, each with extra files
-// besides checkpoint.json, and returns its session directory.
-func (h *workflowHost) session(name string, steps int, extra func(step int) map[string]string) string {
-	h.t.Helper()
-	dir := filepath.Join(h.b.home, "sessions", name)
-	for i := 1; i <= steps; i++ {
-		files := map[string]string{"checkpoint.json": fmt.Sprintf(`{"workflow": %q, "iteration": %d}`, name, i)}
-		if extra != nil {
-			for k, v := range extra(i) {
-				files[k] = v
-			}
-		}
-		writeFiles(h.t, dir, files)
-		h.b.ok("snapshot", dir, "--keep", "10", "-m", fmt.Sprintf("step %d", i))
-	}
-	return dir
-}
-
-// prune runs prune --json with args and returns its document.
-func (h *workflowHost) prune(args ...string) map[string]any {
-	h.t.Helper()
-	return jsonOf[map[string]any](h.t, h.b.ok(append([]string{"prune", "--json"}, args...)...).out)
-}
-
-// snapshots is how many snapshots of dir the store lists.
-func (h *workflowHost) snapshots(dir string) int {
-	h.t.Helper()
-	return len(listing(h.t, h.b, dir))
-}
 
 // deleted checks the deleted_* counts of prune document doc: want names
 // the rules that dropped a project; every other count is 0.
@@ -196,7 +145,7 @@ func TestWorkflowCleanupOff(t *testing.T) {
 		rand.Read(b) // random: stored as it is
 		return map[string]string{"state.bin": string(b)}
 	}
-	debug := filepath.Join(h.b.home, "sessions", "debug")
+	debug := h.dir("debug")
 	if err := os.MkdirAll(debug, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -208,7 +157,7 @@ func TestWorkflowCleanupOff(t *testing.T) {
 	if n := h.snapshots(debug); n != 12 {
 		t.Fatalf("--keep 10 dropped checkpoints of a workflow with cleanup off: %d left", n)
 	}
-	big := filepath.Join(h.b.home, "sessions", "big")
+	big := h.dir("big")
 	if err := os.MkdirAll(big, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -264,7 +213,7 @@ func TestWorkflowTestDroppedAtOnce(t *testing.T) {
 // directory a refusal.
 func TestPolicyCommand(t *testing.T) {
 	h := newWorkflowHost(t)
-	dir := filepath.Join(h.b.home, "sessions", "w")
+	dir := h.dir("w")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}

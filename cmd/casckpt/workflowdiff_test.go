@@ -2,55 +2,16 @@ package main
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 )
-
-// workflowState is the checkpoint.json a workflow host writes after step
-// n, as prodigy's spec 191 has it: a counter, the steps done so far, a
-// state object, variables (one key with a space), a total too precise for
-// a float64, an error only step 5 recorded and a result from step 7 on.
-func workflowState(n int) string {
-	var steps []string
-	for i := range n {
-		steps = append(steps, fmt.Sprintf(`    {"step_index": %d, "command": "claude /step-%d", "success": true, "output": null}`, i, i))
-	}
-	errorKey, result := "", "null"
-	if n == 5 {
-		errorKey = `  "error": {"step": 4, "message": "timeout, retried"},` + "\n"
-	}
-	if n >= 7 {
-		result = `{"ok": true, "files": ["a.go", "b.go"]}`
-	}
-	return fmt.Sprintf(`{
-  "workflow_id": "wf-42",
-  "iteration": %d,
-%s  "execution_state": {"current_step_index": %d, "status": "Running", "updated": "2026-01-01T00:%02d:00Z"},
-  "completed_steps": [
-%s
-  ],
-  "variables": {"last output": "output of step %d", "budget_tokens": 9007199254740993},
-  "precise_total": 1.%020d,
-  "result": %s
-}
-`, n, errorKey, n, n, strings.Join(steps, ",\n"), n, n, result)
-}
 
 // TestWorkflowStructuredDiff is spec 191's AC14, as a workflow host runs
 // it: checkpoint.json rewritten each step, snapshot --keep 10 after each,
 // then the structured diff of two steps.
 func TestWorkflowStructuredDiff(t *testing.T) {
-	b := newBinEnv(t)
-	session := t.TempDir()
-	state := filepath.Join(session, "checkpoint.json")
-	for n := 1; n <= 12; n++ {
-		if err := os.WriteFile(state, []byte(workflowState(n)), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		b.ok("snapshot", session, "--keep", "10", "-m", fmt.Sprintf("step %d", n), "--json")
-	}
+	h := newWorkflowHost(t)
+	b, session := h.b, h.session("wf-42", 12, nil)
 	// Step 5 is #5 and step 7 #7 (#1 and #2 were dropped by --keep 10).
 	if list := jsonOf[[]map[string]any](t, b.ok("list", session, "--json").out); len(list) != 10 || list[9]["number"] != 3.0 {
 		t.Fatalf("history of 12 steps with --keep 10: %v", list)
@@ -99,7 +60,7 @@ func TestWorkflowStructuredDiff(t *testing.T) {
 		t.Fatalf("diff --semantic:\n%s\nwant\n%s", text, wantText)
 	}
 	// From the newest step to the working tree, rewritten once more.
-	os.WriteFile(state, []byte(workflowState(13)), 0o644)
+	writeFiles(t, session, map[string]string{"checkpoint.json": workflowState("wf-42", 13)})
 	if got := changeLines(t, jsonOf[diffDoc](t, b.ok("diff", session, "@1", "--json").out), "checkpoint.json"); !strings.Contains(got, "changed $.iteration 12 13\n") {
 		t.Fatalf("json_changes from the newest step to the working tree:\n%s", got)
 	}

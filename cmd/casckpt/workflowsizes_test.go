@@ -3,95 +3,25 @@ package main
 import (
 	"archive/tar"
 	"bytes"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 )
 
-// workflowSteps is how many steps the workflow host of these tests runs,
-// and workflowKeep the history it keeps (spec 191: 10).
-const (
-	workflowSteps = 15
-	workflowKeep  = 10
-)
-
-// checkpointAt returns the checkpoint.json a workflow writes after step n:
-// its iteration and the steps done so far, so each step's file differs
-// and grows.
-func checkpointAt(n int) string {
-	type step struct {
-		Name   string `json:"name"`
-		Output string `json:"output"`
-	}
-	doc := struct {
-		Workflow  string `json:"workflow_id"`
-		Iteration int    `json:"iteration"`
-		Steps     []step `json:"completed_steps"`
-	}{Workflow: "wf-191", Iteration: n}
-	for i := 1; i <= n; i++ {
-		doc.Steps = append(doc.Steps, step{fmt.Sprintf("Step %d", i), strings.Repeat(fmt.Sprintf("step %d output line\n", i), 40)})
-	}
-	b, _ := json.MarshalIndent(doc, "", "  ")
-	return string(b)
-}
-
-// packSizes returns the size of every pack file of the store, by name.
-func packSizes(t *testing.T, store string) map[string]int64 {
+// sizesHost runs workflowSteps steps of workflow wf-191 and returns the
+// host, the session directory and, per step, the bytes of the pack files
+// its snapshot added.
+func sizesHost(t *testing.T) (*workflowHost, string, []int64) {
 	t.Helper()
-	out := map[string]int64{}
-	err := filepath.WalkDir(filepath.Join(store, "packs"), func(p string, d os.DirEntry, err error) error {
-		if errors.Is(err, fs.ErrNotExist) && p == filepath.Join(store, "packs") {
-			return nil // no store yet
-		}
-		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".pack") {
-			return err
-		}
-		info, err := d.Info()
-		out[d.Name()] = info.Size()
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
-
-func sumSizes(m map[string]int64) (n int64) {
-	for _, v := range m {
-		n += v
-	}
-	return n
-}
-
-// runWorkflowSteps runs a workflow's steps as a host would: rewrite
-// checkpoint.json in the session directory, then `snapshot --keep 10`.
-// It returns, per step, the bytes of the pack files the step's snapshot
-// added to the store.
-func runWorkflowSteps(t *testing.T, b *binEnv, session string) []int64 {
-	t.Helper()
+	h := newWorkflowHost(t)
 	var added []int64
-	for n := 1; n <= workflowSteps; n++ {
-		before := packSizes(t, b.store())
-		writeFiles(t, session, map[string]string{"checkpoint.json": checkpointAt(n)})
-		doc := jsonOf[map[string]any](t, b.ok("snapshot", session, "--keep", fmt.Sprint(workflowKeep), "-m", fmt.Sprintf("step %d", n), "--json").out)
-		if doc["created"] != true {
-			t.Fatalf("step %d: no snapshot: %v", n, doc)
-		}
-		var grown int64
-		for name, size := range packSizes(t, b.store()) {
-			if _, old := before[name]; !old {
-				grown += size
-			}
-		}
-		added = append(added, grown)
+	for _, s := range h.steps("wf-191", workflowSteps, nil) {
+		added = append(added, s.added)
 	}
-	return added
+	return h, h.dir("wf-191"), added
 }
 
 // TestWorkflowHistoryBoundedAndReclaimed is spec 191's AC1-AC3 through the
@@ -99,9 +29,8 @@ func runWorkflowSteps(t *testing.T, b *binEnv, session string) []int64 {
 // a gc gives their space back (the packs on disk shrink to at most what
 // the 10 kept snapshots added).
 func TestWorkflowHistoryBoundedAndReclaimed(t *testing.T) {
-	b := newBinEnv(t)
-	session := t.TempDir()
-	added := runWorkflowSteps(t, b, session)
+	h, session, added := sizesHost(t)
+	b := h.b
 	list := jsonOf[[]map[string]any](t, b.ok("list", session, "--json").out)
 	if len(list) != workflowKeep {
 		t.Fatalf("history of %d steps, want the newest %d", len(list), workflowKeep)
@@ -130,10 +59,10 @@ func TestWorkflowHistoryBoundedAndReclaimed(t *testing.T) {
 	if after >= before || after > kept {
 		t.Fatalf("gc left %d pack bytes of %d, want at most the %d that the %d kept steps wrote", after, before, kept, workflowKeep)
 	}
-	if got := b.ok("cat", session, "@1", "checkpoint.json").out; got != checkpointAt(workflowSteps) {
+	if got := b.ok("cat", session, "@1", "checkpoint.json").out; got != workflowState("wf-191", workflowSteps) {
 		t.Fatalf("the newest state after gc: %q", got)
 	}
-	if got := b.ok("cat", session, "@10", "checkpoint.json").out; got != checkpointAt(workflowSteps-workflowKeep+1) {
+	if got := b.ok("cat", session, "@10", "checkpoint.json").out; got != workflowState("wf-191", workflowSteps-workflowKeep+1) {
 		t.Fatalf("the oldest kept state after gc: %q", got)
 	}
 }
@@ -144,22 +73,21 @@ func TestWorkflowHistoryBoundedAndReclaimed(t *testing.T) {
 // plain size of that, whose ratio the text shows; status gives the
 // project's tree size and what its snapshots hold.
 func TestWorkflowHistoryListingSizes(t *testing.T) {
-	b := newBinEnv(t)
-	session := t.TempDir()
-	added := runWorkflowSteps(t, b, session)
+	h, session, added := sizesHost(t)
+	b := h.b
 	list := jsonOf[[]map[string]any](t, b.ok("list", session, "--json").out)
 	var stored float64
 	for i, e := range list {
 		step := workflowSteps - i
-		if want := float64(len(checkpointAt(step))); e["bytes"] != want {
+		if want := float64(len(workflowState("wf-191", step))); e["bytes"] != want {
 			t.Errorf("step %d: bytes %v, want the file's %v", step, e["bytes"], want)
 		}
 		if want := float64(added[step-1]); e["added_bytes"] != want || want == 0 {
 			t.Errorf("step %d: added_bytes %v, want the %v bytes of the packs it wrote", step, e["added_bytes"], want)
 		}
 		raw, _ := e["added_raw_bytes"].(float64)
-		if raw <= float64(len(checkpointAt(step))) || raw < e["added_bytes"].(float64) {
-			t.Errorf("step %d: added_raw_bytes %v: less than the new file (%d bytes) or than its compressed form", step, raw, len(checkpointAt(step)))
+		if raw <= float64(len(workflowState("wf-191", step))) || raw < e["added_bytes"].(float64) {
+			t.Errorf("step %d: added_raw_bytes %v: less than the new file (%d bytes) or than its compressed form", step, raw, len(workflowState("wf-191", step)))
 		}
 		stored += e["added_bytes"].(float64)
 	}
@@ -169,8 +97,8 @@ func TestWorkflowHistoryListingSizes(t *testing.T) {
 		t.Fatalf("status projects: %v", projects)
 	}
 	p := projects[0].(map[string]any)
-	if p["bytes"] != float64(len(checkpointAt(workflowSteps))) || p["stored_bytes"] != stored || p["stored_raw_bytes"].(float64) <= stored {
-		t.Fatalf("status project %v, want bytes %d and stored_bytes %v", p, len(checkpointAt(workflowSteps)), stored)
+	if p["bytes"] != float64(len(workflowState("wf-191", workflowSteps))) || p["stored_bytes"] != stored || p["stored_raw_bytes"].(float64) <= stored {
+		t.Fatalf("status project %v, want bytes %d and stored_bytes %v", p, len(workflowState("wf-191", workflowSteps)), stored)
 	}
 	text := b.ok("list", session).out
 	lines := strings.Split(strings.TrimSpace(text), "\n")
@@ -194,9 +122,8 @@ func TestWorkflowHistoryListingSizes(t *testing.T) {
 // step's state exported as a tar archive holds that step's checkpoint.json,
 // byte for byte.
 func TestWorkflowExportOneState(t *testing.T) {
-	b := newBinEnv(t)
-	session := t.TempDir()
-	runWorkflowSteps(t, b, session)
+	h, session, _ := sizesHost(t)
+	b := h.b
 	out := filepath.Join(t.TempDir(), "step12.tar")
 	b.ok("export", session, "@4", "-o", out) // @4: the fourth newest, step 12
 	f, err := os.Open(out)
@@ -218,7 +145,7 @@ func TestWorkflowExportOneState(t *testing.T) {
 			files[h.Name], _ = io.ReadAll(tr)
 		}
 	}
-	if len(files) != 1 || !bytes.Equal(files["checkpoint.json"], []byte(checkpointAt(workflowSteps-3))) {
+	if len(files) != 1 || !bytes.Equal(files["checkpoint.json"], []byte(workflowState("wf-191", workflowSteps-3))) {
 		t.Fatalf("archive of step %d holds %d files, checkpoint.json %q", workflowSteps-3, len(files), files["checkpoint.json"])
 	}
 }
