@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/casckpt/casckpt/cas"
 	"github.com/casckpt/casckpt/index"
 	"github.com/casckpt/casckpt/repo"
 )
@@ -127,12 +128,37 @@ func (s *Store) SetPolicy(ctx context.Context, dir string, c PolicyChange) (Poli
 		if err := tx.PutPolicy(out); err != nil {
 			return err
 		}
+		if err := s.putPolicyBackup(ctx, tx, out); err != nil {
+			return err
+		}
 		return ss.Journal().Policy(ctx, tx, out)
 	})
 	if err != nil {
 		return Policy{}, fmt.Errorf("policy of %s: %w", workdir, err)
 	}
 	return policyOf(out), nil
+}
+
+// putPolicyBackup stores the backup of policy p, which tx records, in a
+// pack of its own before tx commits, on a store whose database is the
+// truth: a repair of a lost database rebuilds the policy from it (the
+// newest by set time wins), and gc keeps it while p is the project's
+// policy. A bucket keeps policies in its journal instead.
+func (s *Store) putPolicyBackup(ctx context.Context, tx *index.Tx, p index.Policy) error {
+	if s.repo.Backend().Features().Journaled {
+		return nil
+	}
+	w := cas.NewWriter(s.repo.Packs(), nil)
+	if _, err := w.Put(ctx, cas.KindRecord, index.EncodePolicyBackup(p)); err != nil {
+		w.Abort()
+		return err
+	}
+	if err := w.Flush(ctx); err != nil {
+		w.Abort()
+		return err
+	}
+	_, err := w.Commit(ctx, tx.Objects(), false)
+	return err
 }
 
 // Policy returns the policy of the project in directory dir: the default

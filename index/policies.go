@@ -3,6 +3,7 @@ package index
 import (
 	"encoding/binary"
 	"fmt"
+	"path/filepath"
 	"time"
 )
 
@@ -140,4 +141,32 @@ func (t *Tx) deletePolicy(workdir string) error {
 		return b.Delete([]byte(workdir))
 	}
 	return nil
+}
+
+// policyBackupVersion is the format version of policy backups: unlike
+// any record backup's or turn backup's, so that a repair tells them apart.
+const policyBackupVersion = 0x82
+
+// EncodePolicyBackup returns the backup of policy record p that is stored
+// in the packs, as an object of kind cas.KindRecord, when p is set on a
+// store whose database is the truth, so that a repair of a lost database
+// rebuilds it. Its ID is a function of p alone (cas.Sum): gc keeps the
+// backup of each project's current policy alive by it.
+func EncodePolicyBackup(p Policy) []byte {
+	return append([]byte{policyBackupVersion}, EncodePolicy(p)...)
+}
+
+// DecodePolicyBackup parses a policy backup made by EncodePolicyBackup.
+func DecodePolicyBackup(b []byte) (Policy, error) {
+	if len(b) == 0 || b[0] != policyBackupVersion {
+		return Policy{}, fmt.Errorf("%w: policy backup: unknown version", ErrCorrupt)
+	}
+	p, err := DecodePolicy(b[1:])
+	if err == nil && (!filepath.IsAbs(p.Workdir) || filepath.Clean(p.Workdir) != p.Workdir) {
+		err = fmt.Errorf("%w: policy backup: workdir is not a clean absolute path", ErrCorrupt)
+	}
+	if err != nil {
+		return Policy{}, fmt.Errorf("policy backup: %w", err)
+	}
+	return p, nil
 }

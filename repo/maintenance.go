@@ -97,9 +97,18 @@ func LiveBackups(records map[cas.ID]index.Snapshot, plan gc.Plan) map[cas.ID]boo
 	return live
 }
 
-// AddTurnBackups adds to live the backups of the turn records in tx: those
-// that the drops left (a turn goes with the last of its snapshots).
-func AddTurnBackups(tx *index.Tx, live map[cas.ID]bool) error {
+// AddRecordBackups adds to live the backups of the turn records in tx
+// (those that the drops left: a turn goes with the last of its snapshots)
+// and of its policies (index.EncodePolicyBackup: a superseded policy's
+// backup is not live).
+func AddRecordBackups(tx *index.Tx, live map[cas.ID]bool) error {
+	policies, err := tx.Policies()
+	if err != nil {
+		return err
+	}
+	for _, p := range policies {
+		live[cas.Sum(cas.KindRecord, index.EncodePolicyBackup(p))] = true
+	}
 	projects, err := tx.Projects()
 	if err != nil {
 		return err

@@ -44,8 +44,10 @@ type Rebuilt struct {
 // snapshot stores in its pack, with the pins and numbers the old database
 // still holds and without the snapshots it has tombstones for (see
 // chooseSnapshots), and the turns from the backups of theirs (see
-// chooseTurns). A record kept from the old database whose backup is lost
-// gets its backup stored again. The stat cache starts empty. The old
+// chooseTurns), and each project's policy from the newest of the old
+// database's record and the backups in the packs (notePolicy). A record
+// kept from the old database whose backup is lost gets its backup stored
+// again. The stat cache starts empty. The old
 // database is kept beside the new one. The caller holds the store's
 // exclusive lock.
 func Salvage(ctx context.Context, db *index.DB, packs cas.PackStore, now time.Time) (Rebuilt, error) {
@@ -54,7 +56,7 @@ func Salvage(ctx context.Context, db *index.DB, packs cas.PackStore, now time.Ti
 	if err != nil {
 		return res, err
 	}
-	salvaged, backups, turnBackups, err := salvagePacks(ctx, packs, &res)
+	salvaged, backups, turnBackups, err := salvagePacks(ctx, packs, &res, old.Policies)
 	if err != nil {
 		return res, err
 	}
@@ -80,7 +82,7 @@ func Salvage(ctx context.Context, db *index.DB, packs cas.PackStore, now time.Ti
 			old.Origins[b.origin] = b.rec.ID
 		}
 	}
-	w, err := restoreBackups(ctx, packs, salvaged, snaps, turns, old.Origins)
+	w, err := restoreBackups(ctx, packs, salvaged, snaps, turns, old.Origins, old.Policies)
 	if err != nil {
 		return res, err
 	}
@@ -113,11 +115,11 @@ func PutBackup(ctx context.Context, w cas.Putter, rec index.Snapshot, seq uint64
 }
 
 // restoreBackups stores again, through a new Writer that it returns
-// flushed, the backups of the chosen snapshot and turn records that no
-// salvaged pack holds (kept from the old database, their packs lost or
-// damaged), and points the records at them: so that Verify finds every
+// flushed, the backups of the chosen snapshot and turn records and of the
+// policies that no salvaged pack holds (kept from the old database, their
+// packs lost or damaged), and points the records at them: so that Verify finds every
 // backup, and a later repair without the database keeps the records.
-func restoreBackups(ctx context.Context, packs cas.PackStore, salvaged []cas.SalvagedPack, snaps map[string][]index.Snapshot, turns map[string][]index.Turn, origins map[string]cas.ID) (*cas.Writer, error) {
+func restoreBackups(ctx context.Context, packs cas.PackStore, salvaged []cas.SalvagedPack, snaps map[string][]index.Snapshot, turns map[string][]index.Turn, origins map[string]cas.ID, policies map[string]index.Policy) (*cas.Writer, error) {
 	sound := map[cas.ID]bool{}
 	for _, sp := range salvaged {
 		for _, e := range sp.Entries {
@@ -154,6 +156,13 @@ func restoreBackups(ctx context.Context, packs cas.PackStore, salvaged []cas.Sal
 				list[i].BackupID = id
 			}
 		}
+		for _, pol := range policies {
+			if b := index.EncodePolicyBackup(pol); !sound[cas.Sum(cas.KindRecord, b)] {
+				if _, err := w.Put(ctx, cas.KindRecord, b); err != nil {
+					return err
+				}
+			}
+		}
 		return w.Flush(ctx)
 	}()
 	if err != nil {
@@ -179,7 +188,7 @@ func indexPacks(tx *index.Tx, packs []cas.SalvagedPack) (int, error) {
 }
 
 // putRecords writes the chosen projects and snapshots, the import origins,
-// and the tombstones of backups still in a pack, into a new database.
+// the policies of the chosen projects, and the tombstones of backups still in a pack, into a new database.
 func putRecords(tx *index.Tx, projects []index.Project, snaps map[string][]index.Snapshot, old index.Remains, backups []recordBackup) error {
 	for _, p := range projects {
 		if err := tx.PutProject(p); err != nil {
@@ -196,7 +205,17 @@ func putRecords(tx *index.Tx, projects []index.Project, snaps map[string][]index
 			return err
 		}
 	}
-	for _, pol := range old.Policies { // its project is kept too (chooseProjects)
+	// The newest policy of each project, from the old database or a
+	// backup in a pack (salvagePacks); none for a project the new database
+	// lacks.
+	kept := map[string]bool{}
+	for _, p := range projects {
+		kept[p.Workdir] = true
+	}
+	for _, pol := range old.Policies {
+		if !kept[pol.Workdir] {
+			continue
+		}
 		if err := tx.PutPolicy(pol); err != nil {
 			return err
 		}
@@ -226,9 +245,10 @@ type turnBackup struct {
 }
 
 // salvagePacks reads every pack in packs, returning the sound objects of
-// each and the backups of snapshot and turn records among them. A pack
-// with nothing readable is set aside, out of gc's way.
-func salvagePacks(ctx context.Context, packs cas.PackStore, res *Rebuilt) ([]cas.SalvagedPack, []recordBackup, []turnBackup, error) {
+// each and the backups of snapshot and turn records among them; the
+// policy backups among them go into policies (notePolicy). A pack with
+// nothing readable is set aside, out of gc's way.
+func salvagePacks(ctx context.Context, packs cas.PackStore, res *Rebuilt, policies map[string]index.Policy) ([]cas.SalvagedPack, []recordBackup, []turnBackup, error) {
 	var names []string
 	if err := packs.List(ctx, func(p cas.StoredPack) error { names = append(names, p.Name); return nil }); err != nil {
 		return nil, nil, nil, fmt.Errorf("repair: %w", err)
@@ -257,6 +277,8 @@ func salvagePacks(ctx context.Context, packs cas.PackStore, res *Rebuilt) ([]cas
 			} else if tr, err := index.DecodeTurnBackup(data); err == nil {
 				tr.BackupID = pe.ID
 				turns = append(turns, turnBackup{tr, name})
+			} else if pol, err := index.DecodePolicyBackup(data); err == nil {
+				notePolicy(policies, pol)
 			} // else sound bytes, unknown layout: not a backup this version reads
 			return nil
 		})
@@ -275,6 +297,15 @@ func salvagePacks(ctx context.Context, packs cas.PackStore, res *Rebuilt) ([]cas
 		salvaged = append(salvaged, sp)
 	}
 	return salvaged, backups, turns, nil
+}
+
+// notePolicy puts policy p in policies unless the one there of its
+// project was set later: of a project's policy records and backups, the
+// newest wins.
+func notePolicy(policies map[string]index.Policy, p index.Policy) {
+	if cur, ok := policies[p.Workdir]; !ok || p.Set.After(cur.Set) {
+		policies[p.Workdir] = p
+	}
 }
 
 // chooseSnapshots decides the snapshot records of the rebuilt index. The

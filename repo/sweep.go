@@ -33,7 +33,7 @@ func PrepareSweep(ctx context.Context, tx *index.Tx, objects *cas.Store, packs c
 		opts.RepackThreshold = -1
 	}
 	backups := LiveBackups(records, plan)
-	if err := AddTurnBackups(tx, backups); err != nil {
+	if err := AddRecordBackups(tx, backups); err != nil {
 		return nil, err
 	}
 	live := func(id cas.ID) bool { return graph.Live(id) || backups[id] }

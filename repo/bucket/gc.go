@@ -106,7 +106,7 @@ func (b *Backend) markBucket(ctx context.Context) (*bucketMark, error) {
 			return err
 		}
 		backups := repo.LiveBackups(records, gc.Plan{})
-		if err := repo.AddTurnBackups(tx, backups); err != nil {
+		if err := repo.AddRecordBackups(tx, backups); err != nil {
 			return err
 		}
 		m.live = func(id cas.ID) bool { return graph.Live(id) || backups[id] }
