@@ -24,6 +24,7 @@ const browser = await chromium.launchPersistentContext(profile, {
 try {
   const page = browser.pages()[0] || await browser.newPage();
   const foreign = [];
+  page.on("pageerror", (e) => console.log("page error: " + e));
   page.on("request", (r) => { if (!r.url().startsWith(new URL(UI_URL).origin)) foreign.push(r.url()); });
   const shot = async (name) => { if (SHOTS) await page.screenshot({ path: join(SHOTS, name + ".png") }); };
 
@@ -42,8 +43,12 @@ try {
   await page.keyboard.press("Enter");
   await page.locator(".file").nth(1).waitFor();
   const files = await page.locator(".file .fh a").allInnerTexts();
-  check(files.join() === "a.txt,c.txt", "the second turn's diff names its files: " + files);
+  check(files.join() === "a.txt,c.go", "the second turn's diff names its files: " + files);
   check((await page.locator("tr.a td.c").allInnerTexts()).some((t) => t.includes("two")), "with its added line");
+  const goLine = page.locator(".file").nth(1).locator("tr.a td.c");
+  check(await goLine.locator("span.hljs-keyword", { hasText: "package" }).count() === 1 && (await goLine.innerText()).includes("package c"),
+    "the .go line is coloured by highlight.js: " + await goLine.innerHTML());
+  check(await page.locator(".file").first().locator("span[class^=hljs]").count() === 0, "the .txt file stays plain text");
   await shot("diff-1280");
   await page.getByRole("button", { name: "Side by side" }).click();
   check(await page.locator("table.diff td.c.a").count() > 0, "side by side");
@@ -52,12 +57,12 @@ try {
   await page.getByRole("button", { name: "Undo this turn…" }).click();
   await page.locator("#dry").waitFor();
   const dry = await page.locator("#dry").innerText();
-  check(/a\.txt/.test(dry) && /c\.txt/.test(dry), "the undo preview lists what it reverts");
-  check(read("c.txt") === "c\n", "the preview changed nothing");
+  check(/a\.txt/.test(dry) && /c\.go/.test(dry), "the undo preview lists what it reverts");
+  check(read("c.go") === "package c\n", "the preview changed nothing");
   await shot("undo-preview-1280");
   await page.locator("#go").click();
   await page.locator("#result").waitFor();
-  check(read("c.txt") === null && read("a.txt") === "one\n" && read("d.txt") === "d\n", "the undo reverted the turn on disk");
+  check(read("c.go") === null && read("a.txt") === "one\n" && read("d.txt") === "d\n", "the undo reverted the turn on disk");
   const pre = await page.locator("#pre").innerText();
   check(newest.startsWith(pre), "the page shows the pre-undo snapshot " + pre);
   check(await page.locator("#back").isVisible(), "with a button to undo the undo");
