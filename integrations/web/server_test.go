@@ -128,7 +128,7 @@ func TestPageSetsTheCookie(t *testing.T) {
 		t.Errorf("CSP %q: scripts from elsewhere allowed", csp)
 	}
 	// The one src= is the vendored highlighter, served by this server.
-	body := strings.Replace(rec.Body.String(), `<script src="/vendor/highlight.js"></script>`, "", 1)
+	body := strings.Replace(rec.Body.String(), `<script src="/vendor/highlight.js" async id="highlighter"></script>`, "", 1)
 	if body == rec.Body.String() {
 		t.Error("the page does not load /vendor/highlight.js")
 	}

@@ -28,7 +28,11 @@ try {
   page.on("request", (r) => { if (!r.url().startsWith(new URL(UI_URL).origin)) foreign.push(r.url()); });
   const shot = async (name) => { if (SHOTS) await page.screenshot({ path: join(SHOTS, name + ".png") }); };
 
-  await page.goto(UI_URL);
+  // highlight.js is held back until the first diff is shown, to see that diff coloured once it comes.
+  let release;
+  const held = new Promise((r) => { release = r; });
+  await page.route("**/vendor/highlight.js", async (route) => { await held; await route.continue(); });
+  await page.goto(UI_URL, { waitUntil: "domcontentloaded" }); // "load" waits for the held script
   const turns = page.locator('#left .row[data-kind="turn"]');
   await turns.nth(2).waitFor();
   const texts = await turns.allInnerTexts();
@@ -45,7 +49,10 @@ try {
   const files = await page.locator(".file .fh a").allInnerTexts();
   check(files.join() === "a.txt,c.go", "the second turn's diff names its files: " + files);
   check((await page.locator("tr.a td.c").allInnerTexts()).some((t) => t.includes("two")), "with its added line");
+  check(await page.locator("span[class^=hljs]").count() === 0, "plain text while highlight.js has not come");
+  release();
   const goLine = page.locator(".file").nth(1).locator("tr.a td.c");
+  await goLine.locator("span.hljs-keyword").waitFor();
   check(await goLine.locator("span.hljs-keyword", { hasText: "package" }).count() === 1 && (await goLine.innerText()).includes("package c"),
     "the .go line is coloured by highlight.js: " + await goLine.innerHTML());
   check(await page.locator(".file").first().locator("span[class^=hljs]").count() === 0, "the .txt file stays plain text");
