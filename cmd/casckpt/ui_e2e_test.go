@@ -15,7 +15,7 @@ const chromiumPath = "/usr/bin/chromium"
 // TestUIBrowserEndToEnd drives casckpt ui's page in headless chromium
 // with playwright-core (testdata/ui-e2e/ui.mjs): a project of three turns
 // made through the command shows them newest first with their counts; the
-// second turn's diff, its undo's preview, the undo on disk and the
+// second turn's diff (its .go file coloured by highlight.js), its undo's preview, the undo on disk and the
 // pre-undo snapshot on the page; a safe restore that keeps a file edited
 // by hand and lists it; a snapshot taken by the command that appears
 // without a reload; no request leaves the server. With
@@ -44,7 +44,7 @@ func TestUIBrowserEndToEnd(t *testing.T) {
 		files map[string]string
 	}{
 		{"t1", map[string]string{"b.txt": "b\n"}},
-		{"t2", map[string]string{"a.txt": "one\ntwo\n", "c.txt": "c\n"}},
+		{"t2", map[string]string{"a.txt": "one\ntwo\n", "c.go": "package c\n"}},
 		{"t3", map[string]string{"d.txt": "d\n"}},
 	} {
 		b.ok("snapshot", dir, "--session", "s1", "--turn", turn.name)

@@ -2,7 +2,8 @@
 // a handler that answers each /api endpoint with exactly the document the
 // matching command prints with --json, run through a Runner that the
 // caller (cmd/casckpt) gives, and serves one embedded page (HTML, CSS and
-// JavaScript; no external request of any kind) that drives that API.
+// JavaScript; no external request of any kind) that drives that API, with
+// the vendored highlight.js (page/vendor) that colours its code.
 //
 // Every request must come to the server's own Host (127.0.0.1:PORT or
 // localhost:PORT) with no foreign Origin (else 403, against DNS

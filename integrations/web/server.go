@@ -14,8 +14,13 @@ import (
 	"github.com/casckpt/casckpt/jsonapi"
 )
 
-//go:embed page/index.html
+//go:embed page/index.html page/vendor/highlight.js
 var page embed.FS
+
+// csp is the page's Content-Security-Policy: scripts from the page and
+// this server alone (the vendored highlight.js), requests to this server
+// alone.
+const csp = "default-src 'none'; script-src 'self' 'unsafe-inline'; style-src 'unsafe-inline'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'"
 
 // Result is what one command line run in-process gave.
 type Result struct {
@@ -50,6 +55,7 @@ func New(run Runner, token string, port int) http.Handler {
 	s := &server{run: run, token: token, known: map[string]bool{}, hosts: [2]string{"127.0.0.1:" + p, "localhost:" + p}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/{$}", s.page)
+	mux.Handle("/vendor/highlight.js", only(http.MethodGet, http.HandlerFunc(highlighter)))
 	for name, h := range map[string]http.HandlerFunc{
 		"status": s.status, "list": s.list, "turns": s.turns, "diff": s.diff, "log": s.log, "cat": s.cat,
 	} {
@@ -125,7 +131,14 @@ func (s *server) page(w http.ResponseWriter, r *http.Request) {
 	http.SetCookie(w, &http.Cookie{Name: CookieName, Value: s.token, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
 	body, _ := page.ReadFile("page/index.html")
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.Header().Set("Content-Security-Policy", "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'")
+	w.Header().Set("Content-Security-Policy", csp)
+	w.Write(body)
+}
+
+// highlighter serves the vendored highlight.js (page/vendor/README.md).
+func highlighter(w http.ResponseWriter, r *http.Request) {
+	body, _ := page.ReadFile("page/vendor/highlight.js")
+	w.Header().Set("Content-Type", "text/javascript; charset=utf-8")
 	w.Write(body)
 }
 

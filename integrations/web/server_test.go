@@ -117,18 +117,61 @@ func TestPageSetsTheCookie(t *testing.T) {
 	if rec.Code != 200 || len(c) != 1 || c[0].Value != "t" || !c[0].HttpOnly || c[0].SameSite != http.SameSiteStrictMode {
 		t.Fatalf("page: %d, cookies %v", rec.Code, c)
 	}
-	if csp := rec.Header().Get("Content-Security-Policy"); !strings.Contains(csp, "default-src 'none'") || !strings.Contains(csp, "connect-src 'self'") {
+	csp := rec.Header().Get("Content-Security-Policy")
+	if !strings.Contains(csp, "default-src 'none'") || !strings.Contains(csp, "connect-src 'self'") {
 		t.Errorf("CSP %q", csp)
 	}
 	if !strings.Contains(rec.Body.String(), "<title>casckpt</title>") {
 		t.Error("not the page")
 	}
+	if !strings.Contains(csp, "script-src 'self' 'unsafe-inline';") {
+		t.Errorf("CSP %q: scripts from elsewhere allowed", csp)
+	}
+	// The one src= is the vendored highlighter, served by this server.
+	body := strings.Replace(rec.Body.String(), `<script src="/vendor/highlight.js" async id="highlighter"></script>`, "", 1)
+	if body == rec.Body.String() {
+		t.Error("the page does not load /vendor/highlight.js")
+	}
 	for _, external := range []string{"http:", "https:", "src=", "href=", "url(", "@import"} {
-		if strings.Contains(rec.Body.String(), external) {
+		if strings.Contains(body, external) {
 			t.Errorf("the page has %q: everything must be embedded", external)
 		}
 	}
 	if rec := request(&fake{}, "GET", "/api/status", "", map[string]string{"Cookie": web.CookieName + "=t"}); rec.Code != 200 {
 		t.Errorf("status with the cookie: %d", rec.Code)
+	}
+}
+
+// TestHighlighterIsServed: the vendored highlight.js is served, as
+// JavaScript, to a request with the token alone (the page's cookie), and
+// makes no request of its own (no network API in it).
+func TestHighlighterIsServed(t *testing.T) {
+	rec := request(&fake{}, "GET", "/vendor/highlight.js", "", map[string]string{"Cookie": web.CookieName + "=t"})
+	js := rec.Body.String()
+	if rec.Code != 200 || rec.Header().Get("Content-Type") != "text/javascript; charset=utf-8" || rec.Header().Get("X-Content-Type-Options") != "nosniff" {
+		t.Fatalf("highlight.js: %d, %q", rec.Code, rec.Header())
+	}
+	if !strings.Contains(js, "highlight.js 11.12.0") || !strings.Contains(js, "BSD 3-Clause License") || !strings.Contains(js, "window.hljs = hljs;") {
+		t.Error("not the vendored highlight.js with its licence")
+	}
+	for _, network := range []string{"fetch(", "XMLHttpRequest", "WebSocket", "EventSource", "sendBeacon", "importScripts", "createElement(\"script"} {
+		if strings.Contains(js, network) {
+			t.Errorf("highlight.js has %q: it must make no request", network)
+		}
+	}
+	for _, c := range []struct {
+		name, method, target string
+		header               map[string]string
+		want                 int
+	}{
+		{"no token", "GET", "/vendor/highlight.js", nil, 401},
+		{"token in the query", "GET", "/vendor/highlight.js?token=t", nil, 401},
+		{"foreign host", "GET", "/vendor/highlight.js", map[string]string{"Cookie": web.CookieName + "=t", "Host": "attacker.example:8080"}, 403},
+		{"POST", "POST", "/vendor/highlight.js", map[string]string{"Cookie": web.CookieName + "=t"}, 405},
+		{"another file", "GET", "/vendor/LICENSE", map[string]string{"Cookie": web.CookieName + "=t"}, 404},
+	} {
+		if rec := request(&fake{}, c.method, c.target, "", c.header); rec.Code != c.want {
+			t.Errorf("%s: %d, want %d", c.name, rec.Code, c.want)
+		}
 	}
 }

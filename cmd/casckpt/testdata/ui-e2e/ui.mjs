@@ -24,10 +24,15 @@ const browser = await chromium.launchPersistentContext(profile, {
 try {
   const page = browser.pages()[0] || await browser.newPage();
   const foreign = [];
+  page.on("pageerror", (e) => console.log("page error: " + e));
   page.on("request", (r) => { if (!r.url().startsWith(new URL(UI_URL).origin)) foreign.push(r.url()); });
   const shot = async (name) => { if (SHOTS) await page.screenshot({ path: join(SHOTS, name + ".png") }); };
 
-  await page.goto(UI_URL);
+  // highlight.js is held back until the first diff is shown, to see that diff coloured once it comes.
+  let release;
+  const held = new Promise((r) => { release = r; });
+  await page.route("**/vendor/highlight.js", async (route) => { await held; await route.continue(); });
+  await page.goto(UI_URL, { waitUntil: "domcontentloaded" }); // "load" waits for the held script
   const turns = page.locator('#left .row[data-kind="turn"]');
   await turns.nth(2).waitFor();
   const texts = await turns.allInnerTexts();
@@ -42,8 +47,15 @@ try {
   await page.keyboard.press("Enter");
   await page.locator(".file").nth(1).waitFor();
   const files = await page.locator(".file .fh a").allInnerTexts();
-  check(files.join() === "a.txt,c.txt", "the second turn's diff names its files: " + files);
+  check(files.join() === "a.txt,c.go", "the second turn's diff names its files: " + files);
   check((await page.locator("tr.a td.c").allInnerTexts()).some((t) => t.includes("two")), "with its added line");
+  check(await page.locator("span[class^=hljs]").count() === 0, "plain text while highlight.js has not come");
+  release();
+  const goLine = page.locator(".file").nth(1).locator("tr.a td.c");
+  await goLine.locator("span.hljs-keyword").waitFor();
+  check(await goLine.locator("span.hljs-keyword", { hasText: "package" }).count() === 1 && (await goLine.innerText()).includes("package c"),
+    "the .go line is coloured by highlight.js: " + await goLine.innerHTML());
+  check(await page.locator(".file").first().locator("span[class^=hljs]").count() === 0, "the .txt file stays plain text");
   await shot("diff-1280");
   await page.getByRole("button", { name: "Side by side" }).click();
   check(await page.locator("table.diff td.c.a").count() > 0, "side by side");
@@ -52,12 +64,12 @@ try {
   await page.getByRole("button", { name: "Undo this turn…" }).click();
   await page.locator("#dry").waitFor();
   const dry = await page.locator("#dry").innerText();
-  check(/a\.txt/.test(dry) && /c\.txt/.test(dry), "the undo preview lists what it reverts");
-  check(read("c.txt") === "c\n", "the preview changed nothing");
+  check(/a\.txt/.test(dry) && /c\.go/.test(dry), "the undo preview lists what it reverts");
+  check(read("c.go") === "package c\n", "the preview changed nothing");
   await shot("undo-preview-1280");
   await page.locator("#go").click();
   await page.locator("#result").waitFor();
-  check(read("c.txt") === null && read("a.txt") === "one\n" && read("d.txt") === "d\n", "the undo reverted the turn on disk");
+  check(read("c.go") === null && read("a.txt") === "one\n" && read("d.txt") === "d\n", "the undo reverted the turn on disk");
   const pre = await page.locator("#pre").innerText();
   check(newest.startsWith(pre), "the page shows the pre-undo snapshot " + pre);
   check(await page.locator("#back").isVisible(), "with a button to undo the undo");
