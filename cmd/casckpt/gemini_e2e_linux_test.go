@@ -351,6 +351,11 @@ func (m *geminiModel) answer(req geminiRequest) map[string]any {
 	case len(req.Tools) == 0 || !found:
 		return map[string]any{"text": "Scripted side answer"}
 	case results < len(m.prompt.calls):
+		// git records a commit's time in whole seconds, and the import
+		// labels Gemini CLI's turns by it: each checkpoint the CLI commits
+		// for this call must fall in a later second than the one before
+		// it (made before this request came), or the two share a turn.
+		time.Sleep(time.Until(time.Now().Truncate(time.Second).Add(time.Second)))
 		c := m.prompt.calls[results]
 		return map[string]any{"functionCall": map[string]any{"name": c.name, "args": c.input}}
 	}
