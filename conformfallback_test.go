@@ -30,25 +30,7 @@ func conformFallback(t *testing.T, b backend) {
 	ctx := context.Background()
 	s := b.open(t, casckpt.Options{})
 	dir := t.TempDir()
-	state := func(i int) string { return fmt.Sprintf(`{"iteration": %d}`, i) }
-	var ids []casckpt.ID
-	var added []string
-	for i := range 3 {
-		before := b.packs(t)
-		writeState(t, dir, state(i))
-		res, err := s.Snapshot(ctx, dir, casckpt.SnapshotOptions{Keep: 10})
-		if err != nil || !res.Created {
-			t.Fatalf("step %d: %+v %v", i, res, err)
-		}
-		ids = append(ids, res.ID)
-		added = slices.DeleteFunc(b.packs(t), func(p string) bool { return slices.Contains(before, p) })
-	}
-	if len(added) == 0 {
-		t.Fatal("the newest snapshot wrote no pack")
-	}
-	for _, p := range added {
-		b.losePack(t, p)
-	}
+	ids := threeStatesNewestLost(t, b, s, dir)
 
 	fresh := b.open(t, casckpt.Options{})
 	var out bytes.Buffer
@@ -57,7 +39,7 @@ func conformFallback(t *testing.T, b backend) {
 	}
 	out.Reset()
 	cat, err := fresh.CatWith(ctx, dir, "@1", "checkpoint.json", &out, casckpt.CatOptions{Fallback: true, Check: casckpt.CheckJSON})
-	if err != nil || out.String() != state(1) || cat.ID != ids[1] || len(cat.Tried) != 1 || cat.Tried[0].ID != ids[2] {
+	if err != nil || out.String() != iterationState(1) || cat.ID != ids[1] || len(cat.Tried) != 1 || cat.Tried[0].ID != ids[2] {
 		t.Fatalf("cat with Fallback: %q %+v %v", out.String(), cat, err)
 	}
 	writeState(t, dir, `{"iteration": `)
@@ -68,8 +50,8 @@ func conformFallback(t *testing.T, b backend) {
 	if err != nil || res.RestoredTo != ids[1] || len(res.Tried) != 1 || res.Tried[0].ID != ids[2] {
 		t.Fatalf("restore with Fallback: %+v %v", res, err)
 	}
-	if got, _ := os.ReadFile(filepath.Join(dir, "checkpoint.json")); string(got) != state(1) {
-		t.Fatalf("restore with Fallback wrote %q, want %q", got, state(1))
+	if got, _ := os.ReadFile(filepath.Join(dir, "checkpoint.json")); string(got) != iterationState(1) {
+		t.Fatalf("restore with Fallback wrote %q, want %q", got, iterationState(1))
 	}
 	if _, err := fresh.Forget(ctx, dir, casckpt.Ref(ids[2].String())); err != nil {
 		t.Fatal(err)
@@ -104,36 +86,21 @@ func conformHeal(t *testing.T, b backend) {
 	ctx := context.Background()
 	s := b.open(t, casckpt.Options{})
 	dir := t.TempDir()
-	state := func(i int) string { return fmt.Sprintf(`{"iteration": %d}`, i) }
-	var ids []casckpt.ID
-	var added []string
-	for i := range 3 {
-		before := b.packs(t)
-		writeState(t, dir, state(i))
-		res, err := s.Snapshot(ctx, dir, casckpt.SnapshotOptions{Keep: 10})
-		if err != nil || !res.Created {
-			t.Fatalf("step %d: %+v %v", i, res, err)
-		}
-		ids = append(ids, res.ID)
-		added = slices.DeleteFunc(b.packs(t), func(p string) bool { return slices.Contains(before, p) })
-	}
-	for _, p := range added {
-		b.losePack(t, p)
-	}
+	ids := threeStatesNewestLost(t, b, s, dir)
 
 	res, err := b.open(t, casckpt.Options{}).Restore(ctx, dir, casckpt.Ref(ids[1].String()), casckpt.RestoreOptions{})
 	if err != nil || res.RestoredTo != ids[1] || res.PreRestoreID.IsZero() {
 		t.Fatalf("restore over the only copy of the lost state: %+v %v", res, err)
 	}
-	if got, _ := os.ReadFile(filepath.Join(dir, "checkpoint.json")); string(got) != state(1) {
-		t.Fatalf("restore wrote %q, want %q", got, state(1))
+	if got, _ := os.ReadFile(filepath.Join(dir, "checkpoint.json")); string(got) != iterationState(1) {
+		t.Fatalf("restore wrote %q, want %q", got, iterationState(1))
 	}
 	other := b.open(t, casckpt.Options{})
 	if _, err := other.Restore(ctx, dir, casckpt.Ref(res.PreRestoreID.String()), casckpt.RestoreOptions{}); err != nil {
 		t.Fatalf("restore of the pre-restore snapshot on another machine: %v", err)
 	}
-	if got, _ := os.ReadFile(filepath.Join(dir, "checkpoint.json")); string(got) != state(2) {
-		t.Fatalf("the pre-restore snapshot gave back %q, want %q", got, state(2))
+	if got, _ := os.ReadFile(filepath.Join(dir, "checkpoint.json")); string(got) != iterationState(2) {
+		t.Fatalf("the pre-restore snapshot gave back %q, want %q", got, iterationState(2))
 	}
 	if _, err := other.Forget(ctx, dir, casckpt.Ref(ids[2].String())); err != nil {
 		t.Fatal(err)
@@ -150,4 +117,33 @@ func conformHeal(t *testing.T, b backend) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// iterationState is the workflow state checkpoint.json holds at step i.
+func iterationState(i int) string { return fmt.Sprintf(`{"iteration": %d}`, i) }
+
+// threeStatesNewestLost snapshots three workflow states of dir with s and
+// then loses, behind the store's back, the packs the newest one wrote. It
+// returns the three snapshots' IDs, oldest first.
+func threeStatesNewestLost(t *testing.T, b backend, s *casckpt.Store, dir string) []casckpt.ID {
+	t.Helper()
+	var ids []casckpt.ID
+	var added []string
+	for i := range 3 {
+		before := b.packs(t)
+		writeState(t, dir, iterationState(i))
+		res, err := s.Snapshot(context.Background(), dir, casckpt.SnapshotOptions{Keep: 10})
+		if err != nil || !res.Created {
+			t.Fatalf("step %d: %+v %v", i, res, err)
+		}
+		ids = append(ids, res.ID)
+		added = slices.DeleteFunc(b.packs(t), func(p string) bool { return slices.Contains(before, p) })
+	}
+	if len(added) == 0 {
+		t.Fatal("the newest snapshot wrote no pack")
+	}
+	for _, p := range added {
+		b.losePack(t, p)
+	}
+	return ids
 }
