@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -29,9 +30,11 @@ import (
 // ~/.gemini/history/<slug> as each edit waits for approval; the test
 // approves each (Enter) once its checkpoint file is written. Then, with no
 // git on PATH, `migrate --from-agent gemini --path ~/.gemini` imports
-// every changed commit with git's bytes, labelled gemini:<slug>; a second
-// run imports nothing; the .gemini directory is unchanged; `undo` of the
-// last turn and `restore --safe` work on the imported history.
+// every changed commit with git's bytes, labelled gemini:<slug> and a turn
+// of its own, its checkpoint file's time in milliseconds (the model
+// answers at once, so commits share git's whole seconds); a second run
+// imports nothing; the .gemini directory is unchanged; `undo` of the last
+// turn reverts only it and `restore --safe` works on the imported history.
 func TestGeminiCLIEndToEnd(t *testing.T) {
 	bundle, err := filepath.Abs(filepath.Join("testdata", "gemini-e2e", "node_modules", "@google", "gemini-cli", "bundle", "gemini.js"))
 	must(t, err)
@@ -89,7 +92,7 @@ func checkGeminiImport(t *testing.T, gemini, proj string) {
 	if want := []string{"Initial commit", "Snapshot for write_file", "Snapshot for replace", "Snapshot for write_file"}; !slices.Equal(subjects, want) {
 		t.Fatalf("the CLI's commits: %q, want %q", subjects, want)
 	}
-	checkGeminiLayout(t, gemini, proj, commits)
+	checkpointFiles := checkGeminiLayout(t, gemini, proj, commits)
 	before := gittest.DirDigest(t, gemini)
 	b := newBinEnv(t) // no git on its PATH
 	m := jsonOf[map[string]any](t, b.ok("migrate", "--from-agent", "gemini", "--path", gemini, "--json").out)
@@ -113,9 +116,15 @@ func checkGeminiImport(t *testing.T, gemini, proj string) {
 		if snap["reason"] != "imported from gemini: "+c.Subject || snap["session"] != session || (session != nil && snap["turn"] == nil) {
 			t.Errorf("snapshot of commit %d: %v", i, snap)
 		}
+		if turn, _ := snap["turn"].(string); session != nil && !strings.HasPrefix(checkpointFiles[c.Hash], isoTurn(t, turn)) {
+			t.Errorf("snapshot of commit %d: turn %s, its checkpoint file %s", i, turn, checkpointFiles[c.Hash])
+		}
 		if got := snapshotFiles(t, b, proj, snap["id"].(string)); !maps.Equal(got, want) {
 			t.Errorf("snapshot of commit %d holds %q, git %q", i, got, want)
 		}
+	}
+	if turns := map[any]bool{list[0]["turn"]: true, list[1]["turn"]: true, list[2]["turn"]: true}; len(turns) != 3 {
+		t.Errorf("the three checkpoints share turns: %v", turns) // the CLI commits them within a second or two
 	}
 	again := jsonOf[map[string]any](t, b.ok("migrate", "--from-agent", "gemini", "--path", gemini, "--json").out)
 	if again["snapshots_imported"] != 0.0 || again["snapshots_skipped"] != 4.0 {
@@ -130,11 +139,21 @@ func checkGeminiImport(t *testing.T, gemini, proj string) {
 	checkTree(t, proj, map[string]string{"notes.txt": "alpha\nBETA\n", "keep.txt": "untouched\n", "new.txt": "rewritten\n"})
 }
 
+// isoTurn is turn, Unix milliseconds, as Gemini CLI starts the name of a
+// checkpoint file of that time: its ISO time, ":" as "-" and "." as "_".
+func isoTurn(t *testing.T, turn string) string {
+	t.Helper()
+	ms, err := strconv.ParseInt(turn, 10, 64)
+	must(t, err)
+	return strings.NewReplacer(":", "-", ".", "_").Replace(time.UnixMilli(ms).UTC().Format("2006-01-02T15:04:05.000Z")) + "-"
+}
+
 // checkGeminiLayout checks the layout migrate/gemini reads, as the CLI
 // wrote it: projects.json names proj by its slug, my-app, whose
 // history/my-app/.project_root is proj, and each checkpoint file of
-// tmp/my-app/checkpoints names one of the snapshot commits, each once.
-func checkGeminiLayout(t *testing.T, gemini, proj string, commits []gittest.Commit) {
+// tmp/my-app/checkpoints names one of the snapshot commits, each once. It
+// returns each commit's checkpoint file name.
+func checkGeminiLayout(t *testing.T, gemini, proj string, commits []gittest.Commit) map[string]string {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(gemini, "projects.json"))
 	must(t, err)
@@ -147,10 +166,12 @@ func checkGeminiLayout(t *testing.T, gemini, proj string, commits []gittest.Comm
 	files, err := filepath.Glob(filepath.Join(gemini, "tmp", "my-app", "checkpoints", "*.json"))
 	must(t, err)
 	var got, want []string
+	names := map[string]string{}
 	for _, name := range files {
 		b, err := os.ReadFile(name)
 		must(t, err)
-		got = append(got, jsonOf[map[string]any](t, string(b))["commitHash"].(string))
+		hash := jsonOf[map[string]any](t, string(b))["commitHash"].(string)
+		got, names[hash] = append(got, hash), filepath.Base(name)
 	}
 	for _, c := range commits[1:] {
 		want = append(want, c.Hash)
@@ -158,6 +179,7 @@ func checkGeminiLayout(t *testing.T, gemini, proj string, commits []gittest.Comm
 	if slices.Sort(got); !slices.Equal(got, slices.Sorted(slices.Values(want))) {
 		t.Errorf("the checkpoint files name %q, the commits are %q", got, want)
 	}
+	return names
 }
 
 // snapshotFiles is what `ls` and `cat` show of snapshot id of proj: each
@@ -351,11 +373,6 @@ func (m *geminiModel) answer(req geminiRequest) map[string]any {
 	case len(req.Tools) == 0 || !found:
 		return map[string]any{"text": "Scripted side answer"}
 	case results < len(m.prompt.calls):
-		// git records a commit's time in whole seconds, and the import
-		// labels Gemini CLI's turns by it: each checkpoint the CLI commits
-		// for this call must fall in a later second than the one before
-		// it (made before this request came), or the two share a turn.
-		time.Sleep(time.Until(time.Now().Truncate(time.Second).Add(time.Second)))
 		c := m.prompt.calls[results]
 		return map[string]any{"functionCall": map[string]any{"name": c.name, "args": c.input}}
 	}

@@ -30,9 +30,22 @@
 //
 // Each history/<slug> directory is a unit, deleted whole by ClearLegacy
 // once imported. Each snapshot commit is labelled session "gemini:<slug>"
-// and turn the commit's time in milliseconds (the checkpoint files of
-// tmp/<slug>/checkpoints record the commit, the tool call and the
-// prompt's ID, not a time).
+// and turn the time of its checkpoint in milliseconds. Gemini CLI writes
+// a checkpoint file per checkpointed tool call (processRestorableToolCalls
+// and generateCheckpointFileName of utils/checkpointUtils.js, in the
+// bundle's chunk-5FZXKDXH.js):
+// tmp/<slug>/checkpoints/<ISO time, ":" as "-" and "." as
+// "_">-<file's base name>-<tool>.json, e.g.
+// 2026-11-26T20-50-36_123Z-notes.txt-replace.json, a JSON object with
+// commitHash (the full hash), toolCall, messageId (the prompt's ID,
+// "<session>########<prompt count>") and the chat history. The turn is
+// the time in the name of the earliest file naming the commit (a clean
+// checkpoint names HEAD again). It is one turn per checkpoint, not per
+// prompt: each commit is the project before its tool's edit, as the
+// CLI's own /restore offers it, so the last edit of a prompt is only in
+// the next prompt's first commit. A commit no checkpoint file names (the
+// files deleted, or naming an abbreviated or unknown hash) is labelled by
+// its commit time in milliseconds, which git keeps in whole seconds.
 package gemini
 
 import (
@@ -46,6 +59,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/casckpt/casckpt/migrate/gitimport"
 	"github.com/casckpt/casckpt/migrate/internal/agentrepo"
@@ -98,11 +112,15 @@ func (f *finder) Read(p string) (gitimport.Unit, bool) {
 		s.Unowned = refs
 	case len(refs) > 0:
 		session := agentrepo.Session(agent, slug)
+		turns := checkpointTurns(f.checkpointDirs(p, slug))
 		pr := gitimport.NewProject(workdir, refs)
 		pr.Agent = agent
 		pr.Label = func(c gitimport.CommitInfo) (string, string) {
 			if session == "" || c.Message == "Initial commit" {
 				return "", ""
+			}
+			if ms, ok := turns[c.Hash]; ok {
+				return session, strconv.FormatInt(ms, 10)
 			}
 			return session, strconv.FormatInt(c.Time.UnixMilli(), 10)
 		}
@@ -133,6 +151,65 @@ func (f *finder) projectRoot(p, slug string) string {
 		return strings.TrimSpace(string(b))
 	}
 	return f.projects[slug]
+}
+
+// checkpointDirs lists the checkpoint directories of history directory p
+// labelled slug: tmp/<its name>/checkpoints, and tmp/<slug>/checkpoints
+// when slug differs (a directory named by the path's hash).
+func (f *finder) checkpointDirs(p, slug string) []string {
+	dirs := []string{filepath.Join(f.dir, "tmp", filepath.Base(p), "checkpoints")}
+	if slug != filepath.Base(p) {
+		dirs = append(dirs, filepath.Join(f.dir, "tmp", slug, "checkpoints"))
+	}
+	return dirs
+}
+
+// maxCheckpoints bounds the checkpoint files read in one directory.
+const maxCheckpoints = 100_000
+
+// checkpointTurns maps each commit hash a checkpoint file in dirs names
+// to the time in the name of the earliest such file, in milliseconds.
+// Files not named as the CLI names them, larger than maxSmallFile or not
+// JSON are left out; a hash no commit has (abbreviated, unknown) is
+// never looked up.
+func checkpointTurns(dirs []string) map[string]int64 {
+	turns := map[string]int64{}
+	for _, dir := range dirs {
+		entries, _ := os.ReadDir(dir) // a missing directory names nothing
+		for _, e := range entries[:min(len(entries), maxCheckpoints)] {
+			ms, ok := checkpointTime(e.Name())
+			if !ok || !e.Type().IsRegular() {
+				continue
+			}
+			var doc struct {
+				CommitHash string `json:"commitHash"`
+			}
+			b, err := readSmall(filepath.Join(dir, e.Name()))
+			if err != nil || json.Unmarshal(b, &doc) != nil || doc.CommitHash == "" {
+				continue
+			}
+			h := strings.ToLower(doc.CommitHash)
+			if old, seen := turns[h]; !seen || ms < old {
+				turns[h] = ms
+			}
+		}
+	}
+	return turns
+}
+
+// checkpointTime returns the time, in Unix milliseconds, at the start of
+// the checkpoint file name (2006-01-02T15-04-05_000Z-<file>-<tool>.json).
+func checkpointTime(name string) (int64, bool) {
+	const stamp = "2006-01-02T15-04-05_000Z-"
+	if len(name) <= len(stamp) || name[19] != '_' || name[23:25] != "Z-" || !strings.HasSuffix(name, ".json") {
+		return 0, false
+	}
+	t, err := time.Parse("2006-01-02T15-04-05", name[:19])
+	frac, ferr := strconv.ParseUint(name[20:23], 10, 16)
+	if err != nil || ferr != nil {
+		return 0, false
+	}
+	return t.UnixMilli() + int64(frac), true
 }
 
 // readSmall reads a file of at most maxSmallFile bytes.

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -24,6 +25,9 @@ type cli struct {
 	dir string // the .gemini directory
 	// projects is projects.json's "projects": each path's slug.
 	projects map[string]string
+	// step, when not 0, puts each next checkpoint in the second of the one
+	// before (git's clock not moved), step milliseconds later by its file.
+	step, ms int64
 }
 
 // open starts the CLI in project wd with checkpointing on: Storage's
@@ -79,13 +83,19 @@ func (c *cli) shadow(repoDir, wd, checkpoints string) func(tool, file string) st
 	gittest.WriteFiles(t, repoDir, map[string]string{".gitignore": string(ignore)})
 	env = append(env, "GIT_DIR="+filepath.Join(repoDir, ".git"), "GIT_WORK_TREE="+wd)
 	return func(tool, file string) string {
-		g.Tick()
+		if c.step == 0 {
+			g.Tick()
+		}
+		c.ms += c.step
 		g.Run(wd, env, "add", ".")
 		if g.Run(wd, env, "status", "--porcelain") != "" {
 			g.Run(wd, env, "commit", "-m", "Snapshot for "+tool, "--no-verify")
 		}
 		hash := g.Run(wd, env, "rev-parse", "HEAD")
-		name := time.Unix(g.Clock, 0).UTC().Format("2006-01-02T15-04-05_000Z") + "-" + filepath.Base(file) + "-" + tool + ".json"
+		// generateCheckpointFileName: new Date().toISOString() with ":" as
+		// "-" and "." as "_".
+		iso := time.UnixMilli(g.Clock*1000 + c.ms).UTC().Format("2006-01-02T15:04:05.000Z")
+		name := strings.NewReplacer(":", "-", ".", "_").Replace(iso) + "-" + filepath.Base(file) + "-" + tool + ".json"
 		gittest.WriteJSON(t, filepath.Join(checkpoints, name), map[string]any{"history": []any{}, "clientHistory": []any{},
 			"toolCall":   map[string]any{"name": tool, "args": map[string]any{"file_path": filepath.Join(wd, file)}},
 			"commitHash": hash, "messageId": "session########" + strconv.FormatInt(g.Clock, 10)})
@@ -172,5 +182,54 @@ func TestImportGeminiWithoutGit(t *testing.T) {
 	deleted, kept, _, err := ClearLegacy(ctx, s, dir, false)
 	if err != nil || len(deleted) != 3 || len(kept) != 0 {
 		t.Fatalf("clear: %v %v %v", deleted, kept, err)
+	}
+}
+
+// TestImportGeminiSameSecond imports three checkpoints Gemini CLI
+// committed in one second (git keeps whole seconds), 250 ms apart by
+// their checkpoint files, beside files naming an abbreviated hash (of the
+// second commit, earlier), an unknown hash, no JSON and a name not the
+// CLI's: each commit is its own turn, the time of its checkpoint file in
+// milliseconds, and undo of the last turn reverts only its change.
+func TestImportGeminiSameSecond(t *testing.T) {
+	ctx := context.Background()
+	g := gittest.NewGit(t)
+	dir := filepath.Join(t.TempDir(), ".gemini")
+	wd := filepath.Join(t.TempDir(), "app")
+	gittest.WriteFiles(t, wd, map[string]string{"f.txt": "0\n"})
+	c := &cli{t: t, g: g, dir: dir, projects: map[string]string{}}
+	snap := c.open(wd, "app")
+	snap("replace", "f.txt")
+	c.step = 250
+	gittest.WriteFiles(t, wd, map[string]string{"f.txt": "1\n"})
+	snap("write_file", "g.txt")
+	gittest.WriteFiles(t, wd, map[string]string{"g.txt": "g\n"})
+	snap("replace", "f.txt")
+	commits := g.Log(filepath.Join(dir, "history", "app", ".git"))
+	if len(commits) != 4 || commits[1].Author != commits[3].Author {
+		t.Fatalf("the fixture: %+v", commits)
+	}
+	checkpoints := filepath.Join(dir, "tmp", "app", "checkpoints")
+	gittest.WriteJSON(t, filepath.Join(checkpoints, "2000-01-01T00-00-00_000Z-f.txt-replace.json"), map[string]any{"commitHash": commits[2].Hash[:12]})
+	gittest.WriteJSON(t, filepath.Join(checkpoints, "2000-01-01T00-00-00_001Z-f.txt-replace.json"), map[string]any{"commitHash": strings.Repeat("ab", 20)})
+	gittest.WriteFiles(t, checkpoints, map[string]string{"2000-01-01T00-00-00_002Z-f.txt-replace.json": "{",
+		"notes.json": `{"commitHash": "` + commits[3].Hash + `"}`})
+
+	gittest.HideGit(t)
+	s := gittest.NewStore(t)
+	if rep, err := Run(ctx, s, dir, gitimport.Options{}); err != nil || len(rep.Errors) != 0 || rep.SnapshotsImported != 4 {
+		t.Fatalf("run: %+v %v", rep, err)
+	}
+	list := gittest.CheckHistory(t, s, wd, commits, "imported from gemini: ")
+	for i, off := range []int64{0, 250, 500} {
+		if want := strconv.FormatInt(commits[1].Author*1000+off, 10); list[i+1].Session != "gemini:app" || list[i+1].Turn != want {
+			t.Errorf("commit %d: %s %s, want turn %s", i+1, list[i+1].Session, list[i+1].Turn, want)
+		}
+	}
+	if _, err := s.Undo(ctx, wd, list[3].Turn, casckpt.UndoOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := gittest.ReadFiles(t, wd), commits[2].Files; !maps.Equal(got, want) {
+		t.Errorf("after undo: %v, want %v", got, want)
 	}
 }
