@@ -215,6 +215,7 @@ func (in RestoreInput) args() []string {
 	f := append(flagIf(dryRun(in.DryRun), "--dry-run"), flagIf(in.Safe, "--safe")...)
 	f = append(f, flagIf(in.MaxFileSizeMB > 0, "--max-file-size-mb", strconv.FormatInt(in.MaxFileSizeMB, 10))...)
 	f = append(f, flagIf(in.MaxFiles > 0, "--max-files", strconv.Itoa(in.MaxFiles))...)
+	f = append(f, flagIf(in.Fallback, "--fallback")...)
 	return command("restore", f, append([]string{string(in.Dir), in.Snap}, pathStrings(in.Paths)...)...)
 }
 
@@ -250,7 +251,8 @@ func (in FileHistoryInput) args() []string {
 }
 
 func (in ReadFileInput) args() []string {
-	return command("cat", nil, string(in.Dir), in.Snap, string(in.Path))
+	f := append(flagIf(in.Fallback, "--fallback"), flagIf(in.Check != "", "--check", in.Check)...)
+	return command("cat", f, string(in.Dir), in.Snap, string(in.Path))
 }
 
 // pathStrings is paths as command-line arguments.

@@ -57,6 +57,10 @@ func TestArgumentsNeverBecomeFlags(t *testing.T) {
 			[]string{"record-write", "--json", "--", "/p", "/p/-x", "/p/y", "/z"}},
 		{"checkpoint_diff", map[string]any{"dir": "/p", "snap": "-1", "snap2": "@2"}, []string{"diff", "--json", "--patch", "--", "/p", "-1", "@2"}},
 		{"checkpoint_ls", map[string]any{"dir": "/p", "snap": "-1"}, []string{"ls", "--json", "--", "/p", "-1"}},
+		{"checkpoint_read_file", map[string]any{"dir": "/p", "snap": "-1", "path": "-x", "fallback": true, "check": "json"},
+			[]string{"cat", "--json", "--fallback", "--check", "json", "--", "/p", "-1", "-x"}},
+		{"checkpoint_restore", map[string]any{"dir": "/p", "snap": "@1", "fallback": true},
+			[]string{"restore", "--json", "--dry-run", "--fallback", "--", "/p", "@1"}},
 		{"checkpoint_pin", map[string]any{"dir": "/p", "snap": "-1"}, []string{"pin", "--json", "--", "/p", "-1"}},
 	}
 	for _, c := range calls {

@@ -38,6 +38,7 @@ type RestoreInput struct {
 	Safe          bool           `json:"safe,omitempty" cli:"--safe" jsonschema:"restore only what agents changed; keep and list everything else"`
 	MaxFileSizeMB int64          `json:"max_file_size_mb,omitempty" cli:"--max-file-size-mb" jsonschema:"files larger than N MiB that SNAP lacks are excluded, so never touched (default: the snapshot's own limit)"`
 	MaxFiles      int            `json:"max_files,omitempty" cli:"--max-files" jsonschema:"refuse a tree of more than N files (default 50000)"`
+	Fallback      bool           `json:"fallback,omitempty" cli:"--fallback" jsonschema:"if SNAP's data is damaged, restore the newest older snapshot that is intact"`
 }
 
 // CreateInput is checkpoint_create's arguments (casckpt snapshot).
@@ -77,9 +78,11 @@ type FileHistoryInput struct {
 
 // ReadFileInput is checkpoint_read_file's arguments (casckpt cat).
 type ReadFileInput struct {
-	Dir  jsonapi.Path `json:"dir" cli:"DIR" jsonschema:"the project directory (absolute)"`
-	Snap string       `json:"snap" cli:"SNAP" jsonschema:"the checkpoint: an ID, a unique prefix of one, @N (the N-th newest) or #N (its stable number)"`
-	Path jsonapi.Path `json:"path" cli:"PATH" jsonschema:"the file's path relative to dir"`
+	Dir      jsonapi.Path `json:"dir" cli:"DIR" jsonschema:"the project directory (absolute)"`
+	Snap     string       `json:"snap" cli:"SNAP" jsonschema:"the checkpoint: an ID, a unique prefix of one, @N (the N-th newest) or #N (its stable number)"`
+	Path     jsonapi.Path `json:"path" cli:"PATH" jsonschema:"the file's path relative to dir"`
+	Fallback bool         `json:"fallback,omitempty" cli:"--fallback" jsonschema:"if SNAP's copy is damaged (or fails --check), use the newest older snapshot's intact copy"`
+	Check    string       `json:"check,omitempty" cli:"--check" jsonschema:"with --fallback: also pass over a copy that is not valid \"json\""`
 }
 
 // LsInput is checkpoint_ls' arguments (casckpt ls).

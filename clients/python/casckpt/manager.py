@@ -311,8 +311,10 @@ class CheckpointManager:
         results.sort(key=lambda x: x.get("timestamp") or "", reverse=True)
         return results
 
-    def diff(self, working_dir: str, commit_hash: str) -> Dict:
-        """Diff from a checkpoint to the working tree: ``{"success", "stat", "diff"}``."""
+    def diff(self, working_dir: str, commit_hash: str, semantic: bool = False) -> Dict:
+        """Diff from a checkpoint to the working tree: ``{"success", "stat", "diff"}``; ``semantic``: the
+        ``diff`` text shows a JSON file's changed values by JSONPath (``diff --semantic``) instead of its
+        lines (``files[].json_changes`` has them either way)."""
         err = _validate_commit_hash(commit_hash)
         if err:
             return _failure(err)
@@ -322,7 +324,7 @@ class CheckpointManager:
             if not ok:
                 return _not_found(commit_hash, err)
             stat = self._text("diff", "--stat", "--", abs_dir, commit_hash)
-            text = self._text("diff", "--", abs_dir, commit_hash)
+            text = self._text("diff", *(["--semantic"] if semantic else []), "--", abs_dir, commit_hash)
         except Exception as exc:
             return _failure(f"Could not generate diff: {exc}")
         if stat is None and text is None:
@@ -355,8 +357,11 @@ class CheckpointManager:
                 result["empty"] = True
         return result
 
-    def restore(self, working_dir: str, commit_hash: str, file_path: str = None, safe: bool = False) -> Dict:
-        """Restore the directory (or one file) to a checkpoint; ``safe`` keeps what no agent changed."""
+    def restore(self, working_dir: str, commit_hash: str, file_path: str = None, safe: bool = False,
+                fallback: bool = False) -> Dict:
+        """Restore the directory (or one file) to a checkpoint; ``safe`` keeps what no agent changed;
+        ``fallback``: when the checkpoint's data is damaged, the newest older intact one (``tried``
+        names those passed over; ``restored_to`` the one used)."""
         err = _validate_commit_hash(commit_hash)
         if err:
             return _failure(err)
@@ -369,7 +374,8 @@ class CheckpointManager:
             safe = bool(safe and not file_path)  # as Hermes: safe applies to whole restores
             if safe:
                 self._record_deleted_since_written(abs_dir, commit_hash)
-            ok, doc, err = self._runner.run("restore", *(["--safe"] if safe else []), "--", abs_dir, commit_hash,
+            flags = (["--safe"] if safe else []) + (["--fallback"] if fallback else [])
+            ok, doc, err = self._runner.run("restore", *flags, "--", abs_dir, commit_hash,
                                             *([file_path] if file_path else []))
             if not ok or not isinstance(doc, dict):
                 return _not_found(commit_hash, err or "unexpected output from casckpt restore")
@@ -424,7 +430,8 @@ class CheckpointManager:
 
 
 def _empty_prune_result() -> Dict[str, int]:
-    return dict.fromkeys(("scanned", "deleted_orphan", "deleted_stale", "errors", "bytes_freed"), 0)
+    return dict.fromkeys(("scanned", "deleted_orphan", "deleted_stale", "deleted_completed", "deleted_failed",
+                          "deleted_test", "errors", "bytes_freed"), 0)
 
 
 def _orphans_allowed(runner: _Runner, allowlist: Optional[set]) -> bool:
@@ -441,10 +448,19 @@ def _orphans_allowed(runner: _Runner, allowlist: Optional[set]) -> bool:
     return True
 
 
+def _lifecycle_flags(completed_days: int, failed_days: int) -> List[str]:
+    """prune's lifecycle rules: completed and failed projects go after these days (0: never)."""
+    return ["--completed-days", str(max(0, int(completed_days))), "--failed-days", str(max(0, int(failed_days)))]
+
+
 def prune_checkpoints(retention_days: int = 7, delete_orphans: bool = True, checkpoint_base=None,
                       max_total_size_mb: int = 0, orphan_allowlist: Optional[set] = None,
-                      binary: Optional[str] = None) -> Dict[str, int]:
+                      binary: Optional[str] = None, completed_days: int = 7,
+                      failed_days: int = 30) -> Dict[str, int]:
     """Delete orphan and stale projects and reclaim space.  Never raises.
+
+    ``completed_days``/``failed_days``: a project whose policy (``project_policy``) says it completed
+    or failed goes that many days after (0: never; its own ``retention_days`` first).
 
     ``orphan_allowlist``: orphans are deleted only when every current orphan is in it (casckpt
     deletes orphans all or none); otherwise they are kept this time."""
@@ -454,6 +470,7 @@ def prune_checkpoints(retention_days: int = 7, delete_orphans: bool = True, chec
         keep = not delete_orphans or not _orphans_allowed(runner, orphan_allowlist)
         ok, doc, err = runner.run("prune", "--retention-days", str(max(0, int(retention_days))),
                                   "--max-size-mb", str(max(0, int(max_total_size_mb))),
+                                  *_lifecycle_flags(completed_days, failed_days),
                                   *(["--keep-orphans"] if keep else []))
     except Exception as exc:
         ok, doc, err = False, None, str(exc)
@@ -467,14 +484,17 @@ def prune_checkpoints(retention_days: int = 7, delete_orphans: bool = True, chec
 
 def maybe_auto_prune_checkpoints(retention_days: int = 7, min_interval_hours: int = 24,
                                  delete_orphans: bool = True, checkpoint_base=None,
-                                 max_total_size_mb: int = 0, binary: Optional[str] = None) -> Dict[str, object]:
-    """Prune at most once per ``min_interval_hours``: ``{"skipped", "result", "error"?}``.  Never raises."""
+                                 max_total_size_mb: int = 0, binary: Optional[str] = None, completed_days: int = 7,
+                                 failed_days: int = 30) -> Dict[str, object]:
+    """Prune (as ``prune_checkpoints``) at most once per ``min_interval_hours``: ``{"skipped", "result",
+    "error"?}``.  Never raises."""
     out: Dict[str, object] = {"skipped": False}
     try:
         runner = _Runner(binary, checkpoint_base, None)
         ok, doc, err = runner.run("prune", "--auto", "--min-interval-hours", str(max(0, int(min_interval_hours))),
                                   "--retention-days", str(max(0, int(retention_days))),
                                   "--max-size-mb", str(max(0, int(max_total_size_mb))),
+                                  *_lifecycle_flags(completed_days, failed_days),
                                   *([] if delete_orphans else ["--keep-orphans"]))
         if not ok or not isinstance(doc, dict):
             out["error"] = err or "unexpected output from casckpt prune"

@@ -6,10 +6,12 @@ import {
   commandLine,
   projectFlags,
   type CallOptions,
+  type CatOptions,
   type DiffOptions,
   type DirOptions,
   type ListOptions,
   type LsOptions,
+  type PolicyOptions,
   type PruneOptions,
   type ReadOptions,
   type RestoreOptions,
@@ -95,7 +97,7 @@ export class Casckpt {
   /** diff DIR FROM [TO]: what changed from snapshot FROM to TO (default: the working tree). */
   diff(dir: string, from: string, o: DiffOptions = {}): Promise<doc.Diff> {
     const pos = o.to === undefined ? [dir, from] : [dir, from, o.to];
-    const args = commandLine("diff", [["--stat", o.stat], ["--patch", o.patch], ...projectFlags(o)], pos);
+    const args = commandLine("diff", [["--stat", o.stat], ["--patch", o.patch], ["--semantic", o.semantic], ...projectFlags(o)], pos);
     return this.run(args, o) as Promise<doc.Diff>;
   }
 
@@ -103,7 +105,7 @@ export class Casckpt {
   restore(dir: string, snap: string, o: RestoreOptions = {}): Promise<doc.Restore> {
     const flags: Parameters<typeof commandLine>[1] = [
       ["--safe", o.safe], ["--dry-run", o.dryRun], ["--max-file-size-mb", o.maxFileSizeMb], ["--max-files", o.maxFiles],
-      ...projectFlags(o),
+      ["--fallback", o.fallback], ...projectFlags(o),
     ];
     return this.run(commandLine("restore", flags, [dir, snap, ...(o.paths ?? [])]), o) as Promise<doc.Restore>;
   }
@@ -121,8 +123,9 @@ export class Casckpt {
   }
 
   /** cat DIR SNAP PATH: a file as snapshot SNAP has it (content, or content_base64 when not UTF-8 text). */
-  cat(dir: string, snap: string, path: string, o: ReadOptions = {}): Promise<doc.Cat> {
-    return this.run(commandLine("cat", projectFlags(o), [dir, snap, path]), o) as Promise<doc.Cat>;
+  cat(dir: string, snap: string, path: string, o: CatOptions = {}): Promise<doc.Cat> {
+    const flags = commandLine("cat", [["--fallback", o.fallback], ["--check", o.check], ...projectFlags(o)], [dir, snap, path]);
+    return this.run(flags, o) as Promise<doc.Cat>;
   }
 
   /** ls DIR SNAP [PATH]: the files, links and directories of a snapshot. */
@@ -161,8 +164,19 @@ export class Casckpt {
     const flags = commandLine("prune", [
       ["--retention-days", o.retentionDays], ["--keep-orphans", o.keepOrphans], ["--max-size-mb", o.maxSizeMb],
       ["--auto", o.auto], ["--min-interval-hours", o.minIntervalHours], ["--dry-run", o.dryRun],
+      ["--completed-days", o.completedDays], ["--failed-days", o.failedDays],
     ], []);
     return this.run(flags, o) as Promise<doc.Prune | doc.PruneSkipped>;
+  }
+
+  /** policy DIR: sets what the options name of the project's lifecycle and retention policy; gives the policy. */
+  policy(dir: string, o: PolicyOptions = {}): Promise<doc.Policy> {
+    const flags = commandLine("policy", [
+      ["--lifecycle", o.lifecycle], ["--test", o.test === true], ["--no-test", o.test === false],
+      ["--retention-days", o.retentionDays], ["--keep", o.keep],
+      ["--cleanup", o.cleanup === true], ["--no-cleanup", o.cleanup === false], ["--here", o.here],
+    ], [dir]);
+    return this.run(flags, o) as Promise<doc.Policy>;
   }
 
   /** gc: deletes the data no snapshot refers to. */

@@ -31,7 +31,7 @@ export const recordWrite = (dir: string, paths: readonly string[], p: o.DirOptio
 /** Casckpt.undo as one process. */
 export const undo = (dir: string, p: o.UndoOptions & ProcessOptions = {}): Promise<doc.Undo> => once(p).undo(dir, p);
 /** Casckpt.cat as one process. */
-export const cat = (dir: string, snap: string, path: string, p: o.ReadOptions & ProcessOptions = {}): Promise<doc.Cat> =>
+export const cat = (dir: string, snap: string, path: string, p: o.CatOptions & ProcessOptions = {}): Promise<doc.Cat> =>
   once(p).cat(dir, snap, path, p);
 /** Casckpt.ls as one process. */
 export const ls = (dir: string, snap: string, p: o.LsOptions & ProcessOptions = {}): Promise<doc.Ls> => once(p).ls(dir, snap, p);
@@ -50,6 +50,8 @@ export const forget = (dir: string, snaps: readonly string[], p: o.DirOptions & 
 export const status = (p: o.CallOptions & ProcessOptions = {}): Promise<doc.Status> => once(p).status(p);
 /** Casckpt.prune as one process. */
 export const prune = (p: o.PruneOptions & ProcessOptions = {}): Promise<doc.Prune | doc.PruneSkipped> => once(p).prune(p);
+/** Casckpt.policy as one process. */
+export const policy = (dir: string, p: o.PolicyOptions & ProcessOptions = {}): Promise<doc.Policy> => once(p).policy(dir, p);
 /** Casckpt.gc as one process. */
 export const gc = (p: o.CallOptions & ProcessOptions = {}): Promise<doc.GC> => once(p).gc(p);
 /** Casckpt.verify as one process. */

@@ -57,6 +57,11 @@ export interface DiffOptions extends CallOptions, HereOption, MachineOption {
   stat?: boolean;
   /** Each file's unified diff, in `files[].patch`. */
   patch?: boolean;
+  /**
+   * `--semantic`: JSON files by JSONPath instead of lines. The document
+   * carries `files[].json_changes` with or without it (not with stat).
+   */
+  semantic?: boolean;
 }
 
 /** Options of restore. */
@@ -68,6 +73,8 @@ export interface RestoreOptions extends CallOptions, HereOption, MachineOption {
   dryRun?: boolean;
   maxFileSizeMb?: number;
   maxFiles?: number;
+  /** `--fallback`: if SNAP's data is damaged, restore the newest older intact snapshot (`tried` names those passed over). */
+  fallback?: boolean;
 }
 
 /** Options of undo. */
@@ -87,6 +94,24 @@ export interface PruneOptions extends CallOptions {
   auto?: boolean;
   minIntervalHours?: number;
   dryRun?: boolean;
+  /** `--completed-days N`: drop completed projects N days after they completed (0: never; default 7). */
+  completedDays?: number;
+  /** `--failed-days N`: drop failed projects N days after they failed (0: never; default 30). */
+  failedDays?: number;
+}
+
+/** Options of policy: each set field changes what it names; none set, policy gives the policy unchanged. */
+export interface PolicyOptions extends CallOptions, HereOption {
+  /** `--lifecycle`: the project's state. */
+  lifecycle?: "running" | "completed" | "failed";
+  /** true: `--test` (dropped by the first prune after it finishes); false: `--no-test`. */
+  test?: boolean;
+  /** `--retention-days N`: days after it completed or failed that prune drops it (0: clears, prune's). */
+  retentionDays?: number;
+  /** `--keep N`: snapshots kept by a snapshot that names no keep (0: clears). */
+  keep?: number;
+  /** true: `--cleanup` (the default); false: `--no-cleanup` (no rule drops the project's snapshots). */
+  cleanup?: boolean;
 }
 
 /** Options of ls. */
@@ -100,6 +125,14 @@ export interface DirOptions extends CallOptions, HereOption {}
 
 /** Options of the commands that read a project (cat, log). */
 export interface ReadOptions extends CallOptions, HereOption, MachineOption {}
+
+/** Options of cat. */
+export interface CatOptions extends ReadOptions {
+  /** `--fallback`: if SNAP's copy is damaged (or fails check), use the newest older snapshot's intact copy (`tried` names those passed over). */
+  fallback?: boolean;
+  /** `--check json` (with fallback): also pass over a copy that does not parse as JSON. */
+  check?: "json";
+}
 
 /** A flag's value: a string or number flag with its value, a true boolean flag alone, a repeated flag once per string. */
 type Value = string | number | boolean | readonly string[] | undefined;

@@ -67,6 +67,40 @@ const steps: Step[] = [
     call: (c, w, o) => c.snapshot(w, { ...o, exclude: [".tox/", "-dash"], maxDirFiles: 200 }),
   },
   { args: (w) => ["ls", "--", w, "@1"], call: (c, w, o) => c.ls(w, "@1", o) },
+  // Workflow hosts: policy, prune's lifecycle rules, fallback, the semantic diff.
+  { args: (w) => ["policy", "--", w], call: (c, w, o) => c.policy(w, o) },
+  {
+    args: (w) => ["policy", "--lifecycle", "completed", "--test", "--retention-days", "3", "--keep", "5", "--no-cleanup", "--", w],
+    call: (c, w, o) => c.policy(w, { ...o, lifecycle: "completed", test: true, retentionDays: 3, keep: 5, cleanup: false }),
+  },
+  {
+    args: (w) => ["policy", "--no-test", "--retention-days", "0", "--cleanup", "--", w],
+    call: (c, w, o) => c.policy(w, { ...o, test: false, retentionDays: 0, cleanup: true }),
+  },
+  {
+    args: () => ["prune", "--dry-run", "--completed-days", "1", "--failed-days", "2"],
+    call: (c, _, o) => c.prune({ ...o, dryRun: true, completedDays: 1, failedDays: 2 }),
+  },
+  {
+    before: (w) => writeFiles(w, { "state.json": '{"iteration": 5, "steps": ["a"]}\n' }),
+    args: (w) => ["snapshot", "--", w],
+    call: (c, w, o) => c.snapshot(w, o),
+  },
+  {
+    before: (w) => writeFiles(w, { "state.json": '{"iteration": 7, "steps": ["a", "b"]' }),
+    args: (w) => ["snapshot", "--", w],
+    call: (c, w, o) => c.snapshot(w, o),
+  },
+  {
+    args: (w) => ["cat", "--fallback", "--check", "json", "--", w, "@1", "state.json"],
+    call: (c, w, o) => c.cat(w, "@1", "state.json", { ...o, fallback: true, check: "json" }),
+  },
+  { args: (w) => ["restore", "--fallback", "--", w, "@2"], call: (c, w, o) => c.restore(w, "@2", { ...o, fallback: true }) },
+  {
+    before: (w) => writeFiles(w, { "state.json": '{"iteration": 8, "steps": ["a", "b"]}\n' }),
+    args: (w) => ["diff", "--semantic", "--", w, "@2"],
+    call: (c, w, o) => c.diff(w, "@2", { ...o, semantic: true }),
+  },
   // Failures: refused (exit 1) and misused (exit 2).
   { args: (w) => ["restore", "--", w, "@99"], call: (c, w, o) => c.restore(w, "@99", o) },
   { args: (w) => ["list", "-n", "-1", "--", w], call: (c, w, o) => c.list(w, { ...o, n: -1 }) },
