@@ -230,6 +230,27 @@ type Unpin struct {
 // Forget is forget's document.
 type Forget struct {
 	Forgotten []string `json:"forgotten"`
+	DryRun    bool     `json:"dry_run"` // nothing was forgotten: what would be
+	// Snapshots describes each forgotten snapshot, in the order named.
+	Snapshots []Forgotten `json:"snapshots"`
+	// FreesBytes is, in a dry run, the stored size of the objects no
+	// snapshot reaches once these are forgotten (what a later gc frees of
+	// theirs); null without --dry-run (it marks the whole store).
+	FreesBytes *int64 `json:"frees_bytes"`
+}
+
+// Forgotten is one element of forget's snapshots: a pinned snapshot is
+// forgotten like any other. AloneBytes is, in a dry run, the stored size
+// of the objects no other snapshot of the store reaches; else null.
+type Forgotten struct {
+	ID         string  `json:"id"`
+	Number     uint64  `json:"number"`
+	Time       string  `json:"time"`
+	Reason     string  `json:"reason"`
+	Pinned     bool    `json:"pinned"`
+	Session    *string `json:"session"`
+	Turn       *string `json:"turn"`
+	AloneBytes *int64  `json:"alone_bytes"`
 }
 
 // Status is status' document.
