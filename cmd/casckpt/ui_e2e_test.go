@@ -18,7 +18,8 @@ const chromiumPath = "/usr/bin/chromium"
 // second turn's diff (its .go file coloured by highlight.js), its undo's preview, the undo on disk and the
 // pre-undo snapshot on the page; a safe restore that keeps a file edited
 // by hand and lists it; a snapshot taken by the command that appears
-// without a reload; no request leaves the server. With
+// without a reload; a forget previewed by its dry run, then confirmed,
+// that takes the snapshot off the timeline; no request leaves the server. With
 // CASCKPT_UI_SCREENSHOTS=DIR it writes the README's screenshots there.
 func TestUIBrowserEndToEnd(t *testing.T) {
 	node, err := exec.LookPath("node")

@@ -92,6 +92,19 @@ try {
   casckpt("snapshot", UI_DIR, "-m", "taken from the command");
   await page.locator("#left .row", { hasText: "taken from the command" }).waitFor({ timeout: 20000 });
   check(await page.evaluate(() => window.notReloaded === true), "a snapshot from the command appears without a reload");
+
+  const taken = JSON.parse(casckpt("list", "--json", UI_DIR))[0];
+  await page.locator("#left .row", { hasText: "taken from the command" }).click();
+  await page.getByRole("button", { name: "Forget…" }).click();
+  await page.locator("#dry").waitFor();
+  const forgetDry = await page.locator("#dry").innerText();
+  check(forgetDry.includes(taken.id.slice(0, 12)) && /taken from the command/.test(forgetDry) && /held by no other snapshot/.test(forgetDry),
+    "the forget preview lists the snapshot from its dry run: " + forgetDry);
+  check(JSON.parse(casckpt("list", "--json", UI_DIR))[0].id === taken.id, "the forget preview changed nothing");
+  await page.locator("#go").click();
+  await page.locator("#result").waitFor();
+  await page.locator("#left .row", { hasText: "taken from the command" }).waitFor({ state: "detached" });
+  check(!JSON.parse(casckpt("list", "--json", UI_DIR)).some((s) => s.id === taken.id), "forgotten: gone from the timeline and the store");
   check(foreign.length === 0, "no request left the server: " + foreign.join(" "));
 
   if (SHOTS) {
