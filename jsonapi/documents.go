@@ -256,11 +256,14 @@ type Forgotten struct {
 // Status is status' document.
 type Status struct {
 	DamagedObjects []ObjectReason `json:"damaged_objects"`
-	HookMisses     []string       `json:"hook_misses"`
-	Legacy         []Legacy       `json:"legacy"`
-	Projects       []Project      `json:"projects"`
-	SizeBytes      int64          `json:"size_bytes"`
-	Store          Path           `json:"store"`
+	// Home is the user's home directory, symbolic links resolved, for a
+	// page to show paths under it as ~/...; null when unknown.
+	Home       *Path     `json:"home"`
+	HookMisses []string  `json:"hook_misses"`
+	Legacy     []Legacy  `json:"legacy"`
+	Projects   []Project `json:"projects"`
+	SizeBytes  int64     `json:"size_bytes"`
+	Store      Path      `json:"store"`
 }
 
 // Project is one project of status' document.

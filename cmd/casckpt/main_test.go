@@ -143,7 +143,7 @@ func TestReadOnlyCommandsOnMissingStore(t *testing.T) {
 		t.Fatalf("list of an empty store: %q", out)
 	}
 	st := jsonOf[map[string]any](t, e.ok("status", "--json").out)
-	if want := []string{"damaged_objects", "hook_misses", "legacy", "projects", "size_bytes", "store"}; !slices.Equal(keys(st), want) {
+	if want := []string{"damaged_objects", "home", "hook_misses", "legacy", "projects", "size_bytes", "store"}; !slices.Equal(keys(st), want) {
 		t.Fatalf("status keys %v", keys(st))
 	}
 	v := jsonOf[map[string]any](t, e.ok("verify", "--json").out)

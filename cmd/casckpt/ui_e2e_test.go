@@ -37,7 +37,10 @@ func TestUIBrowserEndToEnd(t *testing.T) {
 		skipUnlessCI(t, "playwright-core is not installed: run npm ci in cmd/casckpt/testdata/ui-e2e")
 	}
 	b := newBinEnv(t)
-	dir := t.TempDir()
+	dir := filepath.Join(b.home, "my-app") // the page shows it as ~/my-app, no temporary path
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	writeFiles(t, dir, map[string]string{"a.txt": "one\n"})
 	b.ok("snapshot", dir, "-m", "initial")
 	for _, turn := range []struct {

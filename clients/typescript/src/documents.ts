@@ -385,6 +385,11 @@ export interface Forgotten {
  */
 export interface Status {
   damaged_objects: ObjectReason[];
+  /**
+   * Home is the user's home directory, symbolic links resolved, for a
+   * page to show paths under it as ~/...; null when unknown.
+   */
+  home: string | null;
   hook_misses: string[];
   legacy: Legacy[];
   projects: Project[];

@@ -40,6 +40,7 @@ try {
   check(/t3/.test(texts[0]) && /t2/.test(texts[1]) && /t1/.test(texts[2]), "newest first");
   check(/2 files\s+\+2\s+−0/.test(texts[1]) && /1 files\s+\+1\s+−0/.test(texts[0]), "each with its counts");
   check((await page.locator('#left .row[data-kind="snap"]').allInnerTexts()).some((t) => /initial/.test(t)), "the loose snapshot between");
+  check(await page.locator("#where").innerText() === "~/my-app", "the project under the home directory is shown as ~/my-app");
   await shot("timeline-1280");
 
   await turns.nth(2).focus();
