@@ -19,7 +19,8 @@ const chromiumPath = "/usr/bin/chromium"
 // pre-undo snapshot on the page; a safe restore that keeps a file edited
 // by hand and lists it; a snapshot taken by the command that appears
 // without a reload; a forget previewed by its dry run, then confirmed,
-// that takes the snapshot off the timeline; no request leaves the server. With
+// that takes the snapshot off the timeline; no request leaves the server;
+// a dark theme when the system prefers one. With
 // CASCKPT_UI_SCREENSHOTS=DIR it writes the README's screenshots there.
 func TestUIBrowserEndToEnd(t *testing.T) {
 	node, err := exec.LookPath("node")

@@ -107,6 +107,14 @@ try {
   await page.locator("#left .row", { hasText: "taken from the command" }).waitFor({ state: "detached" });
   check(!JSON.parse(casckpt("list", "--json", UI_DIR)).some((s) => s.id === taken.id), "forgotten: gone from the timeline and the store");
   check(foreign.length === 0, "no request left the server: " + foreign.join(" "));
+  const colours = () => page.evaluate(() => [getComputedStyle(document.body).backgroundColor, getComputedStyle(document.body).color]);
+  const light = await colours();
+  await page.emulateMedia({ colorScheme: "dark" });
+  const dark = await colours();
+  check(light[0] === "rgb(255, 255, 255)" && dark[0] === "rgb(13, 17, 23)" && dark[1] === "rgb(230, 237, 243)",
+    "a dark theme when the system prefers one: " + JSON.stringify({ light, dark }));
+  if (SHOTS) await shot("timeline-dark-1280");
+  await page.emulateMedia({ colorScheme: "light" });
 
   if (SHOTS) {
     await page.setViewportSize({ width: 390, height: 844 });
