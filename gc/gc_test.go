@@ -39,11 +39,17 @@ func TestMarkAndRelease(t *testing.T) {
 		t.Fatalf("%d live objects, want 6", g.Objects())
 	}
 	unit := func(cas.ID) int64 { return 1 }
+	if a1, a2 := g.Alone(r1, unit), g.Alone(r2, unit); a1 != 2 || a2 != 0 || g.Objects() != 6 {
+		t.Fatalf("alone: r1 %d (want 2), r2 listed twice %d (want 0), %d live", a1, a2, g.Objects())
+	}
 	if freed := g.Release(r1, unit); freed != 2 || g.Live(chunk("one")) || !g.Live(chunk("shared")) {
 		t.Fatalf("release r1 freed %d", freed)
 	}
 	if freed := g.Release(r2, unit); freed != 0 {
 		t.Fatalf("releasing one of two references to r2 freed %d", freed)
+	}
+	if alone := g.Alone(r2, unit); alone != 4 {
+		t.Fatalf("r2 alone holds %d, want 4", alone)
 	}
 	if freed := g.Release(r2, unit); freed != 4 || g.Objects() != 0 {
 		t.Fatalf("last release freed %d, %d left", freed, g.Objects())

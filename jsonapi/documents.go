@@ -230,16 +230,40 @@ type Unpin struct {
 // Forget is forget's document.
 type Forget struct {
 	Forgotten []string `json:"forgotten"`
+	DryRun    bool     `json:"dry_run"` // nothing was forgotten: what would be
+	// Snapshots describes each forgotten snapshot, in the order named.
+	Snapshots []Forgotten `json:"snapshots"`
+	// FreesBytes is, in a dry run, the stored size of the objects no
+	// snapshot reaches once these are forgotten (what a later gc frees of
+	// theirs); null without --dry-run (it marks the whole store).
+	FreesBytes *int64 `json:"frees_bytes"`
+}
+
+// Forgotten is one element of forget's snapshots: a pinned snapshot is
+// forgotten like any other. AloneBytes is, in a dry run, the stored size
+// of the objects no other snapshot of the store reaches; else null.
+type Forgotten struct {
+	ID         string  `json:"id"`
+	Number     uint64  `json:"number"`
+	Time       string  `json:"time"`
+	Reason     string  `json:"reason"`
+	Pinned     bool    `json:"pinned"`
+	Session    *string `json:"session"`
+	Turn       *string `json:"turn"`
+	AloneBytes *int64  `json:"alone_bytes"`
 }
 
 // Status is status' document.
 type Status struct {
 	DamagedObjects []ObjectReason `json:"damaged_objects"`
-	HookMisses     []string       `json:"hook_misses"`
-	Legacy         []Legacy       `json:"legacy"`
-	Projects       []Project      `json:"projects"`
-	SizeBytes      int64          `json:"size_bytes"`
-	Store          Path           `json:"store"`
+	// Home is the user's home directory, symbolic links resolved, for a
+	// page to show paths under it as ~/...; null when unknown.
+	Home       *Path     `json:"home"`
+	HookMisses []string  `json:"hook_misses"`
+	Legacy     []Legacy  `json:"legacy"`
+	Projects   []Project `json:"projects"`
+	SizeBytes  int64     `json:"size_bytes"`
+	Store      Path      `json:"store"`
 }
 
 // Project is one project of status' document.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"path/filepath"
 	"text/tabwriter"
 	"time"
 
@@ -60,7 +61,7 @@ func runStatus(ctx context.Context, g *globals) error {
 	}
 	legacy = append(legacy, agents...)
 	misses := claudecode.RecentMisses(g.hookDir(), g.now(), hookMissesShown)
-	doc := jsonapi.Status{Store: jsonapi.Path(st.Store), SizeBytes: st.SizeBytes, Projects: projects, Legacy: legacy,
+	doc := jsonapi.Status{Store: jsonapi.Path(st.Store), Home: resolvedHome(g.home()), SizeBytes: st.SizeBytes, Projects: projects, Legacy: legacy,
 		DamagedObjects: damagedObjectsJSON(st.DamagedObjects), HookMisses: misses}
 	return g.emit(doc, func(w io.Writer) { printStatus(w, g, store, st, doc) })
 }
@@ -112,4 +113,17 @@ func stateText(p casckpt.ProjectStatus) string {
 		s += ", test"
 	}
 	return s
+}
+
+// resolvedHome is home (globals.home), symbolic links resolved as in a
+// project's workdir; nil when unknown.
+func resolvedHome(home string) *jsonapi.Path {
+	if !filepath.IsAbs(home) {
+		return nil
+	}
+	if real, err := filepath.EvalSymlinks(home); err == nil {
+		home = real
+	}
+	p := jsonapi.Path(home)
+	return &p
 }

@@ -18,7 +18,9 @@ const chromiumPath = "/usr/bin/chromium"
 // second turn's diff (its .go file coloured by highlight.js), its undo's preview, the undo on disk and the
 // pre-undo snapshot on the page; a safe restore that keeps a file edited
 // by hand and lists it; a snapshot taken by the command that appears
-// without a reload; no request leaves the server. With
+// without a reload; a forget previewed by its dry run, then confirmed,
+// that takes the snapshot off the timeline; no request leaves the server;
+// a dark theme when the system prefers one. With
 // CASCKPT_UI_SCREENSHOTS=DIR it writes the README's screenshots there.
 func TestUIBrowserEndToEnd(t *testing.T) {
 	node, err := exec.LookPath("node")
@@ -36,7 +38,10 @@ func TestUIBrowserEndToEnd(t *testing.T) {
 		skipUnlessCI(t, "playwright-core is not installed: run npm ci in cmd/casckpt/testdata/ui-e2e")
 	}
 	b := newBinEnv(t)
-	dir := t.TempDir()
+	dir := filepath.Join(b.home, "my-app") // the page shows it as ~/my-app, no temporary path
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	writeFiles(t, dir, map[string]string{"a.txt": "one\n"})
 	b.ok("snapshot", dir, "-m", "initial")
 	for _, turn := range []struct {

@@ -145,8 +145,9 @@ type snapBody struct {
 
 // forgetBody is POST /api/forget's body.
 type forgetBody struct {
-	Dir   string   `json:"dir"`
-	Snaps []string `json:"snaps"`
+	Dir    string   `json:"dir"`
+	Snaps  []string `json:"snaps"`
+	DryRun bool     `json:"dry_run"`
 }
 
 // decode reads r's JSON body into v (unknown fields refused, so a
@@ -202,5 +203,5 @@ func (s *server) forget(w http.ResponseWriter, r *http.Request) {
 		fail(w, http.StatusBadRequest, "refused: no snaps to forget")
 		return
 	}
-	s.answer(w, r, cmdline.Command("forget", nil, append([]string{b.Dir}, b.Snaps...)...), false)
+	s.answer(w, r, cmdline.Command("forget", cmdline.FlagIf(b.DryRun, "--dry-run"), append([]string{b.Dir}, b.Snaps...)...), false)
 }

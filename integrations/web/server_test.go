@@ -64,6 +64,7 @@ func TestEndpointsRunTheirCommandLines(t *testing.T) {
 		{"POST", "/api/pin", `{"dir":"/p","snap":"a"}`, "pin --json -- /p a"},
 		{"POST", "/api/unpin", `{"dir":"/p","snap":"a"}`, "unpin --json -- /p a"},
 		{"POST", "/api/forget", `{"dir":"/p","snaps":["a","b"]}`, "forget --json -- /p a b"},
+		{"POST", "/api/forget", `{"dir":"/p","snaps":["a"],"dry_run":true}`, "forget --json --dry-run -- /p a"},
 	} {
 		f := &fake{}
 		rec := request(f, c.method, c.target, c.body, bearer)

@@ -9,6 +9,7 @@ import {
   type CatOptions,
   type DiffOptions,
   type DirOptions,
+  type ForgetOptions,
   type ListOptions,
   type LsOptions,
   type PolicyOptions,
@@ -150,8 +151,8 @@ export class Casckpt {
   }
 
   /** forget DIR SNAP...: drops snapshots (gc frees their data). */
-  forget(dir: string, snaps: readonly string[], o: DirOptions = {}): Promise<doc.Forget> {
-    return this.run(commandLine("forget", [["--here", o.here]], [dir, ...snaps]), o) as Promise<doc.Forget>;
+  forget(dir: string, snaps: readonly string[], o: ForgetOptions = {}): Promise<doc.Forget> {
+    return this.run(commandLine("forget", [["--dry-run", o.dryRun], ["--here", o.here]], [dir, ...snaps]), o) as Promise<doc.Forget>;
   }
 
   /** status: the store's projects, size and problems. */

@@ -348,6 +348,34 @@ export interface Unpin {
  */
 export interface Forget {
   forgotten: string[];
+  /** nothing was forgotten: what would be */
+  dry_run: boolean;
+  /** Snapshots describes each forgotten snapshot, in the order named. */
+  snapshots: Forgotten[];
+  /**
+   * FreesBytes is, in a dry run, the stored size of the objects no
+   * snapshot reaches once these are forgotten (what a later gc frees of
+   * theirs); null without --dry-run (it marks the whole store).
+   */
+  frees_bytes: number | null;
+}
+
+/**
+ * Forgotten is one element of forget's snapshots: a pinned snapshot is
+ * forgotten like any other. AloneBytes is, in a dry run, the stored size
+ * of the objects no other snapshot of the store reaches; else null.
+ *
+ * (jsonapi.Forgotten)
+ */
+export interface Forgotten {
+  id: string;
+  number: number;
+  time: string;
+  reason: string;
+  pinned: boolean;
+  session: string | null;
+  turn: string | null;
+  alone_bytes: number | null;
 }
 
 /**
@@ -357,6 +385,11 @@ export interface Forget {
  */
 export interface Status {
   damaged_objects: ObjectReason[];
+  /**
+   * Home is the user's home directory, symbolic links resolved, for a
+   * page to show paths under it as ~/...; null when unknown.
+   */
+  home: string | null;
   hook_misses: string[];
   legacy: Legacy[];
   projects: Project[];

@@ -44,7 +44,7 @@ export const pin = (dir: string, snap: string, p: o.DirOptions & ProcessOptions 
 export const unpin = (dir: string, snap: string, p: o.DirOptions & ProcessOptions = {}): Promise<doc.Unpin> =>
   once(p).unpin(dir, snap, p);
 /** Casckpt.forget as one process. */
-export const forget = (dir: string, snaps: readonly string[], p: o.DirOptions & ProcessOptions = {}): Promise<doc.Forget> =>
+export const forget = (dir: string, snaps: readonly string[], p: o.ForgetOptions & ProcessOptions = {}): Promise<doc.Forget> =>
   once(p).forget(dir, snaps, p);
 /** Casckpt.status as one process. */
 export const status = (p: o.CallOptions & ProcessOptions = {}): Promise<doc.Status> => once(p).status(p);

@@ -86,6 +86,12 @@ export interface UndoOptions extends CallOptions, HereOption {
   redo?: boolean;
 }
 
+/** Options of forget. */
+export interface ForgetOptions extends CallOptions, HereOption {
+  /** `--dry-run`: say what would be forgotten and change nothing. */
+  dryRun?: boolean;
+}
+
 /** Options of prune. */
 export interface PruneOptions extends CallOptions {
   retentionDays?: number;

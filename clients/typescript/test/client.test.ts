@@ -55,6 +55,7 @@ const steps: Step[] = [
   { args: (w) => ["undo", "--dry-run", "--", w], call: (c, w, o) => c.undo(w, { ...o, dryRun: true }) },
   { args: (w) => ["undo", "--", w, "t1"], call: (c, w, o) => c.undo(w, { ...o, turn: "t1" }) },
   { args: (w) => ["forget", "--", w, "#3"], call: (c, w, o) => c.forget(w, ["#3"], o) },
+  { args: (w) => ["forget", "--dry-run", "--", w, "#3"], call: (c, w, o) => c.forget(w, ["#3"], { ...o, dryRun: true }) },
   { args: () => ["status"], call: (c, _, o) => c.status(o) },
   { args: () => ["prune", "--retention-days", "1", "--dry-run"], call: (c, _, o) => c.prune({ ...o, retentionDays: 1, dryRun: true }) },
   { args: () => ["prune", "--auto"], call: (c, _, o) => c.prune({ ...o, auto: true }) },

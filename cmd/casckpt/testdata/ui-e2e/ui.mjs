@@ -40,6 +40,7 @@ try {
   check(/t3/.test(texts[0]) && /t2/.test(texts[1]) && /t1/.test(texts[2]), "newest first");
   check(/2 files\s+\+2\s+−0/.test(texts[1]) && /1 files\s+\+1\s+−0/.test(texts[0]), "each with its counts");
   check((await page.locator('#left .row[data-kind="snap"]').allInnerTexts()).some((t) => /initial/.test(t)), "the loose snapshot between");
+  check(await page.locator("#where").innerText() === "~/my-app", "the project under the home directory is shown as ~/my-app");
   await shot("timeline-1280");
 
   await turns.nth(2).focus();
@@ -92,7 +93,28 @@ try {
   casckpt("snapshot", UI_DIR, "-m", "taken from the command");
   await page.locator("#left .row", { hasText: "taken from the command" }).waitFor({ timeout: 20000 });
   check(await page.evaluate(() => window.notReloaded === true), "a snapshot from the command appears without a reload");
+
+  const taken = JSON.parse(casckpt("list", "--json", UI_DIR))[0];
+  await page.locator("#left .row", { hasText: "taken from the command" }).click();
+  await page.getByRole("button", { name: "Forget…" }).click();
+  await page.locator("#dry").waitFor();
+  const forgetDry = await page.locator("#dry").innerText();
+  check(forgetDry.includes(taken.id.slice(0, 12)) && /taken from the command/.test(forgetDry) && /held by no other snapshot/.test(forgetDry),
+    "the forget preview lists the snapshot from its dry run: " + forgetDry);
+  check(JSON.parse(casckpt("list", "--json", UI_DIR))[0].id === taken.id, "the forget preview changed nothing");
+  await page.locator("#go").click();
+  await page.locator("#result").waitFor();
+  await page.locator("#left .row", { hasText: "taken from the command" }).waitFor({ state: "detached" });
+  check(!JSON.parse(casckpt("list", "--json", UI_DIR)).some((s) => s.id === taken.id), "forgotten: gone from the timeline and the store");
   check(foreign.length === 0, "no request left the server: " + foreign.join(" "));
+  const colours = () => page.evaluate(() => [getComputedStyle(document.body).backgroundColor, getComputedStyle(document.body).color]);
+  const light = await colours();
+  await page.emulateMedia({ colorScheme: "dark" });
+  const dark = await colours();
+  check(light[0] === "rgb(255, 255, 255)" && dark[0] === "rgb(13, 17, 23)" && dark[1] === "rgb(230, 237, 243)",
+    "a dark theme when the system prefers one: " + JSON.stringify({ light, dark }));
+  if (SHOTS) await shot("timeline-dark-1280");
+  await page.emulateMedia({ colorScheme: "light" });
 
   if (SHOTS) {
     await page.setViewportSize({ width: 390, height: 844 });
