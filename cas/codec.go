@@ -36,21 +36,38 @@ type encoder struct {
 // small packs into blocks of the better level.
 const smallBlock = 256 << 10
 
+// maxParallel caps Parallelism. Each compression in flight holds an
+// encoder (the better level's tables alone take 4 MiB) and three block
+// buffers, and each reader a chunking buffer: about 14 MiB a slot. With a
+// slot per core W1 took 173-191 MiB of peak RSS and 4.1-4.5 s of CPU at
+// GOMAXPROCS 16 against 60 MiB and 2.3-2.4 s at 2 (sixteen encoders'
+// tables missing the caches, and the heap past the command's 96 MiB
+// limit collecting without end); on a quiet 16-core machine it got no
+// faster past 4 cores. At 3 W1 peaks at 82-83 MiB at GOMAXPROCS 16, at 4
+// at 93-97 MiB: 3 keeps the command under its 96 MiB at any core count.
+// See BENCHMARKS.md, "W1 on more cores (#30)".
+const maxParallel = 3
+
+// Parallelism is how many files a snapshot reads and how many blocks it
+// compresses at once: one a core (GOMAXPROCS), at most maxParallel, so
+// that its memory does not grow with the cores.
+func Parallelism() int { return min(runtime.GOMAXPROCS(0), maxParallel) }
+
 var (
 	objectEncoder = &encoder{opts: []zstd.EOption{
 		zstd.WithEncoderLevel(zstd.SpeedDefault),
-		zstd.WithEncoderConcurrency(runtime.GOMAXPROCS(0)),
+		zstd.WithEncoderConcurrency(Parallelism()),
 		zstd.WithWindowSize(1 << 20)}}
 	// blockEncoder compresses full blocks: SpeedBetterCompression makes the
 	// W3 project's blocks 7% smaller than SpeedDefault, for about 25% more
 	// compression CPU. Compression is most of a first snapshot's CPU, so
-	// each core gets an encoder, low on buffers (its tables alone take 4
-	// MiB): W1 took 1,211 ms against 1,609 with one on a quiet machine, at
-	// 69.7 MiB of peak RSS against 59.0 (the command brings it back under
-	// 64: see its snapshot).
+	// each of Parallelism's slots gets an encoder, low on buffers (its
+	// tables alone take 4 MiB): W1 took 1,211 ms against 1,609 with one on
+	// a quiet machine, at 69.7 MiB of peak RSS against 59.0 (the command
+	// brings it back under 64: see its snapshot).
 	blockEncoder = &encoder{opts: []zstd.EOption{
 		zstd.WithEncoderLevel(zstd.SpeedBetterCompression),
-		zstd.WithEncoderConcurrency(runtime.GOMAXPROCS(0)),
+		zstd.WithEncoderConcurrency(Parallelism()),
 		zstd.WithLowerEncoderMem(true),
 		zstd.WithWindowSize(BlockTargetSize)}}
 	fastEncoder = &encoder{opts: []zstd.EOption{

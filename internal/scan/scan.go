@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -29,7 +28,7 @@ const (
 type Options struct {
 	MaxFileSize int64 // files larger than this, at the walk or while read, are excluded (default 10 MiB)
 	MaxFiles    int   // more files and links than this fail the scan (default 50,000)
-	Workers     int   // parallel hashers (default GOMAXPROCS)
+	Workers     int   // parallel hashers (default cas.Parallelism)
 	// Exclude lists gitignore-syntax patterns, relative to the root,
 	// excluded as DefaultExcludes are: a .gitignore negation and the git
 	// index override them alike, and ExcludedByDefault does not count them.
@@ -75,7 +74,7 @@ func (o Options) withDefaults() Options {
 		o.MaxFiles = DefaultMaxFiles
 	}
 	if o.Workers <= 0 {
-		o.Workers = runtime.GOMAXPROCS(0)
+		o.Workers = cas.Parallelism()
 	}
 	if o.Trees == nil {
 		o.Cache = nil
@@ -249,14 +248,14 @@ type Listing struct {
 
 // List walks root: it opens every directory beneath it and stats every
 // entry, applying the exclusions. Of opts it uses MaxFileSize, MaxFiles,
-// Exclude, MaxDirFiles, Skip, Capture and Workers; Store takes the rest.
+// Exclude, MaxDirFiles, Skip and Capture; Store takes the rest.
 func List(ctx context.Context, root string, opts Options) (*Listing, error) {
 	opts.Cache, opts.Trees, opts.Progress = nil, nil, nil
 	opts = opts.withDefaults()
 	s := &scanner{
 		ctx: ctx, root: root, opts: opts,
 		start: now().UnixNano(),
-		sem:   make(chan struct{}, opts.Workers*4),
+		sem:   make(chan struct{}, walkers()),
 	}
 	if len(opts.Exclude) > 0 {
 		s.extra = parseIgnore(nil, "", []byte(strings.Join(opts.Exclude, "\n")))

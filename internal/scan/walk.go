@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -154,6 +155,11 @@ func (s *scanner) describe(child *node, dh dir, rel string, st *osfs.Stat) bool 
 	}
 	return true
 }
+
+// walkers bounds the goroutines listing directories: four a core, as a
+// listing waits on its system calls and holds little memory (unlike the
+// hashers, which cas.Parallelism bounds).
+func walkers() int { return 4 * runtime.GOMAXPROCS(0) }
 
 // walkSubdirs walks the directories subdirs: each in a new goroutine
 // while the semaphore has room, otherwise on this one.
