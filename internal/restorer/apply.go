@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"path"
 	"path/filepath"
 	"runtime"
@@ -64,12 +65,36 @@ func Apply(ctx context.Context, dst FS, g cas.Getter, plan Plan, opts Options) (
 		return gd.left, err
 	}
 	err := create(ctx, dst, g, plan, newReporter(plan, opts.Progress), touched, gd)
-	for d := range touched {
-		if serr := syncDir(dst, d); serr != nil && err == nil {
-			err = fmt.Errorf("restore: sync directory %s: %w; the files are in place but may not survive a power loss: check the disk", d, serr)
-		}
+	if serr := syncDirs(dst, touched); serr != nil && err == nil {
+		err = serr
 	}
 	return gd.left, err
+}
+
+// syncDirs syncs every directory of dirs, in parallel (a journaling file
+// system commits fsyncs that overlap together; one after the other, each
+// waits for its own commit), and returns the error of the first that
+// failed, in path order. Every one is tried.
+func syncDirs(dst FS, dirs map[string]bool) error {
+	sorted := slices.Sorted(maps.Keys(dirs))
+	errs := make([]error, len(sorted))
+	var wg sync.WaitGroup
+	limit := make(chan struct{}, 4*runtime.GOMAXPROCS(0))
+	for i, d := range sorted {
+		wg.Add(1)
+		limit <- struct{}{}
+		go func() {
+			defer func() { <-limit; wg.Done() }()
+			errs[i] = syncDir(dst, d)
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			return fmt.Errorf("restore: sync directory %s: %w; the files are in place but may not survive a power loss: check the disk", sorted[i], err)
+		}
+	}
+	return nil
 }
 
 // guard checks, right before Apply changes a path, that it still holds
