@@ -71,6 +71,13 @@ func Apply(ctx context.Context, dst FS, g cas.Getter, plan Plan, opts Options) (
 	return gd.left, err
 }
 
+// syncsInFlight is how many files or directories Apply writes and syncs
+// at once. A sync waits on the disk, not on a core, and a journaling file
+// system commits the syncs that overlap in one commit: with 8 at once
+// (4 per core on 2 cores), W5's 60 files and 33 directories took a dozen
+// commits, each a wait on a disk that other processes share.
+func syncsInFlight() int { return max(32, 4*runtime.GOMAXPROCS(0)) }
+
 // syncDirs syncs every directory of dirs, in parallel (a journaling file
 // system commits fsyncs that overlap together; one after the other, each
 // waits for its own commit), and returns the error of the first that
@@ -79,7 +86,7 @@ func syncDirs(dst FS, dirs map[string]bool) error {
 	sorted := slices.Sorted(maps.Keys(dirs))
 	errs := make([]error, len(sorted))
 	var wg sync.WaitGroup
-	limit := make(chan struct{}, 4*runtime.GOMAXPROCS(0))
+	limit := make(chan struct{}, syncsInFlight())
 	for i, d := range sorted {
 		wg.Add(1)
 		limit <- struct{}{}
@@ -228,7 +235,7 @@ func removeOld(dst FS, plan []manifest.Change, touched map[string]bool, gd *guar
 func create(ctx context.Context, dst FS, g cas.Getter, plan Plan, report func(files, bytes int64), touched map[string]bool, gd *guard) error {
 	report(0, 0)
 	eg, gctx := errgroup.WithContext(ctx)
-	eg.SetLimit(4 * runtime.GOMAXPROCS(0)) // fsyncs overlap
+	eg.SetLimit(syncsInFlight())
 	var failed error
 	for _, c := range plan.Changes {
 		if c.Status == manifest.Deleted {
