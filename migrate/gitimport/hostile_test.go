@@ -3,8 +3,10 @@ package gitimport
 import (
 	"bytes"
 	"context"
+	"io"
 	"maps"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -76,5 +78,82 @@ func TestMigrateHostileStore(t *testing.T) {
 	list, err := store.List(context.Background(), wd("good"), 0)
 	if err != nil || list[0].MaxFileSize != 1<<20 {
 		t.Errorf("the imported snapshot's size limit: %+v %v", list, err)
+	}
+}
+
+// filler reads n bytes b.
+type filler struct {
+	b byte
+	n int64
+}
+
+func (f *filler) Read(p []byte) (int, error) {
+	if f.n == 0 {
+		return 0, io.EOF
+	}
+	n := int(min(int64(len(p)), f.n))
+	for i := range p[:n] {
+		p[i] = f.b
+	}
+	f.n -= int64(n)
+	return n, nil
+}
+
+// bomb is a loose object's raw bytes: header, then n bytes b.
+func bomb(header string, b byte, n int64) io.Reader {
+	return io.MultiReader(strings.NewReader(header), &filler{b: b, n: n})
+}
+
+// Zlib bombs among loose objects: a blob whose header declares 10 bytes
+// and whose stream inflates to 128 MiB (128 KiB on disk), a tree likewise,
+// and a header that never ends. Each project fails alone with a one-line
+// error, and the import allocates far less than the bombs inflate to.
+func TestMigrateZlibBomb(t *testing.T) {
+	r := newRawStore(t)
+	base := t.TempDir()
+	wd := func(name string) string { return filepath.Join(base, name) }
+	const size = 128 << 20
+	blob := r.PutRaw(strings.Repeat("a1", 20), bomb("blob 10\x00", 0, size))
+	r.project("blob", wd("blob"), r.Put("tree", gittest.Tree(gittest.Entry{Mode: "100644", Name: "f", Hash: blob})))
+	tree := r.PutRaw(strings.Repeat("a2", 20), bomb("tree 10\x00", 0, size))
+	r.project("tree", wd("tree"), tree)
+	header := r.PutRaw(strings.Repeat("a3", 20), bomb("blob 1", '1', size))
+	r.project("header", wd("header"), r.Put("tree", gittest.Tree(gittest.Entry{Mode: "100644", Name: "f", Hash: header})))
+	r.project("good", wd("good"), r.Put("tree", gittest.Tree(gittest.Entry{Mode: "100644", Name: "f", Hash: r.Put("blob", []byte("ok\n"))})))
+
+	store := gittest.NewStore(t)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	rep, err := Run(context.Background(), store, r, Options{})
+	runtime.ReadMemStats(&after)
+	if err != nil {
+		t.Fatal(err)
+	}
+	alloc := after.TotalAlloc - before.TotalAlloc
+	t.Logf("the import allocated %d KiB", alloc>>10)
+	if alloc > 32<<20 {
+		t.Errorf("the import allocated %d MiB", alloc>>20)
+	}
+	if rep.SnapshotsImported != 1 {
+		t.Errorf("imported %d snapshots, want 1 (good)", rep.SnapshotsImported)
+	}
+	wantErrs := map[string]string{"blob": "longer than the 10 bytes its header declares",
+		"tree": "longer than the 10 bytes its header declares", "header": "header longer than 32 bytes"}
+	for name, want := range wantErrs {
+		found := 0
+		for _, e := range rep.Errors {
+			if strings.Contains(e, wd(name)+":") {
+				found++
+				if !strings.Contains(e, want) || strings.Contains(e, "\n") {
+					t.Errorf("error of %s: %q, want one line with %q", name, e, want)
+				}
+			}
+		}
+		if found != 1 {
+			t.Errorf("%d errors for %s in %q", found, name, rep.Errors)
+		}
+	}
+	if len(rep.Errors) != len(wantErrs) {
+		t.Errorf("errors: %q", rep.Errors)
 	}
 }
