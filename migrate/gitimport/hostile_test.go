@@ -2,7 +2,12 @@ package gitimport
 
 import (
 	"bytes"
+	"compress/zlib"
 	"context"
+	"crypto/sha1"
+	"encoding/binary"
+	"encoding/hex"
+	"hash/crc32"
 	"io"
 	"maps"
 	"path/filepath"
@@ -155,5 +160,75 @@ func TestMigrateZlibBomb(t *testing.T) {
 	}
 	if len(rep.Errors) != len(wantErrs) {
 		t.Errorf("errors: %q", rep.Errors)
+	}
+}
+
+// putPack writes a pack file holding one object, name, a blob whose
+// header declares size bytes and whose zlib stream inflates to raw, and
+// its index, as git names them.
+func putPack(t *testing.T, r *gittest.Repo, name string, size int64, raw io.Reader) {
+	t.Helper()
+	var pk bytes.Buffer
+	pk.WriteString("PACK")
+	_ = binary.Write(&pk, binary.BigEndian, [2]uint32{2, 1}) // version, count
+	c := byte(3<<4) | byte(size&15)                          // a blob
+	for size >>= 4; size > 0; size >>= 7 {
+		pk.WriteByte(c | 0x80)
+		c = byte(size & 0x7f)
+	}
+	pk.WriteByte(c)
+	zw := zlib.NewWriter(&pk)
+	if _, err := io.Copy(zw, raw); err != nil {
+		t.Fatal(err)
+	}
+	zw.Close()
+	crc := crc32.ChecksumIEEE(pk.Bytes()[12:])
+	sum := sha1.Sum(pk.Bytes())
+	pk.Write(sum[:])
+
+	var ix bytes.Buffer
+	ix.Write([]byte{0xff, 't', 'O', 'c'})
+	h, _ := hex.DecodeString(name)
+	fanout := make([]uint32, 256)
+	for i := int(h[0]); i < 256; i++ {
+		fanout[i] = 1
+	}
+	_ = binary.Write(&ix, binary.BigEndian, uint32(2))
+	_ = binary.Write(&ix, binary.BigEndian, fanout)
+	ix.Write(h)
+	_ = binary.Write(&ix, binary.BigEndian, [2]uint32{crc, 12}) // its CRC, its offset
+	ix.Write(sum[:])
+	isum := sha1.Sum(ix.Bytes())
+	ix.Write(isum[:])
+	base := "objects/pack/pack-" + hex.EncodeToString(sum[:])
+	r.Write(base+".pack", pk.String())
+	r.Write(base+".idx", ix.String())
+}
+
+// A zlib bomb in a pack file: a blob whose header declares 10 bytes and
+// whose stream inflates to 128 MiB. go-git would inflate it whole.
+func TestMigratePackBomb(t *testing.T) {
+	r := newRawStore(t)
+	wd := filepath.Join(t.TempDir(), "packed")
+	blob := strings.Repeat("b1", 20)
+	putPack(t, r.Repo, blob, 10, &filler{n: 128 << 20})
+	r.project("packed", wd, r.Put("tree", gittest.Tree(gittest.Entry{Mode: "100644", Name: "f", Hash: blob})))
+
+	store := gittest.NewStore(t)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	rep, err := Run(context.Background(), store, r, Options{})
+	runtime.ReadMemStats(&after)
+	if err != nil {
+		t.Fatal(err)
+	}
+	alloc := after.TotalAlloc - before.TotalAlloc
+	t.Logf("the import allocated %d KiB", alloc>>10)
+	if alloc > 32<<20 {
+		t.Errorf("the import allocated %d MiB", alloc>>20)
+	}
+	want := "stream is longer than the 10 bytes its header declares"
+	if rep.SnapshotsImported != 0 || len(rep.Errors) != 1 || !strings.Contains(rep.Errors[0], want) || strings.Contains(rep.Errors[0], "\n") {
+		t.Errorf("imported %d, errors %q; want one line with %q", rep.SnapshotsImported, rep.Errors, want)
 	}
 }

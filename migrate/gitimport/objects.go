@@ -28,13 +28,17 @@ const maxWholeObject = 32 << 20
 // can check its size: a zlib bomb of a few hundred KiB can declare 10
 // bytes and inflate to gigabytes), from the repository's objects
 // directory, then from those its objects/info/alternates names by
-// absolute path. Packed objects are read through go-git, which bounds an
-// object's inflated stream by its declared size.
+// absolute path. Packed objects are read through go-git, once their
+// streams are checked (see checkPacked).
 type objectReader struct {
 	st storer.EncodedObjectStorer
 	// loose are the objects directories, each confined by os.Root (a
 	// symbolic link cannot lead out of it); a missing one is left out.
 	loose []*os.Root
+	// packs are the pack files of those directories, opened on the first
+	// packed object (see checkPacked).
+	packs       []*pack
+	packsLoaded bool
 }
 
 // withObjects opens the repository at gitDir read-only for fn (see
@@ -70,6 +74,9 @@ func newObjectReader(gitDir string, st storer.EncodedObjectStorer) *objectReader
 func (o *objectReader) close() {
 	for _, r := range o.loose {
 		_ = r.Close() // opened for reading only
+	}
+	for _, p := range o.packs {
+		_ = p.file.Close()
 	}
 }
 
@@ -196,8 +203,12 @@ func (l *looseFile) Close() error {
 
 // openPacked opens object h through go-git: a packed object (or an
 // alternate's, should one be loose there after all). Its size is read
-// first, and the content only if it is within limit.
+// first, and the content only if it is within limit; before either, the
+// streams go-git will inflate are checked.
 func (o *objectReader) openPacked(t plumbing.ObjectType, h plumbing.Hash, limit int64) (plumbing.ObjectType, int64, io.ReadCloser, error) {
+	if err := o.checkPacked(h, max(limit, maxWholeObject)); err != nil {
+		return 0, 0, nil, err
+	}
 	size, err := objectSize(o.st, t, h)
 	if err != nil {
 		return 0, 0, nil, err
