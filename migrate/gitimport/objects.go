@@ -201,15 +201,15 @@ func (l *looseFile) Close() error {
 	return l.f.Close()
 }
 
-// openPacked opens object h through go-git: a packed object (or an
-// alternate's, should one be loose there after all). Its size is read
-// first, and the content only if it is within limit; before either, the
-// streams go-git will inflate are checked.
+// openPacked opens packed object h (see openPackedDirect), or else asks
+// go-git, which also finds the objects of alternates' pack files: the size
+// first, and the content only if it is within limit.
 func (o *objectReader) openPacked(t plumbing.ObjectType, h plumbing.Hash, limit int64) (plumbing.ObjectType, int64, io.ReadCloser, error) {
-	if err := o.checkPacked(h, max(limit, maxWholeObject)); err != nil {
-		return 0, 0, nil, err
+	typ, size, rc, err := o.openPackedDirect(t, h, limit)
+	if !errors.Is(err, fs.ErrNotExist) {
+		return typ, size, rc, err
 	}
-	size, err := objectSize(o.st, t, h)
+	size, err = objectSize(o.st, t, h)
 	if err != nil {
 		return 0, 0, nil, err
 	}
@@ -223,7 +223,7 @@ func (o *objectReader) openPacked(t plumbing.ObjectType, h plumbing.Hash, limit 
 	if obj.Size() != size {
 		return 0, 0, nil, fmt.Errorf("its header says %d bytes, its content %d", size, obj.Size())
 	}
-	rc, err := obj.Reader()
+	rc, err = obj.Reader()
 	if err != nil {
 		return 0, 0, nil, err
 	}
