@@ -131,6 +131,28 @@ const maxHeader = 32
 
 var zlibReaders sync.Pool // of io.ReadCloser implementing zlib.Resetter
 
+// inflate returns a zlib reader of r, from the pool; release gives it back.
+func inflate(r io.Reader) (io.ReadCloser, error) {
+	if z, ok := zlibReaders.Get().(io.ReadCloser); ok {
+		if err := z.(zlib.Resetter).Reset(r, nil); err != nil {
+			return nil, err
+		}
+		return z, nil
+	}
+	return zlib.NewReader(r)
+}
+
+// release gives a reader from inflate back to the pool.
+func release(zr io.ReadCloser) { zlibReaders.Put(zr) }
+
+// pooled is a reader from inflate that goes back to the pool when closed.
+type pooled struct{ io.ReadCloser }
+
+func (p pooled) Close() error {
+	release(p.ReadCloser)
+	return nil
+}
+
 // openLoose opens loose object h (fs.ErrNotExist if there is none): its
 // type and declared size, and a reader of its content, not yet bounded.
 func (o *objectReader) openLoose(h plumbing.Hash) (plumbing.ObjectType, int64, io.ReadCloser, error) {
@@ -145,13 +167,7 @@ func (o *objectReader) openLoose(h plumbing.Hash) (plumbing.ObjectType, int64, i
 	if err != nil {
 		return 0, 0, nil, err
 	}
-	br := bufio.NewReaderSize(f, 4096)
-	var zr io.ReadCloser
-	if z, ok := zlibReaders.Get().(io.ReadCloser); ok {
-		zr, err = z, z.(zlib.Resetter).Reset(br, nil)
-	} else {
-		zr, err = zlib.NewReader(br)
-	}
+	zr, err := inflate(bufio.NewReaderSize(f, 4096))
 	if err != nil {
 		_ = f.Close()
 		return 0, 0, nil, fmt.Errorf("loose object: %w", err)
@@ -197,7 +213,7 @@ type looseFile struct {
 }
 
 func (l *looseFile) Close() error {
-	zlibReaders.Put(l.zr)
+	release(l.zr)
 	return l.f.Close()
 }
 

@@ -3,7 +3,6 @@ package gitimport
 import (
 	"bufio"
 	"bytes"
-	"compress/zlib"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -100,11 +99,11 @@ func (o *objectReader) openPackedDirect(t plumbing.ObjectType, h plumbing.Hash, 
 			if size > limit { // not inflated
 				return typ, size, io.NopCloser(r), nil
 			}
-			zr, err := zlib.NewReader(r)
+			zr, err := inflate(r)
 			if err != nil {
 				return 0, 0, nil, fmt.Errorf("%s at %d: %w", p.name, off, err)
 			}
-			return typ, size, zr, nil
+			return typ, size, pooled{zr}, nil
 		}
 		info, err := p.resolve(off, max(limit, maxWholeObject))
 		if err != nil {
@@ -217,10 +216,11 @@ func (p *pack) checkAt(off, bound int64) (typ plumbing.ObjectType, size, base in
 	if size > bound {
 		return 0, 0, 0, fmt.Errorf("%w: a stream of %d bytes, more than %d", errObjectTooLarge, size, bound)
 	}
-	zr, err := zlib.NewReader(r)
+	zr, err := inflate(r)
 	if err != nil {
 		return 0, 0, 0, err
 	}
+	defer release(zr)
 	hr := &headReader{r: zr}
 	n, err := io.CopyN(io.Discard, hr, size+1)
 	switch {
