@@ -10,7 +10,6 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
-	"github.com/go-git/go-git/v5/plumbing/storer"
 
 	"github.com/casckpt/casckpt/cas"
 	"github.com/casckpt/casckpt/manifest"
@@ -53,7 +52,7 @@ const maxDepth = 2048
 // tree that names one subtree at very many paths is refused after a few
 // reads); a file larger than maxFileSize is left out without being read.
 type converter struct {
-	st                    storer.EncodedObjectStorer
+	st                    *objectReader
 	put                   cas.Putter
 	maxFiles, maxFileSize int64
 	trees                 map[plumbing.Hash]treeResult
@@ -61,7 +60,7 @@ type converter struct {
 	onPath                map[plumbing.Hash]bool // the trees being converted
 }
 
-func newConverter(st storer.EncodedObjectStorer, put cas.Putter, maxFiles, maxFileSize int64) *converter {
+func newConverter(st *objectReader, put cas.Putter, maxFiles, maxFileSize int64) *converter {
 	return &converter{st: st, put: put, maxFiles: maxFiles, maxFileSize: maxFileSize, trees: map[plumbing.Hash]treeResult{},
 		blobs: map[plumbing.Hash]manifest.Entry{}, onPath: map[plumbing.Hash]bool{}}
 }
@@ -115,11 +114,11 @@ func (c *converter) readTree(ctx context.Context, h plumbing.Hash) (*object.Tree
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	obj, err := readVerified(c.st, plumbing.TreeObject, h, maxWholeObject)
+	obj, err := c.st.read(plumbing.TreeObject, h, maxWholeObject)
 	if err != nil {
 		return nil, sourceErrorf("tree %s: %w", h, err)
 	}
-	gt, err := object.DecodeTree(c.st, obj)
+	gt, err := object.DecodeTree(c.st.st, obj)
 	if err != nil {
 		return nil, sourceErrorf("tree %s: %w", h, err)
 	}
@@ -213,36 +212,29 @@ func (c *converter) file(ctx context.Context, h plumbing.Hash, exec bool) (_ man
 		e.Exec = exec
 		return e, true, nil
 	}
-	size, err := objectSize(c.st, plumbing.BlobObject, h)
-	if err != nil {
-		return manifest.Entry{}, false, sourceErrorf("blob %s: %w", h, err)
-	}
-	if size > c.maxFileSize {
+	_, size, rc, err := c.st.open(plumbing.BlobObject, h, c.maxFileSize)
+	switch {
+	case errors.Is(err, errObjectTooLarge):
 		return manifest.Entry{}, false, nil
-	}
-	obj, err := c.st.EncodedObject(plumbing.BlobObject, h)
-	if err != nil {
-		return manifest.Entry{}, false, sourceErrorf("blob %s: %w", h, err)
-	}
-	if obj.Size() != size {
-		return manifest.Entry{}, false, sourceErrorf("blob %s: its header says %d bytes, its content %d", h, size, obj.Size())
-	}
-	rc, err := obj.Reader()
-	if err != nil {
+	case err != nil:
 		return manifest.Entry{}, false, sourceErrorf("blob %s: %w", h, err)
 	}
 	defer rc.Close()
 	r := &errReader{r: rc}
-	v := newVerifier(obj, h, r)
-	e, err := manifest.PutFile(ctx, c.put, "", v, obj.Size(), exec)
+	e, err := manifest.PutFile(ctx, c.put, "", r, size, exec)
+	if err == nil {
+		// PutFile stops at size bytes: read on to the end, where the
+		// content is checked.
+		_, err = r.Read(nil)
+		if errors.Is(err, io.EOF) {
+			err = nil
+		}
+	}
 	switch {
 	case r.err != nil:
 		return manifest.Entry{}, false, sourceErrorf("blob %s: %w", h, r.err)
 	case err != nil:
 		return manifest.Entry{}, false, fmt.Errorf("blob %s: %w", h, err)
-	}
-	if err := v.check(); err != nil {
-		return manifest.Entry{}, false, sourceErrorf("blob %s: %w", h, err)
 	}
 	c.blobs[h] = e
 	return e, true, nil
@@ -252,7 +244,7 @@ func (c *converter) file(ctx context.Context, h plumbing.Hash, exec bool) (_ man
 // target longer than manifest.MaxTargetLen, which casckpt cannot hold, is
 // not read and returned empty.
 func (c *converter) linkTarget(h plumbing.Hash) (string, error) {
-	obj, err := readVerified(c.st, plumbing.BlobObject, h, manifest.MaxTargetLen)
+	obj, err := c.st.read(plumbing.BlobObject, h, manifest.MaxTargetLen)
 	if errors.Is(err, errObjectTooLarge) {
 		return "", nil
 	}
@@ -264,7 +256,7 @@ func (c *converter) linkTarget(h plumbing.Hash) (string, error) {
 		return "", sourceErrorf("blob %s: %w", h, err)
 	}
 	defer rc.Close()
-	b, err := io.ReadAll(rc)
+	b, err := io.ReadAll(rc) // a memory object's reader
 	if err != nil {
 		return "", sourceErrorf("blob %s: %w", h, err)
 	}

@@ -70,7 +70,7 @@ func TestConverterOddEntries(t *testing.T) {
 	_, err := store.Import(ctx, casckpt.ImportProject{Workdir: wd, Snapshots: []casckpt.ImportSnapshot{{Origin: "test",
 		Build: func(ctx context.Context, put cas.Putter) (cas.ID, int64, int64, error) {
 			var err error
-			res, err = newConverter(mem, put, 50_000, 10<<20).root(ctx, root)
+			res, err = newConverter(&objectReader{st: mem}, put, 50_000, 10<<20).root(ctx, root)
 			return res.id, res.files, res.bytes, err
 		}}}})
 	if err != nil {
@@ -89,7 +89,7 @@ func TestConverterOddEntries(t *testing.T) {
 	// A tree that is not there is the source's fault.
 	_, err = store.Import(ctx, casckpt.ImportProject{Workdir: wd, Snapshots: []casckpt.ImportSnapshot{{Origin: "test2",
 		Build: func(ctx context.Context, put cas.Putter) (cas.ID, int64, int64, error) {
-			_, err := newConverter(mem, put, 50_000, 10<<20).root(ctx, plumbing.NewHash(strings.Repeat("12", 20)))
+			_, err := newConverter(&objectReader{st: mem}, put, 50_000, 10<<20).root(ctx, plumbing.NewHash(strings.Repeat("12", 20)))
 			return cas.ID{}, 0, 0, err
 		}}}})
 	if se := (*sourceError)(nil); !errors.As(err, &se) {

@@ -99,7 +99,12 @@
 //     imported.
 //   - Every object read is checked against its SHA-1 name; an object that
 //     does not match, or a tree nested deeper than any path can be, makes
-//     its commit damaged (below).
+//     its commit damaged (below). No object is inflated past the size its
+//     header declares (a zlib bomb: a few hundred KiB that declare 10
+//     bytes and inflate to gigabytes): loose objects and packed ones that
+//     are not deltas are read by this package, bounded; the streams of a
+//     delta chain are each checked, to nowhere, before go-git rebuilds the
+//     delta.
 //   - Should a repository hold a merge or a second branch, every
 //     reachable commit is imported, parents before children, so that the
 //     unit can become migrated.

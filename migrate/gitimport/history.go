@@ -9,7 +9,6 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
-	"github.com/go-git/go-git/v5/plumbing/storer"
 )
 
 // commit is what the import needs of a git commit.
@@ -32,7 +31,7 @@ const maxTagDepth = 16
 // the root to the tip. Tips that are trees or blobs have no commits. Commits
 // that cannot be read are returned as problems, and the walk goes on
 // without them and their ancestors.
-func history(st storer.EncodedObjectStorer, tips []plumbing.Hash) ([]*commit, []string) {
+func history(st *objectReader, tips []plumbing.Hash) ([]*commit, []string) {
 	var problems []string
 	byHash := map[plumbing.Hash]*commit{}
 	var found []*commit
@@ -79,8 +78,8 @@ func history(st storer.EncodedObjectStorer, tips []plumbing.Hash) ([]*commit, []
 
 // readCommit reads commit h. For a tip it also accepts a tag (returning a
 // commit value holding only the tag's target hash) and trees or blobs (nil).
-func readCommit(st storer.EncodedObjectStorer, h plumbing.Hash, isTip bool) (*commit, error) {
-	obj, err := readVerified(st, plumbing.AnyObject, h, maxWholeObject)
+func readCommit(st *objectReader, h plumbing.Hash, isTip bool) (*commit, error) {
+	obj, err := st.read(plumbing.AnyObject, h, maxWholeObject)
 	if err != nil {
 		return nil, fmt.Errorf("commit %s: %w", h, err)
 	}
@@ -90,7 +89,7 @@ func readCommit(st storer.EncodedObjectStorer, h plumbing.Hash, isTip bool) (*co
 		if !isTip {
 			return nil, fmt.Errorf("commit %s: is a tag", h)
 		}
-		tag, err := object.DecodeTag(st, obj)
+		tag, err := object.DecodeTag(st.st, obj)
 		if err != nil {
 			return nil, fmt.Errorf("tag %s: %w", h, err)
 		}
@@ -101,7 +100,7 @@ func readCommit(st storer.EncodedObjectStorer, h plumbing.Hash, isTip bool) (*co
 		}
 		return nil, nil
 	}
-	c, err := object.DecodeCommit(st, obj)
+	c, err := object.DecodeCommit(st.st, obj)
 	if err != nil {
 		return nil, fmt.Errorf("commit %s: %w", h, err)
 	}

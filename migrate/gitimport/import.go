@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/storer"
 	"github.com/go-git/go-git/v5/storage/filesystem"
 
 	"github.com/casckpt/casckpt"
@@ -179,7 +178,7 @@ func readSource(s *Source, srep *SourceReport) (jobs []*job, total int) {
 	if len(s.Projects) == 0 {
 		return nil, 0
 	}
-	err := withRepo(s.Path, func(st *filesystem.Storage) error {
+	err := withObjects(s.Path, func(st *objectReader) error {
 		for j := range s.Projects {
 			p := &s.Projects[j]
 			prep := &srep.Projects[j]
@@ -214,7 +213,7 @@ func importJobs(ctx context.Context, store Importer, jobs []*job, total int, opt
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		err := withRepo(j.src.Path, func(st *filesystem.Storage) error {
+		err := withObjects(j.src.Path, func(st *objectReader) error {
 			return importJob(ctx, store, st, j, opts, func(pos int) { prog.report(done + pos) })
 		})
 		switch {
@@ -271,7 +270,7 @@ func withRepo(gitDir string, fn func(st *filesystem.Storage) error) (err error) 
 // be read is reported and left out: the commits before it are imported,
 // then the import goes on after it. Other failures end the job. step is
 // called with the position (1-based) of each commit converted.
-func importJob(ctx context.Context, store Importer, st *filesystem.Storage, j *job, opts Options, step func(pos int)) error {
+func importJob(ctx context.Context, store Importer, st *objectReader, j *job, opts Options, step func(pos int)) error {
 	created, lastTouch := j.proj.Created, j.proj.LastTouch
 	newest := j.commits[len(j.commits)-1].when
 	for _, c := range j.commits {
@@ -354,7 +353,7 @@ func (j *job) snapshot(c *commit, byHash map[plumbing.Hash]*commit, opts Options
 
 // attempt is one Store.Import call for a run of a project's commits.
 type attempt struct {
-	st   storer.EncodedObjectStorer
+	st   *objectReader
 	opts Options
 	conv *converter // made on the first build: it must not outlive the Putter
 	step func(pos int)

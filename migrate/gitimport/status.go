@@ -6,7 +6,6 @@ import (
 	"os"
 
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/storage/filesystem"
 
 	"github.com/casckpt/casckpt"
 )
@@ -60,7 +59,7 @@ func unitStatus(ctx context.Context, store Importer, u Unit) (UnitStatus, error)
 			l.Migrated = false
 			continue
 		}
-		err := withRepo(s.Path, func(st *filesystem.Storage) error {
+		err := withObjects(s.Path, func(st *objectReader) error {
 			held := map[plumbing.Hash]bool{}
 			for _, p := range s.Projects {
 				commits, problems := history(st, p.tips)

@@ -7,9 +7,11 @@ import (
 	"crypto/sha1"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/casckpt/casckpt"
@@ -51,11 +53,18 @@ func (r *Repo) Put(typ string, content []byte) string {
 
 // PutAs writes an object of type typ under any name.
 func (r *Repo) PutAs(name, typ string, content []byte) string {
+	return r.PutRaw(name, io.MultiReader(strings.NewReader(fmt.Sprintf("%s %d\x00", typ, len(content))), bytes.NewReader(content)))
+}
+
+// PutRaw writes a loose object under any name: raw, its header and
+// content, zlib-compressed as read, with no check (a header may lie).
+func (r *Repo) PutRaw(name string, raw io.Reader) string {
 	r.t.Helper()
 	var b bytes.Buffer
 	zw := zlib.NewWriter(&b)
-	fmt.Fprintf(zw, "%s %d\x00", typ, len(content))
-	zw.Write(content)
+	if _, err := io.Copy(zw, raw); err != nil {
+		r.t.Fatal(err)
+	}
 	zw.Close()
 	p := filepath.Join(r.Dir, "objects", name[:2], name[2:])
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
