@@ -43,10 +43,13 @@ const smallBlock = 256 << 10
 // GOMAXPROCS 16 against 60 MiB and 2.3-2.4 s at 2 (sixteen encoders'
 // tables missing the caches, and the heap past the command's 96 MiB
 // limit collecting without end); on a quiet 16-core machine it got no
-// faster past 4 cores. At 3 W1 peaks at 82-83 MiB at GOMAXPROCS 16, at 4
-// at 93-97 MiB: 3 keeps the command under its 96 MiB at any core count.
-// See BENCHMARKS.md, "W1 on more cores (#30)".
-const maxParallel = 3
+// faster past 4 cores. There (taskset to N cores, medians of
+// 4) a cap of 3 cost 20% of W1's wall time at 4 to 16 cores (0.90 s
+// against 0.74 s at 4) while a cap of 4 matched one slot a core (0.75,
+// 0.77 and 0.83 s at 4, 8 and 16 cores) at 89-93 MiB peak RSS and 2.4-3.0 s
+// of CPU, against 165 MiB and 7.6 s at 16 cores uncapped. See
+// BENCHMARKS.md, "W1 on more cores (#30)".
+const maxParallel = 4
 
 // Parallelism is how many files a snapshot reads and how many blocks it
 // compresses at once: one a core (GOMAXPROCS), at most maxParallel, so
