@@ -59,6 +59,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/casckpt/casckpt/migrate/gitimport"
@@ -112,14 +113,15 @@ func (f *finder) Read(p string) (gitimport.Unit, bool) {
 		s.Unowned = refs
 	case len(refs) > 0:
 		session := agentrepo.Session(agent, slug)
-		turns := checkpointTurns(f.checkpointDirs(p, slug))
+		// read on the first label: status and clear-legacy read units but label no commit
+		turns := sync.OnceValue(func() map[string]int64 { return checkpointTurns(f.checkpointDirs(p, slug)) })
 		pr := gitimport.NewProject(workdir, refs)
 		pr.Agent = agent
 		pr.Label = func(c gitimport.CommitInfo) (string, string) {
 			if session == "" || c.Message == "Initial commit" {
 				return "", ""
 			}
-			if ms, ok := turns[c.Hash]; ok {
+			if ms, ok := turns()[c.Hash]; ok {
 				return session, strconv.FormatInt(ms, 10)
 			}
 			return session, strconv.FormatInt(c.Time.UnixMilli(), 10)

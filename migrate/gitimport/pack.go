@@ -79,7 +79,7 @@ func openPack(root *os.Root, base string) (*pack, error) {
 	return &pack{name: base, idx: idx, file: file, checked: map[int64]packedInfo{}}, nil
 }
 
-// openPacked opens object h from the pack files (fs.ErrNotExist if none
+// openPackedDirect opens object h from the pack files (fs.ErrNotExist if none
 // holds it): its type, size and a reader of its content, not yet bounded.
 // An object that is not a delta is inflated here; a delta is rebuilt by
 // go-git once the streams of its chain are checked (see resolve).
