@@ -18,8 +18,20 @@ import (
 	"github.com/casckpt/casckpt/cas"
 )
 
-// SchemaVersion is the version of the record layout this package writes.
-const SchemaVersion = 1
+// Schema versions. A database records the lowest version that reads all
+// it holds: a new one is made at SchemaBase, and a write that stores what
+// an older casckpt would misread raises it first (Tx.RequireSchema), so
+// that older binaries refuse the store ("upgrade casckpt") instead of
+// reading it wrongly or collecting what they do not understand.
+const (
+	// SchemaBase: the record layout of casckpt's first stores.
+	SchemaBase = 1
+	// SchemaInline: packs may live in the database (inline packs) and
+	// objects may be stored as deltas against a base object.
+	SchemaInline = 2
+	// SchemaVersion is the highest version this package reads and writes.
+	SchemaVersion = SchemaInline
+)
 
 var (
 	bucketMeta = []byte("meta")
@@ -247,7 +259,7 @@ func (d *DB) initTemp(fill func(*Tx) error) (string, error) {
 			}
 		}
 		meta := tx.Bucket(bucketMeta)
-		if err := meta.Put(keySchema, binary.BigEndian.AppendUint32(nil, SchemaVersion)); err != nil {
+		if err := meta.Put(keySchema, binary.BigEndian.AppendUint32(nil, SchemaBase)); err != nil {
 			return err
 		}
 		if err := meta.Put(keyChunker, []byte(d.opts.Chunker)); err != nil {
@@ -325,8 +337,8 @@ func (d *DB) checkSchema(tx *bolt.Tx) error {
 	if len(v) == 4 && binary.BigEndian.Uint32(v) > SchemaVersion {
 		return fmt.Errorf("%w: %w (schema %d, this casckpt reads %d); upgrade casckpt", ErrSchema, ErrNewer, binary.BigEndian.Uint32(v), SchemaVersion)
 	}
-	if len(v) != 4 || binary.BigEndian.Uint32(v) != SchemaVersion {
-		return fmt.Errorf("%w: schema %x, this casckpt reads %d; upgrade casckpt", ErrSchema, v, SchemaVersion)
+	if len(v) != 4 || binary.BigEndian.Uint32(v) < SchemaBase {
+		return fmt.Errorf("%w: schema %x, this casckpt reads %d to %d; upgrade casckpt", ErrSchema, v, SchemaBase, SchemaVersion)
 	}
 	if c := meta.Get(keyChunker); string(c) != d.opts.Chunker {
 		return fmt.Errorf("%w: chunker %q, this casckpt uses %q", ErrSchema, c, d.opts.Chunker)

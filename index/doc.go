@@ -35,6 +35,11 @@
 // "snapshots"/<workdir>/<seq>, "statcache"/<workdir>/<dir>, "objects",
 // "packs", "dropped" (tombstones), "origins", "counts"/<from><to>.
 //
+// Schema versions: a database records the lowest version that reads all it
+// holds (see SchemaBase, SchemaInline). A new one starts at SchemaBase; the
+// write that first stores what an older casckpt would misread raises it,
+// and a casckpt refuses a database of a version above its SchemaVersion.
+//
 // Caveats:
 //   - The database is opened with a timeout and must be held briefly;
 //     bbolt admits one writer at a time across processes.

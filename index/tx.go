@@ -2,6 +2,7 @@ package index
 
 import (
 	"encoding/binary"
+	"fmt"
 	"sync"
 	"time"
 
@@ -84,4 +85,29 @@ func (t *Tx) LastPrune() time.Time {
 // SetLastPrune records when a prune ran.
 func (t *Tx) SetLastPrune(at time.Time) error {
 	return t.tx.Bucket(bucketMeta).Put(keyLastPrune, binary.BigEndian.AppendUint64(nil, uint64(at.UnixNano())))
+}
+
+// Schema returns the schema version the database records (SchemaBase for a
+// database that does not exist yet).
+func (t *Tx) Schema() uint32 {
+	if v := t.get(bucketMeta, keySchema); len(v) == 4 {
+		return binary.BigEndian.Uint32(v)
+	}
+	return SchemaBase
+}
+
+// RequireSchema raises the database's schema version to v, if it records
+// a lower one, before the transaction stores what needs v: once it
+// commits, a casckpt that reads only older versions refuses the store.
+// Call it in the write transaction that first stores such a thing.
+func (t *Tx) RequireSchema(v uint32) error {
+	if v > SchemaVersion {
+		return fmt.Errorf("%w: schema %d is newer than this casckpt's %d", ErrSchema, v, SchemaVersion)
+	}
+	if t.Schema() >= v {
+		return nil
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.tx.Bucket(bucketMeta).Put(keySchema, binary.BigEndian.AppendUint32(nil, v))
 }
