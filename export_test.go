@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/casckpt/casckpt/index"
 	"github.com/casckpt/casckpt/internal/restorer"
 	"github.com/casckpt/casckpt/repo"
 	"github.com/casckpt/casckpt/repo/bucket"
@@ -108,4 +109,13 @@ func InlineUpTo(t *testing.T, n int64) {
 	old := repo.InlineMax
 	repo.InlineMax = n
 	t.Cleanup(func() { repo.InlineMax = old })
+}
+
+// InlinePacks counts the inline packs in the records of s.
+func InlinePacks(t *testing.T, s *Store) (n int) {
+	t.Helper()
+	if err := s.repo.DB().View(func(tx *index.Tx) error { n, _ = tx.InlineBytes(); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	return n
 }

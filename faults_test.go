@@ -615,7 +615,7 @@ func foldFaults(ctx context.Context) faultedOp {
 		if err := snapshot(fx); err != nil {
 			t.Fatal(err)
 		}
-		if n := inlineCount(t, fx.s); n == 0 {
+		if n := InlinePacks(t, fx.s); n == 0 {
 			t.Fatal("the snapshot stored no inline pack")
 		}
 	}
@@ -630,26 +630,17 @@ func foldFaults(ctx context.Context) faultedOp {
 	}
 	op.check = func(t *testing.T, fx *faultFixture, err error, what string) {
 		snapshotCheck(t, fx, nil, what)
-		if err != nil && inlineCount(t, fx.s) == 0 {
+		if err != nil && InlinePacks(t, fx.s) == 0 {
 			t.Fatalf("a failed fold (%s) left no inline pack", what)
 		}
 	}
 	op.again = func(t *testing.T, fx *faultFixture) {
 		snapshotAgain(t, fx)
-		if n := inlineCount(t, fx.s); n != 0 {
+		if n := InlinePacks(t, fx.s); n != 0 {
 			t.Fatalf("%d inline packs after a fold", n)
 		}
 	}
 	return op
-}
-
-// inlineCount counts the inline packs of s.
-func inlineCount(t *testing.T, s *Store) (n int) {
-	t.Helper()
-	if err := s.repo.DB().View(func(tx *index.Tx) error { n, _ = tx.InlineBytes(); return nil }); err != nil {
-		t.Fatal(err)
-	}
-	return n
 }
 
 // gcFaults: a failed gc changes no snapshot; a healthy one leaves exactly
