@@ -69,8 +69,9 @@ var ErrLiveNotIndexed = errors.New("the index lacks objects that kept snapshots 
 
 // PrepareSweep removes from the object index of write transaction idx every
 // object for which live returns false, and rewrites packs that are mostly
-// dead or small, and inline packs, in packs. New packs are written and synced before it
-// returns. The caller must hold the store's exclusive lock: any pack the
+// dead or small, in packs; inline packs follow the same rules as pack
+// files (a rewrite deletes them). New packs are written and synced before
+// it returns. The caller must hold the store's exclusive lock: any pack the
 // index does not name, and any pack a writer left incomplete, is deleted by
 // Finish. After the transaction commits, call Finish; if it does not, call
 // Abort.
@@ -106,8 +107,8 @@ func PrepareSweep(ctx context.Context, idx IndexWriter, packs PackStore, live fu
 			if err := sw.dropPack(idx, p); err != nil {
 				return nil, err
 			}
-		case u.deadBytes > 0 && float64(u.deadBytes) >= opts.RepackThreshold*float64(total), p.Inline:
-			repack = append(repack, u) // a sweep folds inline packs too (see FoldInline)
+		case u.deadBytes > 0 && float64(u.deadBytes) >= opts.RepackThreshold*float64(total):
+			repack = append(repack, u)
 		case p.Size < opts.SmallPack:
 			small = append(small, u)
 		}
