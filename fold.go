@@ -18,6 +18,16 @@ var (
 	foldAfterBytes int64 = 1 << 20
 )
 
+// newWriter returns a Writer for a turn's objects (repo.Repo.NewWriter),
+// writing no inline pack with Options.FilePacksOnly.
+func (s *Store) newWriter(existing cas.Existing) *cas.Writer {
+	w := s.repo.NewWriter(existing)
+	if s.opts.FilePacksOnly {
+		w.SetInline(0)
+	}
+	return w
+}
+
 // noteInline notes in res the bytes of the inline packs of tx, and
 // whether they call for a fold.
 func noteInline(tx *index.Tx, res *SnapshotResult) {

@@ -283,7 +283,7 @@ func (ss *hold) scanSnapshot(ctx context.Context, v view, workdir string, opts S
 	}
 	p.parent, _ = repo.DirIdentity(filepath.Dir(workdir))
 	p.stored = &healingExisting{Existing: repo.DedupeAgainst(v.Tx, v.Objects), damaged: map[cas.ID]bool{}}
-	p.w = ss.s.repo.NewWriter(p.stored)
+	p.w = ss.s.newWriter(p.stored)
 	var put cas.Putter = p.w
 	if wrap != nil {
 		put = wrap(p.w)
@@ -402,7 +402,7 @@ func (ss *hold) commitSnapshot(ctx context.Context, p *pendingSnapshot) (Snapsho
 		res.ID = raced.ID
 		// The turn is recorded against the other process's snapshot.
 		p.rec, p.newest, p.extra, p.scanStored = nil, raced, nil, cas.WriteStats{}
-		p.w = ss.s.repo.NewWriter(nil)
+		p.w = ss.s.newWriter(nil)
 		if err := ss.Read(func(v view) (err error) {
 			p.turn, err = planTurn(ctx, v.Tx, p.w, p.workdir, p.opts, raced.ID, p.at)
 			return err
