@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/casckpt/casckpt/cas"
+	"github.com/casckpt/casckpt/index"
 	"github.com/casckpt/casckpt/internal/testtree"
 )
 
@@ -29,7 +31,7 @@ func TestSnapshotCollectsAfterEnoughDrops(t *testing.T) {
 		if err != nil || !r.Created {
 			t.Fatalf("snapshot %d: %+v %v", i, r, err)
 		}
-		packs := len(packNames(t, s))
+		packs := len(indexedPacks(t, s)) // pack files and inline packs
 		switch {
 		case i < autoCollectAfter && packs != i+1:
 			t.Fatalf("after snapshot %d (%d dropped): %d packs, want %d: nothing is collected before %d drops", i, i, packs, i+1, autoCollectAfter)
@@ -47,4 +49,15 @@ func TestSnapshotCollectsAfterEnoughDrops(t *testing.T) {
 	if diff := testtree.Equal(testtree.WithDirs(tree), exportTree(t, s, dir, list[0].ID)); diff != "" {
 		t.Fatal(diff)
 	}
+}
+
+// indexedPacks returns the packs the store's index records: its pack
+// files and its inline packs.
+func indexedPacks(t *testing.T, s *Store) []cas.PackInfo {
+	t.Helper()
+	var packs []cas.PackInfo
+	if err := s.repo.DB().View(func(tx *index.Tx) (err error) { packs, err = tx.Objects().Packs(); return err }); err != nil {
+		t.Fatal(err)
+	}
+	return packs
 }

@@ -83,7 +83,10 @@ func localBackend() backend {
 			return s
 		}
 	}
-	b.packs = func(*testing.T) []string {
+	b.packs = func(t *testing.T) []string {
+		if dir != "" { // the inline packs (in the database) to a pack file first
+			casckpt.FoldNow(t, b.open(t, casckpt.Options{}))
+		}
 		names, _ := filepath.Glob(filepath.Join(dir, "packs", "*.pack"))
 		return names
 	}
@@ -95,6 +98,7 @@ func localBackend() backend {
 	b.rebuild = func(t *testing.T) *casckpt.Store {
 		t.Helper()
 		s := b.open(t, casckpt.Options{})
+		casckpt.FoldNow(t, s) // a rebuild from the pack files cannot see inline packs
 		if err := os.Remove(filepath.Join(s.Location(), "casckpt.db")); err != nil {
 			t.Fatal(err)
 		}

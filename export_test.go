@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/casckpt/casckpt/index"
 	"github.com/casckpt/casckpt/internal/restorer"
 	"github.com/casckpt/casckpt/repo"
 	"github.com/casckpt/casckpt/repo/bucket"
@@ -68,4 +69,53 @@ type ObjectStore = bucket.Objects
 // use were a command of its own: the test's wall clock barely moves.
 func OpenBucket(location string, objects ObjectStore, opts Options) (*Store, error) {
 	return openBucket(location, objects, opts)
+}
+
+// FoldNow folds the store's inline packs into a pack file, as a turn does
+// once there are enough of them: for tests that damage or read pack files,
+// or lose the database, which inline packs live in.
+func FoldNow(t *testing.T, s *Store) {
+	t.Helper()
+	ss, err := s.begin(t.Context(), false, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ss.End()
+	if err := ss.foldInline(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	if err := ss.Read(func(v view) error { n, _ = v.Tx.InlineBytes(); return nil }); err != nil || n > 0 {
+		t.Fatalf("after a fold %d inline packs are left (%v)", n, err)
+	}
+}
+
+// FoldAfter makes a turn fold the inline packs once there are n of them,
+// until the test ends.
+func FoldAfter(t *testing.T, n int) {
+	old := foldAfterPacks
+	foldAfterPacks = n
+	t.Cleanup(func() { foldAfterPacks = old })
+}
+
+// FilePacksOnly makes every turn write its packs as pack files, none
+// inline, until the test ends: for tests of the pack files' layout (one
+// pack file per snapshot).
+func FilePacksOnly(t *testing.T) { InlineUpTo(t, 0) }
+
+// InlineUpTo makes turns keep packs of up to n bytes inline, until the
+// test ends.
+func InlineUpTo(t *testing.T, n int64) {
+	old := repo.InlineMax
+	repo.InlineMax = n
+	t.Cleanup(func() { repo.InlineMax = old })
+}
+
+// InlinePacks counts the inline packs in the records of s.
+func InlinePacks(t *testing.T, s *Store) (n int) {
+	t.Helper()
+	if err := s.repo.DB().View(func(tx *index.Tx) error { n, _ = tx.InlineBytes(); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	return n
 }

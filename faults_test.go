@@ -20,6 +20,7 @@ import (
 
 	"github.com/casckpt/casckpt/cas"
 	"github.com/casckpt/casckpt/cas/packstore"
+	"github.com/casckpt/casckpt/index"
 	"github.com/casckpt/casckpt/internal/osfs"
 	"github.com/casckpt/casckpt/internal/restorer"
 	"github.com/casckpt/casckpt/internal/testtree"
@@ -87,8 +88,10 @@ func (f *faults) fired() string {
 }
 
 // install puts f between s and the disk: under the local pack store's
-// files and the project's.
+// files and the project's, and before the database's commits (inline
+// packs are written there), until uninstall.
 func (f *faults) install(s *Store) {
+	index.CommitHook = func(path string) error { return f.hit("commit", path) }
 	s.repo.SetPacks(packstore.NewLocal(s.repo.PacksDir(), faultyPacks{packstore.OS, f}))
 	s.projectFS = func(r *os.Root) restorer.FS { return faultyProject{restorer.RootFS(r), f} }
 }
@@ -430,8 +433,16 @@ func checkFailure(t *testing.T, err error, what string) {
 func TestIOErrorsAtEveryWrite(t *testing.T) {
 	ctx := context.Background()
 	trees := faultTrees()
-	for _, op := range []faultedOp{snapshotFaults(ctx), gcFaults(ctx), restoreFaults(ctx), undoFaults(ctx), safeRestoreFaults(ctx)} {
-		t.Run(op.name, func(t *testing.T) { failEachOperation(t, trees, op) })
+	for _, op := range []faultedOp{snapshotFaults(ctx), foldFaults(ctx), gcFaults(ctx), restoreFaults(ctx), undoFaults(ctx), safeRestoreFaults(ctx)} {
+		t.Run(op.name, func(t *testing.T) {
+			switch op.name {
+			case "snapshot":
+				FilePacksOnly(t) // its pack file's every operation; the fold's has the inline path's
+			case "fold":
+				InlineUpTo(t, 1<<20) // the tree's large file too
+			}
+			failEachOperation(t, trees, op)
+		})
 	}
 }
 
@@ -451,6 +462,7 @@ func TestIOErrorsWithUnreadable(t *testing.T) {
 	if testing.Short() {
 		ops = ops[:2]
 	}
+	FilePacksOnly(t) // the snapshot's pack file's every operation
 	for _, op := range ops {
 		// Every operation of the snapshot (it makes 6), every eighth of
 		// the restores and the undo (each makes about 70):
@@ -588,6 +600,47 @@ func snapshotFaults(ctx context.Context) faultedOp {
 			}
 		},
 	}
+}
+
+// foldFaults: a turn's snapshot, its pack inline, then a fold of the
+// inline packs into a pack file (the pack file's operations and the
+// database's commits in the path): a failed fold leaves the store
+// intact and its inline packs where they were; one once the disk
+// recovered leaves none, the snapshot whole.
+func foldFaults(ctx context.Context) faultedOp {
+	op := snapshotFaults(ctx)
+	op.name = "fold"
+	snapshot := op.run
+	op.prepare = func(t *testing.T, fx *faultFixture) {
+		if err := snapshot(fx); err != nil {
+			t.Fatal(err)
+		}
+		if n := InlinePacks(t, fx.s); n == 0 {
+			t.Fatal("the snapshot stored no inline pack")
+		}
+	}
+	snapshotCheck, snapshotAgain := op.check, op.again
+	op.run = func(fx *faultFixture) error {
+		ss, err := fx.s.begin(ctx, false, false)
+		if err != nil {
+			return err
+		}
+		defer ss.End()
+		return ss.foldInline(ctx)
+	}
+	op.check = func(t *testing.T, fx *faultFixture, err error, what string) {
+		snapshotCheck(t, fx, nil, what)
+		if err != nil && InlinePacks(t, fx.s) == 0 {
+			t.Fatalf("a failed fold (%s) left no inline pack", what)
+		}
+	}
+	op.again = func(t *testing.T, fx *faultFixture) {
+		snapshotAgain(t, fx)
+		if n := InlinePacks(t, fx.s); n != 0 {
+			t.Fatalf("%d inline packs after a fold", n)
+		}
+	}
+	return op
 }
 
 // gcFaults: a failed gc changes no snapshot; a healthy one leaves exactly
@@ -822,6 +875,7 @@ func runFaulty(t *testing.T, trees map[string]testtree.Tree, op faultedOp, f *fa
 		op.prepare(t, fx)
 	}
 	f.install(fx.s)
+	t.Cleanup(func() { index.CommitHook = nil })
 	err := op.run(fx)
 	return faultyRun{fx, f, err, f.fired()}
 }

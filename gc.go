@@ -90,7 +90,7 @@ func (ss *hold) collect(ctx context.Context, req collectRequest) (collectResult,
 		}
 		objects := cas.NewStore(ss.s.repo.Packs(), tx.Objects())
 		defer objects.Close()
-		graph, err := ss.planCollection(ctx, objects, projects, req, &res)
+		graph, err := ss.planCollection(ctx, tx, objects, projects, req, &res)
 		if err != nil || req.dryRun {
 			return err
 		}
@@ -138,7 +138,7 @@ func (ss *hold) collect(ctx context.Context, req collectRequest) (collectResult,
 // it did not mark). The cap counts the stored bytes of every object a
 // kept snapshot reaches, one copy each, where the records locate it, and
 // the database when it is part of the store (not a journal's cache).
-func (ss *hold) planCollection(ctx context.Context, objects *cas.Store, projects []gc.Project, req collectRequest, res *collectResult) (*gc.Graph, error) {
+func (ss *hold) planCollection(ctx context.Context, tx *index.Tx, objects *cas.Store, projects []gc.Project, req collectRequest, res *collectResult) (*gc.Graph, error) {
 	f := ss.s.repo.Backend().Features()
 	plan := gc.PlanRetention(projects, req.policy, ss.s.opts.Now())
 	res.plan, res.fits = plan, true
@@ -158,11 +158,10 @@ func (ss *hold) planCollection(ctx context.Context, objects *cas.Store, projects
 		}
 		return graph, nil
 	}
-	var fixed int64
-	if !f.Journaled {
-		if fixed, err = fileSize(ss.s.repo.DBPath()); err != nil {
-			return nil, err
-		}
+	_, inline := tx.InlineBytes()
+	fixed, err := ss.s.databaseBytes(inline)
+	if err != nil {
+		return nil, err
 	}
 	res.plan, res.projected, res.fits = gc.PlanCap(plan, gc.CapInput{
 		Projects: projects, Graph: graph, Size: repo.StoredSize(objects), Fixed: fixed,
@@ -222,7 +221,7 @@ func (s *Store) dropNow(ctx context.Context, req collectRequest) (collectResult,
 		res.projects = len(projects)
 		objects := cas.NewStore(s.repo.Packs(), tx.Objects())
 		defer objects.Close()
-		if _, err := ss.planCollection(ctx, objects, projects, req, &res); err != nil || req.dryRun {
+		if _, err := ss.planCollection(ctx, tx, objects, projects, req, &res); err != nil || req.dryRun {
 			return err
 		}
 		if err := ss.applyDrops(ctx, tx, res.plan, records); err != nil {
@@ -287,6 +286,18 @@ func (s *Store) collectDue(ctx context.Context) {
 	if _, err := ss.collect(ctx, collectRequest{}); err != nil {
 		s.opts.Logger.Debug("automatic garbage collection postponed", "err", err)
 	}
+}
+
+// databaseBytes is what the store's database counts for in the size cap:
+// its file, less inline, the bytes of the inline packs in it, which the
+// cap counts with the objects (a sweep moves or frees them, and a
+// compaction the pages they held); nothing for a journal's cache.
+func (s *Store) databaseBytes(inline int64) (int64, error) {
+	if s.repo.Backend().Features().Journaled {
+		return 0, nil
+	}
+	size, err := fileSize(s.repo.DBPath())
+	return max(size-inline, 0), err
 }
 
 func fileSize(p string) (int64, error) {

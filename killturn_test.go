@@ -17,12 +17,15 @@ import (
 	"github.com/casckpt/casckpt/cas"
 	"github.com/casckpt/casckpt/cas/packstore"
 	"github.com/casckpt/casckpt/internal/testtree"
+	"github.com/casckpt/casckpt/repo"
 )
 
 // killChildEnv makes TestKillTurnChild a child process taking one turn's
-// snapshot: "STORE|DIR|N|DELAY" kills it at the N-th operation of its
+// snapshot: "STORE|DIR|N|DELAY|MODE" kills it at the N-th operation of its
 // write path (0: none), at once when DELAY is negative, else DELAY
-// microseconds after the operation ran.
+// microseconds after the operation ran; the operations are those of the
+// pack files and the database's commits (index.CommitHook). MODE is the
+// write path (killModes).
 const killChildEnv = "CASCKPT_TEST_KILL_TURN"
 
 // killTurnKeep is the keep rule of the turns, small so that every turn
@@ -37,6 +40,12 @@ func TestKillTurnChild(t *testing.T) {
 		t.Skip("runs only as the child of TestKillInsideTheTurnWritePath")
 	}
 	parts := strings.Split(spec, "|")
+	switch parts[4] {
+	case "pack-file":
+		repo.InlineMax = 0
+	case "fold":
+		foldAfterPacks = 1
+	}
 	n, _ := strconv.ParseInt(parts[2], 10, 64)
 	delay, _ := strconv.Atoi(parts[3])
 	s, err := Open(parts[0], Options{})
@@ -54,10 +63,10 @@ func TestKillTurnChild(t *testing.T) {
 
 // turnChild runs TestKillTurnChild and returns the ID it printed and its
 // count of operations, or killed when SIGKILL ended it.
-func turnChild(t *testing.T, store, dir string, n int64, delay int) (id cas.ID, ops int64, killed bool) {
+func turnChild(t *testing.T, mode, store, dir string, n int64, delay int) (id cas.ID, ops int64, killed bool) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestKillTurnChild$", "-test.v")
-	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s|%s|%d|%d", killChildEnv, store, dir, n, delay))
+	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s|%s|%d|%d|%s", killChildEnv, store, dir, n, delay, mode))
 	out, err := cmd.Output()
 	var exit *exec.ExitError
 	if errors.As(err, &exit) {
@@ -86,7 +95,21 @@ func turnChild(t *testing.T, store, dir string, n int64, delay int) (id cas.ID, 
 // the index's commit. After every kill the store verifies clean, every
 // snapshot listed exports exactly the tree it was taken of, the last
 // snapshot that completed is still listed, and the next turn succeeds.
+// It does so on each write path (killModes).
 func TestKillInsideTheTurnWritePath(t *testing.T) {
+	for _, mode := range killModes {
+		t.Run(mode, func(t *testing.T) { killEveryOperation(t, mode) })
+	}
+}
+
+// killModes are the write paths of a turn: its pack inline, in the
+// database's commit (the default); its pack in a pack file (a turn
+// larger than repo.InlineMax); inline, then folded with the store's
+// other inline packs into a pack file before the turn ends.
+var killModes = []string{"inline", "pack-file", "fold"}
+
+// killEveryOperation is TestKillInsideTheTurnWritePath on one write path.
+func killEveryOperation(t *testing.T, mode string) {
 	store, dir := filepath.Join(t.TempDir(), "store"), t.TempDir()
 	tree := testtree.Tree{}
 	for i := range 40 {
@@ -94,20 +117,24 @@ func TestKillInsideTheTurnWritePath(t *testing.T) {
 	}
 	testtree.Write(t, dir, tree)
 	k := &killTurns{t: t, store: store, dir: dir, tree: tree, byID: map[cas.ID]testtree.Tree{}}
-	k.completed(turnChild(t, store, dir, 0, 0))
+	k.completed(turnChild(t, mode, store, dir, 0, 0))
 	var ops int64
 	for range killTurnKeep + 1 { // past the keep rule
 		k.edit()
-		_, ops, _ = k.completed(turnChild(t, store, dir, 0, 0))
+		_, ops, _ = k.completed(turnChild(t, mode, store, dir, 0, 0))
 	}
 	if ops == 0 {
 		t.Fatal("a turn made no write-path operation")
 	}
 	kills := 0
 	for n := int64(1); n <= ops; n++ {
-		for _, delay := range []int{-1, 0, 300, 3000} {
+		delays := []int{-1, 0, 300, 3000}
+		if mode == "inline" { // one operation, the commit: kills through its writes and syncs
+			delays = []int{-1, 0, 25, 50, 100, 200, 300, 500, 1000, 3000}
+		}
+		for _, delay := range delays {
 			k.edit()
-			id, _, killed := turnChild(t, store, dir, n, delay)
+			id, _, killed := turnChild(t, mode, store, dir, n, delay)
 			if killed {
 				kills++
 			} else { // this turn made fewer operations
@@ -115,7 +142,7 @@ func TestKillInsideTheTurnWritePath(t *testing.T) {
 			}
 			k.check(fmt.Sprintf("killed at operation %d of %d, delay %dµs", n, ops, delay))
 			k.edit()
-			k.completed(turnChild(t, store, dir, 0, 0))
+			k.completed(turnChild(t, mode, store, dir, 0, 0))
 		}
 	}
 	k.collectAndCheck()

@@ -221,7 +221,8 @@ func TestVerifyAndRestoreRefuseDamagedSnapshot(t *testing.T) {
 	randomFile(t, filepath.Join(dir, "big.bin"), 50_000)
 	bad := mustSnapshot(t, s, dir, casckpt.SnapshotOptions{})
 	// Flip a byte in the newest pack: big.bin's chunk lives there alone
-	// with the new trees.
+	// with the new trees (folded out of the database into a pack file).
+	casckpt.FoldNow(t, s)
 	packs, _ := filepath.Glob(filepath.Join(s.Location(), "packs", "*.pack"))
 	var newest string
 	var newestTime time.Time

@@ -129,6 +129,7 @@ func TestRepairOfAnIntactDatabaseChangesNothing(t *testing.T) {
 func TestRepairOfALostDatabase(t *testing.T) {
 	ctx := context.Background()
 	fx := newRepairFixture(t)
+	casckpt.FoldNow(t, fx.s) // a rebuild from the pack files cannot see inline packs
 	if err := os.Remove(filepath.Join(fx.s.Location(), "casckpt.db")); err != nil {
 		t.Fatal(err)
 	}
@@ -169,6 +170,7 @@ func TestRepairOfALostDatabase(t *testing.T) {
 // the snapshots that needed it.
 func TestRepairOfDamagedPacks(t *testing.T) {
 	ctx := context.Background()
+	casckpt.FilePacksOnly(t) // a pack file per snapshot
 	fx := newRepairFixture(t)
 	packs, _ := filepath.Glob(filepath.Join(fx.s.Location(), "packs", "*.pack"))
 	slices.SortFunc(packs, func(a, b string) int { return fileTime(t, a).Compare(fileTime(t, b)) })
@@ -320,6 +322,7 @@ func TestRepairAfterRandomHistories(t *testing.T) {
 			}
 			verifyClean(t, s)
 
+			casckpt.FoldNow(t, s) // a rebuild from the pack files cannot see inline packs
 			os.Remove(filepath.Join(s.Location(), "casckpt.db"))
 			if _, err := s.Repair(ctx); err != nil {
 				t.Fatal(err)
@@ -363,6 +366,7 @@ func TestRepairThenSnapshotHealsADamagedChunk(t *testing.T) {
 	first := mustSnapshot(t, s, dir, casckpt.SnapshotOptions{})
 	// Damage big.txt's content: it is almost all of the only pack, and,
 	// random, stored as it is, so the middle byte is one of its own.
+	casckpt.FoldNow(t, s)
 	packs, _ := filepath.Glob(filepath.Join(s.Location(), "packs", "*.pack"))
 	b, _ := os.ReadFile(packs[0])
 	b[len(b)/2] ^= 0xff

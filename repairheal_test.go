@@ -98,6 +98,7 @@ func (fx *healFixture) reachable(t *testing.T, id cas.ID) []cas.ID {
 // where returns the pack file and the entry of object id.
 func (fx *healFixture) where(t *testing.T, id cas.ID) (string, cas.PackEntry) {
 	t.Helper()
+	FoldNow(t, fx.s) // the pack files, out of the database
 	var file string
 	var e cas.PackEntry
 	err := fx.s.read(context.Background(), func(v view) error {

@@ -32,12 +32,9 @@ func mebibytes(n int64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<2
 // backend without immediate deletion reclaims it at a due collection
 // (never waiting), so nothing is repacked or deleted there.
 func (s *Store) enforceCap(ctx context.Context, limit int64, just SnapshotResult) (collectResult, error) {
-	var fixed int64
-	if !s.repo.Backend().Features().Journaled {
-		var err error
-		if fixed, err = fileSize(s.repo.DBPath()); err != nil {
-			return collectResult{}, err
-		}
+	fixed, err := s.databaseBytes(just.inlineBytes)
+	if err != nil {
+		return collectResult{}, err
 	}
 	if just.packBytes+fixed <= limit {
 		return collectResult{fits: true}, nil

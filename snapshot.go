@@ -137,8 +137,10 @@ type SnapshotResult struct {
 	TurnStarted bool
 	TurnEnded   bool
 
-	packBytes  int64 // the store's pack bytes after the commit (repo.PackBytes)
-	collectDue bool  // enough snapshots were dropped for a collection
+	packBytes   int64 // the store's pack bytes after the commit (repo.PackBytes)
+	collectDue  bool  // enough snapshots were dropped for a collection
+	foldDue     bool  // enough inline packs for a fold (noteInline)
+	inlineBytes int64 // the bytes of the inline packs, in the database
 }
 
 // Snapshot records the tree of directory dir as a new snapshot of its
@@ -167,6 +169,9 @@ func (s *Store) Snapshot(ctx context.Context, dir string, opts SnapshotOptions) 
 		return SnapshotResult{}, err
 	}
 	res, err := ss.snapshot(ctx, workdir, opts, listed)
+	if err == nil && res.foldDue {
+		_ = ss.foldInline(ctx) // logged; the next turn tries again
+	}
 	ss.End()
 	if err != nil && errors.Is(statErr, fs.ErrNotExist) {
 		s.repo.RemoveIfUnused() // a refused first snapshot leaves no store behind
@@ -278,7 +283,7 @@ func (ss *hold) scanSnapshot(ctx context.Context, v view, workdir string, opts S
 	}
 	p.parent, _ = repo.DirIdentity(filepath.Dir(workdir))
 	p.stored = &healingExisting{Existing: repo.DedupeAgainst(v.Tx, v.Objects), damaged: map[cas.ID]bool{}}
-	p.w = cas.NewWriter(ss.s.repo.Packs(), p.stored)
+	p.w = ss.s.newWriter(p.stored)
 	var put cas.Putter = p.w
 	if wrap != nil {
 		put = wrap(p.w)
@@ -389,6 +394,7 @@ func (ss *hold) commitSnapshot(ctx context.Context, p *pendingSnapshot) (Snapsho
 			return err
 		}
 		res.collectDue = len(res.Dropped) > 0 && tx.PendingDrops() >= autoCollectAfter
+		noteInline(tx, &res)
 		return ss.publish(ctx, tx, p, &res) // last: a store in a bucket's commit point
 	})
 	if errors.Is(err, errSameAsNewest) {
@@ -396,7 +402,7 @@ func (ss *hold) commitSnapshot(ctx context.Context, p *pendingSnapshot) (Snapsho
 		res.ID = raced.ID
 		// The turn is recorded against the other process's snapshot.
 		p.rec, p.newest, p.extra, p.scanStored = nil, raced, nil, cas.WriteStats{}
-		p.w = cas.NewWriter(ss.s.repo.Packs(), nil)
+		p.w = ss.s.newWriter(nil)
 		if err := ss.Read(func(v view) (err error) {
 			p.turn, err = planTurn(ctx, v.Tx, p.w, p.workdir, p.opts, raced.ID, p.at)
 			return err
@@ -469,6 +475,7 @@ func (ss *hold) touch(ctx context.Context, p *pendingSnapshot, res *SnapshotResu
 		if err := ss.commitTurn(ctx, tx, p, snaps[0].ID, res); err != nil {
 			return err
 		}
+		noteInline(tx, res)
 		return ss.publish(ctx, tx, p, res)
 	})
 	if err != nil {

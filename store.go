@@ -68,6 +68,12 @@ type Options struct {
 	// waits on a silent server (default 20 seconds; the command takes
 	// $CASCKPT_S3_TIMEOUT, and the hook the shorter of it and one second).
 	S3Timeout time.Duration
+	// FilePacksOnly makes every snapshot of a store in a directory write
+	// its packs as pack files, none inline in the database (package cas,
+	// "Inline packs"): each turn then pays the pack file's fsyncs too, and
+	// a database lost outright can be rebuilt from the pack files with
+	// every snapshot (the command takes $CASCKPT_FILE_PACKS=1).
+	FilePacksOnly bool
 
 	// syncEvery is, on an s3:// store, how long after a sync the cache
 	// counts as up to date (bucket.Config.SyncEvery); only tests set it

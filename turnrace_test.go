@@ -45,6 +45,7 @@ func TestTurnChangedBetweenScanAndCommit(t *testing.T) {
 			t.Fatalf("same tree %v: commit %+v %v", sameTree, res, err)
 		}
 		checkTurn(t, s, dir, other.ID, end)
+		FoldNow(t, s) // a rebuild from the pack files cannot see inline packs
 		os.Remove(s.repo.DBPath())
 		if _, err := s.Repair(ctx); err != nil {
 			t.Fatal(err)

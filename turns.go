@@ -250,7 +250,7 @@ func (ss *hold) commitTurn(ctx context.Context, tx *index.Tx, p *pendingSnapshot
 	if p.turn != nil && bytes.Equal(index.EncodeTurnBackup(p.turn.rec), index.EncodeTurnBackup(c.rec)) {
 		c = p.turn
 	} else {
-		p.extra = cas.NewWriter(ss.s.repo.Packs(), nil)
+		p.extra = ss.s.newWriter(nil)
 		if c.rec.BackupID, err = p.extra.Put(ctx, cas.KindRecord, index.EncodeTurnBackup(c.rec)); err != nil {
 			return err
 		}

@@ -208,6 +208,7 @@ func TestUndoRefusals(t *testing.T) {
 // changed or snapshotted.
 func TestUndoRefusesDamagedTurn(t *testing.T) {
 	ctx := context.Background()
+	casckpt.FilePacksOnly(t)                       // a pack file per snapshot
 	s := openUnverifiedStore(t, casckpt.Options{}) // left damaged on purpose
 	proj := filepath.Join(t.TempDir(), "proj")
 	testtree.Write(t, proj, testtree.Tree{"keep.txt": {Data: "keep\n"}})

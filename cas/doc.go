@@ -33,6 +33,24 @@
 // write transaction. A crash therefore leaves at most unreferenced packs,
 // never an index entry that points at missing data.
 //
+// Inline packs: a Writer told to (Writer.SetInline, a store in a
+// directory's turns) keeps a pack of at most that many bytes in memory
+// instead of creating a file, and its Commit stores the pack's bytes in the
+// object index itself (IndexWriter.AddInlinePack; PackInfo.Inline marks its
+// record), in the same write transaction as the index entries and records
+// that refer to them: that transaction's commit is the turn's only
+// durability barrier, and a crash before it leaves nothing at all. An
+// inline pack is a pack like any other (same format, same table): Store
+// reads it through Index.InlinePack, a Sweep rewrites it, and deleting its
+// record (DeletePack) deletes its bytes in the same transaction. So that
+// inline packs do not grow the database without bound, Fold copies the
+// inline packs' objects, as they are stored, into one new file pack, made
+// durable (fsync, directory fsync) before the transaction that points
+// their index entries at it and deletes the inline packs: a crash in
+// between leaves an unreferenced file pack, the next sweep's to delete.
+// A store in a bucket never writes inline packs: other machines read the
+// packs from the bucket, and a PUT is its barrier anyway.
+//
 // Caveats:
 //   - The package takes no locks. Callers hold the store lock (shared while
 //     writing or reading, exclusive while deleting) and pass the object

@@ -11,6 +11,10 @@ type Index interface {
 	// Pack returns the record of pack number n, or an error wrapping
 	// ErrCorrupt when the index lacks it. It is safe for concurrent use.
 	Pack(n uint32) (PackInfo, error)
+	// InlinePack returns the bytes of inline pack n (see PackInfo.Inline),
+	// the caller's to keep, or an error wrapping ErrCorrupt when the index
+	// lacks them. It is safe for concurrent use.
+	InlinePack(n uint32) ([]byte, error)
 }
 
 // IndexWriter is the object index inside a write transaction: what a
@@ -26,11 +30,15 @@ type IndexWriter interface {
 	ForEachObject(fn func(Location) error) error
 	// AddPack records a new pack and returns its record, numbered anew.
 	AddPack(name [16]byte, size int64) (PackInfo, error)
+	// AddInlinePack records a new inline pack, whose bytes, data, the
+	// index keeps, and returns its record, numbered anew.
+	AddInlinePack(name [16]byte, data []byte) (PackInfo, error)
 	// PutObject records where an object lives. An object already indexed
 	// keeps its location unless replace is set.
 	PutObject(l Location, replace bool) error
 	// DeleteObject removes an object's entry; a missing one is no error.
 	DeleteObject(id ID) error
-	// DeletePack removes pack n's record; a missing one is no error.
+	// DeletePack removes pack n's record, and its bytes when it is
+	// inline; a missing one is no error.
 	DeletePack(n uint32) error
 }

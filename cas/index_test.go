@@ -13,13 +13,14 @@ type memIndex struct {
 	mu      sync.Mutex
 	objects map[ID]Location
 	packs   map[uint32]PackInfo
+	inline  map[uint32][]byte
 	next    uint32
 }
 
 var _ IndexWriter = (*memIndex)(nil)
 
 func newMemIndex() *memIndex {
-	return &memIndex{objects: map[ID]Location{}, packs: map[uint32]PackInfo{}}
+	return &memIndex{objects: map[ID]Location{}, packs: map[uint32]PackInfo{}, inline: map[uint32][]byte{}}
 }
 
 // within runs fn with the index, as a transaction would.
@@ -80,4 +81,26 @@ func (m *memIndex) PutObject(l Location, replace bool) error {
 
 func (m *memIndex) DeleteObject(id ID) error { delete(m.objects, id); return nil }
 
-func (m *memIndex) DeletePack(n uint32) error { delete(m.packs, n); return nil }
+func (m *memIndex) DeletePack(n uint32) error {
+	delete(m.packs, n)
+	delete(m.inline, n)
+	return nil
+}
+
+func (m *memIndex) InlinePack(n uint32) ([]byte, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	b, ok := m.inline[n]
+	if !ok {
+		return nil, fmt.Errorf("%w: inline pack %d is not in the index", ErrCorrupt, n)
+	}
+	return slices.Clone(b), nil
+}
+
+func (m *memIndex) AddInlinePack(name [16]byte, data []byte) (PackInfo, error) {
+	p, _ := m.AddPack(name, int64(len(data)))
+	p.Inline = true
+	m.packs[p.Number] = p
+	m.inline[p.Number] = slices.Clone(data)
+	return p, nil
+}

@@ -1,6 +1,7 @@
 package cas
 
 import (
+	"bytes"
 	"container/list"
 	"context"
 	"errors"
@@ -13,8 +14,37 @@ import (
 // otherwise run a mark or a verify out of file descriptors.
 const maxOpenPacks = 128
 
-// openPack is a cached pack reader and how many reads are using it.
-type openPack struct {
+// openPack opens pack p for reading: an inline pack's bytes from idx, a
+// file pack from packs. A pack packs lacks is ErrMissingPack.
+func openPack(ctx context.Context, idx Index, packs PackStore, p PackInfo) (PackReader, error) {
+	if p.Inline {
+		b, err := idx.InlinePack(p.Number)
+		if err != nil {
+			return nil, err
+		}
+		return inlineReader{bytes.NewReader(b)}, nil
+	}
+	var r PackReader
+	var err error
+	if so, ok := packs.(SizedOpener); ok && p.Size > 0 {
+		r, err = so.OpenSized(ctx, p.FileName(), p.Size)
+	} else {
+		r, err = packs.Open(ctx, p.FileName())
+	}
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, missingPack(p)
+	}
+	return r, err
+}
+
+// inlineReader reads an inline pack's bytes, held in memory.
+type inlineReader struct{ *bytes.Reader }
+
+// Close has nothing to release.
+func (inlineReader) Close() error { return nil }
+
+// cachedPack is a cached pack reader and how many reads are using it.
+type cachedPack struct {
 	r     PackReader
 	users int
 	lru   *list.Element // in Store.lru; nil once evicted
@@ -22,7 +52,7 @@ type openPack struct {
 
 // acquire returns the reader of pack n, opened on first use, for the
 // caller to read through and then release. s.mu must not be held.
-func (s *Store) acquire(ctx context.Context, n uint32) (*openPack, error) {
+func (s *Store) acquire(ctx context.Context, n uint32) (*cachedPack, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if o, ok := s.readers[n]; ok {
@@ -38,27 +68,18 @@ func (s *Store) acquire(ctx context.Context, n uint32) (*openPack, error) {
 		}
 		s.infos[n] = p
 	}
-	var r PackReader
-	var err error
-	if so, ok := s.packs.(SizedOpener); ok && p.Size > 0 {
-		r, err = so.OpenSized(ctx, p.FileName(), p.Size)
-	} else {
-		r, err = s.packs.Open(ctx, p.FileName())
-	}
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, missingPack(p)
-	}
+	r, err := openPack(ctx, s.index, s.packs, p)
 	if err != nil {
 		return nil, err
 	}
-	o := &openPack{r: r, users: 1, lru: s.lru.PushFront(n)}
+	o := &cachedPack{r: r, users: 1, lru: s.lru.PushFront(n)}
 	s.readers[n] = o
 	s.evictLocked()
 	return o, nil
 }
 
 // release ends a read through o.
-func (s *Store) release(o *openPack) {
+func (s *Store) release(o *cachedPack) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	o.users--

@@ -44,6 +44,9 @@ type PackInfo struct {
 	Number uint32
 	Name   [16]byte
 	Size   int64
+	// Inline: the pack's bytes are in the object index (Index.InlinePack),
+	// not in the pack store.
+	Inline bool
 }
 
 // FileName is the pack's name in its pack store ("<32 hex digits>.pack").
@@ -58,7 +61,7 @@ type Store struct {
 	// infos caches pack records by number; readers the open packs, at most
 	// maxOpenPacks of them not in use, least recently used at lru's back.
 	infos   map[uint32]PackInfo
-	readers map[uint32]*openPack
+	readers map[uint32]*cachedPack
 	lru     *list.List
 	blocks  blockCache
 }
@@ -68,7 +71,7 @@ var _ Getter = (*Store)(nil)
 // NewStore returns a Store reading the packs in packs through the object
 // index idx; a nil idx is an empty index.
 func NewStore(packs PackStore, idx Index) *Store {
-	return &Store{packs: packs, index: idx, infos: map[uint32]PackInfo{}, readers: map[uint32]*openPack{}, lru: list.New()}
+	return &Store{packs: packs, index: idx, infos: map[uint32]PackInfo{}, readers: map[uint32]*cachedPack{}, lru: list.New()}
 }
 
 // Locate returns where the index says object id lives.

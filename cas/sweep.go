@@ -46,11 +46,12 @@ type Sweep struct {
 	PacksDeleted   int
 	PacksRewritten int
 
-	packs     PackStore
-	writer    *Writer
-	keep      map[string]bool // packs the index names once committed
-	newBytes  int64
-	committed bool
+	packs       PackStore
+	writer      *Writer
+	keep        map[string]bool // packs the index names once committed
+	newBytes    int64
+	inlineFreed int64 // the bytes of the inline packs deleted
+	committed   bool
 }
 
 type packUsage struct {
@@ -68,8 +69,9 @@ var ErrLiveNotIndexed = errors.New("the index lacks objects that kept snapshots 
 
 // PrepareSweep removes from the object index of write transaction idx every
 // object for which live returns false, and rewrites packs that are mostly
-// dead or small, in packs. New packs are written and synced before it
-// returns. The caller must hold the store's exclusive lock: any pack the
+// dead or small, in packs; inline packs follow the same rules as pack
+// files (a rewrite deletes them). New packs are written and synced before
+// it returns. The caller must hold the store's exclusive lock: any pack the
 // index does not name, and any pack a writer left incomplete, is deleted by
 // Finish. After the transaction commits, call Finish; if it does not, call
 // Abort.
@@ -191,6 +193,9 @@ func gatherLive(idx IndexWriter, packs []*packUsage, live func(ID) bool) error {
 
 func (sw *Sweep) dropPack(idx IndexWriter, p PackInfo) error {
 	sw.PacksDeleted++
+	if p.Inline {
+		sw.inlineFreed += p.Size
+	}
 	return idx.DeletePack(p.Number)
 }
 
@@ -213,7 +218,7 @@ func (sw *Sweep) repack(ctx context.Context, idx IndexWriter, packs []*packUsage
 	sw.writer.blockTarget = mergedBlockTarget
 	sw.writer.fastSmall = false // no turn waits for a sweep
 	for _, u := range packs {
-		if err := sw.copyLive(ctx, u); err != nil {
+		if err := sw.copyLive(ctx, idx, u); err != nil {
 			sw.Abort()
 			return err
 		}
@@ -249,12 +254,13 @@ func (sw *Sweep) Abort() {
 	}
 }
 
-// copyLive copies the live objects of one pack to the sweep's writer,
+// copyLive copies the live objects of one pack (a file pack or an inline
+// one, whose record's deletion deletes its bytes) to the sweep's writer,
 // verifying each: members, and objects small enough to be, into new
 // blocks (decoding each old block once), larger objects as they are
 // stored.
-func (sw *Sweep) copyLive(ctx context.Context, u *packUsage) error {
-	r, err := sw.packs.Open(ctx, u.info.FileName())
+func (sw *Sweep) copyLive(ctx context.Context, idx Index, u *packUsage) error {
+	r, err := openPack(ctx, idx, sw.packs, u.info)
 	if err != nil {
 		return fmt.Errorf("repack %s: %w", u.info.FileName(), err)
 	}
@@ -308,7 +314,8 @@ func (sw *Sweep) copyStored(ctx context.Context, r PackReader, e PackEntry) erro
 
 // Finish deletes, after the transaction committed, the packs the index no
 // longer names and what writers left incomplete (leftovers of crashed
-// ones), makes the deletions durable and returns the bytes freed. It goes
+// ones), makes the deletions durable and returns the bytes freed (those of
+// the inline packs the transaction deleted included). It goes
 // on past a pack it cannot delete and returns the first error.
 func (sw *Sweep) Finish(ctx context.Context) (int64, error) {
 	sw.committed = true
@@ -336,5 +343,5 @@ func (sw *Sweep) Finish(ctx context.Context) (int64, error) {
 	if err := sw.packs.Sync(ctx); err != nil && first == nil {
 		first = err
 	}
-	return freed - sw.newBytes, first
+	return freed + sw.inlineFreed - sw.newBytes, first
 }

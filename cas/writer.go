@@ -50,6 +50,7 @@ type Writer struct {
 	existing    Existing
 	blockTarget int  // the plain size at which a block is sealed
 	fastSmall   bool // blocks under smallBlock take the fastest level
+	inlineMax   int64
 
 	mu        sync.Mutex
 	pending   map[ID]struct{}
@@ -69,12 +70,37 @@ func NewWriter(packs PackStore, existing Existing) *Writer {
 	return &Writer{packs: packs, existing: existing, blockTarget: BlockTargetSize, fastSmall: true, pending: map[ID]struct{}{}}
 }
 
+// SetInline makes the Writer keep each pack of at most max bytes in
+// memory and its Commit store it in the object index, as an inline pack,
+// instead of in the pack store (see the package doc). A pack that grows
+// past max is written to the pack store as usual. Call it before the
+// first Put; max <= 0 turns inline packs off (the default).
+func (w *Writer) SetInline(max int64) { w.inlineMax = max }
+
+// packBuilder is a pack being written: into mem while it may still be
+// inline, else through buf into w, a pack of the pack store.
 type packBuilder struct {
 	name    [16]byte
 	w       PackWriter
 	buf     *bufio.Writer
+	mem     *bytes.Buffer
 	size    int64
 	entries []PackEntry
+	inline  []byte // the bytes of a finished inline pack
+}
+
+// write appends b to the pack.
+func (p *packBuilder) write(b []byte) error {
+	var err error
+	if p.mem != nil {
+		_, err = p.mem.Write(b)
+	} else {
+		_, err = p.buf.Write(b)
+	}
+	if err != nil {
+		return fmt.Errorf("write pack: %w", err)
+	}
+	return nil
 }
 
 // openBlock is a block being filled: its plain bytes and its members'
@@ -192,7 +218,7 @@ func (w *Writer) appendBlockLocked(ctx context.Context, b *openBlock, codec Code
 		e.Codec, e.Offset, e.StoredLen, e.BlockLen = codec, off, uint32(len(stored)), uint32(len(b.plain))
 		w.cur.entries = append(w.cur.entries, e)
 	}
-	return w.endRecordLocked()
+	return w.endRecordLocked(ctx)
 }
 
 // putStored appends an already compressed object (for repacking).
@@ -228,25 +254,28 @@ func (w *Writer) writeRecordLocked(ctx context.Context, hdr, stored []byte) (uin
 		}
 	}
 	p := w.cur
-	off := uint32(p.size)
-	if _, err := p.buf.Write(hdr); err != nil {
-		w.err = fmt.Errorf("write pack: %w", err)
-		return 0, w.err
-	}
-	if _, err := p.buf.Write(stored); err != nil {
-		w.err = fmt.Errorf("write pack: %w", err)
-		return 0, w.err
-	}
 	n := int64(len(hdr) + len(stored))
+	if p.mem != nil && p.size+n > w.inlineMax {
+		if w.err = w.spill(ctx, p); w.err != nil {
+			return 0, w.err
+		}
+	}
+	off := uint32(p.size)
+	if w.err = p.write(hdr); w.err != nil {
+		return 0, w.err
+	}
+	if w.err = p.write(stored); w.err != nil {
+		return 0, w.err
+	}
 	p.size += n
 	w.stats.StoredBytes += n
 	return off, nil
 }
 
 // endRecordLocked closes the current pack once it is full.
-func (w *Writer) endRecordLocked() error {
+func (w *Writer) endRecordLocked(ctx context.Context) error {
 	if w.cur.size >= PackTargetSize {
-		w.err = w.finishPack()
+		w.err = w.finishPack(ctx)
 	}
 	return w.err
 }
@@ -259,7 +288,7 @@ func (w *Writer) appendLocked(ctx context.Context, e PackEntry, stored []byte) e
 	e.Offset = off
 	w.cur.entries = append(w.cur.entries, e)
 	w.pending[e.ID] = struct{}{}
-	return w.endRecordLocked()
+	return w.endRecordLocked(ctx)
 }
 
 // sealLocked compresses and writes the open blocks.
@@ -287,26 +316,52 @@ func (w *Writer) startPack(ctx context.Context) error {
 	if _, err := rand.Read(p.name[:]); err != nil {
 		return err
 	}
+	p.mem = bytes.NewBufferString(packMagic)
+	p.size = packHeaderSize
+	if w.inlineMax <= 0 {
+		if err := w.spill(ctx, p); err != nil {
+			return err
+		}
+	}
+	w.cur = p
+	return nil
+}
+
+// spill creates pack p in the pack store and moves the bytes written so
+// far there: p is no longer inline.
+func (w *Writer) spill(ctx context.Context, p *packBuilder) error {
 	pw, err := w.packs.Create(ctx, PackInfo{Name: p.name}.FileName())
 	if err != nil {
 		return fmt.Errorf("create pack: %w", err)
 	}
 	p.w = pw
 	p.buf = bufio.NewWriterSize(pw, packWriteBuffer)
-	if _, err := p.buf.WriteString(packMagic); err != nil {
+	if _, err := p.buf.Write(p.mem.Bytes()); err != nil {
 		pw.Abort()
+		p.w = nil
 		return fmt.Errorf("write pack: %w", err)
 	}
-	p.size = packHeaderSize
-	w.cur = p
+	p.mem = nil
 	return nil
 }
 
 // finishPack writes the trailer and completes the current pack.
-func (w *Writer) finishPack() error {
+func (w *Writer) finishPack(ctx context.Context) error {
 	p := w.cur
 	w.cur = nil
 	trailer := encodeTrailer(p.entries)
+	if p.mem != nil && p.size+int64(len(trailer)) <= w.inlineMax {
+		p.mem.Write(trailer)
+		p.inline, p.mem = p.mem.Bytes(), nil
+		p.size += int64(len(trailer))
+		w.finished = append(w.finished, p)
+		return nil
+	}
+	if p.mem != nil {
+		if err := w.spill(ctx, p); err != nil {
+			return err
+		}
+	}
 	err := func() error {
 		if _, err := p.buf.Write(trailer); err != nil {
 			return err
@@ -338,18 +393,20 @@ func (w *Writer) Flush(ctx context.Context) error {
 		return err
 	}
 	if w.cur != nil {
-		if w.err = w.finishPack(); w.err != nil {
+		if w.err = w.finishPack(ctx); w.err != nil {
 			return w.err
 		}
 	}
-	if len(w.finished) == 0 {
-		return nil
+	var names []string // of the packs in the pack store
+	for _, p := range w.finished {
+		if p.inline == nil {
+			names = append(names, PackInfo{Name: p.name}.FileName())
+		}
+	}
+	if len(names) == 0 {
+		return nil // nothing, or only inline packs: Commit stores them
 	}
 	if ps, ok := w.packs.(PackSyncer); ok {
-		names := make([]string, len(w.finished))
-		for i, p := range w.finished {
-			names[i] = PackInfo{Name: p.name}.FileName()
-		}
 		w.err = ps.SyncPacks(ctx, names)
 	} else {
 		w.err = w.packs.Sync(ctx)
@@ -382,6 +439,9 @@ func (w *Writer) Commit(ctx context.Context, idx IndexWriter, replace bool) ([]P
 	var g errgroup.Group
 	g.SetLimit(statParallel)
 	for _, p := range w.finished {
+		if p.inline != nil {
+			continue // in memory: nothing can take it
+		}
 		name := PackInfo{Name: p.name}.FileName()
 		g.Go(func() error {
 			if _, err := w.packs.Stat(ctx, name); err != nil {
@@ -396,7 +456,7 @@ func (w *Writer) Commit(ctx context.Context, idx IndexWriter, replace bool) ([]P
 	var infos []PackInfo
 	var locs []Location
 	for _, p := range w.finished {
-		info, err := idx.AddPack(p.name, p.size)
+		info, err := w.addPack(idx, p)
 		if err != nil {
 			return nil, err
 		}
@@ -418,6 +478,14 @@ func (w *Writer) Commit(ctx context.Context, idx IndexWriter, replace bool) ([]P
 	return infos, nil
 }
 
+// addPack records finished pack p in idx: an inline pack with its bytes.
+func (w *Writer) addPack(idx IndexWriter, p *packBuilder) (PackInfo, error) {
+	if p.inline != nil {
+		return idx.AddInlinePack(p.name, p.inline)
+	}
+	return idx.AddPack(p.name, p.size)
+}
+
 // Abort removes the Writer's packs. Call it when the objects will not be
 // committed (an error, or a failed transaction). It must not be called
 // after a successful transaction commit. It runs to the end whatever the
@@ -425,13 +493,15 @@ func (w *Writer) Commit(ctx context.Context, idx IndexWriter, replace bool) ([]P
 func (w *Writer) Abort() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.cur != nil {
+	if w.cur != nil && w.cur.w != nil {
 		w.cur.w.Abort()
-		w.cur = nil
 	}
+	w.cur = nil
 	w.open = [2]*openBlock{}
 	for _, p := range w.finished {
-		w.packs.Remove(context.Background(), PackInfo{Name: p.name}.FileName())
+		if p.inline == nil {
+			w.packs.Remove(context.Background(), PackInfo{Name: p.name}.FileName())
+		}
 	}
 	w.finished = nil
 	if w.err == nil {

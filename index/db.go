@@ -43,6 +43,12 @@ var (
 // topBuckets are made when a database is created; the others on first use.
 var topBuckets = [][]byte{bucketMeta, bucketProjects, bucketSnapshots, bucketStatCache, bucketObjects, bucketPacks}
 
+// CommitHook, when set, is called with the database's path when a write
+// transaction is about to commit, its function having succeeded; an error
+// it returns fails the transaction, which then commits nothing. Tests
+// inject faults and kills into the commit with it.
+var CommitHook func(path string) error
+
 // Options configure a DB.
 type Options struct {
 	// Timeout bounds the wait for another process's write transaction.
@@ -120,6 +126,9 @@ func (d *DB) update(fn func(*Tx) error, dryRun bool) error {
 	err = db.Update(func(tx *bolt.Tx) error {
 		if fnErr = fn(&Tx{tx: tx}); fnErr == nil && dryRun {
 			return errRollback
+		}
+		if fnErr == nil && CommitHook != nil {
+			fnErr = CommitHook(d.path)
 		}
 		return fnErr
 	})

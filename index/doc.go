@@ -29,11 +29,14 @@
 //     inserted and deleted) from one tree to another, by the pair of tree
 //     IDs; garbage collection drops an entry with either tree.
 //   - The object index maps an object ID to its pack and offset, and a pack
-//     number to the pack's name and size (cas.IndexWriter).
+//     number to the pack's name and size (cas.IndexWriter), and keeps the
+//     bytes of inline packs (a turn's small pack, committed with its
+//     records: see package cas), which raise the schema to SchemaInline.
 //
 // Buckets: "meta" (schema version, chunker, settings), "projects",
 // "snapshots"/<workdir>/<seq>, "statcache"/<workdir>/<dir>, "objects",
-// "packs", "dropped" (tombstones), "origins", "counts"/<from><to>.
+// "packs", "inline" (inline packs' bytes, by pack number), "dropped"
+// (tombstones), "origins", "counts"/<from><to>.
 //
 // Schema versions: a database records the lowest version that reads all it
 // holds (see SchemaBase, SchemaInline). A new one starts at SchemaBase; the

@@ -1,6 +1,7 @@
 package index
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -9,10 +10,12 @@ import (
 )
 
 // The object index: "objects" maps an object ID to its location, "packs" a
-// pack number to the pack's name and size.
+// pack number to the pack's name and size (and whether it is inline),
+// "inline" an inline pack's number to its bytes (made on first use).
 var (
 	bucketObjects = []byte("objects")
 	bucketPacks   = []byte("packs")
+	bucketInline  = []byte("inline")
 )
 
 // Objects is the transaction's object index, through which cas reads and
@@ -87,21 +90,31 @@ func decodeLocation(id cas.ID, b []byte) (cas.Location, error) {
 	return l, nil
 }
 
-const packInfoSize = 24
+// A pack record is name:16 size:u64, followed for an inline pack by one
+// byte, packInline (SchemaInline).
+const (
+	packInfoSize = 24
+	packInline   = 0x01
+)
 
 func encodePackInfo(p cas.PackInfo) []byte {
-	b := append(make([]byte, 0, packInfoSize), p.Name[:]...)
-	return binary.BigEndian.AppendUint64(b, uint64(p.Size))
+	b := append(make([]byte, 0, packInfoSize+1), p.Name[:]...)
+	b = binary.BigEndian.AppendUint64(b, uint64(p.Size))
+	if p.Inline {
+		b = append(b, packInline)
+	}
+	return b
 }
 
 func packKey(n uint32) []byte { return binary.BigEndian.AppendUint32(nil, n) }
 
 // decodePackInfo decodes a packs-bucket record.
 func decodePackInfo(key, value []byte) (cas.PackInfo, error) {
-	if len(key) != 4 || len(value) != packInfoSize {
+	inline := len(value) == packInfoSize+1 && value[packInfoSize] == packInline
+	if len(key) != 4 || (len(value) != packInfoSize && !inline) {
 		return cas.PackInfo{}, fmt.Errorf("%w: malformed pack record", cas.ErrCorrupt)
 	}
-	p := cas.PackInfo{Number: binary.BigEndian.Uint32(key)}
+	p := cas.PackInfo{Number: binary.BigEndian.Uint32(key), Inline: inline}
 	copy(p.Name[:], value)
 	p.Size = int64(binary.BigEndian.Uint64(value[16:]))
 	return p, nil
@@ -133,6 +146,22 @@ func (o objectIndex) Pack(n uint32) (p cas.PackInfo, err error) {
 		return err
 	})
 	return p, err
+}
+
+// InlinePack returns a copy of inline pack n's bytes (bbolt's stay valid
+// only while the transaction is open).
+func (o objectIndex) InlinePack(n uint32) (data []byte, err error) {
+	err = guard(func() error {
+		o.t.mu.Lock()
+		defer o.t.mu.Unlock()
+		v := o.t.get(bucketInline, packKey(n))
+		if v == nil {
+			return fmt.Errorf("%w: inline pack %d is not in the index", cas.ErrCorrupt, n)
+		}
+		data = bytes.Clone(v)
+		return nil
+	})
+	return data, err
 }
 
 func (o objectIndex) Packs() ([]cas.PackInfo, error) {
@@ -170,6 +199,33 @@ func (o objectIndex) ForEachObject(fn func(cas.Location) error) error {
 }
 
 func (o objectIndex) AddPack(name [16]byte, size int64) (cas.PackInfo, error) {
+	info, err := o.putPack(cas.PackInfo{Name: name, Size: size})
+	if err == nil {
+		o.t.added = append(o.t.added, info)
+	}
+	return info, err
+}
+
+// AddInlinePack records inline pack name and stores its bytes, raising the
+// database's schema to SchemaInline first: an older casckpt would take the
+// pack for a missing file.
+func (o objectIndex) AddInlinePack(name [16]byte, data []byte) (cas.PackInfo, error) {
+	if err := o.t.RequireSchema(SchemaInline); err != nil {
+		return cas.PackInfo{}, err
+	}
+	inline, err := o.t.tx.CreateBucketIfNotExists(bucketInline)
+	if err != nil {
+		return cas.PackInfo{}, err
+	}
+	info, err := o.putPack(cas.PackInfo{Name: name, Size: int64(len(data)), Inline: true})
+	if err != nil {
+		return cas.PackInfo{}, err
+	}
+	return info, inline.Put(packKey(info.Number), data)
+}
+
+// putPack numbers pack p anew and records it.
+func (o objectIndex) putPack(p cas.PackInfo) (cas.PackInfo, error) {
 	packs := o.t.tx.Bucket(bucketPacks)
 	seq, err := packs.NextSequence()
 	if err != nil {
@@ -178,12 +234,8 @@ func (o objectIndex) AddPack(name [16]byte, size int64) (cas.PackInfo, error) {
 	if seq > 1<<32-1 {
 		return cas.PackInfo{}, errors.New("index: pack numbers exhausted")
 	}
-	info := cas.PackInfo{Number: uint32(seq), Name: name, Size: size}
-	if err := packs.Put(packKey(info.Number), encodePackInfo(info)); err != nil {
-		return cas.PackInfo{}, err
-	}
-	o.t.added = append(o.t.added, info)
-	return info, nil
+	p.Number = uint32(seq)
+	return p, packs.Put(packKey(p.Number), encodePackInfo(p))
 }
 
 func (o objectIndex) PutObject(l cas.Location, replace bool) error {
@@ -199,6 +251,11 @@ func (o objectIndex) DeleteObject(id cas.ID) error {
 }
 
 func (o objectIndex) DeletePack(n uint32) error {
+	if inline := o.t.tx.Bucket(bucketInline); inline != nil {
+		if err := inline.Delete(packKey(n)); err != nil {
+			return err
+		}
+	}
 	return o.t.tx.Bucket(bucketPacks).Delete(packKey(n))
 }
 
@@ -211,4 +268,19 @@ func (t *Tx) PackBytes() (int64, error) {
 		total += p.Size
 	}
 	return total, err
+}
+
+// InlineBytes counts the inline packs (cas.PackInfo.Inline) in the index
+// and their bytes: what a fold would move into a pack file.
+func (t *Tx) InlineBytes() (n int, size int64) {
+	b := t.bucket(bucketInline)
+	if b == nil {
+		return 0, 0
+	}
+	c := b.Cursor()
+	for k, v := c.First(); k != nil; k, v = c.Next() {
+		n++
+		size += int64(len(v))
+	}
+	return n, size
 }

@@ -1,6 +1,7 @@
 package index
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 
@@ -18,6 +19,9 @@ type Remains struct {
 	Origins    map[string]cas.ID
 	Tombstones map[cas.ID][16]byte
 	Policies   map[string]Policy // by workdir
+	// InlinePacks are the bytes of the inline packs that read whole, by
+	// pack name: a rebuild from the pack files writes them out first.
+	InlinePacks map[[16]byte][]byte
 }
 
 // ReadRemains reads what it can of the database: each part that fails to
@@ -67,7 +71,23 @@ func (d *DB) ReadRemains() (Remains, error) {
 	if part(func(t *Tx) (err error) { policies, err = t.Policies(); return err }) == nil {
 		rem.Policies = policies
 	}
+	rem.InlinePacks = map[[16]byte][]byte{}
+	_ = part(func(t *Tx) error { t.inlinePacks(rem.InlinePacks); return nil })
 	return rem, nil
+}
+
+// inlinePacks adds to out the inline packs whose records and bytes read,
+// each copied out of the database.
+func (t *Tx) inlinePacks(out map[[16]byte][]byte) {
+	packs, _ := objectIndex{t}.Packs()
+	for _, p := range packs {
+		if !p.Inline {
+			continue
+		}
+		if v := t.get(bucketInline, packKey(p.Number)); int64(len(v)) == p.Size {
+			out[p.Name] = bytes.Clone(v)
+		}
+	}
 }
 
 // decodableProjects lists the project records that decode, leaving out

@@ -38,6 +38,11 @@ type Features struct {
 	// up to date before a shared operation; Rebuild makes them anew from
 	// the journal at any time, losing nothing.
 	Journaled bool
+	// InlinePacks: a turn's small packs may be kept in the records'
+	// database, committed with the records (see package cas), instead of
+	// written to Packs. A backend whose packs other machines read (a
+	// bucket) never has it.
+	InlinePacks bool
 }
 
 // Backend is where one store keeps its data beyond the records' database:

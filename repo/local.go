@@ -25,9 +25,10 @@ func NewLocal(dir string, db *index.DB, packs func() cas.PackStore, now func() t
 	return &Local{dir: dir, db: db, packs: packs, now: now}
 }
 
-// Features: immediate deletion, observable orphans, no grace, no journal.
+// Features: immediate deletion, observable orphans, no grace, no journal,
+// inline packs.
 func (l *Local) Features() Features {
-	return Features{ImmediateDelete: true, OrphansObservable: true}
+	return Features{ImmediateDelete: true, OrphansObservable: true, InlinePacks: true}
 }
 
 // Location is the store's directory.

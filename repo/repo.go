@@ -66,6 +66,26 @@ func (r *Repo) SetPacks(p cas.PackStore) { r.packs = p }
 // Backend is the store's backend.
 func (r *Repo) Backend() Backend { return r.backend }
 
+// InlineMax is the largest pack that a turn's Writer keeps inline, in the
+// records' database (cas.Writer.SetInline), where the backend has
+// Features.InlinePacks. A turn that edits a few source files stores a
+// few KiB; a larger turn pays the pack file's two fsyncs, a small share
+// of its cost, and keeps the database small: bbolt's file does not
+// shrink until a compaction, and the size cap counts it. A variable, so
+// that tests of the pack files' layout can turn inline packs off (0).
+var InlineMax int64 = 64 << 10
+
+// NewWriter returns a Writer for a turn's objects, deduplicated against
+// existing (nil: none), storing into the store's packs, or inline in the
+// records' database up to InlineMax bytes where the backend allows it.
+func (r *Repo) NewWriter(existing cas.Existing) *cas.Writer {
+	w := cas.NewWriter(r.packs, existing)
+	if r.backend.Features().InlinePacks && InlineMax > 0 {
+		w.SetInline(InlineMax)
+	}
+	return w
+}
+
 // DB is the store's records.
 func (r *Repo) DB() *index.DB { return r.db }
 

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
 	"slices"
 	"strings"
@@ -56,6 +57,9 @@ func Salvage(ctx context.Context, db *index.DB, packs cas.PackStore, now time.Ti
 	if err != nil {
 		return res, err
 	}
+	if err := writeInlinePacks(ctx, packs, old.InlinePacks); err != nil {
+		return res, err
+	}
 	salvaged, backups, turnBackups, err := salvagePacks(ctx, packs, &res, old.Policies)
 	if err != nil {
 		return res, err
@@ -104,6 +108,35 @@ func Salvage(ctx context.Context, db *index.DB, packs cas.PackStore, now time.Ti
 	// On an error, w's packs stay: the new database may be in place (a
 	// failed sync of its directory), and unreferenced packs are gc's.
 	return res, err
+}
+
+// writeInlinePacks writes the inline packs that the old database still
+// holds into packs, as pack files of the same names (one that is there
+// already is kept), and syncs them, before the packs are read: the new
+// database is made from the pack files alone. What the old database held
+// in inline packs that do not read is lost with it.
+func writeInlinePacks(ctx context.Context, packs cas.PackStore, inline map[[16]byte][]byte) error {
+	for name, data := range inline {
+		file := cas.PackInfo{Name: name}.FileName()
+		w, err := packs.Create(ctx, file)
+		if errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("write inline pack %s out: %w", file, err)
+		}
+		if _, err := w.Write(data); err != nil {
+			w.Abort()
+			return fmt.Errorf("write inline pack %s out: %w", file, err)
+		}
+		if err := w.Close(); err != nil && !errors.Is(err, fs.ErrExist) {
+			return fmt.Errorf("write inline pack %s out: %w", file, err)
+		}
+	}
+	if len(inline) == 0 {
+		return nil
+	}
+	return packs.Sync(ctx)
 }
 
 // PutBackup stores the backup of snapshot record rec, from which lost

@@ -255,7 +255,7 @@ func (g *globals) open() (*casckpt.Store, error) {
 	case g.machine != "" && !casckpt.ValidMachine(g.machine):
 		return nil, usagef("--machine %q: a machine is 1 to 64 letters, digits, dots, dashes and underscores (see casckpt status)", g.machine)
 	}
-	return g.openAt(dir, casckpt.Options{Now: g.now, HomeDir: g.home(), UploadProgress: g.uploaded, ReadMachine: g.machine})
+	return g.openAt(dir, casckpt.Options{Now: g.now, HomeDir: g.home(), UploadProgress: g.uploaded, ReadMachine: g.machine, FilePacksOnly: g.env("CASCKPT_FILE_PACKS") == "1"})
 }
 
 // machineCommands are the commands that take --machine: those that read

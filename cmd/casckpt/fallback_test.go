@@ -26,6 +26,7 @@ type hostSession struct {
 // directory; step n's state is stepState(n).
 func newHostSession(t *testing.T, b *binEnv, steps int) *hostSession {
 	t.Helper()
+	b.filePacks() // its states lose their pack files
 	s := &hostSession{t: t, b: b, dir: filepath.Join(b.home, "session")}
 	for n := 1; n <= steps; n++ {
 		s.step(stepState(n))

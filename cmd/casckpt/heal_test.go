@@ -38,7 +38,7 @@ func TestRestoreHealsTheOnlyIntactCopy(t *testing.T) {
 // undo stores it again before it reverts the file, so the pre-undo
 // snapshot gives it back.
 func TestUndoHealsTheOnlyIntactCopy(t *testing.T) {
-	b := newBinEnv(t)
+	b := newBinEnv(t).filePacks() // it loses or damages pack files, or the database
 	dir := filepath.Join(b.home, "project")
 	must(t, os.MkdirAll(dir, 0o755))
 	f := filepath.Join(dir, "notes.txt")

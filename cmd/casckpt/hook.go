@@ -150,7 +150,7 @@ func (g *globals) claudeCodeHook(o hookOptions) claudecode.Hook {
 			if err != nil {
 				return nil, err
 			}
-			return g.openAt(dir, casckpt.Options{Now: g.now, HomeDir: g.home(), LockTimeout: claudecode.Wait, S3Timeout: claudecode.Wait})
+			return g.openAt(dir, casckpt.Options{Now: g.now, HomeDir: g.home(), LockTimeout: claudecode.Wait, S3Timeout: claudecode.Wait, FilePacksOnly: g.env("CASCKPT_FILE_PACKS") == "1"})
 		},
 		Now: g.now, KeepTurns: o.keepTurns, KeepDays: o.keepDays,
 		Dir: g.hookDir(), Out: g.io.out,

@@ -29,6 +29,14 @@ func newEnv(t *testing.T) *env {
 	return &env{t: t, vars: map[string]string{"HOME": home, "CASCKPT_HOME": filepath.Join(home, "store")}, store: filepath.Join(home, "store")}
 }
 
+// filePacks makes every snapshot write its data to pack files, none
+// inline in the database (CASCKPT_FILE_PACKS=1): for tests that damage or
+// count pack files, or lose the database. It returns e.
+func (e *env) filePacks() *env {
+	e.vars["CASCKPT_FILE_PACKS"] = "1"
+	return e
+}
+
 type result struct {
 	code     int
 	out, err string
@@ -491,6 +499,12 @@ type binEnv struct {
 func newBinEnv(t *testing.T) *binEnv {
 	t.Helper()
 	return &binEnv{t: t, bin: binary(t), home: t.TempDir()}
+}
+
+// filePacks is env.filePacks for a binary's runs.
+func (b *binEnv) filePacks() *binEnv {
+	b.extra = append(b.extra, "CASCKPT_FILE_PACKS=1")
+	return b
 }
 
 // store is the store's directory.

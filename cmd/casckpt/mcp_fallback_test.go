@@ -16,7 +16,7 @@ import (
 // tried, and give (or write) the newest intact copy; without fallback they
 // fail.
 func TestMCPFallback(t *testing.T) {
-	e := newEnv(t)
+	e := newEnv(t).filePacks() // it loses or damages pack files, or the database
 	dir := t.TempDir()
 	packs := func() []string { p, _ := filepath.Glob(filepath.Join(e.store, "packs", "*.pack")); return p }
 	cs := mcpSession(t, e)

@@ -299,7 +299,7 @@ func TestS3NumbersSurviveACacheRebuild(t *testing.T) {
 // TestNumbersSurviveRepair: a lost index rebuilt by repair from the
 // packs gives each snapshot the #N it had, and the next snapshot the next.
 func TestNumbersSurviveRepair(t *testing.T) {
-	e := newEnv(t)
+	e := newEnv(t).filePacks() // it loses or damages pack files, or the database
 	dir := t.TempDir()
 	for _, v := range []string{"1", "2", "3"} {
 		writeFiles(t, dir, map[string]string{"f": v})

@@ -136,7 +136,7 @@ func TestKeepDropsATurnsStart(t *testing.T) {
 }
 
 func TestRepairRebuildsTurns(t *testing.T) {
-	b := newBinEnv(t)
+	b := newBinEnv(t).filePacks() // it loses or damages pack files, or the database
 	dir := t.TempDir()
 	writeFiles(t, dir, map[string]string{"f.txt": "1\n"})
 	b.ok("snapshot", dir, "--session", "s", "--turn", "t1")

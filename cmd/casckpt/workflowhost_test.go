@@ -43,7 +43,8 @@ type workflowStep struct {
 // day sets the clock to day n after 2026-03-01.
 func (h *workflowHost) day(n int) {
 	at := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC).AddDate(0, 0, n)
-	h.b.extra = []string{"CASCKPT_NOW=" + at.Format(time.RFC3339)}
+	// Its steps count the pack files they add: none inline.
+	h.b.extra = []string{"CASCKPT_NOW=" + at.Format(time.RFC3339), "CASCKPT_FILE_PACKS=1"}
 }
 
 // dir is the session directory of workflow name.

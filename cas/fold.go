@@ -1,0 +1,35 @@
+package cas
+
+import "context"
+
+// FoldInline copies the objects that the object index of write transaction
+// idx locates in inline packs (see PackInfo.Inline) into new packs of
+// packs, written and synced before it returns (their fsync and the
+// directory's), points the index at the copies and deletes the inline
+// packs' records and bytes. A crash before the transaction commits leaves
+// unreferenced packs, which the next sweep deletes. Unlike a sweep, a fold
+// deletes no pack of the pack store, so the caller needs only the store's
+// shared lock, and nothing is left to do once the transaction commits; if
+// it does not, call the returned Sweep's Abort. With no inline pack it
+// writes nothing.
+func FoldInline(ctx context.Context, idx IndexWriter, packs PackStore) (*Sweep, error) {
+	indexed, err := idx.Packs()
+	if err != nil {
+		return nil, err
+	}
+	var inline []*packUsage
+	for _, p := range indexed {
+		if p.Inline {
+			inline = append(inline, &packUsage{info: p})
+		}
+	}
+	sw := &Sweep{packs: packs}
+	if len(inline) == 0 {
+		return sw, nil
+	}
+	all := func(ID) bool { return true }
+	if err := gatherLive(idx, inline, all); err != nil {
+		return nil, err
+	}
+	return sw, sw.repack(ctx, idx, inline)
+}
