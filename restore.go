@@ -140,13 +140,12 @@ func (s *Store) Restore(ctx context.Context, dir string, ref Ref, opts RestoreOp
 		}
 		defer unlock()
 	}
-	var plan restorer.Plan
-	var current scan.Result
+	var plan plannedRestore
 	res.PreRestoreID, err = ss.changeTree(ctx, opts.DryRun, PreRestorePrefix, func(v view) (p *pendingSnapshot, err error) {
-		p, plan, current, err = ss.prepareRestore(ctx, v, &res, workdir, ref, paths, opts)
+		p, plan, err = ss.prepareRestore(ctx, v, &res, workdir, ref, paths, opts)
 		return p, err
 	}, func(v view) error {
-		left, err := ss.s.apply(ctx, workdir, v.Objects, plan, current, opts.Progress)
+		left, err := ss.s.apply(ctx, workdir, plan.verified.Getter(v.Objects), plan.Plan, plan.current, opts.Progress)
 		done := plan.Without(left)
 		res.Changes, res.Written, res.Deleted = done.Changes, done.Written, done.Deleted
 		res.Skipped, res.Changed = append(res.Skipped, left...), append(res.Changed, left...)
@@ -222,18 +221,18 @@ func (ss *hold) scanBefore(ctx context.Context, v view, workdir string, overlay 
 // is committed only once everything the plan writes has been read and
 // verified, so a refused restore changes nothing, not even the list of
 // snapshots.
-func (ss *hold) prepareRestore(ctx context.Context, v view, res *RestoreResult, workdir string, ref Ref, paths []string, opts RestoreOptions) (*pendingSnapshot, restorer.Plan, scan.Result, error) {
+func (ss *hold) prepareRestore(ctx context.Context, v view, res *RestoreResult, workdir string, ref Ref, paths []string, opts RestoreOptions) (*pendingSnapshot, plannedRestore, error) {
 	from := ss.s.machineWorkdir(workdir) // another machine's project with Options.ReadMachine
 	if from != workdir && opts.Safe {
-		return nil, restorer.Plan{}, scan.Result{}, fmt.Errorf("%w: --safe keeps what this machine's agents did not write, which says nothing of another machine's snapshot: restore it without --safe", ErrRefused)
+		return nil, plannedRestore{}, fmt.Errorf("%w: --safe keeps what this machine's agents did not write, which says nothing of another machine's snapshot: restore it without --safe", ErrRefused)
 	}
 	snaps, err := v.Tx.Snapshots(from)
 	if err != nil {
-		return nil, restorer.Plan{}, scan.Result{}, err
+		return nil, plannedRestore{}, err
 	}
 	target, err := restoreTarget(ctx, v, snaps, ref, workdir, opts.Fallback, res)
 	if err != nil {
-		return nil, restorer.Plan{}, scan.Result{}, err
+		return nil, plannedRestore{}, err
 	}
 	res.RestoredTo = target.ID
 	if opts.MaxFileSize <= 0 {
@@ -242,9 +241,9 @@ func (ss *hold) prepareRestore(ctx context.Context, v view, res *RestoreResult, 
 	for _, p := range paths {
 		if _, err := manifest.Lookup(ctx, v.Objects, target.Root, p); err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
-				return nil, restorer.Plan{}, scan.Result{}, fmt.Errorf("restore %s: %w in snapshot %s", p, ErrNotFound, target.ID.Short())
+				return nil, plannedRestore{}, fmt.Errorf("restore %s: %w in snapshot %s", p, ErrNotFound, target.ID.Short())
 			}
-			return nil, restorer.Plan{}, scan.Result{}, refuseDamaged(ctx, v, snaps, target, err)
+			return nil, plannedRestore{}, refuseDamaged(ctx, v, snaps, target, err)
 		}
 	}
 	// The snapshot's root must be readable; the rest is checked as the
@@ -253,13 +252,13 @@ func (ss *hold) prepareRestore(ctx context.Context, v view, res *RestoreResult, 
 	// the snapshot shares with the current tree is stored by the
 	// pre-restore snapshot and never needs reading.
 	if _, err := manifest.Load(ctx, v.Objects, target.Root); err != nil {
-		return nil, restorer.Plan{}, scan.Result{}, refuseDamaged(ctx, v, snaps, target, err)
+		return nil, plannedRestore{}, refuseDamaged(ctx, v, snaps, target, err)
 	}
 	var prov *provenance
 	if opts.Safe {
 		p, err := loadProvenance(v.Tx, workdir, snaps, target)
 		if err != nil {
-			return nil, restorer.Plan{}, scan.Result{}, err
+			return nil, plannedRestore{}, err
 		}
 		if p.known {
 			prov, res.Safe = &p, true
@@ -278,9 +277,9 @@ func (ss *hold) prepareRestore(ctx context.Context, v view, res *RestoreResult, 
 		err = fmt.Errorf("pre-restore snapshot: %w", err)
 	}
 	if err != nil {
-		return nil, restorer.Plan{}, scan.Result{}, err
+		return nil, plannedRestore{}, err
 	}
-	plan, kept, err := planRestore(ctx, v.Objects, overlay, workdir, current, target, paths, prov, excludedNow.captured())
+	plan, verified, kept, err := planRestore(ctx, v.Objects, overlay, workdir, current, target, paths, prov, excludedNow.captured())
 	res.Changes, res.Skipped, res.Written, res.Deleted = plan.Changes, plan.Skipped, plan.Written, plan.Deleted
 	res.Kept = kept
 	if err != nil {
@@ -292,9 +291,17 @@ func (ss *hold) prepareRestore(ctx context.Context, v view, res *RestoreResult, 
 		if pending != nil {
 			pending.abort()
 		}
-		return nil, restorer.Plan{}, scan.Result{}, err
+		return nil, plannedRestore{}, err
 	}
-	return pending, plan, current, nil
+	return pending, plannedRestore{plan, current, verified}, nil
+}
+
+// plannedRestore is a restore's plan with what Apply needs besides: the
+// scan the plan was made from and the chunks read to verify it.
+type plannedRestore struct {
+	restorer.Plan
+	current  scan.Result
+	verified restorer.Verified
 }
 
 // restoreTarget resolves ref among snaps, the project's snapshots; with
@@ -318,17 +325,17 @@ func restoreTarget(ctx context.Context, v view, snaps []record, ref Ref, workdir
 // kept; those excludedNow holds, which the scan captured though excluded,
 // with ReasonExcludedNow) and to what the file system can hold (the rest
 // skipped and kept, with the restorer's reason), and reads and verifies
-// from objects every chunk to be written.
-func planRestore(ctx context.Context, objects, g cas.Getter, workdir string, current scan.Result, target record, paths []string, prov *provenance, excludedNow map[string]bool) (restorer.Plan, []KeptPath, error) {
+// from objects every chunk to be written (returning what it read).
+func planRestore(ctx context.Context, objects, g cas.Getter, workdir string, current scan.Result, target record, paths []string, prov *provenance, excludedNow map[string]bool) (restorer.Plan, restorer.Verified, []KeptPath, error) {
 	kept := []KeptPath{}
 	changes, err := manifest.Diff(ctx, g, current.Root, target.Root)
 	if err != nil {
-		return restorer.Plan{}, kept, err
+		return restorer.Plan{}, restorer.Verified{}, kept, err
 	}
 	plan := restorer.NewPlan(changes, paths, current.Excluded, dirInProject(workdir))
 	if prov != nil {
 		if plan, kept, err = prov.safePlan(ctx, g, plan); err != nil {
-			return restorer.Plan{}, []KeptPath{}, err
+			return restorer.Plan{}, restorer.Verified{}, []KeptPath{}, err
 		}
 		for i, k := range kept {
 			if excludedNow[k.Path] {
@@ -341,7 +348,8 @@ func planRestore(ctx context.Context, objects, g cas.Getter, workdir string, cur
 		plan.Skipped = append(plan.Skipped, k.Path)
 		kept = append(kept, KeptPath(k))
 	}
-	return plan, kept, restorer.Verify(ctx, objects, plan)
+	verified, err := restorer.Verify(ctx, objects, plan)
+	return plan, verified, kept, err
 }
 
 // hostPlatform is what the file system of a project directory cannot

@@ -272,7 +272,7 @@ func planUndo(ctx context.Context, v view, g *treeOverlay, workdir string, start
 		ReadWork: func(p string) ([]byte, error) { return root.ReadFile(filepath.FromSlash(p)) },
 	})
 	if err == nil {
-		err = restorer.Verify(ctx, plan.Content(v.Objects), plan.Restore)
+		_, err = restorer.Verify(ctx, plan.Content(v.Objects), plan.Restore)
 	}
 	if err != nil {
 		check := newDataCheck(v.Objects)
