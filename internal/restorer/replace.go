@@ -139,7 +139,7 @@ func (r *replacement) rename(dst FS, gd *guard) error {
 		gd.leave(r.c.Path)
 		return nil
 	}
-	if err := dst.Rename(r.tmp, filepath.FromSlash(r.c.Path)); err != nil {
+	if err := gd.unlink(r.c.Path, r.before, func() error { return dst.Rename(r.tmp, filepath.FromSlash(r.c.Path)) }); err != nil {
 		return err
 	}
 	r.done = true

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"os"
 	"strings"
 	"testing"
 
@@ -95,5 +97,58 @@ func TestApplyRenamesNothingOfABatchWhoseSyncFails(t *testing.T) {
 		if strings.HasPrefix(l, "rename ") {
 			t.Errorf("renamed after a failed sync: %s", l)
 		}
+	}
+}
+
+// TestApplyHandsOverTheFilesItUnlinks: with KeepOld, each regular file
+// Apply replaces or deletes is handed over open, and is the old file
+// (its bytes, unlinked from the tree), so that its blocks are freed only
+// when it is closed; what is added or a link is not opened. A file that
+// cannot be opened is unlinked all the same.
+func TestApplyHandsOverTheFilesItUnlinks(t *testing.T) {
+	m := castest.NewMemory()
+	plan := planOf(t, m, before, after)
+	dir := t.TempDir()
+	writeDir(t, dir, before)
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	var kept []string
+	keep := func(old File) {
+		b, err := io.ReadAll(old.(io.Reader))
+		if err != nil {
+			t.Error(err)
+		}
+		kept = append(kept, string(b))
+		old.Close()
+	}
+	if _, err := Apply(context.Background(), RootFS(root), m, plan, Options{KeepOld: keep}); err != nil {
+		t.Fatal(err)
+	}
+	sameSpec(t, readDir(t, dir), after)
+	// mod.txt and run.sh replaced; gone/deep/er/x.txt and dir2file/a.txt
+	// deleted (swap, a link, is not a regular file).
+	want := []string{"old content\n", "#!/bin/sh\n", "x", "a"}
+	if !sameSet(kept, want) {
+		t.Errorf("handed over %q, want the old bytes %q", kept, want)
+	}
+
+	dst, tried := newMemFS(before), 0
+	dst.fail = func(line string) error {
+		if strings.HasPrefix(line, "open ") && strings.Contains(line, ".") && line != "open ." { // a file, not a directory
+			tried++
+			return errors.New("injected")
+		}
+		return nil
+	}
+	kept = nil
+	if _, err := Apply(context.Background(), dst, m, plan, Options{KeepOld: keep}); err != nil {
+		t.Fatal(err)
+	}
+	sameSpec(t, dst.spec(), after)
+	if len(kept) != 0 || tried != len(want) {
+		t.Errorf("handed over %q though none of the %d files could be opened (want %d)", kept, tried, len(want))
 	}
 }
