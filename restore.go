@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"maps"
 	"os"
@@ -60,6 +61,14 @@ type RestoreOptions struct {
 	// verified and the pre-restore snapshot is taken, right before the
 	// working tree is changed (tests change the tree there).
 	BeforeApply func()
+	// KeepOld, if set, is given each regular file the restore replaces
+	// or deletes, open (read-only), right before it is unlinked: its
+	// blocks are freed when it is closed, which is then the caller's, not
+	// while the restore runs. A file system that discards freed blocks at
+	// once (ext4 mounted with discard and without a journal, as the VMs
+	// agents run in are) waits on the disk for each, 1-4 ms a file. An
+	// *os.File underlies each (its Fd method gives its descriptor).
+	KeepOld func(old io.Closer)
 }
 
 // RestoreResult says what Restore did (or, in a dry run, would do).
@@ -140,13 +149,12 @@ func (s *Store) Restore(ctx context.Context, dir string, ref Ref, opts RestoreOp
 		}
 		defer unlock()
 	}
-	var plan restorer.Plan
-	var current scan.Result
+	var plan plannedRestore
 	res.PreRestoreID, err = ss.changeTree(ctx, opts.DryRun, PreRestorePrefix, func(v view) (p *pendingSnapshot, err error) {
-		p, plan, current, err = ss.prepareRestore(ctx, v, &res, workdir, ref, paths, opts)
+		p, plan, err = ss.prepareRestore(ctx, v, &res, workdir, ref, paths, opts)
 		return p, err
 	}, func(v view) error {
-		left, err := ss.s.apply(ctx, workdir, v.Objects, plan, current, opts.Progress)
+		left, err := ss.s.apply(ctx, workdir, plan.verified.Getter(v.Objects), plan.Plan, plan.current, applyOptions{opts.Progress, opts.KeepOld})
 		done := plan.Without(left)
 		res.Changes, res.Written, res.Deleted = done.Changes, done.Written, done.Deleted
 		res.Skipped, res.Changed = append(res.Skipped, left...), append(res.Changed, left...)
@@ -222,18 +230,18 @@ func (ss *hold) scanBefore(ctx context.Context, v view, workdir string, overlay 
 // is committed only once everything the plan writes has been read and
 // verified, so a refused restore changes nothing, not even the list of
 // snapshots.
-func (ss *hold) prepareRestore(ctx context.Context, v view, res *RestoreResult, workdir string, ref Ref, paths []string, opts RestoreOptions) (*pendingSnapshot, restorer.Plan, scan.Result, error) {
+func (ss *hold) prepareRestore(ctx context.Context, v view, res *RestoreResult, workdir string, ref Ref, paths []string, opts RestoreOptions) (*pendingSnapshot, plannedRestore, error) {
 	from := ss.s.machineWorkdir(workdir) // another machine's project with Options.ReadMachine
 	if from != workdir && opts.Safe {
-		return nil, restorer.Plan{}, scan.Result{}, fmt.Errorf("%w: --safe keeps what this machine's agents did not write, which says nothing of another machine's snapshot: restore it without --safe", ErrRefused)
+		return nil, plannedRestore{}, fmt.Errorf("%w: --safe keeps what this machine's agents did not write, which says nothing of another machine's snapshot: restore it without --safe", ErrRefused)
 	}
 	snaps, err := v.Tx.Snapshots(from)
 	if err != nil {
-		return nil, restorer.Plan{}, scan.Result{}, err
+		return nil, plannedRestore{}, err
 	}
 	target, err := restoreTarget(ctx, v, snaps, ref, workdir, opts.Fallback, res)
 	if err != nil {
-		return nil, restorer.Plan{}, scan.Result{}, err
+		return nil, plannedRestore{}, err
 	}
 	res.RestoredTo = target.ID
 	if opts.MaxFileSize <= 0 {
@@ -242,9 +250,9 @@ func (ss *hold) prepareRestore(ctx context.Context, v view, res *RestoreResult, 
 	for _, p := range paths {
 		if _, err := manifest.Lookup(ctx, v.Objects, target.Root, p); err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
-				return nil, restorer.Plan{}, scan.Result{}, fmt.Errorf("restore %s: %w in snapshot %s", p, ErrNotFound, target.ID.Short())
+				return nil, plannedRestore{}, fmt.Errorf("restore %s: %w in snapshot %s", p, ErrNotFound, target.ID.Short())
 			}
-			return nil, restorer.Plan{}, scan.Result{}, refuseDamaged(ctx, v, snaps, target, err)
+			return nil, plannedRestore{}, refuseDamaged(ctx, v, snaps, target, err)
 		}
 	}
 	// The snapshot's root must be readable; the rest is checked as the
@@ -253,13 +261,13 @@ func (ss *hold) prepareRestore(ctx context.Context, v view, res *RestoreResult, 
 	// the snapshot shares with the current tree is stored by the
 	// pre-restore snapshot and never needs reading.
 	if _, err := manifest.Load(ctx, v.Objects, target.Root); err != nil {
-		return nil, restorer.Plan{}, scan.Result{}, refuseDamaged(ctx, v, snaps, target, err)
+		return nil, plannedRestore{}, refuseDamaged(ctx, v, snaps, target, err)
 	}
 	var prov *provenance
 	if opts.Safe {
 		p, err := loadProvenance(v.Tx, workdir, snaps, target)
 		if err != nil {
-			return nil, restorer.Plan{}, scan.Result{}, err
+			return nil, plannedRestore{}, err
 		}
 		if p.known {
 			prov, res.Safe = &p, true
@@ -278,9 +286,9 @@ func (ss *hold) prepareRestore(ctx context.Context, v view, res *RestoreResult, 
 		err = fmt.Errorf("pre-restore snapshot: %w", err)
 	}
 	if err != nil {
-		return nil, restorer.Plan{}, scan.Result{}, err
+		return nil, plannedRestore{}, err
 	}
-	plan, kept, err := planRestore(ctx, v.Objects, overlay, workdir, current, target, paths, prov, excludedNow.captured())
+	plan, verified, kept, err := planRestore(ctx, v.Objects, overlay, workdir, current, target, paths, prov, excludedNow.captured())
 	res.Changes, res.Skipped, res.Written, res.Deleted = plan.Changes, plan.Skipped, plan.Written, plan.Deleted
 	res.Kept = kept
 	if err != nil {
@@ -292,9 +300,17 @@ func (ss *hold) prepareRestore(ctx context.Context, v view, res *RestoreResult, 
 		if pending != nil {
 			pending.abort()
 		}
-		return nil, restorer.Plan{}, scan.Result{}, err
+		return nil, plannedRestore{}, err
 	}
-	return pending, plan, current, nil
+	return pending, plannedRestore{plan, current, verified}, nil
+}
+
+// plannedRestore is a restore's plan with what Apply needs besides: the
+// scan the plan was made from and the chunks read to verify it.
+type plannedRestore struct {
+	restorer.Plan
+	current  scan.Result
+	verified restorer.Verified
 }
 
 // restoreTarget resolves ref among snaps, the project's snapshots; with
@@ -318,17 +334,17 @@ func restoreTarget(ctx context.Context, v view, snaps []record, ref Ref, workdir
 // kept; those excludedNow holds, which the scan captured though excluded,
 // with ReasonExcludedNow) and to what the file system can hold (the rest
 // skipped and kept, with the restorer's reason), and reads and verifies
-// from objects every chunk to be written.
-func planRestore(ctx context.Context, objects, g cas.Getter, workdir string, current scan.Result, target record, paths []string, prov *provenance, excludedNow map[string]bool) (restorer.Plan, []KeptPath, error) {
+// from objects every chunk to be written (returning what it read).
+func planRestore(ctx context.Context, objects, g cas.Getter, workdir string, current scan.Result, target record, paths []string, prov *provenance, excludedNow map[string]bool) (restorer.Plan, restorer.Verified, []KeptPath, error) {
 	kept := []KeptPath{}
 	changes, err := manifest.Diff(ctx, g, current.Root, target.Root)
 	if err != nil {
-		return restorer.Plan{}, kept, err
+		return restorer.Plan{}, restorer.Verified{}, kept, err
 	}
 	plan := restorer.NewPlan(changes, paths, current.Excluded, dirInProject(workdir))
 	if prov != nil {
 		if plan, kept, err = prov.safePlan(ctx, g, plan); err != nil {
-			return restorer.Plan{}, []KeptPath{}, err
+			return restorer.Plan{}, restorer.Verified{}, []KeptPath{}, err
 		}
 		for i, k := range kept {
 			if excludedNow[k.Path] {
@@ -341,7 +357,8 @@ func planRestore(ctx context.Context, objects, g cas.Getter, workdir string, cur
 		plan.Skipped = append(plan.Skipped, k.Path)
 		kept = append(kept, KeptPath(k))
 	}
-	return plan, kept, restorer.Verify(ctx, objects, plan)
+	verified, err := restorer.Verify(ctx, objects, plan)
+	return plan, verified, kept, err
 }
 
 // hostPlatform is what the file system of a project directory cannot
@@ -352,20 +369,32 @@ var hostPlatform = restorer.HostPlatform
 // s.projectFS), so no link in the tree can lead a write outside it,
 // leaving alone (and returning) the paths that changed since they were
 // scanned as scanned.
-func (s *Store) apply(ctx context.Context, workdir string, g cas.Getter, plan restorer.Plan, scanned scan.Result, progress func(filesDone, filesTotal, bytesDone, bytesTotal int64)) ([]string, error) {
+func (s *Store) apply(ctx context.Context, workdir string, g cas.Getter, plan restorer.Plan, scanned scan.Result, opts applyOptions) ([]string, error) {
 	root, err := os.OpenRoot(workdir)
 	if err != nil {
 		return nil, err
 	}
 	defer root.Close()
+	var keepOld func(restorer.File)
+	if opts.keepOld != nil {
+		keepOld = func(f restorer.File) { opts.keepOld(f) }
+	}
 	return restorer.Apply(ctx, s.projectFS(root), g, plan, restorer.Options{
-		Progress: progress,
+		Progress: opts.progress,
+		KeepOld:  keepOld,
 		SameFile: func(p string, now fs.FileInfo) bool {
 			st, ok := osfs.FromInfo(now)
 			want, captured := scanned.Stamp(p)
 			return ok && captured && want == statcache.CurrentStamp(st.Size, st.Mtime, st.Ctime, st.Ino, st.Mode)
 		},
 	})
+}
+
+// applyOptions are what Restore and Undo ask of apply besides the plan:
+// RestoreOptions.Progress and KeepOld.
+type applyOptions struct {
+	progress func(filesDone, filesTotal, bytesDone, bytesTotal int64)
+	keepOld  func(old io.Closer)
 }
 
 // cleanRestorePaths checks restore paths; "." (or none) is the whole tree.

@@ -111,7 +111,7 @@ func (s *Store) Undo(ctx context.Context, dir, turn string, opts UndoOptions) (U
 		p, plan, current, err = ss.prepareUndo(ctx, v, &res, workdir, turn, opts)
 		return p, err
 	}, func(v view) error {
-		left, err := ss.s.apply(ctx, workdir, plan.Content(v.Objects), plan.Restore, current, opts.Progress)
+		left, err := ss.s.apply(ctx, workdir, plan.Content(v.Objects), plan.Restore, current, applyOptions{progress: opts.Progress})
 		plan = plan.Without(left, ReasonChangedDuring)
 		res.Reverted, res.Merged, res.Conflicts = plan.Reverted, plan.Merged, plan.Conflicts
 		res.Written, res.Deleted = plan.Restore.Written, plan.Restore.Deleted
@@ -272,7 +272,7 @@ func planUndo(ctx context.Context, v view, g *treeOverlay, workdir string, start
 		ReadWork: func(p string) ([]byte, error) { return root.ReadFile(filepath.FromSlash(p)) },
 	})
 	if err == nil {
-		err = restorer.Verify(ctx, plan.Content(v.Objects), plan.Restore)
+		_, err = restorer.Verify(ctx, plan.Content(v.Objects), plan.Restore)
 	}
 	if err != nil {
 		check := newDataCheck(v.Objects)

@@ -26,6 +26,9 @@ const memoryLimit = 96 << 20
 const startGCPercent = 200
 
 func main() {
+	if releasing() {
+		return // exiting frees the files inherited: see keptFiles.release
+	}
 	if os.Getenv("GOMEMLIMIT") == "" {
 		debug.SetMemoryLimit(memoryLimit)
 	}
@@ -40,6 +43,8 @@ func main() {
 		signal.Stop(sigs) // a second signal ends the process at once
 		cancel(signalError{sig.(syscall.Signal)})
 	}()
+	keptOld = &keptFiles{}
 	code := run(ctx, os.Args[1:], stdio{in: os.Stdin, out: os.Stdout, err: os.Stderr}, os.Getenv)
+	keptOld.release()
 	os.Exit(code)
 }

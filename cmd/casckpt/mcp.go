@@ -32,6 +32,9 @@ refused with a JSON-RPC error; when stdin ends, the requests still running
 are answered before mcp exits.`,
 		Args: argsBetween(0, 0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if keptOld != nil { // a server lives on: each restore frees what it replaced
+				keptOld = nil
+			}
 			stdio := newMCPStdio(g.io.out)
 			// MaxLineLength -1: stdio bounds the lines (maxRequestLine) and
 			// refuses a longer one without ending the session.

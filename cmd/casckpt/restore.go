@@ -93,7 +93,7 @@ func runRestore(ctx context.Context, o restoreOptions, g *globals, args []string
 	if err != nil {
 		return err
 	}
-	opts := casckpt.RestoreOptions{Paths: proj.paths(paths), DryRun: o.dryRun, MaxFiles: o.maxFiles, MaxFileSize: maxFileSize, Safe: o.safe, Fallback: o.fallback, BeforeApply: beforeApply}
+	opts := casckpt.RestoreOptions{Paths: proj.paths(paths), DryRun: o.dryRun, MaxFiles: o.maxFiles, MaxFileSize: maxFileSize, Safe: o.safe, Fallback: o.fallback, BeforeApply: beforeApply, KeepOld: keepOld()}
 	progress, finish := g.restoreBar()
 	opts.Progress = progress
 	res, err := store.Restore(ctx, proj.dir, casckpt.Ref(ref), opts)

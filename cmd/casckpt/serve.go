@@ -62,6 +62,9 @@ var refusedCommands = map[string]bool{"serve": true, "mcp": true, "ui": true, "h
 // no files between calls, so opening is a struct; the lock is taken by
 // each operation and released before it answers).
 func runServe(ctx context.Context, g *globals) error {
+	if keptOld != nil { // a server lives on: each restore frees what it replaced
+		keptOld = nil
+	}
 	g.jsonDone = true                  // stdout carries the answers alone
 	store, err := absStore(g.storeDir) // requests may run elsewhere (cwd)
 	if err != nil {

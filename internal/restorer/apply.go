@@ -13,8 +13,6 @@ import (
 	"strings"
 	"sync"
 
-	"golang.org/x/sync/errgroup"
-
 	"github.com/casckpt/casckpt/cas"
 	"github.com/casckpt/casckpt/internal/osfs"
 	"github.com/casckpt/casckpt/manifest"
@@ -37,6 +35,14 @@ type Options struct {
 	// that changed is left alone, with every change below it: someone saved
 	// it after the scan.
 	SameFile func(p string, now fs.FileInfo) bool
+	// KeepOld, if set, is given each regular file Apply replaces or
+	// deletes, opened (FS.Open) right before the rename or removal that
+	// unlinks it, so that its blocks are freed when the caller closes it,
+	// not in that call: a file system that discards freed blocks at once
+	// (ext4 mounted with discard and without a journal, as the VMs agents
+	// run in are) waits on the disk there, 1-4 ms a file. A file that
+	// cannot be opened is unlinked all the same.
+	KeepOld func(old File)
 }
 
 // ReasonChangedDuring is why Apply leaves a path alone: it changed after
@@ -45,13 +51,14 @@ const ReasonChangedDuring = "changed during restore"
 
 // Apply carries out plan on dst, reading file content from g. Removals
 // come first, deepest first: deleted entries and the old side of type
-// changes. Then creations, parents before children: directories, and every
-// file and link, in parallel, written to a new temporary file beside its
-// target, synced and renamed over it. No inode is changed in place, so a
-// hard link to a file outside the tree keeps its bytes and mode; files and
-// directories are created with 0666, 0777 for executables and directories,
-// less the umask, as git creates them. Last, every directory whose entries
-// changed is synced.
+// changes. Then creations, parents before children: directories, then
+// the files and links, in batches of up to maxOpenTemps: each written, in
+// parallel, to a new temporary file (or link) beside its target, the
+// batch's files synced, all at once, then each renamed over its target.
+// No inode is changed in place, so a hard link to a file outside the tree
+// keeps its bytes and mode; files and directories are created with 0666,
+// 0777 for executables and directories, less the umask, as git creates
+// them. Last, every directory whose entries changed is synced.
 //
 // With opts.SameFile, the paths left alone because they changed after
 // the scan (see Options) are returned, in no particular order; the plan
@@ -60,7 +67,7 @@ const ReasonChangedDuring = "changed during restore"
 // replaced.
 func Apply(ctx context.Context, dst FS, g cas.Getter, plan Plan, opts Options) ([]string, error) {
 	touched := map[string]bool{} // directories whose entries changed
-	gd := &guard{dst: dst, same: opts.SameFile}
+	gd := &guard{dst: dst, same: opts.SameFile, keepOld: opts.KeepOld}
 	if err := removeOld(dst, plan.Changes, touched, gd); err != nil {
 		return gd.left, err
 	}
@@ -71,7 +78,7 @@ func Apply(ctx context.Context, dst FS, g cas.Getter, plan Plan, opts Options) (
 	return gd.left, err
 }
 
-// syncsInFlight is how many files or directories Apply writes and syncs
+// syncsInFlight is how many files or directories Apply writes or syncs
 // at once. A sync waits on the disk, not on a core, and a journaling file
 // system commits the syncs that overlap in one commit: with 8 at once
 // (4 per core on 2 cores), W5's 60 files and 33 directories took a dozen
@@ -106,12 +113,26 @@ func syncDirs(dst FS, dirs map[string]bool) error {
 
 // guard checks, right before Apply changes a path, that it still holds
 // what the plan found, and keeps the paths left alone. Without SameFile it
-// checks nothing. It is safe for concurrent use.
+// checks nothing. It hands the files Apply unlinks to keepOld (unlink).
+// It is safe for concurrent use.
 type guard struct {
-	dst  FS
-	same func(p string, now fs.FileInfo) bool
-	mu   sync.Mutex
-	left []string
+	dst     FS
+	same    func(p string, now fs.FileInfo) bool
+	keepOld func(old File)
+	mu      sync.Mutex
+	left    []string
+}
+
+// unlink runs unlink, which unlinks slash path p, where the plan found e:
+// for a regular file, with keepOld set, after opening p and handing it
+// to keepOld.
+func (gd *guard) unlink(p string, e manifest.Entry, unlink func() error) error {
+	if gd.keepOld != nil && e.Kind == manifest.KindFile {
+		if old, err := gd.dst.Open(filepath.FromSlash(p)); err == nil {
+			gd.keepOld(old)
+		}
+	}
+	return unlink()
 }
 
 // unchanged reports whether the slash path p still holds e (Kind 0:
@@ -184,9 +205,6 @@ func (gd *guard) leaveBelow(p string) bool {
 	return false
 }
 
-// errLeft stops the replacement of a path that changed since the scan.
-var errLeft = errors.New("changed since the scan")
-
 // removeOld removes, deepest first, the entries that plan deletes or
 // replaces with one of another kind, and marks their parents in touched.
 // A deleted directory that still holds entries (excluded ones, which are
@@ -210,7 +228,7 @@ func removeOld(dst FS, plan []manifest.Change, touched map[string]bool, gd *guar
 			gd.leave(c.Path)
 			continue
 		}
-		err := dst.Remove(filepath.FromSlash(c.Path))
+		err := gd.unlink(c.Path, c.Old, func() error { return dst.Remove(filepath.FromSlash(c.Path)) })
 		notEmpty := c.Old.Kind == manifest.KindDir && osfs.IsNotEmpty(err)
 		switch {
 		case err == nil, errors.Is(err, fs.ErrNotExist):
@@ -228,77 +246,37 @@ func removeOld(dst FS, plan []manifest.Change, touched map[string]bool, gd *guar
 	return nil
 }
 
-// create makes the directories of plan in order, and writes its files and
-// links in parallel, marking their parents in touched. A path gd leaves
-// alone, or one below it, is not written. After a failure it starts no
-// more writes and waits for those under way.
+// create makes the directories of plan in order, then replaces its files
+// and links (replaceAll), marking their parents in touched. A path gd
+// leaves alone, or one below it, is not written. After a failure it
+// starts no more writes.
 func create(ctx context.Context, dst FS, g cas.Getter, plan Plan, report func(files, bytes int64), touched map[string]bool, gd *guard) error {
 	report(0, 0)
-	eg, gctx := errgroup.WithContext(ctx)
-	eg.SetLimit(syncsInFlight())
-	var failed error
+	var rs []*replacement
 	for _, c := range plan.Changes {
-		if c.Status == manifest.Deleted {
-			continue
-		}
-		p := filepath.FromSlash(c.Path)
-		var before manifest.Entry // what is there now: removeOld removed the rest
-		if c.Status == manifest.Modified {
-			before = c.Old
-		}
-		if gd.leaveBelow(c.Path) {
+		if c.Status == manifest.Deleted || gd.leaveBelow(c.Path) {
 			continue
 		}
 		touched[path.Dir(c.Path)] = true
-		if c.New.Kind == manifest.KindDir {
-			if ok, err := gd.room(c.Path); err != nil || !ok {
-				if failed = err; err != nil {
-					break
-				}
-				gd.leave(c.Path)
-				continue
+		if c.New.Kind != manifest.KindDir {
+			r := &replacement{c: c}
+			if c.Status == manifest.Modified { // else removeOld removed what was there
+				r.before = c.Old
 			}
-			if err := dst.Mkdir(p, 0o777); err != nil && !errors.Is(err, fs.ErrExist) {
-				failed = fmt.Errorf("restore: create directory %s: %w", c.Path, err)
-				break
-			}
+			rs = append(rs, r)
 			continue
 		}
-		eg.Go(func() error {
-			if err := gctx.Err(); err != nil {
-				return err // another write failed: replace no more
-			}
-			check := func() error {
-				ok, err := gd.unchanged(c.Path, before)
-				if err == nil && !ok {
-					err = errLeft
-				}
-				return err
-			}
-			var err error
-			if c.New.Kind == manifest.KindSymlink {
-				err = replaceLink(dst, p, c.New.Target, check)
-			} else {
-				err = replaceFile(gctx, dst, p, g, c.New, check)
-			}
-			if errors.Is(err, errLeft) {
-				gd.leave(c.Path)
-			} else if err != nil {
-				return fmt.Errorf("restore: write %s: %w", c.Path, err)
-			}
-			var size int64
-			if c.New.Kind == manifest.KindFile {
-				size = c.New.Size
-			}
-			report(1, size)
-			return nil
-		})
+		if ok, err := gd.room(c.Path); err != nil {
+			return err
+		} else if !ok {
+			gd.leave(c.Path)
+			continue
+		}
+		if err := dst.Mkdir(filepath.FromSlash(c.Path), 0o777); err != nil && !errors.Is(err, fs.ErrExist) {
+			return fmt.Errorf("restore: create directory %s: %w", c.Path, err)
+		}
 	}
-	err := eg.Wait()
-	if failed != nil {
-		err = failed
-	}
-	return err
+	return replaceAll(ctx, dst, g, rs, report, gd)
 }
 
 // newReporter returns a function that adds files and bytes to the work
@@ -334,65 +312,6 @@ func syncDir(dst FS, d string) error {
 	}
 	err = f.Sync()
 	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
-}
-
-// replaceLink replaces p with a new symbolic link to target, once check
-// allows (it returns errLeft, or another error, when not).
-func replaceLink(dst FS, p, target string, check func() error) error {
-	tmp := filepath.Join(filepath.Dir(p), manifest.TempName())
-	if err := dst.Symlink(target, tmp); err != nil {
-		return err
-	}
-	if err := check(); err != nil {
-		_ = dst.Remove(tmp)
-		return err
-	}
-	if err := dst.Rename(tmp, p); err != nil {
-		_ = dst.Remove(tmp)
-		return err
-	}
-	return nil
-}
-
-// replaceFile writes e's content to a new temporary file beside p, syncs
-// it and, once check allows (it returns errLeft, or another error, when
-// not), renames it over p, holding it locked until then: a crash leaves p
-// old or new, and a killed restore's temporary file is recognisably
-// nobody's.
-func replaceFile(ctx context.Context, dst FS, p string, g cas.Getter, e manifest.Entry, check func() error) error {
-	perm := fs.FileMode(0o666)
-	if e.Exec {
-		perm = 0o777
-	}
-	f, tmp, err := dst.CreateTemp(filepath.Dir(p), perm)
-	if err != nil {
-		return err
-	}
-	err = func() error {
-		for _, id := range e.Chunks {
-			b, err := g.Get(ctx, id)
-			if err != nil {
-				return err
-			}
-			if _, err := f.Write(b); err != nil {
-				return err
-			}
-		}
-		if err := f.Sync(); err != nil {
-			return err
-		}
-		if err := check(); err != nil {
-			return err
-		}
-		return dst.Rename(tmp, p)
-	}()
-	if err != nil {
-		_ = dst.Remove(tmp)
-	}
-	if cerr := f.Close(); err == nil { // releases the lock
 		err = cerr
 	}
 	return err

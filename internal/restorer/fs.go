@@ -22,8 +22,9 @@ type FS interface {
 	// (osfs.Lock) until it is closed, and returns it with its name (dir
 	// joined with the base name). The caller closes it.
 	CreateTemp(dir string, perm fs.FileMode) (File, string, error)
-	// Open opens an existing directory (to sync it) or file. The caller
-	// closes it. A missing one is an error wrapping fs.ErrNotExist.
+	// Open opens an existing directory (to sync it) or file, read-only,
+	// never waiting (a FIFO swapped in opens at once). The caller closes
+	// it. A missing one is an error wrapping fs.ErrNotExist.
 	Open(name string) (File, error)
 	// Remove deletes a file, a link (never what it points to) or an empty
 	// directory. A missing one is an error wrapping fs.ErrNotExist, a
@@ -89,7 +90,7 @@ func (r osRoot) CreateTemp(dir string, perm fs.FileMode) (File, string, error) {
 }
 
 func (r osRoot) Open(name string) (File, error) {
-	f, err := r.Root.Open(name)
+	f, err := r.Root.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, err
 	}

@@ -2,10 +2,7 @@ package restorer
 
 import (
 	"context"
-	"runtime"
 	"strings"
-
-	"golang.org/x/sync/errgroup"
 
 	"github.com/casckpt/casckpt/cas"
 	"github.com/casckpt/casckpt/manifest"
@@ -158,29 +155,4 @@ func wanted(c manifest.Change, paths []string) bool {
 // under reports whether p is base or inside it.
 func under(p, base string) bool {
 	return p == base || strings.HasPrefix(p, base+"/")
-}
-
-// Verify reads every chunk that plan writes from g, each once, in
-// parallel, and returns the first error (wrapping cas.ErrNotFound or
-// cas.ErrCorrupt for a missing or damaged chunk). It writes nothing.
-func Verify(ctx context.Context, g cas.Getter, plan Plan) error {
-	seen := map[cas.ID]bool{}
-	eg, gctx := errgroup.WithContext(ctx)
-	eg.SetLimit(runtime.GOMAXPROCS(0))
-	for _, c := range plan.Changes {
-		if c.Status == manifest.Deleted || c.New.Kind != manifest.KindFile {
-			continue
-		}
-		for _, id := range c.New.Chunks {
-			if seen[id] {
-				continue
-			}
-			seen[id] = true
-			eg.Go(func() error {
-				_, err := g.Get(gctx, id)
-				return err
-			})
-		}
-	}
-	return eg.Wait()
 }

@@ -176,7 +176,8 @@ func TestVerify(t *testing.T) {
 		}
 	}
 	g := &countingGetter{Getter: m, reads: map[cas.ID]int{}}
-	if err := Verify(ctx, g, plan); err != nil {
+	verified, err := Verify(ctx, g, plan)
+	if err != nil {
 		t.Fatal(err)
 	}
 	want := map[cas.ID]bool{} // "abcd" (in both files) and "XYZ"
@@ -193,9 +194,25 @@ func TestVerify(t *testing.T) {
 			t.Errorf("chunk %s read %d times", id.Short(), n)
 		}
 	}
+	// What it read, it hands on: Apply writes the plan without reading
+	// any chunk again, and reads others through.
+	dst := newMemFS(old)
+	if _, err := Apply(ctx, dst, verified.Getter(g), plan, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	sameSpec(t, dst.spec(), new)
+	for id, n := range g.reads {
+		if n != 1 {
+			t.Errorf("chunk %s read %d times, once to verify", id.Short(), n)
+		}
+	}
+	other, _ := m.Put(ctx, cas.KindChunk, []byte("not in the plan"))
+	if b, err := verified.Getter(g).Get(ctx, other); err != nil || string(b) != "not in the plan" || g.reads[other] != 1 {
+		t.Errorf("a chunk Verify did not read: %q %v, read %d times", b, err, g.reads[other])
+	}
 
 	m.Delete(plan.Changes[1].New.Chunks[1]) // b.txt's "XYZ"
-	if err := Verify(ctx, m, plan); !errors.Is(err, cas.ErrNotFound) {
+	if _, err := Verify(ctx, m, plan); !errors.Is(err, cas.ErrNotFound) {
 		t.Fatalf("a missing chunk: %v", err)
 	}
 }

@@ -81,7 +81,7 @@ func (c undoCase) run(t *testing.T) (Plan, testtree.Tree) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := restorer.Verify(ctx, plan.Content(m), plan.Restore); err != nil {
+	if _, err := restorer.Verify(ctx, plan.Content(m), plan.Restore); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := restorer.Apply(ctx, restorer.RootFS(root), plan.Content(m), plan.Restore, restorer.Options{}); err != nil {

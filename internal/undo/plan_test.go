@@ -201,7 +201,7 @@ func TestNewPlanMissingData(t *testing.T) {
 		t.Fatal(err)
 	}
 	m.Delete(cas.Sum(cas.KindChunk, []byte("start\n")))
-	if err := restorer.Verify(ctx, plan.Content(m), plan.Restore); !errors.Is(err, cas.ErrNotFound) {
+	if _, err := restorer.Verify(ctx, plan.Content(m), plan.Restore); !errors.Is(err, cas.ErrNotFound) {
 		t.Errorf("verify: %v, want cas.ErrNotFound", err)
 	}
 	m.Delete(start)
