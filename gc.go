@@ -90,7 +90,7 @@ func (ss *hold) collect(ctx context.Context, req collectRequest) (collectResult,
 		}
 		objects := cas.NewStore(ss.s.repo.Packs(), tx.Objects())
 		defer objects.Close()
-		graph, err := ss.planCollection(ctx, objects, projects, req, &res)
+		graph, err := ss.planCollection(ctx, tx, objects, projects, req, &res)
 		if err != nil || req.dryRun {
 			return err
 		}
@@ -138,14 +138,14 @@ func (ss *hold) collect(ctx context.Context, req collectRequest) (collectResult,
 // it did not mark). The cap counts the stored bytes of every object a
 // kept snapshot reaches, one copy each, where the records locate it, and
 // the database when it is part of the store (not a journal's cache).
-func (ss *hold) planCollection(ctx context.Context, objects *cas.Store, projects []gc.Project, req collectRequest, res *collectResult) (*gc.Graph, error) {
+func (ss *hold) planCollection(ctx context.Context, tx *index.Tx, objects *cas.Store, projects []gc.Project, req collectRequest, res *collectResult) (*gc.Graph, error) {
 	f := ss.s.repo.Backend().Features()
 	plan := gc.PlanRetention(projects, req.policy, ss.s.opts.Now())
 	res.plan, res.fits = plan, true
 	if req.cap <= 0 && !f.ImmediateDelete {
 		return nil, nil // nothing to sweep: no mark
 	}
-	graph, err := repo.MarkProjects(ctx, objects, projects)
+	graph, err := repo.MarkProjects(ctx, ss.s.repo.Packs(), tx.Objects(), projects)
 	if err != nil {
 		if errors.Is(err, cas.ErrCorrupt) || errors.Is(err, cas.ErrNotFound) {
 			err = fmt.Errorf("%w; run casckpt verify and forget the damaged snapshots", err)
@@ -222,7 +222,7 @@ func (s *Store) dropNow(ctx context.Context, req collectRequest) (collectResult,
 		res.projects = len(projects)
 		objects := cas.NewStore(s.repo.Packs(), tx.Objects())
 		defer objects.Close()
-		if _, err := ss.planCollection(ctx, objects, projects, req, &res); err != nil || req.dryRun {
+		if _, err := ss.planCollection(ctx, tx, objects, projects, req, &res); err != nil || req.dryRun {
 			return err
 		}
 		if err := ss.applyDrops(ctx, tx, res.plan, records); err != nil {

@@ -36,14 +36,23 @@ func LoadProjects(tx *index.Tx, state func(index.Project) gc.State) ([]gc.Projec
 	return out, records, err
 }
 
-// MarkProjects marks every object the snapshots of projects reach.
-func MarkProjects(ctx context.Context, objects *cas.Store, projects []gc.Project) (*gc.Graph, error) {
+// MarkProjects marks every object the snapshots of projects reach,
+// reading their trees from packs where idx locates them. idx is read
+// whole first (cas.IndexTrees): a mark reads every tree of the store, and
+// one pass over the index costs less than a lookup each.
+func MarkProjects(ctx context.Context, packs cas.PackStore, idx cas.IndexWriter, projects []gc.Project) (*gc.Graph, error) {
 	var roots []cas.ID
 	for _, p := range projects {
 		for _, s := range p.Snapshots {
 			roots = append(roots, s.Root)
 		}
 	}
+	trees, err := cas.IndexTrees(idx)
+	if err != nil {
+		return nil, err
+	}
+	objects := cas.NewStore(packs, trees)
+	defer objects.Close()
 	return gc.Mark(ctx, objects, roots)
 }
 

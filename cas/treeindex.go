@@ -1,0 +1,33 @@
+package cas
+
+// treeIndex is an Index that locates trees from memory and every other
+// object through the index it was read from.
+type treeIndex struct {
+	IndexWriter
+	trees map[ID]Location
+}
+
+// IndexTrees returns an Index over idx that locates idx's trees from
+// memory, read in one pass over idx in ID order: for a reader of every
+// tree (a mark), which a lookup each would cost more. It answers as idx
+// was when it was made, so it suits a reader in a transaction that has
+// not changed idx since and does not change it while reading.
+func IndexTrees(idx IndexWriter) (Index, error) {
+	t := treeIndex{IndexWriter: idx, trees: map[ID]Location{}}
+	err := idx.ForEachObject(func(l Location) error {
+		if l.Kind == KindTree {
+			t.trees[l.ID] = l
+		}
+		return nil
+	})
+	return t, err
+}
+
+// Locate returns where the index located id when the tree index was made
+// (a tree), or where it locates it now.
+func (t treeIndex) Locate(id ID) (Location, error) {
+	if l, ok := t.trees[id]; ok {
+		return l, nil
+	}
+	return t.IndexWriter.Locate(id)
+}
