@@ -33,7 +33,7 @@ func TestMarkAndRelease(t *testing.T) {
 		{Name: "d", Kind: manifest.KindDir, Tree: sub},
 		{Name: "e", Kind: manifest.KindDir, Tree: sub},
 	}})
-	g, err := Mark(ctx, m, []cas.ID{r1, r2, r2})
+	g, err := Mark(ctx, m, []cas.ID{r1, r2, r2}, 0, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +56,7 @@ func TestMarkAndRelease(t *testing.T) {
 	if freed := g.Release(r2, unit); freed != 5 || g.Objects() != 0 {
 		t.Fatalf("last release freed %d, %d left", freed, g.Objects())
 	}
-	if _, err := Mark(ctx, m, []cas.ID{chunk("not a tree")}); err == nil {
+	if _, err := Mark(ctx, m, []cas.ID{chunk("not a tree")}, 0, 0); err == nil {
 		t.Fatal("Mark went past a missing tree")
 	}
 }
@@ -175,7 +175,7 @@ func TestPlanCap(t *testing.T) {
 		return 0 // trees cost nothing here
 	}
 	mark := func() *Graph {
-		g, err := Mark(ctx, m, roots)
+		g, err := Mark(ctx, m, roots, 0, 0)
 		if err != nil {
 			t.Fatal(err)
 		}

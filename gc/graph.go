@@ -18,9 +18,11 @@ type Graph struct {
 }
 
 // Mark builds the graph of the objects reachable from roots. A root listed
-// twice (two snapshots of one tree) counts twice.
-func Mark(ctx context.Context, g cas.Getter, roots []cas.ID) (*Graph, error) {
-	gr := &Graph{refs: map[cas.ID]int32{}, children: map[cas.ID][]cas.ID{}}
+// twice (two snapshots of one tree) counts twice. objects and trees, when
+// known, are about how many objects and trees the graph will hold (the
+// store's): its tables are made that large at once.
+func Mark(ctx context.Context, g cas.Getter, roots []cas.ID, objects, trees int) (*Graph, error) {
+	gr := &Graph{refs: make(map[cas.ID]int32, objects), children: make(map[cas.ID][]cas.ID, trees)}
 	for _, r := range roots {
 		if err := gr.add(ctx, g, r); err != nil {
 			return nil, err

@@ -53,7 +53,7 @@ func MarkProjects(ctx context.Context, packs cas.PackStore, idx cas.IndexWriter,
 	}
 	objects := cas.NewStore(packs, trees)
 	defer objects.Close()
-	return gc.Mark(ctx, objects, roots)
+	return gc.Mark(ctx, objects, roots, trees.Objects(), trees.Trees())
 }
 
 // StoredSize returns the size of an object as stored in its pack, for the
