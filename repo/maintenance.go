@@ -22,7 +22,8 @@ func LoadProjects(tx *index.Tx, state func(index.Project) gc.State) ([]gc.Projec
 		return nil, nil, err
 	}
 	err = tx.EachProject(func(ps index.ProjectSnapshots) error {
-		p := gc.Project{Workdir: ps.Workdir, LastTouch: ps.LastTouch, State: gc.Unreachable, Lifecycle: Lifecycle(policies[ps.Workdir])}
+		p := gc.Project{Workdir: ps.Workdir, LastTouch: ps.LastTouch, State: gc.Unreachable, Lifecycle: Lifecycle(policies[ps.Workdir]),
+			Snapshots: make([]gc.Snapshot, 0, len(ps.Snapshots))}
 		if state != nil {
 			p.State = state(ps.Project)
 		}
