@@ -59,7 +59,7 @@ func (s *Store) PlanForget(ctx context.Context, dir string, measure bool, refs .
 		if err != nil {
 			return err
 		}
-		graph, err := repo.MarkProjects(ctx, v.Objects, projects)
+		graph, err := repo.MarkProjects(ctx, s.repo.Packs(), v.Tx.Objects(), projects)
 		if err != nil {
 			return err
 		}

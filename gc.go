@@ -145,7 +145,7 @@ func (ss *hold) planCollection(ctx context.Context, tx *index.Tx, objects *cas.S
 	if req.cap <= 0 && !f.ImmediateDelete {
 		return nil, nil // nothing to sweep: no mark
 	}
-	graph, err := repo.MarkProjects(ctx, objects, projects)
+	graph, err := repo.MarkProjects(ctx, ss.s.repo.Packs(), tx.Objects(), projects)
 	if err != nil {
 		if errors.Is(err, cas.ErrCorrupt) || errors.Is(err, cas.ErrNotFound) {
 			err = fmt.Errorf("%w; run casckpt verify and forget the damaged snapshots", err)

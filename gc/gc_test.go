@@ -27,19 +27,21 @@ func TestMarkAndRelease(t *testing.T) {
 		{Name: "a", Kind: manifest.KindFile, Chunks: []cas.ID{chunk("one"), chunk("one")}},
 		{Name: "d", Kind: manifest.KindDir, Tree: sub},
 	}})
+	// r2 names chunk "two" twice and sub twice: each counts once.
 	r2 := put(manifest.Tree{Entries: []manifest.Entry{
-		{Name: "b", Kind: manifest.KindFile, Chunks: []cas.ID{chunk("two")}},
+		{Name: "b", Kind: manifest.KindFile, Chunks: []cas.ID{chunk("two"), chunk("three"), chunk("two")}},
 		{Name: "d", Kind: manifest.KindDir, Tree: sub},
+		{Name: "e", Kind: manifest.KindDir, Tree: sub},
 	}})
-	g, err := Mark(ctx, m, []cas.ID{r1, r2, r2})
+	g, err := Mark(ctx, m, []cas.ID{r1, r2, r2}, 0, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if g.Objects() != 6 {
-		t.Fatalf("%d live objects, want 6", g.Objects())
+	if g.Objects() != 7 {
+		t.Fatalf("%d live objects, want 7", g.Objects())
 	}
 	unit := func(cas.ID) int64 { return 1 }
-	if a1, a2 := g.Alone(r1, unit), g.Alone(r2, unit); a1 != 2 || a2 != 0 || g.Objects() != 6 {
+	if a1, a2 := g.Alone(r1, unit), g.Alone(r2, unit); a1 != 2 || a2 != 0 || g.Objects() != 7 {
 		t.Fatalf("alone: r1 %d (want 2), r2 listed twice %d (want 0), %d live", a1, a2, g.Objects())
 	}
 	if freed := g.Release(r1, unit); freed != 2 || g.Live(chunk("one")) || !g.Live(chunk("shared")) {
@@ -48,13 +50,13 @@ func TestMarkAndRelease(t *testing.T) {
 	if freed := g.Release(r2, unit); freed != 0 {
 		t.Fatalf("releasing one of two references to r2 freed %d", freed)
 	}
-	if alone := g.Alone(r2, unit); alone != 4 {
-		t.Fatalf("r2 alone holds %d, want 4", alone)
+	if alone := g.Alone(r2, unit); alone != 5 {
+		t.Fatalf("r2 alone holds %d, want 5", alone)
 	}
-	if freed := g.Release(r2, unit); freed != 4 || g.Objects() != 0 {
+	if freed := g.Release(r2, unit); freed != 5 || g.Objects() != 0 {
 		t.Fatalf("last release freed %d, %d left", freed, g.Objects())
 	}
-	if _, err := Mark(ctx, m, []cas.ID{chunk("not a tree")}); err == nil {
+	if _, err := Mark(ctx, m, []cas.ID{chunk("not a tree")}, 0, 0); err == nil {
 		t.Fatal("Mark went past a missing tree")
 	}
 }
@@ -173,7 +175,7 @@ func TestPlanCap(t *testing.T) {
 		return 0 // trees cost nothing here
 	}
 	mark := func() *Graph {
-		g, err := Mark(ctx, m, roots)
+		g, err := Mark(ctx, m, roots, 0, 0)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,8 +1,10 @@
 package gc
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/casckpt/casckpt/cas"
 	"github.com/casckpt/casckpt/manifest"
@@ -16,9 +18,11 @@ type Graph struct {
 }
 
 // Mark builds the graph of the objects reachable from roots. A root listed
-// twice (two snapshots of one tree) counts twice.
-func Mark(ctx context.Context, g cas.Getter, roots []cas.ID) (*Graph, error) {
-	gr := &Graph{refs: map[cas.ID]int32{}, children: map[cas.ID][]cas.ID{}}
+// twice (two snapshots of one tree) counts twice. objects and trees, when
+// known, are about how many objects and trees the graph will hold (the
+// store's): its tables are made that large at once.
+func Mark(ctx context.Context, g cas.Getter, roots []cas.ID, objects, trees int) (*Graph, error) {
+	gr := &Graph{refs: make(map[cas.ID]int32, objects), children: make(map[cas.ID][]cas.ID, trees)}
 	for _, r := range roots {
 		if err := gr.add(ctx, g, r); err != nil {
 			return nil, err
@@ -40,26 +44,47 @@ func (gr *Graph) add(ctx context.Context, g cas.Getter, id cas.ID) error {
 	if err != nil {
 		return fmt.Errorf("mark: %w", err)
 	}
-	seen := map[cas.ID]bool{}
-	var kids []cas.ID
-	for _, e := range t.Entries {
-		for _, c := range e.Chunks {
-			if !seen[c] {
-				seen[c] = true
-				kids = append(kids, c)
-				gr.refs[c]++
-			}
-		}
-		if e.Kind == manifest.KindDir && !seen[e.Tree] {
-			seen[e.Tree] = true
-			kids = append(kids, e.Tree)
-			if err := gr.add(ctx, g, e.Tree); err != nil {
-				return err
-			}
+	kids, chunks := distinctChildren(t)
+	for _, c := range kids[:chunks] {
+		gr.refs[c]++
+	}
+	for _, d := range kids[chunks:] {
+		if err := gr.add(ctx, g, d); err != nil {
+			return err
 		}
 	}
 	gr.children[id] = kids
 	return nil
+}
+
+// distinctChildren returns the distinct chunks and subtrees that t names,
+// in one slice, the first chunks of them chunks and the rest trees, each
+// part sorted and without repeats: a sort costs less than a set for the
+// few entries most trees have.
+func distinctChildren(t manifest.Tree) (kids []cas.ID, chunks int) {
+	n, d := 0, 0
+	for _, e := range t.Entries {
+		n += len(e.Chunks)
+		if e.Kind == manifest.KindDir {
+			d++
+		}
+	}
+	kids = make([]cas.ID, 0, n+d)
+	for _, e := range t.Entries {
+		kids = append(kids, e.Chunks...)
+	}
+	for _, e := range t.Entries {
+		if e.Kind == manifest.KindDir {
+			kids = append(kids, e.Tree)
+		}
+	}
+	cmp := func(a, b cas.ID) int { return bytes.Compare(a[:], b[:]) }
+	slices.SortFunc(kids[:n], cmp)
+	slices.SortFunc(kids[n:], cmp)
+	chunks = len(slices.Compact(kids[:n]))
+	dirs := slices.Compact(kids[n:])
+	// The trees move down next to the distinct chunks.
+	return append(kids[:chunks], dirs...), chunks
 }
 
 // Live reports whether id is reachable from a root not yet released.

@@ -50,7 +50,8 @@ func (r *reader) uvarint() uint64 {
 		return 0
 	}
 	v, n := binary.Uvarint(r.b)
-	if n <= 0 || n != len(binary.AppendUvarint(nil, v)) {
+	var canonical [binary.MaxVarintLen64]byte
+	if n <= 0 || n != binary.PutUvarint(canonical[:], v) {
 		r.fail("bad or overlong varint")
 		return 0
 	}

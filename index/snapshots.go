@@ -215,11 +215,13 @@ func seqKey(seq uint64) []byte { return binary.BigEndian.AppendUint64(nil, seq) 
 // older than those the project already has; so @1 is always the newest and
 // retention drops the oldest.
 func (t *Tx) Snapshots(workdir string) ([]Snapshot, error) {
-	out := []Snapshot{}
 	b := t.projectBucket(bucketSnapshots, workdir)
 	if b == nil {
-		return out, nil
+		return []Snapshot{}, nil
 	}
+	// Records are keyed by sequence numbers, so there are at most as many
+	// as the bucket's sequence: room for them up front, within reason.
+	out := make([]Snapshot, 0, min(b.Sequence(), 256))
 	c := b.Cursor()
 	for k, v := c.Last(); k != nil; k, v = c.Prev() {
 		if len(k) != 8 {

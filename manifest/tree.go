@@ -209,7 +209,8 @@ func (d *decoder) uvarint() uint64 {
 		return 0
 	}
 	v, n := binary.Uvarint(d.b)
-	if n <= 0 || n != len(binary.AppendUvarint(nil, v)) {
+	var canonical [binary.MaxVarintLen64]byte
+	if n <= 0 || n != binary.PutUvarint(canonical[:], v) {
 		d.fail("bad or overlong varint")
 		return 0
 	}

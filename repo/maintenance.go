@@ -22,7 +22,8 @@ func LoadProjects(tx *index.Tx, state func(index.Project) gc.State) ([]gc.Projec
 		return nil, nil, err
 	}
 	err = tx.EachProject(func(ps index.ProjectSnapshots) error {
-		p := gc.Project{Workdir: ps.Workdir, LastTouch: ps.LastTouch, State: gc.Unreachable, Lifecycle: Lifecycle(policies[ps.Workdir])}
+		p := gc.Project{Workdir: ps.Workdir, LastTouch: ps.LastTouch, State: gc.Unreachable, Lifecycle: Lifecycle(policies[ps.Workdir]),
+			Snapshots: make([]gc.Snapshot, 0, len(ps.Snapshots))}
 		if state != nil {
 			p.State = state(ps.Project)
 		}
@@ -36,15 +37,24 @@ func LoadProjects(tx *index.Tx, state func(index.Project) gc.State) ([]gc.Projec
 	return out, records, err
 }
 
-// MarkProjects marks every object the snapshots of projects reach.
-func MarkProjects(ctx context.Context, objects *cas.Store, projects []gc.Project) (*gc.Graph, error) {
+// MarkProjects marks every object the snapshots of projects reach,
+// reading their trees from packs where idx locates them. idx is read
+// whole first (cas.IndexTrees): a mark reads every tree of the store, and
+// one pass over the index costs less than a lookup each.
+func MarkProjects(ctx context.Context, packs cas.PackStore, idx cas.IndexWriter, projects []gc.Project) (*gc.Graph, error) {
 	var roots []cas.ID
 	for _, p := range projects {
 		for _, s := range p.Snapshots {
 			roots = append(roots, s.Root)
 		}
 	}
-	return gc.Mark(ctx, objects, roots)
+	trees, err := cas.IndexTrees(idx)
+	if err != nil {
+		return nil, err
+	}
+	objects := cas.NewStore(packs, trees)
+	defer objects.Close()
+	return gc.Mark(ctx, objects, roots, trees.Objects(), trees.Trees())
 }
 
 // StoredSize returns the size of an object as stored in its pack, for the

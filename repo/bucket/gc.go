@@ -98,7 +98,7 @@ func (b *Backend) markBucket(ctx context.Context) (*bucketMark, error) {
 		if err != nil {
 			return err
 		}
-		graph, err := repo.MarkProjects(ctx, objects, projects)
+		graph, err := repo.MarkProjects(ctx, b.Packs(), tx.Objects(), projects)
 		if err != nil {
 			return fmt.Errorf("gc: %w; nothing was deleted: run casckpt verify", err)
 		}
