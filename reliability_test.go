@@ -56,6 +56,7 @@ func checkPrivate(t *testing.T, s *casckpt.Store) {
 }
 
 func TestTruncatedAndMissingPacks(t *testing.T) {
+	casckpt.FilePacksOnly(t) // a pack file per snapshot, to damage
 	ctx := context.Background()
 	s := openStore(t)
 	dir := t.TempDir()

@@ -10,6 +10,14 @@ from tests.test_manager import _Base
 
 
 class _Session(_Base):
+    def setUp(self):
+        # Every turn's data in pack files, so that damage() has a turn's own packs to damage: by
+        # default a small turn's pack is kept in the store's database (an inline pack).
+        patch = mock.patch.dict(os.environ, {"CASCKPT_FILE_PACKS": "1"})
+        patch.start()
+        self.addCleanup(patch.stop)
+        super().setUp()
+
     def step(self, state: str) -> dict:
         """Write state.json, checkpoint it in a turn of its own; the snapshot and the packs it wrote."""
         packs = self.base / "packs"
