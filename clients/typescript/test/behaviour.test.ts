@@ -272,7 +272,8 @@ for (const resident of [false, true]) {
 for (const resident of [false, true]) {
   test(`verify of a damaged store: CasckptError exit 1 with the Verify document (resident: ${resident})`, async () => {
     const { dir, store } = project();
-    const c = new Casckpt({ binary: casckptBin(), store, resident });
+    // The snapshot's data in a pack file, to damage (a small one is otherwise inline in the database).
+    const c = new Casckpt({ binary: casckptBin(), store, resident, env: { ...process.env, CASCKPT_FILE_PACKS: "1" } });
     try {
       const s = await c.snapshot(dir);
       for (const pack of readdirSync(join(store, "packs"))) {

@@ -34,7 +34,9 @@ async function step(c: Casckpt, store: string, dir: string, state: string): Prom
 for (const resident of [false, true]) {
   test(`fallback: cat and restore use the newest intact state (resident: ${resident})`, async () => {
     const { dir, store } = session();
-    const c = new Casckpt({ binary: casckptBin(), store, resident });
+    // Every turn in pack files, so that the second turn has packs of its own to damage: by
+    // default a small turn's pack is kept in the store's database (an inline pack).
+    const c = new Casckpt({ binary: casckptBin(), store, resident, env: { ...process.env, CASCKPT_FILE_PACKS: "1" } });
     try {
       const one = await step(c, store, dir, '{"iteration": 1}\n');
       const two = await step(c, store, dir, '{"iteration": 2}\n');
