@@ -26,15 +26,14 @@ const maxRequestLine = 16 << 20
 //     the session on an undecodable line), and a line over maxRequestLine
 //     with an invalid-request error naming the request's id when the line
 //     has one (the SDK ends the session on it too);
-//   - once the session's protocol version is 2025-06-18 or later, it
-//     refuses a batch (the SDK ends the session on one) with an
-//     invalid-request error for each request in it;
+//   - it passes on a batch's notifications alone and its requests as a
+//     batch (see passBatch), and refuses a batch the SDK would end the
+//     session on (in protocol version 2025-06-18 or later, or with an id
+//     in use) with an invalid-request error for each request in it;
 //   - when stdin ends, it holds the end back until every request it passed
 //     on has been answered on stdout: the SDK cancels the requests in
 //     flight when its input ends, and a client that closed its end of
-//     stdin may still be reading stdout for their answers. Requests in a
-//     batch are not waited for: the SDK never answers one in a batch that
-//     also holds a notification.
+//     stdin may still be reading stdout for their answers.
 //
 // It is the transport's Writer too, writing one whole message per Write.
 type mcpStdio struct {
@@ -68,21 +67,17 @@ func (s *mcpStdio) reader(in io.Reader) io.ReadCloser {
 				s.refuse(over.id(), jsonrpc.CodeInvalidRequest,
 					fmt.Sprintf("request refused: it is longer than %d MiB, the most one message may be: send less in one request", maxRequestLine>>20))
 			} else if len(bytes.TrimSpace(line)) > 0 {
-				msgs, batch, derr := decodeLine(line)
-				if derr != nil {
+				msgs, raws, batch, derr := decodeLine(line)
+				switch {
+				case derr != nil:
 					s.refuse(nil, jsonrpc.CodeParseError, "parse error: not a JSON-RPC message: "+strings.ReplaceAll(derr.Error(), "\n", " "))
-				} else if batch && s.batchRefused() {
-					for _, m := range msgs {
-						if r, ok := m.(*jsonrpc.Request); ok && r.IsCall() {
-							id, _ := json.Marshal(r.ID.Raw())
-							s.refuse(id, jsonrpc.CodeInvalidRequest, "request refused: the protocol version of this session has no batches: send one message per line")
-						}
-					}
-				} else {
-					if !batch {
-						s.track(msgs)
-					}
+				case !batch:
+					s.track(msgs)
 					if _, werr := pw.Write(line); werr != nil {
+						return // the session has ended
+					}
+				default:
+					if !s.passBatch(pw, msgs, raws) {
 						return // the session has ended
 					}
 				}
@@ -100,11 +95,73 @@ func (s *mcpStdio) reader(in io.Reader) io.ReadCloser {
 	return pr
 }
 
+// passBatch passes on a batch, or refuses each request in it with an
+// error. Its notifications and responses go on alone, each on its own line,
+// and its requests as a batch of requests only: the SDK would never answer
+// a batch that holds a notification, so a request in it would never be
+// answered. A batch is refused when the session's protocol version has
+// none, or when its requests' ids are not unique among the requests in
+// flight (the SDK ends the session on one). It returns false once the
+// session has ended.
+func (s *mcpStdio) passBatch(pw io.Writer, msgs []jsonrpc.Message, raws []json.RawMessage) bool {
+	var calls []jsonrpc.Message
+	var callRaws [][]byte
+	var others [][]byte
+	for i, m := range msgs {
+		if r, ok := m.(*jsonrpc.Request); ok && r.IsCall() {
+			calls, callRaws = append(calls, m), append(callRaws, raws[i])
+		} else {
+			others = append(others, raws[i])
+		}
+	}
+	why := ""
+	switch {
+	case s.batchRefused():
+		why = "request refused: the protocol version of this session has no batches: send one message per line"
+	case !s.uniqueIDs(calls):
+		why = "request refused: its batch reuses an id of a request in flight: give each request its own id"
+	}
+	if why != "" {
+		for _, m := range calls {
+			id, _ := json.Marshal(m.(*jsonrpc.Request).ID.Raw())
+			s.refuse(id, jsonrpc.CodeInvalidRequest, why)
+		}
+		return true
+	}
+	for _, o := range others {
+		if _, err := pw.Write(append(o, '\n')); err != nil {
+			return false
+		}
+	}
+	if len(calls) == 0 {
+		return true
+	}
+	s.track(calls)
+	_, err := pw.Write(append(append([]byte{'['}, bytes.Join(callRaws, []byte{','})...), ']', '\n'))
+	return err == nil
+}
+
+// uniqueIDs says whether the ids of the requests calls differ from each
+// other and from those of the requests in flight.
+func (s *mcpStdio) uniqueIDs(calls []jsonrpc.Message) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	seen := map[jsonrpc.ID]bool{}
+	for _, m := range calls {
+		id := m.(*jsonrpc.Request).ID
+		if seen[id] || s.pending[id] {
+			return false
+		}
+		seen[id] = true
+	}
+	return true
+}
+
 // Write writes p, one message or batch of the SDK's, and notes the answers
 // among it. When stdout fails, no request will be answered: none is
 // waited for.
 func (s *mcpStdio) Write(p []byte) (int, error) {
-	msgs, _, _ := decodeLine(p)
+	msgs, _, _, _ := decodeLine(p)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	n, err := s.out.Write(p)
@@ -190,22 +247,22 @@ func (s *mcpStdio) refuse(id json.RawMessage, code int64, message string) {
 	s.out.Write(append(b, '\n')) // a failure shows in the SDK's next write
 }
 
-// decodeLine decodes line, one JSON-RPC message or a batch of them.
-func decodeLine(line []byte) (msgs []jsonrpc.Message, batch bool, err error) {
-	var raws []json.RawMessage
+// decodeLine decodes line, one JSON-RPC message or a batch of them, and
+// returns each message with its encoding.
+func decodeLine(line []byte) (msgs []jsonrpc.Message, raws []json.RawMessage, batch bool, err error) {
 	if batch = json.Unmarshal(line, &raws) == nil; !batch {
 		raws = []json.RawMessage{line}
 	} else if len(raws) == 0 {
-		return nil, true, errors.New("an empty batch") // the SDK ends the session on one
+		return nil, nil, true, errors.New("an empty batch") // the SDK ends the session on one
 	}
 	for _, raw := range raws {
 		m, err := jsonrpc.DecodeMessage(raw)
 		if err != nil {
-			return nil, batch, err
+			return nil, nil, batch, err
 		}
 		msgs = append(msgs, m)
 	}
-	return msgs, batch, nil
+	return msgs, raws, batch, nil
 }
 
 // readLine reads one line of r, its newline included. A line longer than
