@@ -53,6 +53,7 @@ func logHistory(b *testing.B) (*casckpt.Store, string) {
 // shared); floor-cmd is a process that only prints the version.
 func BenchmarkLog(b *testing.B) {
 	skipShort(b)
+	casckptBinary(b) // built before any timing
 	s, tree := logHistory(b)
 	list, err := s.List(context.Background(), tree, 0)
 	if err != nil || len(list) != 20 {
