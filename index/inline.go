@@ -30,19 +30,21 @@ func inlineKey(n uint32, i int) []byte {
 	return binary.BigEndian.AppendUint16(packKey(n), uint16(i))
 }
 
-// putInline stores the bytes of inline pack n in b, in pieces.
+// putInline stores the bytes of inline pack n in b, in pieces (one, empty,
+// for no bytes, so that the pack is found).
 func putInline(b *bolt.Bucket, n uint32, data []byte) error {
 	if (len(data)+inlinePiece-1)/inlinePiece > 1<<16 {
 		return fmt.Errorf("index: an inline pack of %d bytes is too large", len(data))
 	}
-	for i := 0; len(data) > 0; i++ {
+	for i := 0; ; i++ {
 		piece := data[:min(len(data), inlinePiece)]
 		if err := b.Put(inlineKey(n, i), piece); err != nil {
 			return err
 		}
-		data = data[len(piece):]
+		if data = data[len(piece):]; len(data) == 0 {
+			return nil
+		}
 	}
-	return nil
 }
 
 // readInline returns a copy of the bytes of inline pack n in b (nil when b

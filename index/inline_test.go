@@ -22,19 +22,19 @@ func randomBytes(seed uint64, n int) []byte {
 }
 
 // TestInlinePackPieces: an inline pack's bytes are stored in pieces of at
-// most inlinePiece bytes, two of which fit a page; they read back
-// byte-exact, count as one pack, and a pack's deletion
+// most inlinePiece bytes, two of which fit a page (an empty pack as one
+// empty piece); they read back byte-exact, count as one pack, and a pack's deletion
 // takes all its pieces and nothing of its neighbours'. The schema is
 // raised to SchemaInlinePieces, which an older casckpt refuses.
 func TestInlinePackPieces(t *testing.T) {
 	db := Open(filepath.Join(t.TempDir(), "db"), Options{Timeout: time.Second, Chunker: "c"})
 	big, small := randomBytes(1, 3*inlinePiece+17), randomBytes(2, 100)
-	var nBig, nSmall uint32
+	var nBig, nSmall, nEmpty uint32
 	err := db.Update(func(tx *Tx) error {
 		for _, p := range []struct {
 			n    *uint32
 			data []byte
-		}{{&nBig, big}, {&nSmall, small}} {
+		}{{&nBig, big}, {&nSmall, small}, {&nEmpty, nil}} {
 			info, err := tx.Objects().AddInlinePack([16]byte{byte(len(p.data))}, p.data)
 			if err != nil {
 				return err
@@ -57,16 +57,16 @@ func TestInlinePackPieces(t *testing.T) {
 			}
 			return nil
 		})
-		if want := (len(big)+inlinePiece-1)/inlinePiece + 1; err != nil || pieces != want {
+		if want := (len(big)+inlinePiece-1)/inlinePiece + 2; err != nil || pieces != want {
 			t.Errorf("inline bucket: %d pieces, %v; want %d", pieces, err, want)
 		}
-		for n, want := range map[uint32][]byte{nBig: big, nSmall: small} {
+		for n, want := range map[uint32][]byte{nBig: big, nSmall: small, nEmpty: {}} {
 			if got, err := tx.Objects().InlinePack(n); err != nil || !bytes.Equal(got, want) {
 				t.Errorf("inline pack %d: %d bytes, %v; want its %d bytes", n, len(got), err, len(want))
 			}
 		}
-		if n, size := tx.InlineBytes(); n != 2 || size != int64(len(big)+len(small)) {
-			t.Errorf("InlineBytes %d packs, %d bytes; want 2, %d", n, size, len(big)+len(small))
+		if n, size := tx.InlineBytes(); n != 3 || size != int64(len(big)+len(small)) {
+			t.Errorf("InlineBytes %d packs, %d bytes; want 3, %d", n, size, len(big)+len(small))
 		}
 		return nil
 	})
@@ -83,8 +83,8 @@ func TestInlinePackPieces(t *testing.T) {
 		if got, err := tx.Objects().InlinePack(nSmall); err != nil || !bytes.Equal(got, small) {
 			t.Errorf("its neighbour after the deletion: %d bytes, %v", len(got), err)
 		}
-		if n := tx.bucket(bucketInline).Stats().KeyN; n != 1 {
-			t.Errorf("%d pieces left, want the neighbour's 1", n)
+		if n := tx.bucket(bucketInline).Stats().KeyN; n != 2 {
+			t.Errorf("%d pieces left, want the neighbours' 2", n)
 		}
 		return nil
 	})
