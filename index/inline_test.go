@@ -50,6 +50,10 @@ func TestInlinePackPieces(t *testing.T) {
 		if v := tx.Schema(); v != SchemaInlinePieces {
 			t.Errorf("schema %d after an inline pack, want %d", v, SchemaInlinePieces)
 		}
+		// A page's header is 16 bytes, a leaf element's 16 and a key 6.
+		if page := tx.tx.DB().Info().PageSize; 16+2*(16+6+inlinePiece) > page {
+			t.Errorf("two pieces of %d bytes do not fit a page of %d", inlinePiece, page)
+		}
 		pieces := 0
 		err := tx.bucket(bucketInline).ForEach(func(k, v []byte) error {
 			if pieces++; len(k) != 6 || len(v) > inlinePiece {
