@@ -15,7 +15,7 @@ import (
 )
 
 // TestSmallTurnIsInline: a small turn writes no pack file: its pack is in
-// the database, which reaches schema 2 with it (and not before), and
+// the database, which reaches schema 3 with it (and not before), and
 // every snapshot reads back byte-exact; a repair of the intact database
 // writes the inline packs out as pack files first, losing nothing.
 func TestSmallTurnIsInline(t *testing.T) {
@@ -57,8 +57,8 @@ func TestSmallTurnIsInline(t *testing.T) {
 		}
 		trees[r.ID] = tree
 	}
-	if n := len(packNames(t, s)); n != 1 || schema() != index.SchemaInline || InlinePacks(t, s) < 3 {
-		t.Fatalf("after 3 small turns: %d pack files, schema %d, %d inline packs; want 1, %d, 3 or more", n, schema(), InlinePacks(t, s), index.SchemaInline)
+	if n := len(packNames(t, s)); n != 1 || schema() != index.SchemaInlinePieces || InlinePacks(t, s) < 3 {
+		t.Fatalf("after 3 small turns: %d pack files, schema %d, %d inline packs; want 1, %d, 3 or more", n, schema(), InlinePacks(t, s), index.SchemaInlinePieces)
 	}
 	exportsAll := func(what string) {
 		t.Helper()

@@ -86,3 +86,60 @@ func allocated(t *testing.T, path string) int64 {
 	st, _ := osfs.FromInfo(info)
 	return st.Blocks * 512
 }
+
+// TestCompactLeavesRoomForInserts: the copy's pages keep room, so that
+// the next turns' objects, whose hash keys land all over the object
+// index, are taken in place rather than each splitting a full page.
+func TestCompactLeavesRoomForInserts(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "db")
+	db := Open(path, Options{Timeout: time.Second, Chunker: "c"})
+	put := func(from, to int) {
+		t.Helper()
+		err := db.Update(func(tx *Tx) error {
+			for i := from; i < to; i++ {
+				id := cas.Sum(cas.KindChunk, fmt.Appendf(nil, "object %d", i))
+				if err := tx.Objects().PutObject(cas.Location{Pack: 1, PackEntry: cas.PackEntry{ID: id, Kind: cas.KindChunk, RawLen: 10, StoredLen: 10, Offset: uint32(i)}}, false); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 40 { // a store's turns: many small transactions
+		put(i*100, i*100+100)
+	}
+	err := db.Update(func(tx *Tx) error {
+		for i := range 2000 {
+			if err := tx.Objects().DeleteObject(cas.Sum(cas.KindChunk, fmt.Appendf(nil, "object %d", i))); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if done, err := db.Compact(); err != nil || !done {
+		t.Fatalf("compacted %v, %v", done, err)
+	}
+	leaves := func() (n int) {
+		t.Helper()
+		if err := db.View(func(tx *Tx) error {
+			n = tx.tx.Bucket(bucketObjects).Stats().LeafPageN
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	before := leaves()
+	for i := range 5 { // five turns of ten objects each
+		put(10000+i*10, 10000+i*10+10)
+	}
+	if after := leaves(); after > before+5 {
+		t.Fatalf("50 inserts after a compaction grew the object index from %d to %d leaf pages", before, after)
+	}
+}

@@ -29,8 +29,11 @@ const (
 	// SchemaInline: packs may live in the database (inline packs) and
 	// objects may be stored as deltas against a base object.
 	SchemaInline = 2
+	// SchemaInlinePieces: an inline pack's bytes may be stored in pieces
+	// (see inlinePiece), where SchemaInline stored them as one value.
+	SchemaInlinePieces = 3
 	// SchemaVersion is the highest version this package reads and writes.
-	SchemaVersion = SchemaInline
+	SchemaVersion = SchemaInlinePieces
 )
 
 var (

@@ -31,7 +31,8 @@
 //   - The object index maps an object ID to its pack and offset, and a pack
 //     number to the pack's name and size (cas.IndexWriter), and keeps the
 //     bytes of inline packs (a turn's small pack, committed with its
-//     records: see package cas), which raise the schema to SchemaInline.
+//     records: see package cas), in pieces of a page's size, which raise
+//     the schema to SchemaInlinePieces.
 //
 // Buckets: "meta" (schema version, chunker, settings), "projects",
 // "snapshots"/<workdir>/<seq>, "statcache"/<workdir>/<dir>, "objects",
@@ -39,7 +40,7 @@
 // (tombstones), "origins", "counts"/<from><to>.
 //
 // Schema versions: a database records the lowest version that reads all it
-// holds (see SchemaBase, SchemaInline). A new one starts at SchemaBase; the
+// holds (see SchemaBase, SchemaInline, SchemaInlinePieces). A new one starts at SchemaBase; the
 // write that first stores what an older casckpt would misread raises it,
 // and a casckpt refuses a database of a version above its SchemaVersion.
 //

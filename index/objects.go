@@ -1,7 +1,6 @@
 package index
 
 import (
-	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -11,7 +10,8 @@ import (
 
 // The object index: "objects" maps an object ID to its location, "packs" a
 // pack number to the pack's name and size (and whether it is inline),
-// "inline" an inline pack's number to its bytes (made on first use).
+// "inline" an inline pack's number to its bytes (made on first use; see
+// inlinePiece).
 var (
 	bucketObjects = []byte("objects")
 	bucketPacks   = []byte("packs")
@@ -154,11 +154,10 @@ func (o objectIndex) InlinePack(n uint32) (data []byte, err error) {
 	err = guard(func() error {
 		o.t.mu.Lock()
 		defer o.t.mu.Unlock()
-		v := o.t.get(bucketInline, packKey(n))
-		if v == nil {
+		var found bool
+		if data, found = readInline(o.t.bucket(bucketInline), n); !found {
 			return fmt.Errorf("%w: inline pack %d is not in the index", cas.ErrCorrupt, n)
 		}
-		data = bytes.Clone(v)
 		return nil
 	})
 	return data, err
@@ -206,11 +205,12 @@ func (o objectIndex) AddPack(name [16]byte, size int64) (cas.PackInfo, error) {
 	return info, err
 }
 
-// AddInlinePack records inline pack name and stores its bytes, raising the
-// database's schema to SchemaInline first: an older casckpt would take the
-// pack for a missing file.
+// AddInlinePack records inline pack name and stores its bytes, in pieces,
+// raising the database's schema to SchemaInlinePieces first: an older
+// casckpt would take the pack for a missing file, or its pieces for a
+// missing pack.
 func (o objectIndex) AddInlinePack(name [16]byte, data []byte) (cas.PackInfo, error) {
-	if err := o.t.RequireSchema(SchemaInline); err != nil {
+	if err := o.t.RequireSchema(SchemaInlinePieces); err != nil {
 		return cas.PackInfo{}, err
 	}
 	inline, err := o.t.tx.CreateBucketIfNotExists(bucketInline)
@@ -221,7 +221,7 @@ func (o objectIndex) AddInlinePack(name [16]byte, data []byte) (cas.PackInfo, er
 	if err != nil {
 		return cas.PackInfo{}, err
 	}
-	return info, inline.Put(packKey(info.Number), data)
+	return info, putInline(inline, info.Number, data)
 }
 
 // putPack numbers pack p anew and records it.
@@ -252,7 +252,7 @@ func (o objectIndex) DeleteObject(id cas.ID) error {
 
 func (o objectIndex) DeletePack(n uint32) error {
 	if inline := o.t.tx.Bucket(bucketInline); inline != nil {
-		if err := inline.Delete(packKey(n)); err != nil {
+		if err := deleteInline(inline, n); err != nil {
 			return err
 		}
 	}
@@ -277,10 +277,5 @@ func (t *Tx) InlineBytes() (n int, size int64) {
 	if b == nil {
 		return 0, 0
 	}
-	c := b.Cursor()
-	for k, v := c.First(); k != nil; k, v = c.Next() {
-		n++
-		size += int64(len(v))
-	}
-	return n, size
+	return countInline(b)
 }

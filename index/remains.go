@@ -1,7 +1,6 @@
 package index
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 
@@ -84,8 +83,8 @@ func (t *Tx) inlinePacks(out map[[16]byte][]byte) {
 		if !p.Inline {
 			continue
 		}
-		if v := t.get(bucketInline, packKey(p.Number)); int64(len(v)) == p.Size {
-			out[p.Name] = bytes.Clone(v)
+		if v, _ := readInline(t.bucket(bucketInline), p.Number); int64(len(v)) == p.Size {
+			out[p.Name] = v
 		}
 	}
 }

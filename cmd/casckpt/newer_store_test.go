@@ -26,7 +26,7 @@ func TestRepairRefusesAStoreOfANewerVersion(t *testing.T) {
 		t.Fatal(err)
 	}
 	err = db.Update(func(tx *bolt.Tx) error {
-		return tx.Bucket([]byte("meta")).Put([]byte("schema"), binenc.BigEndian.AppendUint32(nil, 3)) // this casckpt reads 1 and 2
+		return tx.Bucket([]byte("meta")).Put([]byte("schema"), binenc.BigEndian.AppendUint32(nil, 4)) // this casckpt reads 1 to 3
 	})
 	db.Close()
 	if err != nil {
