@@ -110,6 +110,50 @@ func getBlockBuffer() []byte {
 	return make([]byte, 0, blockBufferSize)
 }
 
+// firstPlainSize is the capacity of a block's plain buffer when no
+// buffer of getBlockBuffer's is free (see plainBuffer).
+const firstPlainSize = 64 << 10
+
+// plainBuffer returns an empty buffer for a block's plain bytes: a free
+// one of getBlockBuffer's, else a small one that reservePlain grows. A
+// turn stores a few KiB in each of its two blocks; a full-size buffer for
+// each, and two more for each block's compressed and round-tripped bytes
+// (see outBuffer), were 7.5 MiB of the 8 MiB of heap at which a process
+// first collects, and drew a collection (about 3 ms of CPU) into every
+// turn.
+func plainBuffer() []byte {
+	if p, ok := blockBuffers.Get().(*[]byte); ok {
+		return (*p)[:0]
+	}
+	return make([]byte, 0, firstPlainSize)
+}
+
+// reservePlain returns plain with room for n more bytes: plain itself when
+// it has the room or is of getBlockBuffer's size, else its bytes in a
+// buffer twice its size, or in one of getBlockBuffer's once that would
+// be half of it or more.
+func reservePlain(plain []byte, n int) []byte {
+	need := len(plain) + n
+	if need <= cap(plain) || cap(plain) >= blockBufferSize {
+		return plain
+	}
+	size := max(2*cap(plain), need)
+	if size >= blockBufferSize/2 {
+		return append(getBlockBuffer(), plain...)
+	}
+	return append(make([]byte, 0, size), plain...)
+}
+
+// outBuffer returns an empty buffer for the compressed or round-tripped
+// bytes of a block of n plain bytes: getBlockBuffer's for a block of
+// smallBlock bytes or more, else one of n bytes (see plainBuffer).
+func outBuffer(n int) []byte {
+	if n >= smallBlock {
+		return getBlockBuffer()
+	}
+	return make([]byte, 0, n)
+}
+
 // putBlockBuffer gives b, no longer used, back for reuse if it is one of
 // getBlockBuffer's.
 func putBlockBuffer(b []byte) {
@@ -141,13 +185,13 @@ func compress(data []byte) (Codec, []byte, error) {
 }
 
 // compressBlock is compress for a block's plain bytes. Compressed bytes
-// are in a buffer of getBlockBuffer's: once written, give them back with
+// are in a buffer of outBuffer's: once written, give them back with
 // putBlockBuffer.
 func compressBlock(plain []byte, small bool) (Codec, []byte, error) {
 	if small && len(plain) < smallBlock {
-		return fastEncoder.compress(plain, getBlockBuffer())
+		return fastEncoder.compress(plain, outBuffer(len(plain)))
 	}
-	return blockEncoder.compress(plain, getBlockBuffer())
+	return blockEncoder.compress(plain, outBuffer(len(plain)))
 }
 
 // compress compresses data into dst.
@@ -160,7 +204,7 @@ func (e *encoder) compress(data, dst []byte) (Codec, []byte, error) {
 		putBlockBuffer(packed)
 		return CodecRaw, data, nil
 	}
-	back, err := zstdDecoder().DecodeAll(packed, getBlockBuffer())
+	back, err := zstdDecoder().DecodeAll(packed, outBuffer(len(data)))
 	same := err == nil && bytes.Equal(back, data)
 	putBlockBuffer(back)
 	if !same {

@@ -174,10 +174,11 @@ func (w *Writer) putMember(ctx context.Context, kind Kind, id ID, data []byte) e
 	c := blockClass(kind)
 	b := w.open[c]
 	if b == nil {
-		b = &openBlock{plain: getBlockBuffer()}
+		b = &openBlock{plain: plainBuffer()}
 		w.open[c] = b
 	}
 	b.members = append(b.members, PackEntry{ID: id, Kind: kind, RawLen: uint32(len(data)), Member: uint32(len(b.plain))})
+	b.plain = reservePlain(b.plain, memberHeaderSize+len(data))
 	b.plain = appendMemberHeader(b.plain, kind, id, len(data))
 	b.plain = append(b.plain, data...)
 	w.pending[id] = struct{}{}

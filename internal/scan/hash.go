@@ -91,7 +91,8 @@ func (s *scanner) hashFile(ctx context.Context, job hashJob) error {
 		n := job.n
 		n.chunks, n.size, n.lines, n.binary = content.Chunks, content.Size, content.Lines, content.Binary
 		n.exec = st.Exec()
-		n.stamp = statcache.FileStamp(content.Size, st.Mtime, st.Ctime, st.Ino, st.Mode, scanStart)
+		fine := s.fine && st.Dev == s.rootStat.Dev // not on a file system mounted below the root
+		n.stamp = statcache.FileStamp(content.Size, st.Mtime, st.Ctime, st.Ino, st.Mode, scanStart, fine)
 		n.cached = false
 		fb := s.hashedB.Add(content.Size)
 		fn := s.hashedN.Add(1)

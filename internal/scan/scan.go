@@ -184,6 +184,7 @@ type scanner struct {
 	opts      Options
 	extra     *ignoreFile // Options.Exclude, compiled (nil: none)
 	start     int64       // ns, real clock: for racily-clean decisions
+	fine      bool        // the root's file system keeps nanosecond times (fineTimes)
 	files     atomic.Int64
 	sem       chan struct{} // bounds parallel directory listing
 	mu        sync.Mutex    // guards the fields below
@@ -265,7 +266,7 @@ func List(ctx context.Context, root string, opts Options) (*Listing, error) {
 		return nil, err
 	}
 	defer top.close() // Store opens the root again
-	s.top, s.rootStat = top, st
+	s.top, s.rootStat, s.fine = top, st, fineTimes(top)
 	tree := &node{kind: manifest.KindDir, dir: &dirNode{}}
 	var wg sync.WaitGroup
 	s.walkDir(tree, nil, &wg)

@@ -10,5 +10,6 @@
 //     mode) or a link's target into 64 bits.
 //
 // Caveats: a file modified within RacyWindow of the scan that recorded it
-// is "racily clean" and its stamp never matches, so it is read again.
+// (FineWindow on a local file system with nanosecond times) is "racily
+// clean" and its stamp never matches, so it is read again.
 package statcache

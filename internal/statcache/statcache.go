@@ -14,6 +14,16 @@ import (
 // clocks (FAT keeps 2-second mtimes) and the kernel's lagging timestamp tick.
 const RacyWindow = 2 * time.Second
 
+// FineWindow is RacyWindow for a file whose times a local file system
+// keeps to the nanosecond (FileStamp's fine). There the kernel sets ctime,
+// which no program can set, from its clock at every change, and that
+// clock moves at every timestamp tick (1-10 ms on Linux): an edit after
+// a scan read the file moves its ctime unless it came within a tick of
+// the change before, so ten ticks cover it. Agents' hosts take turns back
+// to back, 100-150 ms apart in the W3 benchmark, and with RacyWindow each
+// turn read again the files of the turns of the last 2 s.
+const FineWindow = 100 * time.Millisecond
+
 // The stat cache keeps one record per directory of a project: the tree the
 // directory had at the last scan, a hash of its entries' names and kinds,
 // a stamp per entry and the tree of each subdirectory. Names are not
@@ -66,8 +76,11 @@ func (h *NamesHasher) Reset() { h.buf = h.buf[:0] }
 // clear when the file was modified within RacyWindow of the scan that read
 // it (scanStart, ns), since an edit in the same timestamp tick would leave
 // every field unchanged (git's "racily clean" problem). An untrusted stamp
-// never equals a fresh one, so such files are read again.
-func FileStamp(size, mtime, ctime int64, inode uint64, mode uint32, scanStart int64) uint64 {
+// never equals a fresh one, so such files are read again. With fine (the
+// file is on a local file system known to keep nanosecond times) and a
+// ctime that is not a whole second (which such a file system, keeping only
+// seconds for this inode, would give), the window is FineWindow.
+func FileStamp(size, mtime, ctime int64, inode uint64, mode uint32, scanStart int64, fine bool) uint64 {
 	var b [36]byte
 	binary.LittleEndian.PutUint64(b[0:], uint64(size))
 	binary.LittleEndian.PutUint64(b[8:], uint64(mtime))
@@ -76,7 +89,11 @@ func FileStamp(size, mtime, ctime int64, inode uint64, mode uint32, scanStart in
 	binary.LittleEndian.PutUint32(b[32:], mode)
 	sum := blake3.Sum256(b[:])
 	stamp := binary.LittleEndian.Uint64(sum[:]) &^ 1
-	limit := scanStart - int64(RacyWindow)
+	window := RacyWindow
+	if fine && ctime%int64(time.Second) != 0 {
+		window = FineWindow
+	}
+	limit := scanStart - int64(window)
 	if mtime < limit && ctime < limit {
 		stamp |= 1
 	}
@@ -86,7 +103,7 @@ func FileStamp(size, mtime, ctime int64, inode uint64, mode uint32, scanStart in
 // CurrentStamp is the stamp a file's metadata must match now: as if
 // recorded by a scan long after.
 func CurrentStamp(size, mtime, ctime int64, inode uint64, mode uint32) uint64 {
-	return FileStamp(size, mtime, ctime, inode, mode, 1<<62)
+	return FileStamp(size, mtime, ctime, inode, mode, 1<<62, false)
 }
 
 // LinkStamp condenses a symbolic link's target.

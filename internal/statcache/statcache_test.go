@@ -9,16 +9,50 @@ import (
 func TestRacilyCleanStampsNeverMatch(t *testing.T) {
 	scan := time.Now().UnixNano()
 	hour := int64(time.Hour)
-	old := FileStamp(10, scan-hour, scan-hour, 5, 0o100644, scan)
+	old := FileStamp(10, scan-hour, scan-hour, 5, 0o100644, scan, false)
 	if old != CurrentStamp(10, scan-hour, scan-hour, 5, 0o100644) {
 		t.Fatal("a file modified an hour before its scan is not trusted")
 	}
-	racy := FileStamp(10, scan-int64(time.Millisecond), scan-hour, 5, 0o100644, scan)
+	racy := FileStamp(10, scan-int64(time.Millisecond), scan-hour, 5, 0o100644, scan, false)
 	if racy == CurrentStamp(10, scan-int64(time.Millisecond), scan-hour, 5, 0o100644) {
 		t.Fatal("a file modified just before its scan is trusted")
 	}
 	if old == CurrentStamp(11, scan-hour, scan-hour, 5, 0o100644) {
 		t.Fatal("a size change keeps the stamp")
+	}
+}
+
+// On a local file system with nanosecond times a file is trusted from
+// FineWindow after its change; elsewhere, and for a ctime of whole seconds
+// (an inode that keeps only seconds), from RacyWindow.
+func TestFineWindowOnlyForNanosecondTimes(t *testing.T) {
+	scan := time.Date(2026, 11, 27, 3, 0, 0, 0, time.UTC).UnixNano()
+	trusted := func(age time.Duration, wholeSecond, fine bool) bool {
+		changed := scan - int64(age)
+		if wholeSecond {
+			changed -= changed % int64(time.Second)
+		} else if changed%int64(time.Second) == 0 {
+			changed -= 1234
+		}
+		return FileStamp(10, changed, changed, 5, 0o100644, scan, fine) == CurrentStamp(10, changed, changed, 5, 0o100644)
+	}
+	for _, tc := range []struct {
+		age         time.Duration
+		wholeSecond bool
+		fine        bool
+		want        bool
+	}{
+		{FineWindow + 50*time.Millisecond, false, true, true},
+		{FineWindow - 50*time.Millisecond, false, true, false},
+		{time.Millisecond, false, true, false},
+		{FineWindow + 50*time.Millisecond, false, false, false},
+		{time.Second, true, true, false},
+		{RacyWindow + 100*time.Millisecond, false, false, true},
+		{RacyWindow + time.Second, true, true, true},
+	} {
+		if got := trusted(tc.age, tc.wholeSecond, tc.fine); got != tc.want {
+			t.Errorf("changed %v before the scan (whole second %v, fine %v): trusted %v, want %v", tc.age, tc.wholeSecond, tc.fine, got, tc.want)
+		}
 	}
 }
 
