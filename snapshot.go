@@ -362,6 +362,10 @@ func (ss *hold) commitSnapshot(ctx context.Context, p *pendingSnapshot) (Snapsho
 		p.abort()
 		return res, err
 	}
+	if err := ss.commitAhead(ctx, p); err != nil {
+		p.abort()
+		return res, err
+	}
 	var raced *record // a snapshot of the same tree that another process committed meanwhile
 	err := ss.Update(func(tx *index.Tx) error {
 		snaps, err := tx.Snapshots(p.workdir)
@@ -378,7 +382,7 @@ func (ss *hold) commitSnapshot(ctx context.Context, p *pendingSnapshot) (Snapsho
 		if err := tx.AddSnapshot(p.rec); err != nil {
 			return err
 		}
-		if err := tx.UpdateStatCache(p.workdir, scanned.CachePut, scanned.CacheRemove); err != nil {
+		if err := tx.UpdateStatCache(p.workdir, p.scanned.CachePut, p.scanned.CacheRemove); err != nil {
 			return err
 		}
 		if err := ss.commitTurn(ctx, tx, p, p.rec.ID, &res); err != nil {
