@@ -5,14 +5,16 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/casckpt/casckpt/cas"
 	"github.com/casckpt/casckpt/index"
 	"github.com/casckpt/casckpt/internal/statcache"
 	"github.com/casckpt/casckpt/repo"
 )
 
-// batchObjects is how many objects a big snapshot commits per transaction
-// ahead of its record (commitAhead), and the size past which a snapshot
-// is big: a smaller one commits in the one transaction of its record.
+// batchObjects is about how many objects a big snapshot commits per
+// transaction ahead of its record (commitAhead, cas.Writer.CommitInParts),
+// and the size past which a snapshot is big: a smaller one commits in the
+// one transaction of its record.
 // One transaction holding every index entry of a million-file tree took
 // more memory than the rest of the snapshot.
 var batchObjects = 1 << 16
@@ -23,8 +25,8 @@ var batchStamps = 1 << 18
 
 // commitAhead commits, for a big snapshot in a store whose records are
 // its own (not a journal's cache: a bucket's journal publishes packs with
-// the record that names them), the objects of p's flushed packs and then
-// its stat cache in transactions of their own, before the one of its
+// the record that names them), p's flushed packs and their objects and
+// then its stat cache in transactions of their own, before the one of its
 // record: that one then holds only the record. The packs are durable
 // (Flush) before the first. A crash in between leaves indexed objects
 // that no record names, which the next collection removes (and the stat
@@ -35,15 +37,11 @@ func (ss *hold) commitAhead(ctx context.Context, p *pendingSnapshot) error {
 	if ss.s.repo.Backend().Features().Journaled || p.w.Uncommitted() <= batchObjects {
 		return nil
 	}
-	for p.w.Uncommitted() > 0 {
-		err := ss.Update(func(tx *index.Tx) error {
-			_, err := p.w.CommitBatch(ctx, tx.Objects(), p.healed || repo.Relocates(tx), batchObjects)
-			return err
-		})
-		if err != nil {
-			return err
-		}
-		p.w.BatchCommitted()
+	update := func(fn func(idx cas.IndexWriter, replace bool) error) error {
+		return ss.Update(func(tx *index.Tx) error { return fn(tx.Objects(), p.healed || repo.Relocates(tx)) })
+	}
+	if err := p.w.CommitInParts(ctx, update, batchObjects); err != nil {
+		return err
 	}
 	remove := p.scanned.CacheRemove
 	for _, put := range statCacheBatches(p.scanned.CachePut) {

@@ -13,16 +13,16 @@ import (
 	"github.com/casckpt/casckpt/internal/testtree"
 )
 
-// TestBigSnapshotCommitsAhead: a snapshot past the batch size (here one
-// object) commits its objects pack by pack and its stat cache directory
-// by directory before its record: the store verifies clean, the snapshot
+// TestBigSnapshotCommitsAhead: a snapshot past the batch size (here 16
+// objects) commits its packs, then its objects in parts of about 16, and
+// its stat cache directory by directory before its record: the store verifies clean, the snapshot
 // exports the tree it was taken of, its stored bytes are those of its
 // packs, the stat cache written ahead vouches for every file in the next
 // scan, and a change after it is a snapshot of its own.
 func TestBigSnapshotCommitsAhead(t *testing.T) {
 	defer scan.SetClock(func() time.Time { return time.Now().Add(time.Hour) })()
 	FilePacksOnly(t)
-	CommitAheadPast(t, 1, 1)
+	CommitAheadPast(t, 16, 1)
 	ctx := context.Background()
 	s, err := Open(filepath.Join(t.TempDir(), "store"), Options{})
 	if err != nil {

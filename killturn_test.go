@@ -47,7 +47,7 @@ func TestKillTurnChild(t *testing.T) {
 		foldAfterPacks = 1
 	case "batched":
 		repo.InlineMax = 0
-		batchObjects, batchStamps = 0, 1
+		batchObjects, batchStamps = 2, 1
 	}
 	n, _ := strconv.ParseInt(parts[2], 10, 64)
 	delay, _ := strconv.Atoi(parts[3])
@@ -110,8 +110,8 @@ func TestKillInsideTheTurnWritePath(t *testing.T) {
 // larger than repo.InlineMax); inline, then folded with the store's
 // other inline packs into a pack file before the turn ends; a big
 // snapshot's, its objects and stat cache committed ahead of its record,
-// each in transactions of its own (commitAhead), here one per pack and
-// per directory.
+// each in transactions of its own (commitAhead), here in parts of about 2
+// objects and one directory.
 var killModes = []string{"inline", "pack-file", "fold", "batched"}
 
 // killEveryOperation is TestKillInsideTheTurnWritePath on one write path.

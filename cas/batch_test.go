@@ -2,22 +2,26 @@ package cas
 
 import (
 	"context"
+	"errors"
 	"math/rand/v2"
 	"testing"
 )
 
-// batchWriter returns a Writer holding, flushed, objects of 3 MiB each that
-// do not compress, three to a pack.
-func batchWriter(t *testing.T, dir *memPacks, n int) (*Writer, [][]byte) {
+// partsWriter returns a Writer holding, flushed, n objects of 3 MiB each
+// that do not compress (three to a pack), and 300 small ones.
+func partsWriter(t *testing.T, dir *memPacks, n int) (*Writer, [][]byte) {
 	t.Helper()
 	ctx := context.Background()
 	w := NewWriter(dir, nil)
 	rng := rand.New(rand.NewPCG(1, 2))
 	var objects [][]byte
-	for range n {
+	for i := range n + 300 {
 		o := make([]byte, 3<<20)
-		for i := range o {
-			o[i] = byte(rng.Uint32())
+		if i >= n {
+			o = o[:100]
+		}
+		for j := range o {
+			o[j] = byte(rng.Uint32())
 		}
 		if _, err := w.Put(ctx, KindChunk, o); err != nil {
 			t.Fatal(err)
@@ -44,61 +48,77 @@ func readable(t *testing.T, db *memIndex, dir *memPacks, objects [][]byte) int {
 	return n
 }
 
-// TestCommitBatchThenCommit: a Writer's packs committed in batches of one
-// pack, then the rest by Commit, which returns every pack's record; all
-// objects read back, and the Writer takes no more Puts.
-func TestCommitBatchThenCommit(t *testing.T) {
+// TestCommitInParts: a Writer's packs recorded in one transaction, then
+// their objects in parts by ID range, each transaction holding only its
+// range; every object reads back, Commit afterwards returns every pack's
+// record, and the Writer takes no more Puts.
+func TestCommitInParts(t *testing.T) {
 	db, dir := testDB(t)
 	ctx := context.Background()
-	w, objects := batchWriter(t, dir, 6)
-	if got := w.Uncommitted(); got != 6 {
-		t.Fatalf("Uncommitted = %d, want 6", got)
+	w, objects := partsWriter(t, dir, 6)
+	if got := w.Uncommitted(); got != 306 {
+		t.Fatalf("Uncommitted = %d, want 306", got)
 	}
-	n, err := w.CommitBatch(ctx, db, false, 1)
-	if err != nil || n != 3 {
-		t.Fatalf("first batch: %d objects, %v; want one pack of 3", n, err)
+	var sizes []int
+	update := func(fn func(IndexWriter, bool) error) error {
+		before := len(db.objects)
+		err := fn(db, false)
+		sizes = append(sizes, len(db.objects)-before)
+		return err
 	}
-	w.BatchCommitted()
-	if got := w.Uncommitted(); got != 3 {
-		t.Fatalf("Uncommitted after a batch = %d, want 3", got)
+	if err := w.CommitInParts(ctx, update, 100); err != nil {
+		t.Fatal(err)
 	}
-	if got := readable(t, db, dir, objects); got != 3 {
-		t.Fatalf("%d objects readable after one batch, want 3", got)
+	if len(sizes) != 5 || sizes[0] != 0 {
+		t.Fatalf("transactions adding %v objects: want the packs, then 4 parts", sizes)
+	}
+	for _, n := range sizes[1:] {
+		if n < 30 || n > 130 {
+			t.Fatalf("parts of %v objects, want about 306/4", sizes[1:])
+		}
+	}
+	if got := readable(t, db, dir, objects); got != len(objects) {
+		t.Fatalf("%d of %d objects readable", got, len(objects))
 	}
 	if _, err := w.Put(ctx, KindChunk, []byte("late")); err == nil {
-		t.Fatal("a Put after CommitBatch was taken")
+		t.Fatal("a Put after CommitInParts was taken")
 	}
 	infos, err := w.Commit(ctx, db, false)
-	if err != nil || len(infos) != 2 {
-		t.Fatalf("Commit: %d packs, %v; want both packs", len(infos), err)
-	}
-	if got := readable(t, db, dir, objects); got != 6 {
-		t.Fatalf("%d objects readable after the commit, want 6", got)
+	if err != nil || len(infos) != 3 {
+		t.Fatalf("Commit: %d packs, %v; want all 3", len(infos), err)
 	}
 }
 
-// TestAbortKeepsCommittedBatches: Abort after a committed batch removes
-// only the packs no committed transaction indexed, and the packs of a
-// batch whose transaction failed (BatchCommitted not called).
-func TestAbortKeepsCommittedBatches(t *testing.T) {
-	db, dir := testDB(t)
+// TestCommitInPartsFailures: a failure of the packs' transaction leaves
+// the packs to Abort, which removes them; a failure of a part's leaves
+// them to the index (their objects, in or out of it, garbage then), and
+// Abort removes none.
+func TestCommitInPartsFailures(t *testing.T) {
 	ctx := context.Background()
-	w, objects := batchWriter(t, dir, 6)
-	if _, err := w.CommitBatch(ctx, db, false, 1); err != nil {
-		t.Fatal(err)
-	}
-	w.BatchCommitted()
-	if _, err := w.CommitBatch(ctx, newMemIndex(), false, 1); err != nil { // a transaction rolled back
-		t.Fatal(err)
-	}
-	if _, err := w.CommitBatch(ctx, db, false, 1); err == nil {
-		t.Fatal("a CommitBatch before BatchCommitted was taken")
-	}
-	w.Abort()
-	if left, _ := dir.names(); len(left) != 1 {
-		t.Fatalf("abort left %d packs, want the committed batch's one", len(left))
-	}
-	if got := readable(t, db, dir, objects); got != 3 {
-		t.Fatalf("%d objects readable after the abort, want the batch's 3", got)
+	boom := errors.New("boom")
+	for _, failAt := range []int{0, 2} {
+		db, dir := testDB(t)
+		w, objects := partsWriter(t, dir, 6)
+		calls := 0
+		update := func(fn func(IndexWriter, bool) error) error {
+			calls++
+			if calls-1 == failAt {
+				return boom // rolled back: fn never ran
+			}
+			return fn(db, false)
+		}
+		if err := w.CommitInParts(ctx, update, 100); !errors.Is(err, boom) {
+			t.Fatalf("fail at %d: %v", failAt, err)
+		}
+		w.Abort()
+		left, _ := dir.names()
+		if failAt == 0 && (len(left) != 0 || len(db.objects) != 0) {
+			t.Fatalf("a failed packs' transaction left %d packs, %d objects", len(left), len(db.objects))
+		}
+		if failAt == 2 {
+			if got := readable(t, db, dir, objects); len(left) != 3 || got != len(db.objects) || got == 0 || got == len(objects) {
+				t.Fatalf("a failed part left %d packs, %d objects indexed, %d readable", len(left), len(db.objects), got)
+			}
+		}
 	}
 }

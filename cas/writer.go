@@ -57,7 +57,8 @@ type Writer struct {
 	cur       *packBuilder
 	open      [2]*openBlock // by blockClass
 	finished  []*packBuilder
-	batch     batchState // the packs committed ahead (CommitBatch)
+	indexed   []PackInfo // the packs CommitInParts recorded
+	parted    bool       // CommitInParts ran: no more Puts
 	committed bool
 	stats     WriteStats
 	err       error // sticky: a failed pack write fails the Writer
@@ -243,8 +244,8 @@ func (w *Writer) usableLocked() error {
 	if w.committed {
 		return errors.New("cas: Put after Commit")
 	}
-	if w.batch.indexed != nil || w.batch.open > 0 {
-		return errors.New("cas: Put after CommitBatch")
+	if w.parted {
+		return errors.New("cas: Put after CommitInParts")
 	}
 	return nil
 }
@@ -435,13 +436,13 @@ func (w *Writer) Stats() WriteStats {
 // overwritten (repacking). Every flushed pack must still be stored (each is
 // checked with the pack store's Stat). The transaction's commit is the
 // point at which the objects become visible; if it fails, call Abort. It
-// returns the records of the packs it recorded and of those CommitBatch
+// returns the records of the packs it recorded and of those CommitInParts
 // recorded before.
 func (w *Writer) Commit(ctx context.Context, idx IndexWriter, replace bool) ([]PackInfo, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.cur != nil || w.open != [2]*openBlock{} || w.err != nil || w.batch.open > 0 {
-		return nil, errors.New("cas: Commit before a successful Flush (or BatchCommitted)")
+	if w.cur != nil || w.open != [2]*openBlock{} || w.err != nil {
+		return nil, errors.New("cas: Commit before a successful Flush")
 	}
 	if err := w.checkStored(ctx, w.finished); err != nil {
 		return nil, err
@@ -451,7 +452,7 @@ func (w *Writer) Commit(ctx context.Context, idx IndexWriter, replace bool) ([]P
 		return nil, err
 	}
 	w.committed = true
-	return append(w.batch.indexed, infos...), nil
+	return append(w.indexed, infos...), nil
 }
 
 // checkStored makes sure that every pack of packs not inline is still
