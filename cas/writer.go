@@ -385,6 +385,7 @@ func (w *Writer) finishPack(ctx context.Context) error {
 		return fmt.Errorf("write pack: %w", err)
 	}
 	p.size += int64(len(trailer))
+	p.buf, p.w = nil, nil // a finished pack's buffer is not kept: one per pack adds up
 	w.finished = append(w.finished, p)
 	return nil
 }
