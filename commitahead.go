@@ -17,7 +17,7 @@ import (
 // one transaction of its record.
 // One transaction holding every index entry of a million-file tree took
 // more memory than the rest of the snapshot.
-var batchObjects = 1 << 16
+var batchObjects = 1 << 17
 
 // batchStamps bounds the stat cache entries (files and subdirectories) a
 // transaction of commitAhead writes.

@@ -16,14 +16,34 @@ func (w *Writer) Uncommitted() int {
 	defer w.mu.Unlock()
 	n := 0
 	for _, p := range w.finished {
-		n += trailerCount(p.trailer)
+		n += p.count
 	}
 	return n
 }
 
-// trailerCount is the number of entries of a pack's trailer.
-func trailerCount(trailer []byte) int {
-	return (len(trailer) - packFooterSize) / tableEntrySize
+// keptTrailers bounds the bytes of the trailers of finished packs that a
+// Writer keeps in memory until its commit; past it, a pack's trailer is
+// read back from the pack then (loadTrailer). A first snapshot of a
+// million files writes 57 MB of them.
+var keptTrailers = 4 << 20
+
+// loadTrailer returns the trailer of finished pack p: kept, or read back
+// from the pack store.
+func (w *Writer) loadTrailer(ctx context.Context, p *packBuilder) ([]byte, error) {
+	if p.trailer != nil {
+		return p.trailer, nil
+	}
+	name := PackInfo{Name: p.name}.FileName()
+	r, err := w.packs.Open(ctx, name)
+	if err != nil {
+		return nil, fmt.Errorf("cas: read back the table of pack %s: %w", name, err)
+	}
+	defer r.Close()
+	b := make([]byte, p.count*tableEntrySize+packFooterSize)
+	if _, err := r.ReadAt(b, p.size-int64(len(b))); err != nil {
+		return nil, fmt.Errorf("cas: read back the table of pack %s: %w", name, err)
+	}
+	return b, nil
 }
 
 // Update runs fn in a read-write transaction of the object index, with
@@ -51,7 +71,7 @@ func (w *Writer) CommitInParts(ctx context.Context, update Update, maxObjects in
 	}
 	packs, total := w.finished, 0
 	for _, p := range packs {
-		total += trailerCount(p.trailer)
+		total += p.count
 	}
 	if total == 0 {
 		return nil
@@ -63,9 +83,6 @@ func (w *Writer) CommitInParts(ctx context.Context, update Update, maxObjects in
 	err := update(func(idx IndexWriter, _ bool) error {
 		infos = nil
 		for _, p := range packs {
-			if _, err := DecodeTrailer(p.trailer, p.size); err != nil {
-				return fmt.Errorf("cas: pack %s: %w", PackInfo{Name: p.name}.FileName(), err)
-			}
 			info, err := w.addPack(idx, p)
 			if err != nil {
 				return err
@@ -84,8 +101,11 @@ func (w *Writer) CommitInParts(ctx context.Context, update Update, maxObjects in
 	parts := min((total+m-1)/m, 1<<16)
 	for i := range parts {
 		lo, hi := idRange(i, parts)
-		locs := partLocations(packs, infos, lo, hi)
-		err := update(func(idx IndexWriter, replace bool) error {
+		locs, err := w.partLocations(ctx, packs, infos, lo, hi)
+		if err != nil {
+			return err
+		}
+		err = update(func(idx IndexWriter, replace bool) error {
 			for _, l := range locs {
 				if err := idx.PutObject(l, replace); err != nil {
 					return err
@@ -108,19 +128,23 @@ func idRange(i, n int) (lo, hi uint32) {
 
 // partLocations returns, sorted by ID, the locations of the objects of
 // packs (recorded as infos) whose IDs' first two bytes are in [lo, hi).
-// The trailers were checked (DecodeTrailer).
-func partLocations(packs []*packBuilder, infos []PackInfo, lo, hi uint32) []Location {
+func (w *Writer) partLocations(ctx context.Context, packs []*packBuilder, infos []PackInfo, lo, hi uint32) ([]Location, error) {
 	var locs []Location
 	for i, p := range packs {
-		table := p.trailer[:len(p.trailer)-packFooterSize]
-		for off := 0; off+tableEntrySize <= len(table); off += tableEntrySize {
-			b := table[off:]
-			if k := uint32(binary.BigEndian.Uint16(b)); k < lo || k >= hi {
-				continue
+		trailer, err := w.loadTrailer(ctx, p)
+		if err != nil {
+			return nil, err
+		}
+		entries, err := DecodeTrailer(trailer, p.size)
+		if err != nil {
+			return nil, fmt.Errorf("cas: pack %s: %w", infos[i].FileName(), err)
+		}
+		for _, e := range entries {
+			if k := uint32(binary.BigEndian.Uint16(e.ID[:])); k >= lo && k < hi {
+				locs = append(locs, Location{Pack: infos[i].Number, PackEntry: e})
 			}
-			locs = append(locs, Location{Pack: infos[i].Number, PackEntry: decodeTableEntry(b, tableEntrySize)})
 		}
 	}
 	slices.SortFunc(locs, func(a, b Location) int { return bytes.Compare(a.ID[:], b.ID[:]) })
-	return locs
+	return locs, nil
 }

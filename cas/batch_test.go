@@ -53,6 +53,15 @@ func readable(t *testing.T, db *memIndex, dir *memPacks, objects [][]byte) int {
 // range; every object reads back, Commit afterwards returns every pack's
 // record, and the Writer takes no more Puts.
 func TestCommitInParts(t *testing.T) {
+	for _, kept := range []int{keptTrailers, 0} {
+		old := keptTrailers
+		keptTrailers = kept // 0: every trailer read back from its pack
+		commitInParts(t)
+		keptTrailers = old
+	}
+}
+
+func commitInParts(t *testing.T) {
 	db, dir := testDB(t)
 	ctx := context.Background()
 	w, objects := partsWriter(t, dir, 6)
@@ -120,5 +129,33 @@ func TestCommitInPartsFailures(t *testing.T) {
 				t.Fatalf("a failed part left %d packs, %d objects indexed, %d readable", len(left), len(db.objects), got)
 			}
 		}
+	}
+}
+
+// TestCommitReadsBackTrailers: a Writer past keptTrailers reads each
+// pack's table back at its Commit; a table damaged in between fails the
+// commit, and nothing of that pack is indexed.
+func TestCommitReadsBackTrailers(t *testing.T) {
+	old := keptTrailers
+	keptTrailers = 0
+	defer func() { keptTrailers = old }()
+	ctx := context.Background()
+	db, dir := testDB(t)
+	w, objects := partsWriter(t, dir, 6)
+	if _, err := w.Commit(ctx, db, false); err != nil {
+		t.Fatal(err)
+	}
+	if got := readable(t, db, dir, objects); got != len(objects) {
+		t.Fatalf("%d of %d objects readable", got, len(objects))
+	}
+	db2, dir2 := testDB(t)
+	w2, _ := partsWriter(t, dir2, 6)
+	names, _ := dir2.names()
+	for _, n := range names {
+		b := dir2.packs[n]
+		b[len(b)-packFooterSize-3] ^= 0xff // inside the last table entry
+	}
+	if _, err := w2.Commit(ctx, db2, false); err == nil || len(db2.objects) != 0 {
+		t.Fatalf("commit of packs with damaged tables: %v, %d objects indexed", err, len(db2.objects))
 	}
 }

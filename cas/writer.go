@@ -52,16 +52,19 @@ type Writer struct {
 	fastSmall   bool // blocks under smallBlock take the fastest level
 	inlineMax   int64
 
-	mu        sync.Mutex
-	pending   map[ID]struct{}
-	cur       *packBuilder
-	open      [2]*openBlock // by blockClass
-	finished  []*packBuilder
-	indexed   []PackInfo // the packs CommitInParts recorded
-	parted    bool       // CommitInParts ran: no more Puts
-	committed bool
-	stats     WriteStats
-	err       error // sticky: a failed pack write fails the Writer
+	mu       sync.Mutex
+	pending  map[ID]struct{}
+	cur      *packBuilder
+	open     [2]*openBlock // by blockClass
+	finished []*packBuilder
+	indexed  []PackInfo // the packs CommitInParts recorded
+	// trailerBytes sums the trailers of the packs finished (see
+	// keptTrailers).
+	trailerBytes int
+	parted       bool // CommitInParts ran: no more Puts
+	committed    bool
+	stats        WriteStats
+	err          error // sticky: a failed pack write fails the Writer
 }
 
 var _ Putter = (*Writer)(nil)
@@ -88,8 +91,10 @@ type packBuilder struct {
 	mem     *bytes.Buffer
 	size    int64
 	entries []PackEntry // until the pack is finished
+	count   int         // its entries, once finished
 	// trailer is a finished pack's table and footer: its entries, in the
-	// pack's own compact form, until the pack is committed.
+	// pack's own compact form, until the pack is committed; nil once the
+	// Writer's trailers passed keptTrailers (loadTrailer reads it back).
 	trailer []byte
 	inline  []byte // the bytes of a finished inline pack
 }
@@ -358,7 +363,7 @@ func (w *Writer) finishPack(ctx context.Context) error {
 	p := w.cur
 	w.cur = nil
 	trailer := encodeTrailer(p.entries)
-	p.entries, p.trailer = nil, trailer
+	p.entries, p.trailer, p.count = nil, trailer, len(p.entries)
 	if p.mem != nil && p.size+int64(len(trailer)) <= w.inlineMax {
 		p.mem.Write(trailer)
 		p.inline, p.mem = p.mem.Bytes(), nil
@@ -386,6 +391,9 @@ func (w *Writer) finishPack(ctx context.Context) error {
 	}
 	p.size += int64(len(trailer))
 	p.buf, p.w = nil, nil // a finished pack's buffer is not kept: one per pack adds up
+	if w.trailerBytes += len(trailer); w.trailerBytes > keptTrailers {
+		p.trailer = nil
+	}
 	w.finished = append(w.finished, p)
 	return nil
 }
@@ -448,7 +456,7 @@ func (w *Writer) Commit(ctx context.Context, idx IndexWriter, replace bool) ([]P
 	if err := w.checkStored(ctx, w.finished); err != nil {
 		return nil, err
 	}
-	infos, err := w.indexPacksLocked(idx, w.finished, replace)
+	infos, err := w.indexPacksLocked(ctx, idx, w.finished, replace)
 	if err != nil {
 		return nil, err
 	}
@@ -482,7 +490,7 @@ func (w *Writer) checkStored(ctx context.Context, packs []*packBuilder) error {
 // the order of their IDs, the index's keys: a B+tree page then takes each
 // key at its end, where random order moved half the page for every key
 // (a first snapshot of 11k files spent 30 ms on it).
-func (w *Writer) indexPacksLocked(idx IndexWriter, packs []*packBuilder, replace bool) ([]PackInfo, error) {
+func (w *Writer) indexPacksLocked(ctx context.Context, idx IndexWriter, packs []*packBuilder, replace bool) ([]PackInfo, error) {
 	var infos []PackInfo
 	var locs []Location
 	for _, p := range packs {
@@ -490,7 +498,11 @@ func (w *Writer) indexPacksLocked(idx IndexWriter, packs []*packBuilder, replace
 		if err != nil {
 			return nil, err
 		}
-		entries, err := DecodeTrailer(p.trailer, p.size)
+		trailer, err := w.loadTrailer(ctx, p)
+		if err != nil {
+			return nil, err
+		}
+		entries, err := DecodeTrailer(trailer, p.size)
 		if err != nil {
 			return nil, fmt.Errorf("cas: pack %s: %w", info.FileName(), err)
 		}

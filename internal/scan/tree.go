@@ -74,7 +74,7 @@ func (s *scanner) buildSubtrees(n *node, res *Result) (fromCache []cas.ID, same 
 func (s *scanner) storeTree(n *node, res *Result) (cas.ID, error) {
 	d := n.dir
 	t := manifest.Tree{Entries: make([]manifest.Entry, 0, len(d.children))}
-	var rec statcache.Dir
+	rec := statcache.Dir{Stamps: make([]uint64, 0, len(d.children))}
 	var names statcache.NamesHasher
 	for _, c := range d.children {
 		if c.kind == manifest.KindFile && c.cached {
