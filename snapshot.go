@@ -345,7 +345,7 @@ func (p *pendingSnapshot) newRecord(ctx context.Context, tx *index.Tx) error {
 func (ss *hold) commitSnapshot(ctx context.Context, p *pendingSnapshot) (SnapshotResult, error) {
 	ctx = context.WithoutCancel(ctx)
 	res := SnapshotResult{Project: p.workdir}
-	scanned := p.scanned
+	scanned := &p.scanned // not a copy: commitAhead drops parts of it
 	res.Files, res.Bytes, res.Hashed, res.Warnings = scanned.Files, scanned.Bytes, scanned.Hashed, scanned.Warnings
 	res.Unreadable, res.ExcludedByDefault = scanned.Unreadable, scanned.ExcludedByDefault
 	if p.rec == nil {

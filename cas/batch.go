@@ -96,7 +96,7 @@ func (w *Writer) CommitInParts(ctx context.Context, update Update, maxObjects in
 	}
 	w.finished, w.parted = nil, true
 	w.indexed = append(w.indexed, infos...)
-	w.pending = map[ID]struct{}{} // the index has them
+	w.pending = pendingSet{} // the index has them
 	m := max(maxObjects, 1)
 	parts := min((total+m-1)/m, 1<<16)
 	for i := range parts {

@@ -53,7 +53,7 @@ type Writer struct {
 	inlineMax   int64
 
 	mu       sync.Mutex
-	pending  map[ID]struct{}
+	pending  pendingSet
 	cur      *packBuilder
 	open     [2]*openBlock // by blockClass
 	finished []*packBuilder
@@ -72,7 +72,7 @@ var _ Putter = (*Writer)(nil)
 // NewWriter returns a Writer that stores into packs every object that
 // existing does not hold. existing may be nil (store all).
 func NewWriter(packs PackStore, existing Existing) *Writer {
-	return &Writer{packs: packs, existing: existing, blockTarget: BlockTargetSize, fastSmall: true, pending: map[ID]struct{}{}}
+	return &Writer{packs: packs, existing: existing, blockTarget: BlockTargetSize, fastSmall: true}
 }
 
 // SetInline makes the Writer keep each pack of at most max bytes in
@@ -138,7 +138,7 @@ func (w *Writer) Put(ctx context.Context, kind Kind, data []byte) (ID, error) {
 	}
 	id := Sum(kind, data)
 	w.mu.Lock()
-	_, dup := w.pending[id]
+	dup := w.pending.has(id)
 	w.mu.Unlock()
 	if dup {
 		return id, nil
@@ -158,7 +158,7 @@ func (w *Writer) Put(ctx context.Context, kind Kind, data []byte) (ID, error) {
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if _, dup := w.pending[id]; dup {
+	if w.pending.has(id) {
 		return id, nil
 	}
 	if err := w.appendLocked(ctx, PackEntry{ID: id, Kind: kind, Codec: codec, RawLen: uint32(len(data)), StoredLen: uint32(len(stored))}, stored); err != nil {
@@ -173,7 +173,7 @@ func (w *Writer) Put(ctx context.Context, kind Kind, data []byte) (ID, error) {
 // fills the block compresses it, outside the lock, and writes it.
 func (w *Writer) putMember(ctx context.Context, kind Kind, id ID, data []byte) error {
 	w.mu.Lock()
-	if _, dup := w.pending[id]; dup {
+	if w.pending.has(id) {
 		w.mu.Unlock()
 		return nil
 	}
@@ -190,7 +190,7 @@ func (w *Writer) putMember(ctx context.Context, kind Kind, id ID, data []byte) e
 	b.members = append(b.members, PackEntry{ID: id, Kind: kind, RawLen: uint32(len(data)), Member: uint32(len(b.plain))})
 	b.plain = appendMemberHeader(b.plain, kind, id, len(data))
 	b.plain = append(b.plain, data...)
-	w.pending[id] = struct{}{}
+	w.pending.add(id)
 	w.stats.Objects++
 	w.stats.RawBytes += int64(len(data))
 	full := len(b.plain) >= w.blockTarget
@@ -235,7 +235,7 @@ func (w *Writer) appendBlockLocked(ctx context.Context, b *openBlock, codec Code
 func (w *Writer) putStored(ctx context.Context, e PackEntry, stored []byte) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if _, dup := w.pending[e.ID]; dup {
+	if w.pending.has(e.ID) {
 		return nil
 	}
 	return w.appendLocked(ctx, e, stored)
@@ -300,7 +300,7 @@ func (w *Writer) appendLocked(ctx context.Context, e PackEntry, stored []byte) e
 	}
 	e.Offset = off
 	w.cur.entries = append(w.cur.entries, e)
-	w.pending[e.ID] = struct{}{}
+	w.pending.add(e.ID)
 	return w.endRecordLocked(ctx)
 }
 

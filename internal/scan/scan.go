@@ -137,6 +137,11 @@ func (r Result) Stamp(rel string) (stamp uint64, ok bool) {
 	return n.stamp | 1, true // an untrusted stamp differs in its lowest bit only
 }
 
+// ForgetTree drops the tree as the scan saw it, which Stamp reads: after
+// it Stamp finds nothing. A big snapshot drops it before its commit (a
+// node per file); a copy of the Result made before keeps it.
+func (r *Result) ForgetTree() { r.top = nil }
+
 // node is one entry the walk kept. A tree's nodes are all in memory
 // between the walk and the trees' storing (11,000 for a tree the size of
 // Go's source, 100,000 for a large monorepo), so what only a directory
