@@ -34,7 +34,7 @@ func (s *scanner) hashAll() error {
 		if ctx.Err() != nil {
 			break
 		}
-		g.Go(func() error { return s.hashFile(ctx, hashJob{rel: join(q.dir, q.n.name), n: q.n}) })
+		g.Go(func() error { return s.hashFile(ctx, hashJob{rel: join(q.d.rel, q.n.name), n: q.n}) })
 	}
 	err := g.Wait()
 	s.toHash = nil
@@ -51,8 +51,8 @@ func comparePaths(a, b queued) int {
 
 // appendPath appends q's path (join's) to buf.
 func appendPath(buf []byte, q queued) []byte {
-	if q.dir != "" {
-		buf = append(append(buf, q.dir...), '/')
+	if q.d.rel != "" {
+		buf = append(append(buf, q.d.rel...), '/')
 	}
 	return append(buf, q.n.name...)
 }

@@ -11,16 +11,16 @@ import (
 func TestComparePathsIsJoinOrder(t *testing.T) {
 	long := strings.Repeat("d", 300)
 	cases := []queued{
-		{"", &node{name: "a"}}, {"", &node{name: "a-b"}}, {"a", &node{name: "b"}},
-		{"a-b", &node{name: "c"}}, {"a/b", &node{name: "c"}}, {"ab", &node{name: ""}},
-		{long, &node{name: "x"}}, {long, &node{name: "y"}}, {long + "/e", &node{name: "x"}},
+		{&dirNode{rel: ""}, &node{name: "a"}}, {&dirNode{rel: ""}, &node{name: "a-b"}}, {&dirNode{rel: "a"}, &node{name: "b"}},
+		{&dirNode{rel: "a-b"}, &node{name: "c"}}, {&dirNode{rel: "a/b"}, &node{name: "c"}}, {&dirNode{rel: "ab"}, &node{name: ""}},
+		{&dirNode{rel: long}, &node{name: "x"}}, {&dirNode{rel: long}, &node{name: "y"}}, {&dirNode{rel: long + "/e"}, &node{name: "x"}},
 	}
 	sign := func(n int) int { return min(max(n, -1), 1) }
 	for _, a := range cases {
 		for _, b := range cases {
-			want := strings.Compare(join(a.dir, a.n.name), join(b.dir, b.n.name))
+			want := strings.Compare(join(a.d.rel, a.n.name), join(b.d.rel, b.n.name))
 			if got := sign(comparePaths(a, b)); got != want {
-				t.Errorf("comparePaths(%q/%q, %q/%q) = %d, want %d", a.dir, a.n.name, b.dir, b.n.name, got, want)
+				t.Errorf("comparePaths(%q/%q, %q/%q) = %d, want %d", a.d.rel, a.n.name, b.d.rel, b.n.name, got, want)
 			}
 		}
 	}

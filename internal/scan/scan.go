@@ -234,12 +234,12 @@ type hashJob struct {
 	n   *node
 }
 
-// queued is a file queued for reading: n, in the directory at dir. Its
-// path is made when it is read: a big first snapshot queues every file,
-// and a million paths held at once took a tenth of its memory.
+// queued is a file queued for reading: n, in directory d. Its path is
+// made when it is read: a big first snapshot queues every file, and a
+// million paths held at once took a tenth of its memory.
 type queued struct {
-	dir string
-	n   *node
+	d *dirNode
+	n *node
 }
 
 // Scan walks root and stores what a snapshot captures through put: List,
