@@ -147,9 +147,8 @@ func (r *Result) ForgetTree() { r.top = nil }
 // Go's source, 100,000 for a large monorepo), so what only a directory
 // needs is in dirNode, and the flags sit together.
 type node struct {
-	name   string
-	target string // a link's
-	size   int64
+	name string
+	size int64
 	// stamp is a file's statcache.FileStamp when hashed, its cached stamp when
 	// vouched for, or a link's statcache.LinkStamp.
 	stamp uint64
@@ -178,6 +177,9 @@ type dirNode struct {
 	sameFiles  bool
 	captured   bool   // excluded, but captured for Options.Capture: so is each entry kept
 	tree       cas.ID // once built
+	// links holds the targets of its links by name: here, not in every
+	// node, which it would make 16 bytes larger (a node per file).
+	links map[string]string
 }
 
 type scanner struct {

@@ -89,7 +89,7 @@ func (s *scanner) storeTree(n *node, res *Result) (cas.ID, error) {
 		case manifest.KindDir:
 			e.Tree = c.dir.tree
 		case manifest.KindSymlink:
-			e.Target, e.Size = c.target, c.size
+			e.Target, e.Size = d.links[c.name], c.size
 		case manifest.KindFile:
 			e.Exec, e.Size, e.Chunks, e.Lines, e.Binary = c.exec, c.size, c.chunks, c.lines, c.binary
 		}
