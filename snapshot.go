@@ -354,20 +354,19 @@ func (ss *hold) commitSnapshot(ctx context.Context, p *pendingSnapshot) (Snapsho
 		}
 		return res, ss.touch(ctx, p, &res)
 	}
-	if err := p.w.Flush(ctx); err != nil {
-		p.abort()
-		return res, err
+	err := p.w.Flush(ctx)
+	if err == nil {
+		err = refuseOverHalfCap(p.workdir, p.w.Stats().StoredBytes, p.opts.MaxStoreSize)
 	}
-	if err := refuseOverHalfCap(p.workdir, p.w.Stats().StoredBytes, p.opts.MaxStoreSize); err != nil {
-		p.abort()
-		return res, err
+	if err == nil {
+		err = ss.commitAhead(ctx, p) // a big snapshot's objects and stat cache
 	}
-	if err := ss.commitAhead(ctx, p); err != nil {
+	if err != nil {
 		p.abort()
 		return res, err
 	}
 	var raced *record // a snapshot of the same tree that another process committed meanwhile
-	err := ss.Update(func(tx *index.Tx) error {
+	err = ss.Update(func(tx *index.Tx) error {
 		snaps, err := tx.Snapshots(p.workdir)
 		if err != nil {
 			return err
