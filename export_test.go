@@ -119,3 +119,12 @@ func InlinePacks(t *testing.T, s *Store) (n int) {
 	}
 	return n
 }
+
+// CommitAheadPast makes snapshots of more than objects objects commit
+// them ahead of their record, objects per transaction, and their stat
+// cache in transactions of about stamps entries, until the test ends.
+func CommitAheadPast(t *testing.T, objects, stamps int) {
+	oldObjects, oldStamps := batchObjects, batchStamps
+	batchObjects, batchStamps = objects, stamps
+	t.Cleanup(func() { batchObjects, batchStamps = oldObjects, oldStamps })
+}

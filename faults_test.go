@@ -422,8 +422,9 @@ func checkFailure(t *testing.T, err error, what string) {
 	}
 }
 
-// TestIOErrorsAtEveryWrite fails, for each of snapshot, gc, restore, undo
-// and safe restore, every file system operation in turn with EIO (every
+// TestIOErrorsAtEveryWrite fails, for each of snapshot (also one that
+// commits in parts, as a big one does), gc, restore, undo and safe
+// restore, every file system operation in turn with EIO (every
 // create, write, sync, close, rename, removal and directory sync of packs
 // and of the project, and every lstat and readlink by which a restore
 // checks a path right before it changes it): the error is reported, no
@@ -433,11 +434,16 @@ func checkFailure(t *testing.T, err error, what string) {
 func TestIOErrorsAtEveryWrite(t *testing.T) {
 	ctx := context.Background()
 	trees := faultTrees()
-	for _, op := range []faultedOp{snapshotFaults(ctx), foldFaults(ctx), gcFaults(ctx), restoreFaults(ctx), undoFaults(ctx), safeRestoreFaults(ctx)} {
+	inParts := snapshotFaults(ctx)
+	inParts.name = "snapshot in parts"
+	for _, op := range []faultedOp{snapshotFaults(ctx), inParts, foldFaults(ctx), gcFaults(ctx), restoreFaults(ctx), undoFaults(ctx), safeRestoreFaults(ctx)} {
 		t.Run(op.name, func(t *testing.T) {
 			switch op.name {
 			case "snapshot":
 				FilePacksOnly(t) // its pack file's every operation; the fold's has the inline path's
+			case "snapshot in parts": // a big snapshot's commit ahead of its record
+				FilePacksOnly(t)
+				CommitAheadPast(t, 2, 1)
 			case "fold":
 				InlineUpTo(t, 1<<20) // the tree's large file too
 			}

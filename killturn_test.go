@@ -45,6 +45,9 @@ func TestKillTurnChild(t *testing.T) {
 		repo.InlineMax = 0
 	case "fold":
 		foldAfterPacks = 1
+	case "batched":
+		repo.InlineMax = 0
+		batchObjects, batchStamps = 2, 1
 	}
 	n, _ := strconv.ParseInt(parts[2], 10, 64)
 	delay, _ := strconv.Atoi(parts[3])
@@ -105,8 +108,11 @@ func TestKillInsideTheTurnWritePath(t *testing.T) {
 // killModes are the write paths of a turn: its pack inline, in the
 // database's commit (the default); its pack in a pack file (a turn
 // larger than repo.InlineMax); inline, then folded with the store's
-// other inline packs into a pack file before the turn ends.
-var killModes = []string{"inline", "pack-file", "fold"}
+// other inline packs into a pack file before the turn ends; a big
+// snapshot's, its objects and stat cache committed ahead of its record,
+// each in transactions of its own (commitAhead), here in parts of about 2
+// objects and one directory.
+var killModes = []string{"inline", "pack-file", "fold", "batched"}
 
 // killEveryOperation is TestKillInsideTheTurnWritePath on one write path.
 func killEveryOperation(t *testing.T, mode string) {

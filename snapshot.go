@@ -345,7 +345,7 @@ func (p *pendingSnapshot) newRecord(ctx context.Context, tx *index.Tx) error {
 func (ss *hold) commitSnapshot(ctx context.Context, p *pendingSnapshot) (SnapshotResult, error) {
 	ctx = context.WithoutCancel(ctx)
 	res := SnapshotResult{Project: p.workdir}
-	scanned := p.scanned
+	scanned := &p.scanned // not a copy: commitAhead drops parts of it
 	res.Files, res.Bytes, res.Hashed, res.Warnings = scanned.Files, scanned.Bytes, scanned.Hashed, scanned.Warnings
 	res.Unreadable, res.ExcludedByDefault = scanned.Unreadable, scanned.ExcludedByDefault
 	if p.rec == nil {
@@ -354,16 +354,19 @@ func (ss *hold) commitSnapshot(ctx context.Context, p *pendingSnapshot) (Snapsho
 		}
 		return res, ss.touch(ctx, p, &res)
 	}
-	if err := p.w.Flush(ctx); err != nil {
-		p.abort()
-		return res, err
+	err := p.w.Flush(ctx)
+	if err == nil {
+		err = refuseOverHalfCap(p.workdir, p.w.Stats().StoredBytes, p.opts.MaxStoreSize)
 	}
-	if err := refuseOverHalfCap(p.workdir, p.w.Stats().StoredBytes, p.opts.MaxStoreSize); err != nil {
+	if err == nil {
+		err = ss.commitAhead(ctx, p) // a big snapshot's objects and stat cache
+	}
+	if err != nil {
 		p.abort()
 		return res, err
 	}
 	var raced *record // a snapshot of the same tree that another process committed meanwhile
-	err := ss.Update(func(tx *index.Tx) error {
+	err = ss.Update(func(tx *index.Tx) error {
 		snaps, err := tx.Snapshots(p.workdir)
 		if err != nil {
 			return err
@@ -378,7 +381,7 @@ func (ss *hold) commitSnapshot(ctx context.Context, p *pendingSnapshot) (Snapsho
 		if err := tx.AddSnapshot(p.rec); err != nil {
 			return err
 		}
-		if err := tx.UpdateStatCache(p.workdir, scanned.CachePut, scanned.CacheRemove); err != nil {
+		if err := tx.UpdateStatCache(p.workdir, p.scanned.CachePut, p.scanned.CacheRemove); err != nil {
 			return err
 		}
 		if err := ss.commitTurn(ctx, tx, p, p.rec.ID, &res); err != nil {

@@ -31,7 +31,16 @@
 // the directory); only then does Commit check that each pack is still
 // stored and add the locations to the object index inside the caller's
 // write transaction. A crash therefore leaves at most unreferenced packs,
-// never an index entry that points at missing data.
+// never an index entry that points at missing data. A big write (a first
+// snapshot of a large tree) commits instead with CommitInParts, after the
+// same Flush: the packs' records in one transaction, then the objects in
+// parts by ranges of their IDs, each a transaction of its own, all before
+// the caller's transaction that refers to them. A crash in between leaves
+// indexed objects nothing refers to, garbage that a collection removes
+// (and a pack none of whose objects was indexed yet, a dead pack); the
+// caller's shared lock keeps a collection from running before its last
+// commit. Such a Writer keeps at most a few MiB of its packs' tables in
+// memory and reads the others back from the packs at its commit.
 //
 // Inline packs: a Writer told to (Writer.SetInline, a store in a
 // directory's turns) keeps a pack of at most that many bytes in memory

@@ -52,14 +52,19 @@ type Writer struct {
 	fastSmall   bool // blocks under smallBlock take the fastest level
 	inlineMax   int64
 
-	mu        sync.Mutex
-	pending   map[ID]struct{}
-	cur       *packBuilder
-	open      [2]*openBlock // by blockClass
-	finished  []*packBuilder
-	committed bool
-	stats     WriteStats
-	err       error // sticky: a failed pack write fails the Writer
+	mu       sync.Mutex
+	pending  pendingSet
+	cur      *packBuilder
+	open     [2]*openBlock // by blockClass
+	finished []*packBuilder
+	indexed  []PackInfo // the packs CommitInParts recorded
+	// trailerBytes sums the trailers of the packs finished (see
+	// keptTrailers).
+	trailerBytes int
+	parted       bool // CommitInParts ran: no more Puts
+	committed    bool
+	stats        WriteStats
+	err          error // sticky: a failed pack write fails the Writer
 }
 
 var _ Putter = (*Writer)(nil)
@@ -67,7 +72,7 @@ var _ Putter = (*Writer)(nil)
 // NewWriter returns a Writer that stores into packs every object that
 // existing does not hold. existing may be nil (store all).
 func NewWriter(packs PackStore, existing Existing) *Writer {
-	return &Writer{packs: packs, existing: existing, blockTarget: BlockTargetSize, fastSmall: true, pending: map[ID]struct{}{}}
+	return &Writer{packs: packs, existing: existing, blockTarget: BlockTargetSize, fastSmall: true}
 }
 
 // SetInline makes the Writer keep each pack of at most max bytes in
@@ -85,7 +90,12 @@ type packBuilder struct {
 	buf     *bufio.Writer
 	mem     *bytes.Buffer
 	size    int64
-	entries []PackEntry
+	entries []PackEntry // until the pack is finished
+	count   int         // its entries, once finished
+	// trailer is a finished pack's table and footer: its entries, in the
+	// pack's own compact form, until the pack is committed; nil once the
+	// Writer's trailers passed keptTrailers (loadTrailer reads it back).
+	trailer []byte
 	inline  []byte // the bytes of a finished inline pack
 }
 
@@ -128,7 +138,7 @@ func (w *Writer) Put(ctx context.Context, kind Kind, data []byte) (ID, error) {
 	}
 	id := Sum(kind, data)
 	w.mu.Lock()
-	_, dup := w.pending[id]
+	dup := w.pending.has(id)
 	w.mu.Unlock()
 	if dup {
 		return id, nil
@@ -148,7 +158,7 @@ func (w *Writer) Put(ctx context.Context, kind Kind, data []byte) (ID, error) {
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if _, dup := w.pending[id]; dup {
+	if w.pending.has(id) {
 		return id, nil
 	}
 	if err := w.appendLocked(ctx, PackEntry{ID: id, Kind: kind, Codec: codec, RawLen: uint32(len(data)), StoredLen: uint32(len(stored))}, stored); err != nil {
@@ -163,7 +173,7 @@ func (w *Writer) Put(ctx context.Context, kind Kind, data []byte) (ID, error) {
 // fills the block compresses it, outside the lock, and writes it.
 func (w *Writer) putMember(ctx context.Context, kind Kind, id ID, data []byte) error {
 	w.mu.Lock()
-	if _, dup := w.pending[id]; dup {
+	if w.pending.has(id) {
 		w.mu.Unlock()
 		return nil
 	}
@@ -181,7 +191,7 @@ func (w *Writer) putMember(ctx context.Context, kind Kind, id ID, data []byte) e
 	b.plain = reservePlain(b.plain, memberHeaderSize+len(data))
 	b.plain = appendMemberHeader(b.plain, kind, id, len(data))
 	b.plain = append(b.plain, data...)
-	w.pending[id] = struct{}{}
+	w.pending.add(id)
 	w.stats.Objects++
 	w.stats.RawBytes += int64(len(data))
 	full := len(b.plain) >= w.blockTarget
@@ -226,7 +236,7 @@ func (w *Writer) appendBlockLocked(ctx context.Context, b *openBlock, codec Code
 func (w *Writer) putStored(ctx context.Context, e PackEntry, stored []byte) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if _, dup := w.pending[e.ID]; dup {
+	if w.pending.has(e.ID) {
 		return nil
 	}
 	return w.appendLocked(ctx, e, stored)
@@ -239,6 +249,9 @@ func (w *Writer) usableLocked() error {
 	}
 	if w.committed {
 		return errors.New("cas: Put after Commit")
+	}
+	if w.parted {
+		return errors.New("cas: Put after CommitInParts")
 	}
 	return nil
 }
@@ -288,7 +301,7 @@ func (w *Writer) appendLocked(ctx context.Context, e PackEntry, stored []byte) e
 	}
 	e.Offset = off
 	w.cur.entries = append(w.cur.entries, e)
-	w.pending[e.ID] = struct{}{}
+	w.pending.add(e.ID)
 	return w.endRecordLocked(ctx)
 }
 
@@ -351,6 +364,7 @@ func (w *Writer) finishPack(ctx context.Context) error {
 	p := w.cur
 	w.cur = nil
 	trailer := encodeTrailer(p.entries)
+	p.entries, p.trailer, p.count = nil, trailer, len(p.entries)
 	if p.mem != nil && p.size+int64(len(trailer)) <= w.inlineMax {
 		p.mem.Write(trailer)
 		p.inline, p.mem = p.mem.Bytes(), nil
@@ -377,6 +391,10 @@ func (w *Writer) finishPack(ctx context.Context) error {
 		return fmt.Errorf("write pack: %w", err)
 	}
 	p.size += int64(len(trailer))
+	p.buf, p.w = nil, nil // a finished pack's buffer is not kept: one per pack adds up
+	if w.trailerBytes += len(trailer); w.trailerBytes > keptTrailers {
+		p.trailer = nil
+	}
 	w.finished = append(w.finished, p)
 	return nil
 }
@@ -427,19 +445,34 @@ func (w *Writer) Stats() WriteStats {
 // meanwhile keep their first location; with replace, existing locations are
 // overwritten (repacking). Every flushed pack must still be stored (each is
 // checked with the pack store's Stat). The transaction's commit is the
-// point at which the objects become visible; if it fails, call Abort.
+// point at which the objects become visible; if it fails, call Abort. It
+// returns the records of the packs it recorded and of those CommitInParts
+// recorded before.
 func (w *Writer) Commit(ctx context.Context, idx IndexWriter, replace bool) ([]PackInfo, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.cur != nil || w.open != [2]*openBlock{} || w.err != nil {
 		return nil, errors.New("cas: Commit before a successful Flush")
 	}
-	// A reference to a pack that is gone (the store was cleared, or a
-	// sweep took it) must never be committed. The checks go out at once:
-	// in a bucket each is a HEAD, a round trip.
+	if err := w.checkStored(ctx, w.finished); err != nil {
+		return nil, err
+	}
+	infos, err := w.indexPacksLocked(ctx, idx, w.finished, replace)
+	if err != nil {
+		return nil, err
+	}
+	w.committed = true
+	return append(w.indexed, infos...), nil
+}
+
+// checkStored makes sure that every pack of packs not inline is still
+// stored: a reference to a pack that is gone (the store was cleared, or a
+// sweep took it) must never be committed. The checks go out at once: in a
+// bucket each is a HEAD, a round trip.
+func (w *Writer) checkStored(ctx context.Context, packs []*packBuilder) error {
 	var g errgroup.Group
 	g.SetLimit(statParallel)
-	for _, p := range w.finished {
+	for _, p := range packs {
 		if p.inline != nil {
 			continue // in memory: nothing can take it
 		}
@@ -451,31 +484,40 @@ func (w *Writer) Commit(ctx context.Context, idx IndexWriter, replace bool) ([]P
 			return nil
 		})
 	}
-	if err := g.Wait(); err != nil {
-		return nil, err
-	}
+	return g.Wait()
+}
+
+// indexPacksLocked records finished packs in idx and their objects, in
+// the order of their IDs, the index's keys: a B+tree page then takes each
+// key at its end, where random order moved half the page for every key
+// (a first snapshot of 11k files spent 30 ms on it).
+func (w *Writer) indexPacksLocked(ctx context.Context, idx IndexWriter, packs []*packBuilder, replace bool) ([]PackInfo, error) {
 	var infos []PackInfo
 	var locs []Location
-	for _, p := range w.finished {
+	for _, p := range packs {
 		info, err := w.addPack(idx, p)
 		if err != nil {
 			return nil, err
 		}
-		for _, e := range p.entries {
+		trailer, err := w.loadTrailer(ctx, p)
+		if err != nil {
+			return nil, err
+		}
+		entries, err := DecodeTrailer(trailer, p.size)
+		if err != nil {
+			return nil, fmt.Errorf("cas: pack %s: %w", info.FileName(), err)
+		}
+		for _, e := range entries {
 			locs = append(locs, Location{Pack: info.Number, PackEntry: e})
 		}
 		infos = append(infos, info)
 	}
-	// In the order of their IDs, the index's keys: a B+tree page then
-	// takes each key at its end, where random order moved half the page
-	// for every key (a first snapshot of 11k files spent 30 ms on it).
 	slices.SortFunc(locs, func(a, b Location) int { return bytes.Compare(a.ID[:], b.ID[:]) })
 	for _, l := range locs {
 		if err := idx.PutObject(l, replace); err != nil {
 			return nil, err
 		}
 	}
-	w.committed = true
 	return infos, nil
 }
 

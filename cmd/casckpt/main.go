@@ -13,7 +13,8 @@ import (
 // MiB live, and Go's default pacing lets the heap grow to twice what is
 // live before it collects, which took such a snapshot to 136-201 MiB of
 // RSS; near the limit it collects sooner instead (104 MiB, for the same
-// CPU time). Smaller commands never come near it.
+// CPU time). Smaller commands never come near it. A command whose live
+// heap passes it raises it (followLiveHeap).
 const memoryLimit = 96 << 20
 
 // startGCPercent is the garbage collector's headroom (GOGC, when set,
@@ -31,6 +32,7 @@ func main() {
 	}
 	if os.Getenv("GOMEMLIMIT") == "" {
 		debug.SetMemoryLimit(memoryLimit)
+		followLiveHeap()
 	}
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(startGCPercent)

@@ -82,7 +82,7 @@ func (s *scanner) matchCache(n *node) {
 			if !c.cached {
 				d.sameFiles = false
 				s.mu.Lock()
-				s.toHash = append(s.toHash, hashJob{rel: join(d.rel, c.name), n: c})
+				s.toHash = append(s.toHash, queued{d: d, n: c})
 				s.mu.Unlock()
 			}
 		case manifest.KindSymlink:

@@ -137,14 +137,18 @@ func (r Result) Stamp(rel string) (stamp uint64, ok bool) {
 	return n.stamp | 1, true // an untrusted stamp differs in its lowest bit only
 }
 
+// ForgetTree drops the tree as the scan saw it, which Stamp reads: after
+// it Stamp finds nothing. A big snapshot drops it before its commit (a
+// node per file); a copy of the Result made before keeps it.
+func (r *Result) ForgetTree() { r.top = nil }
+
 // node is one entry the walk kept. A tree's nodes are all in memory
 // between the walk and the trees' storing (11,000 for a tree the size of
 // Go's source, 100,000 for a large monorepo), so what only a directory
 // needs is in dirNode, and the flags sit together.
 type node struct {
-	name   string
-	target string // a link's
-	size   int64
+	name string
+	size int64
 	// stamp is a file's statcache.FileStamp when hashed, its cached stamp when
 	// vouched for, or a link's statcache.LinkStamp.
 	stamp uint64
@@ -173,6 +177,9 @@ type dirNode struct {
 	sameFiles  bool
 	captured   bool   // excluded, but captured for Options.Capture: so is each entry kept
 	tree       cas.ID // once built
+	// links holds the targets of its links by name: here, not in every
+	// node, which it would make 16 bytes larger (a node per file).
+	links map[string]string
 }
 
 type scanner struct {
@@ -195,7 +202,7 @@ type scanner struct {
 	index     *gitindex.Tracked // the project's git index, once read (nil: none)
 	warnings  []string
 	leftovers []string
-	toHash    []hashJob
+	toHash    []queued
 	cacheHits int // directories with a stat cache record
 	firstErr  error
 	hashedN   atomic.Int64
@@ -224,9 +231,18 @@ func SetClock(clock func() time.Time) (restore func()) {
 	return func() { now = old }
 }
 
+// hashJob is a file to read: n, at rel.
 type hashJob struct {
 	rel string
 	n   *node
+}
+
+// queued is a file queued for reading: n, in directory d. Its path is
+// made when it is read: a big first snapshot queues every file, and a
+// million paths held at once took a tenth of its memory.
+type queued struct {
+	d *dirNode
+	n *node
 }
 
 // Scan walks root and stores what a snapshot captures through put: List,

@@ -74,7 +74,7 @@ func (s *scanner) buildSubtrees(n *node, res *Result) (fromCache []cas.ID, same 
 func (s *scanner) storeTree(n *node, res *Result) (cas.ID, error) {
 	d := n.dir
 	t := manifest.Tree{Entries: make([]manifest.Entry, 0, len(d.children))}
-	var rec statcache.Dir
+	rec := statcache.Dir{Stamps: make([]uint64, 0, len(d.children))}
 	var names statcache.NamesHasher
 	for _, c := range d.children {
 		if c.kind == manifest.KindFile && c.cached {
@@ -89,7 +89,7 @@ func (s *scanner) storeTree(n *node, res *Result) (cas.ID, error) {
 		case manifest.KindDir:
 			e.Tree = c.dir.tree
 		case manifest.KindSymlink:
-			e.Target, e.Size = c.target, c.size
+			e.Target, e.Size = d.links[c.name], c.size
 		case manifest.KindFile:
 			e.Exec, e.Size, e.Chunks, e.Lines, e.Binary = c.exec, c.size, c.chunks, c.lines, c.binary
 		}

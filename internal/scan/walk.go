@@ -41,7 +41,7 @@ func (s *scanner) walkDir(n *node, ign *ignoreFile, wg *sync.WaitGroup) {
 		}
 		nodes = append(nodes, node{name: e.name, captured: captured})
 		child := &nodes[len(nodes)-1]
-		if !s.describe(child, dh, rel, &st) {
+		if !s.describe(child, dh, d, &st) {
 			nodes = nodes[:len(nodes)-1]
 			continue
 		}
@@ -109,13 +109,14 @@ func (s *scanner) ignoreRules(rel string, dh dir, entries []dirEntry, ign *ignor
 	return ign
 }
 
-// describe fills child, an included entry of the directory at rel (open
+// describe fills child, an included entry of directory d (open
 // as dh), from its metadata st. It returns false, reporting the entry
 // excluded, for a file over the size limit (unless Options.Capture
 // captures it) and a socket, FIFO or device, which is never opened. An
 // entry that could not be stat'ed (st.Mode 0) and a link that cannot be
 // read are kept as unreadable.
-func (s *scanner) describe(child *node, dh dir, rel string, st *osfs.Stat) bool {
+func (s *scanner) describe(child *node, dh dir, d *dirNode, st *osfs.Stat) bool {
+	rel := d.rel
 	switch st.Type() {
 	case 0: // not stat'ed
 		child.kind = manifest.KindUnreadable
@@ -146,7 +147,10 @@ func (s *scanner) describe(child *node, dh dir, rel string, st *osfs.Stat) bool 
 			return true
 		}
 		child.kind = manifest.KindSymlink
-		child.target = target
+		if d.links == nil {
+			d.links = map[string]string{}
+		}
+		d.links[child.name] = target
 		child.size = int64(len(target))
 		child.stamp = statcache.LinkStamp(target)
 	default: // sockets, FIFOs, devices: never opened, never captured
