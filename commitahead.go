@@ -44,15 +44,12 @@ func (ss *hold) commitAhead(ctx context.Context, p *pendingSnapshot) error {
 	if err := p.w.CommitInParts(ctx, update, batchObjects); err != nil {
 		return err
 	}
-	remove := p.scanned.CacheRemove
-	for _, put := range statCacheBatches(p.scanned.CachePut) {
-		if err := ss.Update(func(tx *index.Tx) error { return tx.UpdateStatCache(p.workdir, put, remove) }); err != nil {
-			return err
+	for i, put := range statCacheBatches(p.scanned.CachePut) {
+		remove := p.scanned.CacheRemove
+		if i > 0 {
+			remove = nil // removed with the first part
 		}
-		remove = nil
-	}
-	if remove != nil {
-		if err := ss.Update(func(tx *index.Tx) error { return tx.UpdateStatCache(p.workdir, nil, remove) }); err != nil {
+		if err := ss.Update(func(tx *index.Tx) error { return tx.UpdateStatCache(p.workdir, put, remove) }); err != nil {
 			return err
 		}
 	}
@@ -61,13 +58,13 @@ func (ss *hold) commitAhead(ctx context.Context, p *pendingSnapshot) error {
 }
 
 // statCacheBatches splits a stat cache update into parts of about
-// batchStamps entries, in the order of the directories.
+// batchStamps entries, in the order of the directories: at least one,
+// which may be empty.
 func statCacheBatches(put map[string]statcache.Dir) []map[string]statcache.Dir {
-	var out []map[string]statcache.Dir
-	var cur map[string]statcache.Dir
-	n := 0
+	out := []map[string]statcache.Dir{{}}
+	cur, n := out[0], 0
 	for _, d := range slices.Sorted(maps.Keys(put)) {
-		if cur == nil || n >= batchStamps {
+		if n >= batchStamps {
 			cur, n = map[string]statcache.Dir{}, 0
 			out = append(out, cur)
 		}

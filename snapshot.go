@@ -381,7 +381,7 @@ func (ss *hold) commitSnapshot(ctx context.Context, p *pendingSnapshot) (Snapsho
 		if err := tx.AddSnapshot(p.rec); err != nil {
 			return err
 		}
-		if err := tx.UpdateStatCache(p.workdir, p.scanned.CachePut, p.scanned.CacheRemove); err != nil {
+		if err := tx.UpdateStatCache(p.workdir, scanned.CachePut, scanned.CacheRemove); err != nil {
 			return err
 		}
 		if err := ss.commitTurn(ctx, tx, p, p.rec.ID, &res); err != nil {

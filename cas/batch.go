@@ -1,7 +1,6 @@
 package cas
 
 import (
-	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -80,16 +79,9 @@ func (w *Writer) CommitInParts(ctx context.Context, update Update, maxObjects in
 		return err
 	}
 	var infos []PackInfo
-	err := update(func(idx IndexWriter, _ bool) error {
-		infos = nil
-		for _, p := range packs {
-			info, err := w.addPack(idx, p)
-			if err != nil {
-				return err
-			}
-			infos = append(infos, info)
-		}
-		return nil
+	err := update(func(idx IndexWriter, _ bool) (err error) {
+		infos, err = w.addPacks(idx, packs)
+		return err
 	})
 	if err != nil {
 		return err
@@ -127,7 +119,11 @@ func idRange(i, n int) (lo, hi uint32) {
 }
 
 // partLocations returns, sorted by ID, the locations of the objects of
-// packs (recorded as infos) whose IDs' first two bytes are in [lo, hi).
+// packs (recorded as infos) whose IDs' first two bytes are in [lo, hi)
+// (all of them for 0, 1<<16). Each part of CommitInParts reads every
+// pack's table again, those not kept from the packs (mostly from the page
+// cache, just written): holding every entry sorted by part would hold
+// what the parts are there to bound.
 func (w *Writer) partLocations(ctx context.Context, packs []*packBuilder, infos []PackInfo, lo, hi uint32) ([]Location, error) {
 	var locs []Location
 	for i, p := range packs {
@@ -145,6 +141,6 @@ func (w *Writer) partLocations(ctx context.Context, packs []*packBuilder, infos 
 			}
 		}
 	}
-	slices.SortFunc(locs, func(a, b Location) int { return bytes.Compare(a.ID[:], b.ID[:]) })
+	slices.SortFunc(locs, func(a, b Location) int { return compareIDs(a.ID, b.ID) })
 	return locs, nil
 }

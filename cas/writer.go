@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"slices"
 	"sync"
 
 	"golang.org/x/sync/errgroup"
@@ -492,31 +491,32 @@ func (w *Writer) checkStored(ctx context.Context, packs []*packBuilder) error {
 // key at its end, where random order moved half the page for every key
 // (a first snapshot of 11k files spent 30 ms on it).
 func (w *Writer) indexPacksLocked(ctx context.Context, idx IndexWriter, packs []*packBuilder, replace bool) ([]PackInfo, error) {
-	var infos []PackInfo
-	var locs []Location
+	infos, err := w.addPacks(idx, packs)
+	if err != nil {
+		return nil, err
+	}
+	locs, err := w.partLocations(ctx, packs, infos, 0, 1<<16)
+	if err != nil {
+		return nil, err
+	}
+	for _, l := range locs {
+		if err := idx.PutObject(l, replace); err != nil {
+			return nil, err
+		}
+	}
+	return infos, nil
+}
+
+// addPacks records finished packs in idx (addPack) and returns their
+// records.
+func (w *Writer) addPacks(idx IndexWriter, packs []*packBuilder) ([]PackInfo, error) {
+	infos := make([]PackInfo, 0, len(packs))
 	for _, p := range packs {
 		info, err := w.addPack(idx, p)
 		if err != nil {
 			return nil, err
 		}
-		trailer, err := w.loadTrailer(ctx, p)
-		if err != nil {
-			return nil, err
-		}
-		entries, err := DecodeTrailer(trailer, p.size)
-		if err != nil {
-			return nil, fmt.Errorf("cas: pack %s: %w", info.FileName(), err)
-		}
-		for _, e := range entries {
-			locs = append(locs, Location{Pack: info.Number, PackEntry: e})
-		}
 		infos = append(infos, info)
-	}
-	slices.SortFunc(locs, func(a, b Location) int { return bytes.Compare(a.ID[:], b.ID[:]) })
-	for _, l := range locs {
-		if err := idx.PutObject(l, replace); err != nil {
-			return nil, err
-		}
 	}
 	return infos, nil
 }

@@ -17,21 +17,7 @@ import (
 func TestCompactDropsFreePages(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "db")
 	db := Open(path, Options{Timeout: time.Second, Chunker: "c"})
-	put := func(from, to int) { // objects from..to-1
-		t.Helper()
-		err := db.Update(func(tx *Tx) error {
-			for i := from; i < to; i++ {
-				id := cas.Sum(cas.KindChunk, fmt.Appendf(nil, "object %d", i))
-				if err := tx.Objects().PutObject(cas.Location{Pack: 1, PackEntry: cas.PackEntry{ID: id, Kind: cas.KindChunk, RawLen: 10, StoredLen: 10, Offset: uint32(i)}}, false); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
+	put := func(from, to int) { putObjects(t, db, from, to) }
 	put(0, 20000) // one transaction: few free pages
 	if done, err := db.Compact(); err != nil || done {
 		t.Fatalf("a tight database: compacted %v, %v; want it left alone", done, err)
@@ -93,21 +79,7 @@ func allocated(t *testing.T, path string) int64 {
 func TestCompactLeavesRoomForInserts(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "db")
 	db := Open(path, Options{Timeout: time.Second, Chunker: "c"})
-	put := func(from, to int) {
-		t.Helper()
-		err := db.Update(func(tx *Tx) error {
-			for i := from; i < to; i++ {
-				id := cas.Sum(cas.KindChunk, fmt.Appendf(nil, "object %d", i))
-				if err := tx.Objects().PutObject(cas.Location{Pack: 1, PackEntry: cas.PackEntry{ID: id, Kind: cas.KindChunk, RawLen: 10, StoredLen: 10, Offset: uint32(i)}}, false); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
+	put := func(from, to int) { putObjects(t, db, from, to) }
 	for i := range 40 { // a store's turns: many small transactions
 		put(i*100, i*100+100)
 	}
@@ -141,5 +113,23 @@ func TestCompactLeavesRoomForInserts(t *testing.T) {
 	}
 	if after := leaves(); after > before+5 {
 		t.Fatalf("50 inserts after a compaction grew the object index from %d to %d leaf pages", before, after)
+	}
+}
+
+// putObjects puts objects from..to-1 in db's object index, in one
+// transaction.
+func putObjects(t *testing.T, db *DB, from, to int) {
+	t.Helper()
+	err := db.Update(func(tx *Tx) error {
+		for i := from; i < to; i++ {
+			id := cas.Sum(cas.KindChunk, fmt.Appendf(nil, "object %d", i))
+			if err := tx.Objects().PutObject(cas.Location{Pack: 1, PackEntry: cas.PackEntry{ID: id, Kind: cas.KindChunk, RawLen: 10, StoredLen: 10, Offset: uint32(i)}}, false); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }
