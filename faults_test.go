@@ -327,9 +327,11 @@ type faultFixture struct {
 	unreadable unreadableFile
 }
 
-func newFaultFixture(t *testing.T, trees map[string]testtree.Tree) *faultFixture {
+// newFaultFixture opens a store at store and snapshots the trees A, B,
+// D and E into it from a new project, which it leaves at C.
+func newFaultFixture(t *testing.T, trees map[string]testtree.Tree, store string) *faultFixture {
 	ctx := context.Background()
-	s, err := Open(filepath.Join(t.TempDir(), "store"), Options{})
+	s, err := Open(store, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -876,7 +878,7 @@ type faultyRun struct {
 
 // runFaulty prepares a fresh fixture for op, installs f and runs op.
 func runFaulty(t *testing.T, trees map[string]testtree.Tree, op faultedOp, f *faults) faultyRun {
-	fx := newFaultFixture(t, trees)
+	fx := newFaultFixture(t, trees, filepath.Join(t.TempDir(), "store"))
 	if op.prepare != nil {
 		op.prepare(t, fx)
 	}

@@ -1,28 +1,16 @@
+//go:build linux
+
 package main
 
 import (
 	"crypto/rand"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-)
 
-// smallDisk mounts a tmpfs of the given size at a fresh directory, for as
-// long as the test runs. It skips where mounting is not allowed.
-func smallDisk(t *testing.T, size string) string {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("mounting a small file system needs root")
-	}
-	dir := t.TempDir()
-	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size="+size, "tmpfs", dir).CombinedOutput(); err != nil {
-		t.Skipf("cannot mount a tmpfs here: %v %s", err, out)
-	}
-	t.Cleanup(func() { exec.Command("umount", "-l", dir).Run() })
-	return dir
-}
+	"github.com/casckpt/casckpt/internal/testtree"
+)
 
 func randomFile(t *testing.T, p string, n int) {
 	t.Helper()
@@ -35,7 +23,7 @@ func randomFile(t *testing.T, p string, n int) {
 
 func TestFullStoreDisk(t *testing.T) {
 	e := newEnv(t)
-	e.store = filepath.Join(smallDisk(t, "3m"), "store")
+	e.store = filepath.Join(testtree.SmallDisk(t, "3m"), "store")
 	e.vars["CASCKPT_HOME"] = e.store
 	dir := t.TempDir()
 	writeFiles(t, dir, map[string]string{"main.go": "package main\n", "lib/a.go": "package lib\n"})
@@ -72,7 +60,7 @@ func TestFullStoreDisk(t *testing.T) {
 
 func TestFullProjectDiskDuringRestore(t *testing.T) {
 	e := newEnv(t)
-	dir := filepath.Join(smallDisk(t, "4m"), "project")
+	dir := filepath.Join(testtree.SmallDisk(t, "4m"), "project")
 	os.MkdirAll(dir, 0o755)
 	randomFile(t, filepath.Join(dir, "a.bin"), 1<<20)
 	randomFile(t, filepath.Join(dir, "b.bin"), 1<<20)

@@ -12,8 +12,6 @@ import (
 	"strings"
 	"testing"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/casckpt/casckpt/internal/testtree"
 )
 
@@ -84,29 +82,6 @@ func sweepTurnTrees(c testtree.Tree) map[string]testtree.Tree {
 	return map[string]testtree.Tree{"TS": ts, "TE": te, "TW": tw, "TU": tu, "TR": tr}
 }
 
-// fill leaves exactly free bytes (rounded to the block size) available on
-// the file system holding dir, in a file it returns.
-func fill(t *testing.T, dir string, free int64) string {
-	t.Helper()
-	var st unix.Statfs_t
-	if err := unix.Statfs(dir, &st); err != nil {
-		t.Fatal(err)
-	}
-	avail := int64(st.Bavail) * st.Bsize
-	name := filepath.Join(dir, "filler")
-	f, err := os.Create(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if n := avail - free; n > 0 {
-		if err := unix.Fallocate(int(f.Fd()), 0, 0, n); err != nil {
-			t.Fatalf("fallocate %d: %v", n, err)
-		}
-	}
-	return name
-}
-
 // TestFullDiskAtEveryPoint runs snapshot, gc, restore and undo with the
 // disk holding the store and the project full at every point: with 0 bytes
 // free, then one step more each time, until the command succeeds. So every
@@ -119,7 +94,7 @@ func fill(t *testing.T, dir string, free int64) string {
 // its small disk, and root reads every file. TestIOErrorsWithUnreadable
 // and TestCrashLoopWithUnreadable run as nobody over such files.
 func TestFullDiskAtEveryPoint(t *testing.T) {
-	disk := smallDisk(t, "24m")
+	disk := testtree.SmallDisk(t, "24m")
 	// The free space grows by step each time: 16 KiB in the default run,
 	// 4 KiB in the soak (testtree.Size), which meets more of the writes.
 	step := testtree.Size[int64](64<<10, 16<<10, 4<<10)
@@ -196,7 +171,7 @@ func sweepAt(t *testing.T, disk string, trees map[string]testtree.Tree, op strin
 		e.ok("forget", dir, ids["B"])
 		delete(ids, "B")
 	}
-	filler := fill(t, disk, free)
+	filler := testtree.Fill(t, disk, free)
 	r := e.run(o.args...)
 	if r.code != 0 {
 		failsWith(t, r, 1, "no space left")

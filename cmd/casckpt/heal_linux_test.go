@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/casckpt/casckpt/internal/testtree"
 )
 
 // Healing needs room in the store: on a full disk, the restore that would
@@ -15,7 +17,7 @@ import (
 // neither the tree nor the list.
 func TestRestoreHealRefusedOnFullDisk(t *testing.T) {
 	b := newBinEnv(t)
-	disk := smallDisk(t, "4m")
+	disk := testtree.SmallDisk(t, "4m")
 	b.extra = append(b.extra, "CASCKPT_HOME="+filepath.Join(disk, "store"))
 	dir := filepath.Join(b.home, "project")
 	must(t, os.MkdirAll(dir, 0o755))
@@ -32,7 +34,7 @@ func TestRestoreHealRefusedOnFullDisk(t *testing.T) {
 	}
 	want, _ := os.ReadFile(filepath.Join(dir, "big.bin"))
 	list := b.ok("list", dir, "--json").out
-	filler := fill(t, disk, 64<<10) // room for the records, not for big.bin again
+	filler := testtree.Fill(t, disk, 64<<10) // room for the records, not for big.bin again
 
 	r := b.run("restore", dir, first)
 	if r.code != 1 || strings.Count(r.err, "\n") != 1 || !strings.Contains(r.err, "no space left") || !strings.Contains(r.err, "free some disk space") {
