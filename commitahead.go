@@ -37,7 +37,6 @@ func (ss *hold) commitAhead(ctx context.Context, p *pendingSnapshot) error {
 	if ss.s.repo.Backend().Features().Journaled || p.w.Uncommitted() <= batchObjects {
 		return nil
 	}
-	p.scanned.ForgetTree() // every node of the walk: a restore keeps its own Result
 	update := func(fn func(idx cas.IndexWriter, replace bool) error) error {
 		return ss.Update(func(tx *index.Tx) error { return fn(tx.Objects(), p.healed || repo.Relocates(tx)) })
 	}

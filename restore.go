@@ -207,7 +207,9 @@ func (ss *hold) changeTree(ctx context.Context, dryRun bool, what string, prepar
 // scanBefore scans the working tree once, keeping its trees in overlay:
 // in a dry run only hashed, else stored as a pending snapshot with opts
 // (the tree from before the operation, committed once it is verified).
+// The Result keeps the tree as the scan saw it, which apply reads.
 func (ss *hold) scanBefore(ctx context.Context, v view, workdir string, overlay *treeOverlay, dryRun bool, opts SnapshotOptions) (scan.Result, *pendingSnapshot, error) {
+	opts.keepTree = true
 	if dryRun {
 		o := ss.s.listOptions(opts)
 		o.Cache, o.Trees = v.Tx.StatCache(workdir), v.Objects

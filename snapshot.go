@@ -78,6 +78,10 @@ type SnapshotOptions struct {
 	// capture is scan.Options.Capture: a restore's snapshot from before
 	// holds what the restore overwrites, whatever its exclusion.
 	capture func(rel string, dir bool) bool
+	// keepTree is scan.Options.KeepTree: a restore's or an undo's scan
+	// keeps the tree it saw, which apply compares the files it
+	// overwrites with (scan.Result.Stamp).
+	keepTree bool
 }
 
 // check refuses labels that are not valid IDs, and EndTurn without Turn.
@@ -209,7 +213,7 @@ type listing struct {
 // listOptions are the options of a snapshot's walk of its tree.
 func (s *Store) listOptions(opts SnapshotOptions) scan.Options {
 	return scan.Options{MaxFileSize: opts.MaxFileSize, MaxFiles: opts.MaxFiles, Exclude: opts.Exclude, MaxDirFiles: opts.MaxDirFiles,
-		Skip: s.skipDirs(), Capture: opts.capture}
+		Skip: s.skipDirs(), Capture: opts.capture, KeepTree: opts.keepTree}
 }
 
 // snapshot is Snapshot under a held lock, of the tree listed (or, when

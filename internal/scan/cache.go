@@ -1,6 +1,7 @@
 package scan
 
 import (
+	"context"
 	"slices"
 
 	"github.com/casckpt/casckpt/cas"
@@ -81,6 +82,7 @@ func (s *scanner) matchCache(n *node) {
 			}
 			if !c.cached {
 				d.sameFiles = false
+				d.queued.Add(1)
 				s.mu.Lock()
 				s.toHash = append(s.toHash, queued{d: d, n: c})
 				s.mu.Unlock()
@@ -90,6 +92,9 @@ func (s *scanner) matchCache(n *node) {
 				d.sameFiles = false
 			}
 		}
+	}
+	if d.queued.Load() > 0 {
+		d.hashed = make(chan struct{})
 	}
 }
 
@@ -111,10 +116,10 @@ func (s *scanner) checkCachedTree(id cas.ID) error {
 // tree. Without such an entry of the same size it reads the file instead,
 // correcting the counts in res; when the file could not be read after all,
 // it is reported as excluded (or unreadable) and c.kind says so.
-func (s *scanner) reuseChunks(n, c *node, res *Result) error {
+func (s *scanner) reuseChunks(ctx context.Context, n, c *node, res *Result) error {
 	d := n.dir
 	if d.cachedTree == nil {
-		ct, err := manifest.Load(s.ctx, s.opts.Trees, d.dc.Tree)
+		ct, err := manifest.Load(ctx, s.opts.Trees, d.dc.Tree)
 		if err != nil {
 			ct = manifest.Tree{} // vouched-for files are read instead
 		}
@@ -125,7 +130,7 @@ func (s *scanner) reuseChunks(n, c *node, res *Result) error {
 		return nil
 	}
 	counted := c.size // by buildSubtrees
-	if err := s.hashFile(s.ctx, hashJob{rel: join(d.rel, c.name), n: c}); err != nil {
+	if err := s.hashFile(ctx, hashJob{rel: join(d.rel, c.name), n: c}); err != nil {
 		return err
 	}
 	switch c.kind {

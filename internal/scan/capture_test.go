@@ -36,7 +36,7 @@ func TestCaptureTakesExcludedEntriesItIsAskedFor(t *testing.T) {
 		mu    sync.Mutex
 		asked []string
 	)
-	opts := Options{MaxFileSize: 1000, Skip: []string{filepath.Join(dir, ".store")},
+	opts := Options{MaxFileSize: 1000, Skip: []string{filepath.Join(dir, ".store")}, KeepTree: true, // as a restore's
 		Capture: func(rel string, isDir bool) bool {
 			mu.Lock()
 			defer mu.Unlock()

@@ -4,7 +4,10 @@
 //
 // Scan is List, the walk, which needs no store (a snapshot lists its tree
 // while it waits for the store: a bucket's listings), then the Listing's
-// Store, which reads what the stat cache cannot vouch for and stores it.
+// Store, which reads what the stat cache cannot vouch for and stores it,
+// building the trees bottom-up as it goes: each directory's once its
+// files are read, after which its entries are dropped (unless
+// Options.KeepTree), so a big tree's entries are not all held to the end.
 //
 // Vocabulary:
 //   - The walk opens every directory and file beneath the project's root
@@ -23,7 +26,8 @@
 //     exclude all the same, one by one: a restore's scan takes what the
 //     restore will write over.
 //   - Result.Stamp is a captured file's stamp as the scan saw it, to tell
-//     a file changed since the scan from one that is not.
+//     a file changed since the scan from one that is not (a scan with
+//     Options.KeepTree: a restore's).
 //   - A file whose stat cache stamp (package statcache) is unchanged takes
 //     its chunks from the cached tree without being read; a directory whose
 //     entries are all unchanged is its cached tree.

@@ -19,25 +19,52 @@ import (
 	"github.com/casckpt/casckpt/manifest"
 )
 
-// hashAll reads and stores the files the cache could not vouch for.
-func (s *scanner) hashAll() error {
+// hashAndBuild reads the files the cache could not vouch for and builds
+// the trees (buildTree) at once, the trees on a goroutine of their own:
+// each directory's once its files are read, in the order the files are
+// read, so that its entries are dropped (unless Options.KeepTree) while
+// the others' files are read. An error on either side stops the other.
+func (s *scanner) hashAndBuild(top *node, res *Result) (cached bool, _ error) {
+	g, ctx := errgroup.WithContext(s.ctx)
+	g.Go(func() error { return s.hashAll(ctx) })
+	g.Go(func() (err error) {
+		cached, err = s.buildTree(ctx, top, res)
+		return err
+	})
+	return cached, g.Wait()
+}
+
+// hashAll reads and stores the files the cache could not vouch for,
+// closing each directory's hashed once its last queued file is read.
+func (s *scanner) hashAll(ctx context.Context) error {
 	// Files of 256 KiB and more first, largest first, so the tail of the
 	// work is small files; the others by path, so that the files of a
 	// directory, which compress well together, meet in the store's blocks
-	// (by size, the W3 project's first pack is 3.5% larger).
+	// (by size, the W3 project's first pack is 3.5% larger), and each
+	// directory's are read together, as buildTree waits for them.
 	slices.SortFunc(s.toHash, func(a, b queued) int {
 		return cmp.Or(cmp.Compare(b.n.size>>18, a.n.size>>18), comparePaths(a, b))
 	})
-	g, ctx := errgroup.WithContext(s.ctx)
+	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(s.opts.Workers)
-	for _, q := range s.toHash {
-		if ctx.Err() != nil {
+	for i, q := range s.toHash {
+		if gctx.Err() != nil {
 			break
 		}
-		g.Go(func() error { return s.hashFile(ctx, hashJob{rel: join(q.d.rel, q.n.name), n: q.n}) })
+		s.toHash[i] = queued{} // the queue keeps no node of a directory built and dropped
+		g.Go(func() error {
+			err := s.hashFile(gctx, hashJob{rel: join(q.d.rel, q.n.name), n: q.n})
+			if q.d.queued.Add(-1) == 0 {
+				close(q.d.hashed)
+			}
+			return err
+		})
 	}
 	err := g.Wait()
 	s.toHash = nil
+	if err == nil {
+		err = ctx.Err() // stopped before every file was read
+	}
 	return err
 }
 

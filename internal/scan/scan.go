@@ -58,6 +58,12 @@ type Options struct {
 	// what cannot be read are never captured. A restore captures what it
 	// will overwrite, so that its snapshot from before holds it.
 	Capture func(rel string, dir bool) bool
+	// KeepTree keeps the tree as the walk saw it in the Result, for
+	// Result.Stamp: a restore compares what it overwrites with it.
+	// Without it a directory's entries are dropped once its tree is
+	// stored, while the files of the others are still being read, so a
+	// scan of a big tree never holds every entry to the end.
+	KeepTree bool
 }
 
 // Trees reads stored trees and tells which objects are stored.
@@ -112,12 +118,13 @@ type Result struct {
 	Warnings []string
 	// Leftovers are temporary files of a restore that was interrupted.
 	Leftovers []string
-	top       *node // the tree as the scan saw it, for Stamp
+	top       *node // the tree as the scan saw it, for Stamp: only with Options.KeepTree
 }
 
 // Stamp returns the stamp of the regular file at rel (a slash path) as
 // the scan saw it, trusted: statcache.CurrentStamp of its metadata then.
-// ok is false when the scan captured no regular file there.
+// ok is false when the scan captured no regular file there, and always
+// for a scan without Options.KeepTree, which keeps no tree.
 func (r Result) Stamp(rel string) (stamp uint64, ok bool) {
 	n := r.top
 	for name := range strings.SplitSeq(rel, "/") {
@@ -137,15 +144,10 @@ func (r Result) Stamp(rel string) (stamp uint64, ok bool) {
 	return n.stamp | 1, true // an untrusted stamp differs in its lowest bit only
 }
 
-// ForgetTree drops the tree as the scan saw it, which Stamp reads: after
-// it Stamp finds nothing. A big snapshot drops it before its commit (a
-// node per file); a copy of the Result made before keeps it.
-func (r *Result) ForgetTree() { r.top = nil }
-
 // node is one entry the walk kept. A tree's nodes are all in memory
-// between the walk and the trees' storing (11,000 for a tree the size of
-// Go's source, 100,000 for a large monorepo), so what only a directory
-// needs is in dirNode, and the flags sit together.
+// between the walk and the reading of its files (11,000 for a tree the
+// size of Go's source, 100,000 for a large monorepo), so what only a
+// directory needs is in dirNode, and the flags sit together.
 type node struct {
 	name string
 	size int64
@@ -177,6 +179,11 @@ type dirNode struct {
 	sameFiles  bool
 	captured   bool   // excluded, but captured for Options.Capture: so is each entry kept
 	tree       cas.ID // once built
+	// queued counts its files queued for reading and not read yet; the
+	// last one read closes hashed (nil: none queued), which the tree's
+	// building waits for.
+	queued atomic.Int32
+	hashed chan struct{}
 	// links holds the targets of its links by name: here, not in every
 	// node, which it would make 16 bytes larger (a node per file).
 	links map[string]string
@@ -212,7 +219,8 @@ type scanner struct {
 // testHook, when set by a test, is called at points of the scan where
 // another process could change the tree: "opendir" before a directory is
 // opened, "open" before a file is opened, "read" after a file is opened and
-// before it is read.
+// before it is read; and "built" once a directory's tree is built (and,
+// without Options.KeepTree, its entries dropped).
 var testHook func(point, rel string)
 
 // now is the clock for racily-clean decisions: the real one, whatever the
@@ -318,11 +326,9 @@ func (l *Listing) Store(put cas.Putter, cache map[string]statcache.Dir, trees Tr
 	}
 	s.top = top
 	s.matchAll(l.top)
-	if err := s.hashAll(); err != nil {
-		return Result{}, err
-	}
+	cacheRemove := s.cacheRemove(l.top) // before the trees' building drops the entries
 	res := Result{CachePut: map[string]statcache.Dir{}}
-	cached, err := s.buildTree(l.top, &res)
+	cached, err := s.hashAndBuild(l.top, &res)
 	id := l.top.dir.tree
 	if err == nil && cached {
 		err = s.checkCachedTree(id)
@@ -340,7 +346,7 @@ func (l *Listing) Store(put cas.Putter, cache map[string]statcache.Dir, trees Tr
 	res.Root = id
 	res.Hashed = s.hashedN.Load()
 	res.MaxFileSize = s.opts.MaxFileSize
-	res.CacheRemove = s.cacheRemove(l.top)
+	res.CacheRemove = cacheRemove
 	res.Excluded = s.excluded
 	slices.Sort(res.Excluded)
 	res.Unreadable = s.unread
@@ -349,7 +355,9 @@ func (l *Listing) Store(put cas.Putter, cache map[string]statcache.Dir, trees Tr
 	res.Warnings = s.warnings
 	slices.Sort(res.Warnings)
 	res.Leftovers = s.leftovers
-	res.top = l.top
+	if s.opts.KeepTree {
+		res.top = l.top
+	}
 	return res, nil
 }
 

@@ -1,6 +1,8 @@
 package scan
 
 import (
+	"context"
+
 	"github.com/casckpt/casckpt/cas"
 	"github.com/casckpt/casckpt/internal/statcache"
 	"github.com/casckpt/casckpt/manifest"
@@ -8,38 +10,75 @@ import (
 
 // buildTree stores the trees bottom-up, fills the result's counts and the
 // stat cache records of the directories that changed, and sets each
-// directory's tree. cached is true when nothing in or below n changed and
-// its tree is the one the stat cache names; the caller checks that it is
-// stored when a new tree refers to it (only there, so that an unchanged
-// tree costs no lookups).
-func (s *scanner) buildTree(n *node, res *Result) (cached bool, _ error) {
+// directory's tree, waiting for the files of each to be read (hashAll);
+// without Options.KeepTree it then drops the directory's entries. cached
+// is true when nothing in or below n changed and its tree is the one the
+// stat cache names; the caller checks that it is stored when a new tree
+// refers to it (only there, so that an unchanged tree costs no lookups).
+func (s *scanner) buildTree(ctx context.Context, n *node, res *Result) (cached bool, err error) {
 	d := n.dir
-	fromCache, same, err := s.buildSubtrees(n, res)
+	fromCache, same, err := s.buildSubtrees(ctx, n, res)
 	if err != nil {
 		return false, err
 	}
 	if same {
 		d.tree = d.dc.Tree // nothing in or below it changed
-		return true, nil
-	}
-	for _, id := range fromCache {
-		if err := s.checkCachedTree(id); err != nil {
+	} else {
+		for _, id := range fromCache {
+			if err := s.checkCachedTree(id); err != nil {
+				return false, err
+			}
+		}
+		if d.tree, err = s.storeTree(ctx, n, res); err != nil {
 			return false, err
 		}
 	}
-	d.tree, err = s.storeTree(n, res)
-	return false, err
+	if !s.opts.KeepTree {
+		// Its nodes, allocated together by walkDir, are freed with
+		// the last pointer to them: the hash queue keeps none.
+		d.children, d.links, d.dc, d.cachedTree = nil, nil, nil, nil
+	}
+	if testHook != nil {
+		testHook("built", d.rel)
+	}
+	return same, nil
 }
 
-// buildSubtrees builds the trees of n's subdirectories, counts its files
-// and links into res, and reports children no longer captured as excluded.
-// fromCache lists the subtrees taken from the stat cache; same is true when
-// n's record in the cache still holds: its files and links, and every
-// subtree, are as it records.
-func (s *scanner) buildSubtrees(n *node, res *Result) (fromCache []cas.ID, same bool, _ error) {
+// buildSubtrees builds the trees of n's subdirectories, waits for its
+// files to be read, counts its files and links into res, and reports
+// children no longer captured as excluded. fromCache lists the subtrees
+// taken from the stat cache; same is true when n's record in the cache
+// still holds: its files and links, and every subtree, are as it records.
+func (s *scanner) buildSubtrees(ctx context.Context, n *node, res *Result) (fromCache []cas.ID, same bool, _ error) {
 	d := n.dir
 	same = d.sameFiles
 	sub := 0 // position among the subdirectories
+	for _, c := range d.children {
+		// Only a directory's node is read before d's files are: a
+		// hasher writes a file's (its kind included) until d.hashed.
+		if c.dir == nil || c.kind != manifest.KindDir {
+			continue
+		}
+		cached, err := s.buildTree(ctx, c, res)
+		if err != nil {
+			return nil, false, err
+		}
+		id := c.dir.tree
+		if cached {
+			fromCache = append(fromCache, id)
+		}
+		if !same || sub >= len(d.dc.Subtrees) || d.dc.Subtrees[sub] != id {
+			same = false
+		}
+		sub++
+	}
+	if d.hashed != nil {
+		select {
+		case <-d.hashed:
+		case <-ctx.Done():
+			return nil, false, ctx.Err()
+		}
+	}
 	for _, c := range d.children {
 		switch c.kind {
 		case 0:
@@ -49,18 +88,6 @@ func (s *scanner) buildSubtrees(n *node, res *Result) (fromCache []cas.ID, same 
 			s.unreadable(join(d.rel, c.name))
 			same = false
 		case manifest.KindDir:
-			cached, err := s.buildTree(c, res)
-			if err != nil {
-				return nil, false, err
-			}
-			id := c.dir.tree
-			if cached {
-				fromCache = append(fromCache, id)
-			}
-			if !same || sub >= len(d.dc.Subtrees) || d.dc.Subtrees[sub] != id {
-				same = false
-			}
-			sub++
 		default:
 			res.Files++
 			res.Bytes += c.size
@@ -71,14 +98,14 @@ func (s *scanner) buildSubtrees(n *node, res *Result) (fromCache []cas.ID, same 
 
 // storeTree stores n's tree, whose subdirectories' trees are built, and
 // puts its stat cache record into res.
-func (s *scanner) storeTree(n *node, res *Result) (cas.ID, error) {
+func (s *scanner) storeTree(ctx context.Context, n *node, res *Result) (cas.ID, error) {
 	d := n.dir
 	t := manifest.Tree{Entries: make([]manifest.Entry, 0, len(d.children))}
 	rec := statcache.Dir{Stamps: make([]uint64, 0, len(d.children))}
 	var names statcache.NamesHasher
 	for _, c := range d.children {
 		if c.kind == manifest.KindFile && c.cached {
-			if err := s.reuseChunks(n, c, res); err != nil { // may leave it out
+			if err := s.reuseChunks(ctx, n, c, res); err != nil { // may leave it out
 				return cas.ID{}, err
 			}
 		}
@@ -106,7 +133,7 @@ func (s *scanner) storeTree(n *node, res *Result) (cas.ID, error) {
 		}
 	}
 	rec.Names = names.Sum()
-	id, err := manifest.Put(s.ctx, s.put, t)
+	id, err := manifest.Put(ctx, s.put, t)
 	if err != nil {
 		return cas.ID{}, err
 	}
