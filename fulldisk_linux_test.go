@@ -38,7 +38,7 @@ func TestFullDiskSnapshotInParts(t *testing.T) {
 	}
 	trees["C"] = testtree.Edit(trees["C"], many)
 	op := snapshotFaults(ctx)
-	step := testtree.Size[int64](16<<10, 4<<10, 1<<10)
+	step := testtree.Size[int64](16<<10, 4<<10, 4<<10) // tmpfs allocates 4 KiB pages: finer steps repeat them
 	store := filepath.Join(disk, "store")
 	free, orphaned := int64(0), 0
 	for ; ; free += step {
