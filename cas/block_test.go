@@ -161,18 +161,18 @@ func TestMixedObjectsRoundTrip(t *testing.T) {
 // ErrCorrupt for the members it damages, never as wrong bytes or a panic.
 func TestCorruptBytesInABlock(t *testing.T) {
 	ctx := context.Background()
-	check := func(t *testing.T, objects [][]byte, flip func(b []byte, block PackEntry) int, wantBad func(i int) bool) {
+	check := func(t *testing.T, objects [][]byte, flip func(b []byte, table []PackEntry) int, wantBad func(i int) bool) {
 		t.Helper()
 		db, dir := testDB(t)
 		ids := putAll(t, db, dir, objects)
 		names, _ := dir.names()
 		pristine := dir.bytes(names[0])
-		block := packTables(t, dir)[0]
+		table := packTables(t, dir)
 		unnoticed := 0
 		n := 0
 		for ; ; n++ {
 			b := bytes.Clone(pristine)
-			at := flip(b, block)
+			at := flip(b, table)
 			if at < 0 {
 				break
 			}
@@ -211,7 +211,8 @@ func TestCorruptBytesInABlock(t *testing.T) {
 			objects = append(objects, textObject(i, 500))
 		}
 		n := -1
-		check(t, objects, func(b []byte, block PackEntry) int {
+		check(t, objects, func(b []byte, table []PackEntry) int {
+			block := table[0]
 			if n++; uint64(n) >= blockHeaderSize+uint64(block.StoredLen) {
 				return -1
 			}
@@ -224,15 +225,17 @@ func TestCorruptBytesInABlock(t *testing.T) {
 			objects = append(objects, randomObject(i, 500))
 		}
 		n := 0
-		check(t, objects, func(b []byte, block PackEntry) int {
-			if block.Codec != CodecRaw {
+		three := Sum(KindChunk, objects[3])
+		check(t, objects, func(b []byte, table []PackEntry) int {
+			i := slices.IndexFunc(table, func(e PackEntry) bool { return e.ID == three })
+			if table[i].Codec != CodecRaw {
 				t.Fatal("random members stored compressed")
 			}
 			if n++; n > 8 {
 				return -1
 			}
 			// a byte of member 3's data: only member 3 is damaged
-			return int(block.Offset) + blockHeaderSize + 3*(memberHeaderSize+500) + memberHeaderSize + n*50
+			return int(table[i].Offset) + blockHeaderSize + int(table[i].Member) + memberHeaderSize + n*50
 		}, func(i int) bool { return i == 3 })
 	})
 }
@@ -511,5 +514,34 @@ func TestSweepWritesSmallerBlocks(t *testing.T) {
 		if got, err := s.Get(context.Background(), id); err != nil || !bytes.Equal(got, objects[i+1]) {
 			t.Fatalf("object %d after the sweep: %v", i+1, err)
 		}
+	}
+}
+
+// TestFlushedChunksDoNotDependOnPutOrder: the same chunks put in two
+// orders, as parallel hashers may finish them, make the same pack, and
+// each reads back from it.
+func TestFlushedChunksDoNotDependOnPutOrder(t *testing.T) {
+	var objects [][]byte
+	for i := range 6 {
+		objects = append(objects, textObject(i, 3000))
+	}
+	reversed := slices.Clone(objects)
+	slices.Reverse(reversed)
+	var packs [][]byte
+	for _, order := range [][][]byte{objects, reversed} {
+		db, dir := testDB(t)
+		putAll(t, db, dir, order)
+		if len(dir.packs) != 1 {
+			t.Fatalf("%d packs, want 1", len(dir.packs))
+		}
+		for _, b := range dir.packs {
+			packs = append(packs, b)
+		}
+		if got := readable(t, db, dir, objects); got != len(objects) {
+			t.Fatalf("%d of %d objects read back", got, len(objects))
+		}
+	}
+	if !bytes.Equal(packs[0], packs[1]) {
+		t.Fatalf("packs of %d and %d bytes differ with the order of the puts", len(packs[0]), len(packs[1]))
 	}
 }

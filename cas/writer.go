@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"sync"
 
 	"golang.org/x/sync/errgroup"
@@ -117,6 +118,26 @@ func (p *packBuilder) write(b []byte) error {
 type openBlock struct {
 	plain   []byte
 	members []PackEntry
+}
+
+// sortByID puts the members of b, a block of chunks, in the order of
+// their IDs. Parallel hashers put chunks in the order they finish; a
+// block that Flush seals (all of a small snapshot's chunks) then holds
+// the same bytes whatever that order was, and so does its pack, whose
+// size list and status report.
+func (b *openBlock) sortByID() {
+	if slices.IsSortedFunc(b.members, func(x, y PackEntry) int { return compareIDs(x.ID, y.ID) }) {
+		return
+	}
+	sorted := slices.SortedFunc(slices.Values(b.members), func(x, y PackEntry) int { return compareIDs(x.ID, y.ID) })
+	plain := make([]byte, 0, len(b.plain))
+	for i, e := range sorted {
+		end := int(e.Member) + memberHeaderSize + int(e.RawLen)
+		sorted[i].Member = uint32(len(plain))
+		plain = append(plain, b.plain[e.Member:end]...)
+	}
+	putBlockBuffer(b.plain)
+	b.plain, b.members = plain, sorted
 }
 
 // blockClass is the open block an object of kind joins.
@@ -311,6 +332,9 @@ func (w *Writer) sealLocked(ctx context.Context) error {
 			continue
 		}
 		w.open[c] = nil
+		if c == blockClass(KindChunk) {
+			b.sortByID() // the others' order is their one writer's
+		}
 		codec, stored, err := compressBlock(b.plain, w.fastSmall)
 		if err != nil {
 			putBlockBuffer(b.plain)
