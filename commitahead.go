@@ -2,6 +2,7 @@ package casckpt
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"slices"
 
@@ -41,7 +42,7 @@ func (ss *hold) commitAhead(ctx context.Context, p *pendingSnapshot) error {
 		return ss.Update(func(tx *index.Tx) error { return fn(tx.Objects(), p.healed || repo.Relocates(tx)) })
 	}
 	if err := p.w.CommitInParts(ctx, update, batchObjects); err != nil {
-		return err
+		return notRecorded(err)
 	}
 	for i, put := range statCacheBatches(p.scanned.CachePut) {
 		remove := p.scanned.CacheRemove
@@ -49,11 +50,17 @@ func (ss *hold) commitAhead(ctx context.Context, p *pendingSnapshot) error {
 			remove = nil // removed with the first part
 		}
 		if err := ss.Update(func(tx *index.Tx) error { return tx.UpdateStatCache(p.workdir, put, remove) }); err != nil {
-			return err
+			return notRecorded(err)
 		}
 	}
 	p.scanned.CachePut, p.scanned.CacheRemove = nil, nil // written
 	return nil
+}
+
+// notRecorded says of err, a failure of commitAhead, what it left: the
+// parts committed before it are in the index, named by no record.
+func notRecorded(err error) error {
+	return fmt.Errorf("%w (no snapshot was recorded; the next gc removes what it stored)", err)
 }
 
 // statCacheBatches splits a stat cache update into parts of about

@@ -63,12 +63,16 @@ func TestFullDiskSnapshotInParts(t *testing.T) {
 		if err == nil {
 			break
 		}
+		failed := err
 		res, err := fx.s.GC(ctx)
 		if err != nil {
 			t.Fatalf("gc after %s: %v", what, err)
 		}
 		if res.ObjectsDeleted > 0 {
 			orphaned++
+			if !strings.Contains(failed.Error(), "no snapshot was recorded; the next gc removes what it stored") {
+				t.Fatalf("%s: got %q, which does not say what the parts committed before it left", what, failed)
+			}
 		}
 		fx.checkIntact(t)
 		if err := op.run(fx); err != nil {

@@ -139,7 +139,7 @@ func (d *DB) update(fn func(*Tx) error, dryRun bool) error {
 	case errors.Is(err, errRollback):
 		return nil
 	case err != nil && fnErr == nil:
-		return fmt.Errorf("save the index (the store is unchanged): %w", err)
+		return fmt.Errorf("save the index (this change was not saved): %w", err)
 	}
 	return err
 }
