@@ -100,22 +100,44 @@ func memberData(block []byte, e PackEntry) ([]byte, error) {
 // readBlock reads and decodes the block of member e from the pack in r and
 // returns its plain bytes.
 func readBlock(r io.ReaderAt, e PackEntry) ([]byte, error) {
+	_, plain, err := readStoredBlock(r, e)
+	return plain, err
+}
+
+// readStoredBlock is readBlock that also returns the block's stored
+// bytes, as the pack holds them after its header.
+func readStoredBlock(r io.ReaderAt, e PackEntry) (stored, plain []byte, _ error) {
 	buf := make([]byte, blockHeaderSize+int(e.StoredLen))
 	if _, err := r.ReadAt(buf, int64(e.Offset)); err != nil {
 		if errors.Is(err, io.EOF) {
-			return nil, fmt.Errorf("%w: the block of object %s is cut short", ErrCorrupt, e.ID.Short())
+			return nil, nil, fmt.Errorf("%w: the block of object %s is cut short", ErrCorrupt, e.ID.Short())
 		}
-		return nil, err
+		return nil, nil, err
 	}
 	h, err := parseBlockHeader(buf)
 	if err != nil || h.Codec != e.Codec || h.StoredLen != e.StoredLen || h.BlockLen != e.BlockLen {
-		return nil, fmt.Errorf("%w: the block header of object %s does not match the index", ErrCorrupt, e.ID.Short())
+		return nil, nil, fmt.Errorf("%w: the block header of object %s does not match the index", ErrCorrupt, e.ID.Short())
 	}
-	plain, err := decompress(e.Codec, buf[blockHeaderSize:], e.BlockLen)
+	stored = buf[blockHeaderSize:]
+	plain, err = decompress(e.Codec, stored, e.BlockLen)
 	if err != nil {
-		return nil, fmt.Errorf("%w: the block of object %s: %v", ErrCorrupt, e.ID.Short(), err)
+		return nil, nil, fmt.Errorf("%w: the block of object %s: %v", ErrCorrupt, e.ID.Short(), err)
 	}
-	return plain, nil
+	return stored, plain, nil
+}
+
+// memberCount counts the members of a block's plain bytes when they fill
+// it exactly, one after another; ok is false when a member header cannot
+// be parsed or bytes are left over.
+func memberCount(block []byte) (n int, ok bool) {
+	for off := 0; off < len(block); n++ {
+		_, data, err := parseMember(block, off)
+		if err != nil {
+			return n, false
+		}
+		off += memberHeaderSize + len(data)
+	}
+	return n, true
 }
 
 // walkMembers calls fn with each sound member of a block's plain bytes

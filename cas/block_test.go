@@ -3,6 +3,7 @@ package cas
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -483,9 +484,9 @@ func TestSweepRefusesWhenRequiredObjectsAreNotIndexed(t *testing.T) {
 }
 
 // TestSweepWritesSmallerBlocks: a sweep merges packs of many projects, so
-// its blocks are at most mergedBlockTarget (plus the member that crossed
-// it), a quarter of a snapshot's: reading one object decodes less of
-// other projects' ones. Every live object still reads back.
+// the blocks it writes are at most mergedBlockTarget (plus the member that
+// crossed it), a quarter of a snapshot's: reading one object decodes less
+// of other projects' ones. Every live object still reads back.
 func TestSweepWritesSmallerBlocks(t *testing.T) {
 	db, dir := testDB(t)
 	var objects [][]byte
@@ -503,18 +504,124 @@ func TestSweepWritesSmallerBlocks(t *testing.T) {
 	if n := largest(); n < BlockTargetSize {
 		t.Fatalf("a writer's largest block holds %d bytes, want %d or more", n, BlockTargetSize)
 	}
-	live := func(id ID) bool { return id != ids[0] }
+	dead := map[ID]bool{}
+	for i := 0; i < len(ids); i += 37 { // one at least in each block: none is kept whole
+		dead[ids[i]] = true
+	}
+	live := func(id ID) bool { return !dead[id] }
 	sweep(t, db, dir, live, SweepOptions{RepackThreshold: -1})
 	if n := largest(); n > mergedBlockTarget+8000+memberHeaderSize {
 		t.Fatalf("a sweep's largest block holds %d bytes, want at most %d and one member", n, mergedBlockTarget)
 	}
 	s := NewStore(dir, db)
 	defer s.Close()
-	for i, id := range ids[1:] {
-		if got, err := s.Get(context.Background(), id); err != nil || !bytes.Equal(got, objects[i+1]) {
-			t.Fatalf("object %d after the sweep: %v", i+1, err)
+	for i, id := range ids {
+		if got, err := s.Get(context.Background(), id); dead[id] != (err != nil) || (err == nil && !bytes.Equal(got, objects[i])) {
+			t.Fatalf("object %d (dead %v) after the sweep: %v", i, dead[id], err)
 		}
 	}
+}
+
+// TestSweepKeepsWholeLiveBlocks: a sweep copies a block of keptBlockMin
+// plain bytes or more whose members are all live as it is stored, byte for
+// byte, and compresses again only the members of the others: a block with
+// a dead member, and small blocks (a turn's), which it merges. Every live
+// object reads back, from its new place.
+func TestSweepKeepsWholeLiveBlocks(t *testing.T) {
+	db, dir := testDB(t)
+	var big, small [][]byte
+	for i := range 300 {
+		big = append(big, textObject(i, 8000))
+	}
+	for i := range 6 {
+		small = append(small, textObject(1000+i, 2000))
+	}
+	ids := putAll(t, db, dir, big)
+	var smallIDs []ID
+	for _, o := range small { // a pack each, of one small block
+		smallIDs = append(smallIDs, putAll(t, db, dir, [][]byte{o})...)
+	}
+	before := blockSums(t, dir)
+	was := map[[32]byte]bool{}
+	for _, sum := range before {
+		was[sum] = true
+	}
+	if before[ids[0]] == before[ids[len(ids)-1]] {
+		t.Fatal("the big objects fill one block: the test needs several")
+	}
+	sweep(t, db, dir, func(id ID) bool { return id != ids[0] }, SweepOptions{RepackThreshold: -1})
+	after := blockSums(t, dir)
+	for i, id := range ids[1:] {
+		if kept := was[after[id]]; kept != (before[id] != before[ids[0]]) {
+			t.Fatalf("big object %d: its block kept as it was stored %v, want only the blocks without a dead member", i+1, kept)
+		}
+	}
+	for _, id := range smallIDs {
+		if was[after[id]] || after[id] != after[smallIDs[0]] {
+			t.Fatalf("small object %s was not merged with the others into a new block", id.Short())
+		}
+	}
+	s := NewStore(dir, db)
+	defer s.Close()
+	want := append(big[1:], small...)
+	for i, id := range append(ids[1:], smallIDs...) {
+		if got, err := s.Get(context.Background(), id); err != nil || !bytes.Equal(got, want[i]) {
+			t.Fatalf("object %s after the sweep: %v", id.Short(), err)
+		}
+	}
+}
+
+// TestSweepChecksAWholeBlockItKeeps: a block the sweep would keep as it is
+// stored is checked member by member all the same: a damaged member (in a
+// block of random bytes, stored raw, so that the block still decodes)
+// fails the sweep, which asks for verify, and nothing is copied.
+func TestSweepChecksAWholeBlockItKeeps(t *testing.T) {
+	db, dir := testDB(t)
+	var objects [][]byte
+	for i := range 40 {
+		objects = append(objects, randomObject(i, 8000))
+	}
+	putAll(t, db, dir, objects)
+	names, _ := dir.names()
+	b := dir.bytes(names[0])
+	table := packTables(t, dir)
+	for i := range 3 { // four small packs: the sweep merges them
+		putAll(t, db, dir, [][]byte{textObject(i, 100)})
+	}
+	if e := table[5]; e.Codec != CodecRaw || e.BlockLen < keptBlockMin {
+		t.Fatalf("the block is stored by codec %d, %d plain bytes: the test needs a raw one of %d or more", e.Codec, e.BlockLen, keptBlockMin)
+	}
+	e := table[5]
+	b[int(e.Offset)+blockHeaderSize+int(e.Member)+memberHeaderSize+10] ^= 1
+	dir.set(names[0], b)
+	_, err := PrepareSweep(context.Background(), db, dir, func(ID) bool { return true }, SweepOptions{RepackThreshold: -1})
+	if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "run verify") {
+		t.Fatalf("sweep over a damaged member of a whole live block: %v, want ErrCorrupt asking for verify", err)
+	}
+	if after, _ := dir.names(); len(after) != 4 {
+		t.Fatalf("the refused sweep left %d packs, want the four it found", len(after))
+	}
+}
+
+// blockSums returns, for each object stored in a block, the hash of its
+// block's stored bytes as its pack holds them.
+func blockSums(t *testing.T, dir *memPacks) map[ID][32]byte {
+	t.Helper()
+	out := map[ID][32]byte{}
+	names, _ := dir.names()
+	for _, name := range names {
+		b := dir.bytes(name)
+		table, err := ReadPackTable(bytes.NewReader(b), int64(len(b)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range table {
+			if e.InBlock() {
+				out[e.ID] = sha256.Sum256(b[e.Offset : int(e.Offset)+blockHeaderSize+int(e.StoredLen)])
+			}
+		}
+	}
+	return out
 }
 
 // TestFlushedChunksDoNotDependOnPutOrder: the same chunks put in two

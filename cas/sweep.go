@@ -1,12 +1,10 @@
 package cas
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io/fs"
-	"slices"
 )
 
 // SweepOptions tune Sweep. The zero value means the defaults.
@@ -199,117 +197,12 @@ func (sw *Sweep) dropPack(idx IndexWriter, p PackInfo) error {
 	return idx.DeletePack(p.Number)
 }
 
-// mergedBlockTarget is the block size of the packs a sweep writes. They
-// merge the small packs of many turns, of many projects, so a project's
-// objects end up spread over blocks shared with other projects' ones, and
-// reading one object decodes its whole block: list, diff and restore of
-// one project in a store of 1,000 (W8) decoded three 1 MiB blocks for
-// objects a store of that project alone kept in blocks of a few KiB.
-// 256 KiB blocks cut that cost by four (W8's list and restore went from
-// 1.6-1.7x the lone store's CPU to 1.1x); on W3, whose collections merge
-// the turns' packs, they cost 0.8% of the store's size (5.79 to 5.84 MiB
-// after 40 turns).
-const mergedBlockTarget = 256 << 10
-
-// repack copies the live objects of packs into new packs, verifying each,
-// and points the index at the copies.
-func (sw *Sweep) repack(ctx context.Context, idx IndexWriter, packs []*packUsage) error {
-	sw.writer = NewWriter(sw.packs, nil)
-	sw.writer.blockTarget = mergedBlockTarget
-	sw.writer.fastSmall = false // no turn waits for a sweep
-	for _, u := range packs {
-		if err := sw.copyLive(ctx, idx, u); err != nil {
-			sw.Abort()
-			return err
-		}
-	}
-	if err := sw.writer.Flush(ctx); err != nil {
-		sw.Abort()
-		return err
-	}
-	infos, err := sw.writer.Commit(ctx, idx, true)
-	if err != nil {
-		sw.Abort()
-		return err
-	}
-	for _, in := range infos {
-		sw.newBytes += in.Size
-	}
-	for _, u := range packs {
-		if err := sw.dropPack(idx, u.info); err != nil {
-			sw.Abort()
-			return err
-		}
-		sw.PacksDeleted--
-		sw.PacksRewritten++
-	}
-	return nil
-}
-
 // Abort removes the packs the sweep wrote; call it when the transaction
 // does not commit.
 func (sw *Sweep) Abort() {
 	if sw.writer != nil && !sw.committed {
 		sw.writer.Abort()
 	}
-}
-
-// copyLive copies the live objects of one pack (a file pack or an inline
-// one, whose record's deletion deletes its bytes) to the sweep's writer,
-// verifying each: members, and objects small enough to be, into new
-// blocks (decoding each old block once), larger objects as they are
-// stored.
-func (sw *Sweep) copyLive(ctx context.Context, idx Index, u *packUsage) error {
-	r, err := openPack(ctx, idx, sw.packs, u.info)
-	if err != nil {
-		return fmt.Errorf("repack %s: %w", u.info.FileName(), err)
-	}
-	defer r.Close()
-	slices.SortFunc(u.live, func(a, b Location) int {
-		return cmp.Or(cmp.Compare(a.Offset, b.Offset), cmp.Compare(a.Member, b.Member))
-	})
-	var (
-		block   []byte
-		blockAt = int64(-1)
-	)
-	for _, l := range u.live {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		var data []byte
-		if l.InBlock() {
-			if int64(l.Offset) != blockAt {
-				if block, err = readBlock(r, l.PackEntry); err != nil {
-					return fmt.Errorf("repack: %w; run verify and forget the damaged snapshots", err)
-				}
-				blockAt = int64(l.Offset)
-			}
-			data, err = memberData(block, l.PackEntry)
-		} else {
-			data, err = readObject(r, l.PackEntry)
-		}
-		if err != nil {
-			return fmt.Errorf("repack: %w; run verify and forget the damaged snapshots", err)
-		}
-		if len(data) <= MaxMemberSize {
-			err = sw.writer.putMember(ctx, l.Kind, l.ID, data)
-		} else {
-			err = sw.copyStored(ctx, r, l.PackEntry)
-		}
-		if err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// copyStored copies object e, stored alone, as it is stored.
-func (sw *Sweep) copyStored(ctx context.Context, r PackReader, e PackEntry) error {
-	stored := make([]byte, e.StoredLen)
-	if _, err := r.ReadAt(stored, int64(e.Offset)+objectHeaderSize); err != nil {
-		return err
-	}
-	return sw.writer.putStored(ctx, e, stored)
 }
 
 // Finish deletes, after the transaction committed, the packs the index no

@@ -252,16 +252,6 @@ func (w *Writer) appendBlockLocked(ctx context.Context, b *openBlock, codec Code
 	return w.endRecordLocked(ctx)
 }
 
-// putStored appends an already compressed object (for repacking).
-func (w *Writer) putStored(ctx context.Context, e PackEntry, stored []byte) error {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.pending.has(e.ID) {
-		return nil
-	}
-	return w.appendLocked(ctx, e, stored)
-}
-
 // usableLocked returns why the Writer takes no more objects, if it does not.
 func (w *Writer) usableLocked() error {
 	if w.err != nil {
