@@ -408,7 +408,7 @@ func FuzzReadBlock(f *testing.F) {
 	for _, compressed := range []bool{true, false} {
 		codec, stored := CodecRaw, plain
 		if compressed {
-			codec, stored, _ = compressBlock(plain, true)
+			codec, stored, _ = compressBlock(NewWriter(nil, nil).encoderFor(len(plain)), plain)
 		}
 		f.Add(append(appendBlockHeader(nil, codec, uint32(len(stored)), uint32(len(plain))), stored...), uint32(0))
 		f.Add(append(appendBlockHeader(nil, codec, uint32(len(stored)), uint32(len(plain))), stored...), uint32(48))
@@ -650,5 +650,66 @@ func TestFlushedChunksDoNotDependOnPutOrder(t *testing.T) {
 	}
 	if !bytes.Equal(packs[0], packs[1]) {
 		t.Fatalf("packs of %d and %d bytes differ with the order of the puts", len(packs[0]), len(packs[1]))
+	}
+}
+
+// TestBulkWriterTakesTheDefaultLevel: a Writer set to bulk stores each
+// block of smallBlock plain bytes or more as zstd's default level
+// compresses it, one not set to bulk as the better level does, and both
+// take the fastest level for a smaller block; every object reads back.
+func TestBulkWriterTakesTheDefaultLevel(t *testing.T) {
+	var objects [][]byte
+	for i := range 145 {
+		objects = append(objects, textObject(i, 8000)) // a full block, and a smaller one of about 110 KB
+	}
+	for _, bulk := range []bool{false, true} {
+		db, dir := testDB(t)
+		w := NewWriter(dir, NewStore(dir, db))
+		if bulk {
+			w.SetBulk()
+		}
+		ctx := context.Background()
+		for _, o := range objects {
+			if _, err := w.Put(ctx, KindChunk, o); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := w.Flush(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.Commit(ctx, db, false); err != nil {
+			t.Fatal(err)
+		}
+		names, _ := dir.names()
+		b := dir.bytes(names[0])
+		blocks := map[uint32]PackEntry{}
+		for _, e := range packTables(t, dir) {
+			blocks[e.Offset] = e
+		}
+		sizes := map[*encoder]int{}
+		for _, e := range blocks {
+			stored := b[int(e.Offset)+blockHeaderSize : int(e.Offset)+blockHeaderSize+int(e.StoredLen)]
+			plain, err := decompress(e.Codec, stored, e.BlockLen)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := blockEncoder
+			switch {
+			case len(plain) < smallBlock:
+				want = fastEncoder
+			case bulk:
+				want = bulkEncoder
+			}
+			if _, again, _ := want.compress(plain, nil); !bytes.Equal(again, stored) {
+				t.Fatalf("bulk %v: a block of %d plain bytes is not stored as the level it should take compresses it", bulk, len(plain))
+			}
+			sizes[want]++
+		}
+		if len(sizes) != 2 {
+			t.Fatalf("bulk %v: blocks by encoder %v, want a full block and a smaller one", bulk, sizes)
+		}
+		if got := readable(t, db, dir, objects); got != len(objects) {
+			t.Fatalf("bulk %v: %d of %d objects read back", bulk, got, len(objects))
+		}
 	}
 }

@@ -50,6 +50,7 @@ type Writer struct {
 	existing    Existing
 	blockTarget int  // the plain size at which a block is sealed
 	fastSmall   bool // blocks under smallBlock take the fastest level
+	bulk        bool // full blocks take the default level (SetBulk)
 	inlineMax   int64
 
 	mu       sync.Mutex
@@ -222,7 +223,7 @@ func (w *Writer) putMember(ctx context.Context, kind Kind, id ID, data []byte) e
 	if !full {
 		return nil
 	}
-	codec, stored, err := compressBlock(b.plain, w.fastSmall)
+	codec, stored, err := compressBlock(w.encoderFor(len(b.plain)), b.plain)
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if err != nil && w.err == nil {
@@ -325,7 +326,7 @@ func (w *Writer) sealLocked(ctx context.Context) error {
 		if c == blockClass(KindChunk) {
 			b.sortByID() // the others' order is their one writer's
 		}
-		codec, stored, err := compressBlock(b.plain, w.fastSmall)
+		codec, stored, err := compressBlock(w.encoderFor(len(b.plain)), b.plain)
 		if err != nil {
 			putBlockBuffer(b.plain)
 			w.err = err

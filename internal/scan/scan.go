@@ -200,6 +200,7 @@ type scanner struct {
 	start     int64       // ns, real clock: for racily-clean decisions
 	fine      bool        // the root's file system keeps nanosecond times (fineTimes)
 	files     atomic.Int64
+	bytes     atomic.Int64  // of the regular files listed (Listing.Bytes)
 	sem       chan struct{} // bounds parallel directory listing
 	mu        sync.Mutex    // guards the fields below
 	excluded  []string
@@ -306,6 +307,11 @@ func List(ctx context.Context, root string, opts Options) (*Listing, error) {
 	}
 	return &Listing{s: s, top: tree}, nil
 }
+
+// Bytes is the size of the regular files the walk listed: about what a
+// snapshot without a stat cache reads (a directory that MaxDirFiles
+// excluded after the walk still counts).
+func (l *Listing) Bytes() int64 { return l.s.bytes.Load() }
 
 // Store reads the files of the listing that the stat cache (cache, whose
 // trees trees reads; nil for none) cannot vouch for, stores what the

@@ -133,6 +133,7 @@ func (s *scanner) describe(child *node, dh dir, d *dirNode, st *osfs.Stat) bool 
 		child.kind = manifest.KindFile
 		child.exec = st.Exec()
 		child.size = st.Size
+		s.bytes.Add(st.Size)
 		child.stamp = statcache.CurrentStamp(st.Size, st.Mtime, st.Ctime, st.Ino, st.Mode)
 		child.dev, child.ino = st.Dev, st.Ino
 	case osfs.TypeSymlink:
