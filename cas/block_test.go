@@ -98,6 +98,13 @@ func putObjects(t *testing.T, db *memIndex, dir *memPacks, objects []testObject)
 func packTables(t *testing.T, dir *memPacks) []PackEntry {
 	t.Helper()
 	var all []PackEntry
+	eachPack(t, dir, func(_ []byte, table []PackEntry) { all = append(all, table...) })
+	return all
+}
+
+// eachPack calls fn with the bytes and the table of every pack in dir.
+func eachPack(t *testing.T, dir *memPacks, fn func(b []byte, table []PackEntry)) {
+	t.Helper()
 	names, _ := dir.names()
 	for _, name := range names {
 		b := dir.bytes(name)
@@ -105,9 +112,8 @@ func packTables(t *testing.T, dir *memPacks) []PackEntry {
 		if err != nil {
 			t.Fatal(err)
 		}
-		all = append(all, table...)
+		fn(b, table)
 	}
-	return all
 }
 
 func TestMixedObjectsRoundTrip(t *testing.T) {
@@ -608,19 +614,13 @@ func TestSweepChecksAWholeBlockItKeeps(t *testing.T) {
 func blockSums(t *testing.T, dir *memPacks) map[ID][32]byte {
 	t.Helper()
 	out := map[ID][32]byte{}
-	names, _ := dir.names()
-	for _, name := range names {
-		b := dir.bytes(name)
-		table, err := ReadPackTable(bytes.NewReader(b), int64(len(b)))
-		if err != nil {
-			t.Fatal(err)
-		}
+	eachPack(t, dir, func(b []byte, table []PackEntry) {
 		for _, e := range table {
 			if e.InBlock() {
 				out[e.ID] = sha256.Sum256(b[e.Offset : int(e.Offset)+blockHeaderSize+int(e.StoredLen)])
 			}
 		}
-	}
+	})
 	return out
 }
 
