@@ -85,12 +85,13 @@ func floorBLAKE3(c captured) {
 	}
 }
 
-// newFloorEncoder is cas's zstd encoder of blocks (cas/codec.go:
-// SpeedBetterCompression, a block-sized window, no checksum) limited to one
-// stream. Every chunk (at most 256 KiB) is a member of a block; only trees
-// larger than that are compressed alone.
+// newFloorEncoder is cas's zstd encoder of blocks (cas/codec.go: at
+// cas.BulkLevel, the level of a tree of 64 MiB and more as W1's, a
+// block-sized window, no checksum) limited to one stream. Every chunk (at
+// most 256 KiB) is a member of a block; only trees larger than that are
+// compressed alone.
 func newFloorEncoder(b *testing.B) *zstd.Encoder {
-	enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedBetterCompression), zstd.WithEncoderCRC(false),
+	enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(cas.BulkLevel), zstd.WithEncoderCRC(false),
 		zstd.WithEncoderConcurrency(1), zstd.WithWindowSize(cas.BlockTargetSize), zstd.WithZeroFrames(true))
 	if err != nil {
 		b.Fatal(err)
