@@ -37,9 +37,9 @@ var layers = map[string][]string{
 	"jsonapi/internal/pyfields": {"jsonapi", "jsonapi/internal/genout"}, // go generate: the Python client's fields.json
 	"jsonapi/internal/mdtables": {"jsonapi"},                            // go generate: docs/commands.md's key tables
 	"jsonapi/internal/tstypes":  {"jsonapi", "jsonapi/internal/genout"}, // go generate: the TypeScript client's documents.ts
-	"casckpt":                   {"jsonapi", "repo/...", "index", "gc", "manifest", "cas", "internal/restorer", "internal/scan", "internal/statcache", "internal/textdiff", "internal/jsondiff", "internal/undo", "internal/osfs"},
-	"repo":                      {"index", "gc", "manifest", "cas", "cas/packstore", "internal/osfs"}, // the records, the objects, the lock and the Backend seam
-	"repo/bucket":               {"repo", "index", "gc", "cas", "cas/s3store", "internal/remote"},     // the bucket backend
+	"casckpt":                   {"jsonapi", "repo/...", "index", "gc", "manifest", "cas", "internal/restorer", "internal/scan", "internal/statcache", "internal/textdiff", "internal/jsondiff", "internal/undo", "internal/osfs", "internal/machine"},
+	"repo":                      {"index", "gc", "manifest", "cas", "cas/packstore", "internal/osfs"},                 // the records, the objects, the lock and the Backend seam
+	"repo/bucket":               {"repo", "index", "gc", "cas", "cas/s3store", "internal/remote", "internal/machine"}, // the bucket backend
 	"internal/restorer":         {"internal/osfs", "manifest", "cas"},
 	"internal/textdiff":         {}, // the standard library only
 	"internal/jsondiff":         {}, // the standard library only
@@ -50,7 +50,8 @@ var layers = map[string][]string{
 	"internal/statcache":        {"cas"},
 	"internal/testtree":         {}, // the standard library only
 	"internal/release":          {}, // go run ./internal/release: runs go, git and python3
-	"internal/remote":           {"cas"},
+	"internal/remote":           {"cas", "internal/machine"},
+	"internal/machine":          {}, // the standard library only
 	"gc":                        {"manifest", "cas"},
 	"index":                     {"cas", "internal/statcache", bboltPath + "/..."},
 	"manifest":                  {"cas"},

@@ -5,8 +5,8 @@ import (
 	"strings"
 
 	"github.com/casckpt/casckpt/index"
+	"github.com/casckpt/casckpt/internal/machine"
 	"github.com/casckpt/casckpt/repo"
-	"github.com/casckpt/casckpt/repo/bucket"
 )
 
 // IsBucket reports whether location names a bucket store
@@ -19,64 +19,14 @@ func IsBucket(location string) bool { return strings.HasPrefix(location, "s3://"
 // store in a bucket keeps its records in a cache directory under
 // opts.CacheDir, which may be deleted at any time: the bucket is the
 // truth. The first use of a cache probes the server's conditional
-// writes, and refuses a server that ignores them.
+// writes, and refuses a server that ignores them. A build with the tag
+// casckpt_nobucket has no S3 client and refuses s3:// locations (see
+// BucketsBuiltIn).
 func OpenURL(ctx context.Context, location string, opts Options) (*Store, error) {
 	if !IsBucket(location) {
 		return Open(location, opts)
 	}
-	var s *Store
-	b, err := bucket.Open(ctx, bucketConfig(location, opts), openCache(&s, opts))
-	if err != nil {
-		return nil, err
-	}
-	s.attach(b)
-	return s, nil
-}
-
-// openBucket is OpenURL over objects instead of the server opts.S3 names
-// (tests: an in-memory bucket, see export_test.go).
-func openBucket(location string, objects bucket.Objects, opts Options) (*Store, error) {
-	var s *Store
-	b, err := bucket.OpenOver(bucketConfig(location, opts), objects, openCache(&s, opts))
-	if err != nil {
-		return nil, err
-	}
-	s.attach(b)
-	return s, nil
-}
-
-// openCache returns how a bucket backend opens its records: as the store
-// in its cache directory, which it keeps in *into.
-func openCache(into **Store, opts Options) bucket.OpenDB {
-	return func(dir string) (*index.DB, error) {
-		s, err := Open(dir, opts)
-		if err != nil {
-			return nil, err
-		}
-		*into = s
-		return s.repo.DB(), nil
-	}
-}
-
-// attach makes s, opened in the cache directory of bucket backend b, the
-// store in the bucket.
-func (s *Store) attach(b *bucket.Backend) {
-	s.repo.Attach(b)
-}
-
-// bucketConfig is the configuration of the bucket backend of the store at
-// location, as opts say.
-func bucketConfig(location string, opts Options) bucket.Config {
-	o := opts.withDefaults()
-	srv := opts.S3
-	return bucket.Config{
-		Location: location,
-		Server: bucket.Server{Endpoint: srv.Endpoint, AccessKey: srv.AccessKey, SecretKey: srv.SecretKey,
-			SessionToken: srv.SessionToken, Region: srv.Region, MaxAttempts: srv.MaxAttempts},
-		CacheDir: opts.CacheDir, Transport: opts.S3Transport, Progress: opts.UploadProgress, Timeout: opts.S3Timeout,
-		Grace: opts.GCGrace, Horizon: opts.GCHorizon, Machine: opts.Machine, FleetKey: opts.FleetKey,
-		Logger: o.Logger, Now: o.Now, SyncEvery: opts.syncEvery,
-	}
+	return openBucketURL(ctx, location, opts)
 }
 
 // Location is where the store is: its directory, or its s3:// URL.
@@ -93,7 +43,7 @@ func SplitWorkdir(workdir string) (machine, path string) { return repo.SplitWork
 
 // ValidMachine reports whether m can name a machine of a bucket store:
 // 1 to 64 letters, digits, dots, dashes and underscores.
-func ValidMachine(m string) bool { return bucket.ValidMachine(m) }
+func ValidMachine(m string) bool { return machine.Valid(m) }
 
 // workdirName is how messages name the project the records know as
 // workdir: its path, and another machine's as "PATH on machine M".

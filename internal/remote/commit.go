@@ -18,9 +18,9 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
-	"strings"
 
 	"github.com/casckpt/casckpt/cas"
+	"github.com/casckpt/casckpt/internal/machine"
 )
 
 // RecordKind says what a record of a commit is.
@@ -68,8 +68,6 @@ const (
 	// version 2 adds the machine after the version byte; a commit without
 	// one is written as version 1.
 	version = 2
-	// maxMachine bounds a machine's name.
-	maxMachine = 64
 )
 
 // MaxCommit bounds what DecodeCommit accepts, and so what a reader of a
@@ -128,7 +126,7 @@ func DecodeCommit(b []byte) (Commit, error) {
 	r := reader{b: body[len(commitMagic)+1:]}
 	var c Commit
 	if v >= 2 {
-		if c.Machine = string(r.bytes(r.count(1))); r.err == nil && !ValidMachine(c.Machine) {
+		if c.Machine = string(r.bytes(r.count(1))); r.err == nil && !machine.Valid(c.Machine) {
 			r.err = errors.New("bad machine")
 		}
 	}
@@ -209,10 +207,4 @@ func (r *reader) bytes(n int) []byte {
 	v := r.b[:n:n]
 	r.b = r.b[n:]
 	return v
-}
-
-// ValidMachine reports whether m can name a machine: 1 to 64 letters,
-// digits, dots, dashes and underscores.
-func ValidMachine(m string) bool {
-	return m != "" && len(m) <= maxMachine && strings.Trim(m, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") == ""
 }

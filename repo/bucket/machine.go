@@ -13,7 +13,7 @@ import (
 	"github.com/zeebo/blake3"
 
 	"github.com/casckpt/casckpt/index"
-	"github.com/casckpt/casckpt/internal/remote"
+	"github.com/casckpt/casckpt/internal/machine"
 	"github.com/casckpt/casckpt/repo"
 )
 
@@ -23,7 +23,7 @@ const machineFile = "machine"
 
 // ValidMachine reports whether m can name a machine of a bucket store:
 // 1 to 64 letters, digits, dots, dashes and underscores.
-func ValidMachine(m string) bool { return remote.ValidMachine(m) }
+func ValidMachine(m string) bool { return machine.Valid(m) }
 
 // machineID returns this machine's ID: set, else the one kept in file
 // machineFile of cacheRoot, which is made the first time from the host
@@ -31,14 +31,14 @@ func ValidMachine(m string) bool { return remote.ValidMachine(m) }
 // cache deleted and rebuilt keeps it.
 func machineID(set, cacheRoot string) (string, error) {
 	if set != "" {
-		if !remote.ValidMachine(set) {
+		if !machine.Valid(set) {
 			return "", fmt.Errorf("%w: machine %q: a machine is 1 to 64 letters, digits, dots, dashes and underscores", repo.ErrRefused, set)
 		}
 		return set, nil
 	}
 	name := filepath.Join(cacheRoot, machineFile)
 	if b, err := os.ReadFile(name); err == nil {
-		if id := strings.TrimSpace(string(b)); remote.ValidMachine(id) {
+		if id := strings.TrimSpace(string(b)); machine.Valid(id) {
 			return id, nil
 		}
 		return "", fmt.Errorf("%w: %s holds no machine ID: delete it (a new one is made) or set CASCKPT_MACHINE", repo.ErrRefused, name)
