@@ -286,6 +286,9 @@ func (g *globals) openAt(location string, opts casckpt.Options) (*casckpt.Store,
 	if !casckpt.IsBucket(location) {
 		return casckpt.Open(location, opts)
 	}
+	if !casckpt.BucketsBuiltIn {
+		return nil, noCompanion(location)
+	}
 	opts, err := g.bucketOptions(opts)
 	if err != nil {
 		return nil, err

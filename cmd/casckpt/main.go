@@ -30,6 +30,7 @@ func main() {
 	if releasing() {
 		return // exiting frees the files inherited: see keptFiles.release
 	}
+	handOff(os.Args[1:])
 	if os.Getenv("GOMEMLIMIT") == "" {
 		debug.SetMemoryLimit(memoryLimit)
 		followLiveHeap()

@@ -1,0 +1,15 @@
+//go:build casckpt_nobucket && !windows
+
+package main
+
+import (
+	"os"
+	"syscall"
+)
+
+// runCompanion replaces this process with the companion at path running
+// args, as exec does: the same process ID, standard streams, environment
+// and signals. It returns only when the exec fails.
+func runCompanion(path string, args []string) {
+	_ = syscall.Exec(path, append([]string{path}, args...), os.Environ())
+}
