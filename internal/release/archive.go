@@ -27,9 +27,9 @@ var epoch = time.Date(1980, 1, 1, 0, 0, 0, 0, time.UTC)
 // writeArchive writes target t's archive of the binary bin with README.md
 // and the licences, all in one directory named as the archive; it returns
 // the archive's name.
-func writeArchive(root, out string, t target, version, bin string) (string, error) {
+func writeArchive(root, out string, t target, version string, bin binaries) (string, error) {
 	base := t.archiveName(version)
-	files, err := readEntries(root, base+"/", map[string]string{t.exe(): bin, "README.md": "README.md"})
+	files, err := readEntries(root, base+"/", map[string]string{t.exe(): bin.main, t.companionExe(): bin.companion, "README.md": "README.md"})
 	if err != nil {
 		return "", err
 	}
@@ -58,8 +58,8 @@ func readEntries(root, prefix string, named map[string]string) ([]entry, error) 
 				return nil, err
 			}
 			mode := os.FileMode(0o644)
-			if base := pathpkg.Base(name); base == "casckpt" || base == "casckpt.exe" {
-				mode = 0o755 // the binary, or the npm package's launcher
+			if base := strings.TrimSuffix(pathpkg.Base(name), ".exe"); base == "casckpt" || base == "casckpt-s3" {
+				mode = 0o755 // a binary, or the npm package's launcher
 			}
 			es = append(es, entry{prefix + name, data, mode})
 		}

@@ -10,12 +10,15 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/casckpt/casckpt/internal/s3test"
 )
 
 // TestWheelInstallsOfflineInFreshVenv installs the host's wheel with pip
 // into a fresh venv, offline: its casckpt command snapshots and restores
 // a directory and exits as the binary does, and the Python client runs
-// the binary the wheel carries.
+// the binary the wheel carries; a store in a bucket works through the
+// companion the wheel carries beside it.
 func TestWheelInstallsOfflineInFreshVenv(t *testing.T) {
 	if runtime.GOOS == "windows" {
 		t.Skip("the venv's layout (bin/) is the POSIX one")
@@ -49,6 +52,7 @@ print(_find_binary(None), len(cm.list_checkpoints(sys.argv[1])))`
 	if !strings.HasPrefix(bin, venv+"/") || !strings.HasSuffix(bin, "/site-packages/casckpt/_bin/casckpt") || n != "1" {
 		t.Fatalf("the client ran %q and listed %s checkpoints; want the wheel's binary in %s and 1", bin, n, venv)
 	}
+	restoresInBucket(t, env, filepath.Join(venv, "bin", "casckpt"))
 }
 
 // TestNpmInstallsOfflineInFreshProject installs the npm main package (the
@@ -57,7 +61,7 @@ print(_find_binary(None), len(cm.list_checkpoints(sys.argv[1])))`
 // the release's version, snapshots and restores a directory and passes the
 // binary's exit status on; and a Node script that imports the client, with
 // no $CASCKPT_BIN, snapshots and lists through the platform package's
-// binary.
+// binary; a store in a bucket works through the companion beside it.
 func TestNpmInstallsOfflineInFreshProject(t *testing.T) {
 	if runtime.GOOS == "windows" {
 		t.Skip("npm and npx are .cmd scripts there")
@@ -84,6 +88,7 @@ func TestNpmInstallsOfflineInFreshProject(t *testing.T) {
 	}
 	importsClient(t, proj, env)
 	typeChecks(t, proj, env)
+	restoresInBucket(t, env, npx, "--offline", "--prefix", proj, "casckpt")
 }
 
 // typeChecks compiles a TypeScript file in the project proj that imports
@@ -143,7 +148,24 @@ console.log(JSON.stringify({ found: findBinary(), binaryPath: binaryPath(), crea
 // snapshot and checks the bytes on disk are the snapshot's again.
 func snapshotAndRestore(t *testing.T, env []string, cmd ...string) {
 	t.Helper()
-	dir, store := t.TempDir(), filepath.Join(t.TempDir(), "store")
+	roundTrip(t, env, filepath.Join(t.TempDir(), "store"), cmd...)
+}
+
+// restoresInBucket is snapshotAndRestore with the store in a bucket of a
+// real S3 server (versitygw; the test is skipped without it): the
+// installed casckpt, built without s3:// stores, hands the commands to
+// casckpt-s3 beside it, which the install must have put there.
+func restoresInBucket(t *testing.T, env []string, cmd ...string) {
+	t.Helper()
+	srv := s3test.Start(t)
+	env = append(append(env, srv.Env()...), "XDG_CACHE_HOME="+t.TempDir())
+	roundTrip(t, env, "s3://"+srv.Bucket+"/installed", cmd...)
+}
+
+// roundTrip is snapshotAndRestore with the store at store.
+func roundTrip(t *testing.T, env []string, store string, cmd ...string) {
+	t.Helper()
+	dir := t.TempDir()
 	files := map[string]string{"go.mod": "module x\n", "a.txt": "one\n", "sub/b.bin": "\x00\x01\xff binary\n"}
 	for name, data := range files {
 		writeTestFile(t, filepath.Join(dir, name), data)

@@ -4,17 +4,20 @@
 //	go run ./internal/release -out dist [-targets linux/amd64,darwin/arm64]
 //
 // For each target (by default linux, darwin and windows on amd64 and arm64)
-// it builds the binary (CGO_ENABLED=0, -trimpath, the version from the
-// VERSION file and the commit from git stamped with -ldflags) and writes
-// into the output directory, which must be empty or absent:
+// it builds the binaries (CGO_ENABLED=0, -trimpath, the version from the
+// VERSION file and the commit from git stamped with -ldflags): casckpt
+// with the tag casckpt_nobucket (no S3 client, a shorter start-up) and
+// casckpt-s3, the whole program, which casckpt runs for a command line on
+// an s3:// store; and it writes into the output directory, which must be
+// empty or absent:
 //   - casckpt_VERSION_OS_ARCH.tar.gz (.zip for windows): a directory of
-//     that name holding the binary, README.md, LICENSE and
+//     that name holding both binaries, README.md, LICENSE and
 //     LICENSE.textdiff;
-//   - casckpt-VERSION-py3-none-PLATFORM.whl: the Python client with the
-//     binary inside, built by the client's own build backend
+//   - casckpt-VERSION-py3-none-PLATFORM.whl: the Python client with both
+//     binaries inside, built by the client's own build backend
 //     (clients/python/_build; needs python3);
 //   - casckpt-OS-CPU-VERSION.tgz: the npm package @casckpt/OS-CPU holding
-//     the binary;
+//     both binaries;
 //
 // then casckpt-VERSION.tgz, the npm package casckpt (the TypeScript
 // client, clients/typescript, compiled by its npm run build; needs npm)

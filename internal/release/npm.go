@@ -31,9 +31,9 @@ func npmTarball(name, version string) string {
 }
 
 // npmPlatformPackage writes target t's npm package (as npm pack would):
-// package.json with its os and cpu, the binary as bin/casckpt[.exe], and
-// the licences; it returns the tarball's name.
-func npmPlatformPackage(root, out string, t target, version, bin string) (string, error) {
+// package.json with its os and cpu, the binaries as bin/casckpt[.exe] and
+// bin/casckpt-s3[.exe], and the licences; it returns the tarball's name.
+func npmPlatformPackage(root, out string, t target, version string, bin binaries) (string, error) {
 	manifest, err := json.MarshalIndent(map[string]any{
 		"name":        t.npmPackage(),
 		"version":     version,
@@ -41,12 +41,12 @@ func npmPlatformPackage(root, out string, t target, version, bin string) (string
 		"license":     "Apache-2.0 AND LGPL-2.1-or-later",
 		"os":          []string{t.npmOS()},
 		"cpu":         []string{t.npmCPU()},
-		"files":       []string{"bin/" + t.exe(), "LICENSE", "LICENSE.textdiff"},
+		"files":       []string{"bin/" + t.exe(), "bin/" + t.companionExe(), "LICENSE", "LICENSE.textdiff"},
 	}, "", "  ")
 	if err != nil {
 		return "", err
 	}
-	es, err := readEntries(root, "package/", map[string]string{"bin/" + t.exe(): bin})
+	es, err := readEntries(root, "package/", map[string]string{"bin/" + t.exe(): bin.main, "bin/" + t.companionExe(): bin.companion})
 	if err != nil {
 		return "", err
 	}

@@ -58,10 +58,11 @@ func run(ctx context.Context, c config) (result, error) {
 	// Every target and the TypeScript client build before anything is
 	// written, so one that does not build leaves the output directory
 	// empty.
-	bins := make([]string, len(c.targets))
+	bins := make([]binaries, len(c.targets))
 	for i, t := range c.targets {
 		fmt.Fprintf(c.log, "== build %s\n", t)
-		bins[i] = filepath.Join(work, t.goos+"-"+t.goarch, t.exe())
+		dir := filepath.Join(work, t.goos+"-"+t.goarch)
+		bins[i] = binaries{main: filepath.Join(dir, t.exe()), companion: filepath.Join(dir, t.companionExe())}
 		if err := build(ctx, c.root, t, s, bins[i], c.log); err != nil {
 			return result{}, err
 		}
@@ -91,9 +92,16 @@ func run(ctx context.Context, c config) (result, error) {
 	return r, nil
 }
 
+// binaries are the paths of a target's two executables: casckpt, built
+// without s3:// stores (the tag casckpt_nobucket), whose start-up is
+// about 2.4 ms shorter, and its companion with them, which it runs for a
+// command line on an s3:// store (see cmd/casckpt's handoff.go). Every
+// archive and package carries both, side by side.
+type binaries struct{ main, companion string }
+
 // pack writes target t's archive, wheel and npm platform package of the
-// binary bin, and returns their names.
-func pack(ctx context.Context, c config, t target, version, bin string) ([]string, error) {
+// binaries bin, and returns their names.
+func pack(ctx context.Context, c config, t target, version string, bin binaries) ([]string, error) {
 	archive, err := writeArchive(c.root, c.out, t, version, bin)
 	if err != nil {
 		return nil, err
@@ -167,20 +175,23 @@ func emptyDir(dir string) error {
 	return nil
 }
 
-// build compiles ./cmd/casckpt for t into bin, static, with the stamp;
-// when it fails, the compiler's output goes to log and the error is one
-// line naming the target and the first error.
-func build(ctx context.Context, root string, t target, s stamp, bin string, log io.Writer) error {
+// build compiles ./cmd/casckpt for t into bin's two executables, static,
+// with the stamp: casckpt with the tag casckpt_nobucket, its companion
+// without; when either fails, the compiler's output goes to log and the
+// error is one line naming the target and the first error.
+func build(ctx context.Context, root string, t target, s stamp, bin binaries, log io.Writer) error {
 	ldflags := fmt.Sprintf("-s -w -X main.version=%s -X main.commit=%s", s.version, s.commit)
-	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-buildvcs=false", "-ldflags", ldflags, "-o", bin, "./cmd/casckpt")
-	cmd.Dir = root
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS="+t.goos, "GOARCH="+t.goarch)
-	out, err := cmd.CombinedOutput()
-	if err == nil {
-		return nil
+	for _, b := range []struct{ out, tags string }{{bin.main, "casckpt_nobucket"}, {bin.companion, ""}} {
+		cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-buildvcs=false", "-tags", b.tags, "-ldflags", ldflags, "-o", b.out, "./cmd/casckpt")
+		cmd.Dir = root
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS="+t.goos, "GOARCH="+t.goarch)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			log.Write(out)
+			return fmt.Errorf("%s does not build: %s", t, firstError(out, err))
+		}
 	}
-	log.Write(out)
-	return fmt.Errorf("%s does not build: %s", t, firstError(out, err))
+	return nil
 }
 
 // firstError is the first line of go build's output that is not a

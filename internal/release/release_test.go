@@ -69,8 +69,9 @@ func release(t *testing.T) (string, result) {
 }
 
 // TestArchiveReportsVersionAndCommit unpacks the host's archive: the
-// binary, README.md and the licences, the binary reporting VERSION and the
-// commit git names.
+// binary and its companion, README.md and the licences, both binaries
+// reporting VERSION and the commit git names; the binary links no S3
+// client, the companion does.
 func TestArchiveReportsVersionAndCommit(t *testing.T) {
 	dist, r := release(t)
 	version := strings.TrimSpace(string(readFile(t, filepath.Join(repoRoot, "VERSION"))))
@@ -78,7 +79,8 @@ func TestArchiveReportsVersionAndCommit(t *testing.T) {
 	name := host.archiveName(version)
 	dir := t.TempDir()
 	files := unpack(t, filepath.Join(dist, name+map[bool]string{true: ".zip", false: ".tar.gz"}[host.goos == "windows"]), dir)
-	want := []string{name + "/LICENSE", name + "/LICENSE.textdiff", name + "/README.md", name + "/" + host.exe()}
+	want := []string{name + "/LICENSE", name + "/LICENSE.textdiff", name + "/README.md", name + "/" + host.exe(), name + "/" + host.companionExe()}
+	slices.Sort(want)
 	if !slices.Equal(files, want) {
 		t.Fatalf("archive holds %v, want %v", files, want)
 	}
@@ -87,16 +89,23 @@ func TestArchiveReportsVersionAndCommit(t *testing.T) {
 			t.Errorf("%s is not the repository's %s", file, src)
 		}
 	}
-	out, err := exec.Command(filepath.Join(dir, name, host.exe()), "version", "--json").Output()
-	if err != nil {
-		t.Fatalf("casckpt version --json: %v", err)
-	}
-	var v map[string]string
-	if err := json.Unmarshal(out, &v); err != nil {
-		t.Fatalf("casckpt version --json: %v: %s", err, out)
-	}
-	if v["version"] != version || strings.TrimSuffix(v["commit"], "-dirty") != head || v["commit"] != r.commit {
-		t.Fatalf("casckpt version --json: %s, want version %s and commit %s (the release said %s)", out, version, head, r.commit)
+	for exe, s3 := range map[string]bool{host.exe(): false, host.companionExe(): true} {
+		bin := filepath.Join(dir, name, exe)
+		out, err := exec.Command(bin, "version", "--json").Output()
+		if err != nil {
+			t.Fatalf("%s version --json: %v", exe, err)
+		}
+		var v map[string]string
+		if err := json.Unmarshal(out, &v); err != nil {
+			t.Fatalf("%s version --json: %v: %s", exe, err, out)
+		}
+		if v["version"] != version || strings.TrimSuffix(v["commit"], "-dirty") != head || v["commit"] != r.commit {
+			t.Fatalf("%s version --json: %s, want version %s and commit %s (the release said %s)", exe, out, version, head, r.commit)
+		}
+		mods, err := exec.Command("go", "version", "-m", bin).Output()
+		if err != nil || strings.Contains(string(mods), "github.com/minio/minio-go") != s3 {
+			t.Errorf("%s links the S3 client: %v, want %v (%v)", exe, !s3, s3, err)
+		}
 	}
 }
 
@@ -380,8 +389,10 @@ func TestPackEveryTarget(t *testing.T) {
 	version := strings.TrimSpace(string(readFile(t, filepath.Join(root, "VERSION")))) // the wheel's
 	out := t.TempDir()
 	for _, tg := range allTargets {
-		bin := filepath.Join(t.TempDir(), tg.exe())
-		writeTestFile(t, bin, "stand-in for "+tg.String())
+		stand := t.TempDir()
+		bin := binaries{main: filepath.Join(stand, tg.exe()), companion: filepath.Join(stand, tg.companionExe())}
+		writeTestFile(t, bin.main, "stand-in for "+tg.String())
+		writeTestFile(t, bin.companion, "companion for "+tg.String())
 		files, err := pack(context.Background(), config{root: root, out: out}, tg, version, bin)
 		if err != nil {
 			t.Fatalf("%s: %v", tg, err)
@@ -393,13 +404,17 @@ func TestPackEveryTarget(t *testing.T) {
 		}
 		dir := t.TempDir()
 		names := unpack(t, filepath.Join(out, files[0]), dir)
-		if !slices.Contains(names, tg.archiveName(version)+"/"+tg.exe()) {
-			t.Errorf("%s: the archive holds %v, no %s", tg, names, tg.exe())
+		if !slices.Contains(names, tg.archiveName(version)+"/"+tg.exe()) || !slices.Contains(names, tg.archiveName(version)+"/"+tg.companionExe()) {
+			t.Errorf("%s: the archive holds %v, not both %s and %s", tg, names, tg.exe(), tg.companionExe())
 		}
 		wheel := unpack(t, filepath.Join(out, files[1]), dir)
 		if got := readFile(t, filepath.Join(dir, "casckpt", "_bin", tg.exe())); string(got) != "stand-in for "+tg.String() {
 			t.Errorf("%s: the wheel (%v) carries %q as casckpt/_bin/%s", tg, wheel, got, tg.exe())
 		}
+		if got := readFile(t, filepath.Join(dir, "casckpt", "_bin", tg.companionExe())); string(got) != "companion for "+tg.String() {
+			t.Errorf("%s: the wheel (%v) carries %q as casckpt/_bin/%s", tg, wheel, got, tg.companionExe())
+		}
+		companionSeen := false
 		untar(t, filepath.Join(out, files[2]), func(name string, mode os.FileMode, r io.Reader) {
 			data, _ := io.ReadAll(r)
 			switch name {
@@ -415,7 +430,15 @@ func TestPackEveryTarget(t *testing.T) {
 				if string(data) != "stand-in for "+tg.String() || mode&0o111 == 0 {
 					t.Errorf("%s: npm bin/%s: %q, mode %v", tg, tg.exe(), data, mode)
 				}
+			case "package/bin/" + tg.companionExe():
+				companionSeen = true
+				if string(data) != "companion for "+tg.String() || mode&0o111 == 0 {
+					t.Errorf("%s: npm bin/%s: %q, mode %v", tg, tg.companionExe(), data, mode)
+				}
 			}
 		})
+		if !companionSeen {
+			t.Errorf("%s: the npm package has no bin/%s", tg, tg.companionExe())
+		}
 	}
 }

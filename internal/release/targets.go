@@ -28,6 +28,16 @@ func (t target) exe() string {
 }
 
 // archiveName is the name of the target's archive, without its extension.
+// companionExe is the file name of t's companion: the build with s3://
+// stores, which the release's casckpt (built without them) runs for a
+// command line on one (see cmd/casckpt's handoff.go).
+func (t target) companionExe() string {
+	if t.goos == "windows" {
+		return "casckpt-s3.exe"
+	}
+	return "casckpt-s3"
+}
+
 func (t target) archiveName(version string) string {
 	return fmt.Sprintf("casckpt_%s_%s_%s", version, t.goos, t.goarch)
 }

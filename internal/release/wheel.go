@@ -15,8 +15,8 @@ import (
 const pyDir = "clients/python"
 
 // buildWheel has the Python client's build backend write target t's wheel
-// with the binary bin into out, and returns its name.
-func buildWheel(ctx context.Context, root, out string, t target, bin string) (string, error) {
+// with the binaries bin into out, and returns its name.
+func buildWheel(ctx context.Context, root, out string, t target, bin binaries) (string, error) {
 	absOut, err := filepath.Abs(out)
 	if err != nil {
 		return "", err
@@ -24,8 +24,8 @@ func buildWheel(ctx context.Context, root, out string, t target, bin string) (st
 	const script = `import sys
 sys.path.insert(0, "_build")
 import casckpt_build
-print(casckpt_build.build_wheel(sys.argv[1], {"binary": sys.argv[2], "platform": sys.argv[3]}))`
-	cmd := exec.CommandContext(ctx, "python3", "-c", script, absOut, bin, t.wheelPlatform())
+print(casckpt_build.build_wheel(sys.argv[1], {"binary": sys.argv[2], "companion": sys.argv[3], "platform": sys.argv[4]}))`
+	cmd := exec.CommandContext(ctx, "python3", "-c", script, absOut, bin.main, bin.companion, t.wheelPlatform())
 	cmd.Dir = filepath.Join(root, pyDir)
 	cmd.Env = append(os.Environ(), "PYTHONDONTWRITEBYTECODE=1")
 	var stderr bytes.Buffer

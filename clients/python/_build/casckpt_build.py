@@ -4,10 +4,12 @@ pyproject.toml names it (``backend-path = ["_build"]``), so ``pip install
 ./clients/python`` builds offline, with nothing to fetch. Without settings it
 builds a pure-Python wheel (py3-none-any) whose client runs ``casckpt`` from
 ``$CASCKPT_BIN`` or PATH. With the config settings ``binary`` (a casckpt
-executable) and ``platform`` (a wheel platform tag, such as
+executable), ``companion`` (casckpt-s3, the build with s3:// stores that
+it runs for them) and ``platform`` (a wheel platform tag, such as
 ``manylinux_2_17_x86_64``) it builds that platform's wheel, as ruff's are:
-the binary inside the package (``casckpt/_bin/casckpt``, ``.exe`` on
-Windows) and a ``casckpt`` console command that runs it.
+the binaries inside the package (``casckpt/_bin/casckpt`` and
+``casckpt/_bin/casckpt-s3``, ``.exe`` on Windows) and a ``casckpt``
+console command that runs the first.
 ``go run ./internal/release`` builds one per target this way.
 
 The version is the repository's VERSION file (PKG-INFO's in an sdist).
@@ -41,16 +43,17 @@ def get_requires_for_build_sdist(config_settings=None):
 def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
     """Writes the wheel into wheel_directory and returns its file name."""
     settings = config_settings or {}
-    binary, platform = settings.get("binary"), settings.get("platform")
-    if bool(binary) != bool(platform):
-        raise ValueError("casckpt_build: the config settings binary and platform go together")
+    binary, companion, platform = settings.get("binary"), settings.get("companion"), settings.get("platform")
+    if not (bool(binary) == bool(companion) == bool(platform)):
+        raise ValueError("casckpt_build: the config settings binary, companion and platform go together")
     meta = _metadata()
     if binary:  # the binary carries internal/textdiff, a port of git's xdiff
         meta["License"] += " AND LGPL-2.1-or-later"
     files = [(p.relative_to(ROOT).as_posix(), p.read_bytes(), 0o644) for p in _package_files()]
     if binary:
-        name = "casckpt.exe" if platform.startswith("win") else "casckpt"
-        files.append((f"{PACKAGE}/_bin/{name}", Path(binary).read_bytes(), 0o755))
+        exe = ".exe" if platform.startswith("win") else ""
+        files.append((f"{PACKAGE}/_bin/casckpt{exe}", Path(binary).read_bytes(), 0o755))
+        files.append((f"{PACKAGE}/_bin/casckpt-s3{exe}", Path(companion).read_bytes(), 0o755))
     tag = f"py3-none-{platform or 'any'}"
     dist_info = f"{PACKAGE}-{meta['Version']}.dist-info"
     files.append((f"{dist_info}/METADATA", _metadata_text(meta).encode(), 0o644))
