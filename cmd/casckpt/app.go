@@ -96,6 +96,9 @@ type outcome struct {
 // execute is run, which also returns the error's line and whether the
 // command printed its JSON document (serve answers with them).
 func execute(ctx context.Context, args []string, std stdio, env func(string) string) outcome {
+	if o, ran := inCompanion(ctx, args, std, env); ran {
+		return o
+	}
 	g := &globals{io: std, env: env, now: time.Now, ctx: ctx}
 	root := newRootCommand(g)
 	root.SetArgs(args)

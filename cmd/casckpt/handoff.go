@@ -1,22 +1,31 @@
 package main
 
 import (
+	"bytes"
+	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 
 	"github.com/casckpt/casckpt"
+	"github.com/casckpt/casckpt/jsonapi"
 )
 
 // A release's casckpt is built without s3:// stores (the tag
-// casckpt_nobucket): the S3 client's package initialisation took about
-// 2.4 ms of every process, a seventh of a turn. A command line that names
-// an s3:// store runs in the companion instead, the build with them,
-// shipped beside it; as git runs git-remote-https so that git itself does
-// not link libcurl. A build without the tag (go build, go install) is
-// whole and runs everything itself.
+// casckpt_nobucket): the S3 client's package initialisation took 1.2 ms
+// of every process (--version 5.65 against 4.41 ms; a W3 turn 15.9
+// against 14.9 ms). A command line that names an s3:// store runs in the
+// companion instead, the build with them, shipped beside it, as git runs
+// git-remote-https so that git itself does not link libcurl; it pays
+// about 4 ms for the second start (BenchmarkCmdS3W3's turn 28.3-28.8
+// against 32.4-33.0 ms). A build without the tag (go build, go install)
+// is whole and runs everything itself.
 const companion = "casckpt-s3"
 
 // namesBucket reports whether the command line args, in environment env,
@@ -59,16 +68,72 @@ func companionPath() (string, error) {
 }
 
 // noCompanion is the error of a build without s3:// stores asked to open
-// one at location: the companion is missing, or is there but this process
-// did not start as a command line naming the store (serve, ui and mcp run
-// their requests in this process).
+// one at location: the companion is missing, or did not start.
 func noCompanion(location string) error {
 	where, err := companionPath()
 	if err != nil {
 		where = companion + " beside this casckpt"
 	}
-	if fi, err := os.Stat(where); err == nil && fi.Mode().IsRegular() {
-		return fmt.Errorf("%w: %s: this casckpt, built without s3:// stores, hands a command line naming one to %s as it starts: name the store when starting serve, ui or mcp, or run %s", casckpt.ErrRefused, location, where, where)
+	return fmt.Errorf("%w: %s: this casckpt runs %s for s3:// stores, and it is missing or does not start: reinstall casckpt (its archives, pip and npm packages ship both), or use one built with s3:// stores (go build ./cmd/casckpt)", casckpt.ErrRefused, location, where)
+}
+
+// inCompanion runs args in the companion as a child process, on std and
+// with env, for a command that serve, ui or mcp runs in this process (see
+// execute) naming an s3:// store in a build without them, and returns its
+// outcome. It reports false, having run nothing, when this build has s3://
+// stores, args names none, or the companion does not start: the command
+// then runs here (and refuses the store, see noCompanion).
+func inCompanion(ctx context.Context, args []string, std stdio, env func(string) string) (outcome, bool) {
+	if casckpt.BucketsBuiltIn || !namesBucket(args, env) {
+		return outcome{}, false
 	}
-	return fmt.Errorf("%w: %s: this casckpt runs %s for s3:// stores, and there is none: reinstall casckpt (its archives, pip and npm packages ship both), or use one built with s3:// stores (go build ./cmd/casckpt)", casckpt.ErrRefused, location, where)
+	path, err := companionPath()
+	if err != nil {
+		return outcome{}, false
+	}
+	var out, errb bytes.Buffer
+	cmd := exec.CommandContext(ctx, path, args...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = std.in, io.MultiWriter(std.out, &out), io.MultiWriter(std.err, &errb)
+	cmd.Env = childEnv(env)
+	if err := cmd.Start(); err != nil {
+		return outcome{}, false
+	}
+	_ = cmd.Wait()
+	o := outcome{code: cmd.ProcessState.ExitCode(), jsonDone: true}
+	if o.code < 0 {
+		o.code = exitFailed // killed: a signal, or ctx ended
+	}
+	if o.code != exitOK {
+		o.msg = lastError(errb.String())
+		var doc jsonapi.Error
+		o.jsonDone = json.Unmarshal(out.Bytes(), &doc) != nil || doc.Error == ""
+	}
+	return o, true
+}
+
+// childEnv is env as a child's environment: this process's variables, and
+// CASCKPT_NOW, each as env gives it (serve's requests set CASCKPT_NOW).
+func childEnv(env func(string) string) []string {
+	keys := []string{"CASCKPT_NOW"}
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		keys = append(keys, k)
+	}
+	var out []string
+	for _, k := range slices.Compact(slices.Sorted(slices.Values(keys))) {
+		if v := env(k); v != "" {
+			out = append(out, k+"="+v)
+		}
+	}
+	return out
+}
+
+// lastError is the last error line in a command's stderr (the error,
+// after any warnings), without its "casckpt: " prefix.
+func lastError(stderr string) string {
+	msg := strings.TrimPrefix(strings.TrimSpace(stderr), errorPrefix)
+	if i := strings.LastIndex(msg, "\n"+errorPrefix); i >= 0 {
+		msg = msg[i+1+len(errorPrefix):]
+	}
+	return msg
 }

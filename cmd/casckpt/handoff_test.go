@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -80,13 +81,32 @@ func TestWithoutBucketsHandsOffToCompanion(t *testing.T) {
 		t.Fatalf("status through the companion: %v", st)
 	}
 
+	// serve runs its requests in its own process: one naming the bucket
+	// runs in the companion as a child, its document and exit the answer's.
+	bucketURL := ""
+	for _, kv := range b.extra {
+		if v, ok := strings.CutPrefix(kv, "CASCKPT_HOME="); ok {
+			bucketURL = v
+		}
+	}
+	s := b.serve("--store", filepath.Join(t.TempDir(), "local"))
+	a := s.ask(map[string]any{"id": 1, "args": []string{"--store", bucketURL, "list", proj}})
+	var listed []map[string]any
+	if err := json.Unmarshal(a.Result, &listed); a.Exit != 0 || err != nil || len(listed) != 2 || listed[1]["id"] != id { // the restore's pre-restore snapshot, then the first
+		t.Fatalf("serve's list of the bucket: %+v (%v)", a, err)
+	}
+	a = s.ask(map[string]any{"id": 2, "args": []string{"--store", bucketURL, "cat", proj, "@1", "missing.txt"}})
+	if a.Exit != exitFailed || a.Error == nil || !strings.Contains(*a.Error, "missing.txt") || string(a.Result) != "null" {
+		t.Fatalf("serve's failed cat in the bucket: %+v", a)
+	}
+
 	if err := os.Remove(companionBin); err != nil {
 		t.Fatal(err)
 	}
 	r := b.run("list", proj, "--json")
 	doc := jsonOf[map[string]any](t, r.out)
 	msg, _ := doc["error"].(string)
-	if r.code != exitFailed || !strings.Contains(msg, "this casckpt runs "+companionBin+" for s3:// stores, and there is none") || !strings.Contains(msg, "reinstall casckpt") || strings.Contains(msg, "\n") {
+	if r.code != exitFailed || !strings.Contains(msg, "this casckpt runs "+companionBin+" for s3:// stores, and it is missing") || !strings.Contains(msg, "reinstall casckpt") || strings.Contains(msg, "\n") {
 		t.Fatalf("list without the companion: exit %d, %q", r.code, r.out)
 	}
 

@@ -57,11 +57,7 @@ func newMCPServer(g *globals) *sdk.Server {
 		var out, errb bytes.Buffer
 		code := run(ctx, args, stdio{in: strings.NewReader(""), out: &out, err: &errb}, g.env)
 		if code != exitOK {
-			msg := strings.TrimPrefix(strings.TrimSpace(errb.String()), errorPrefix)
-			if i := strings.LastIndex(msg, "\n"+errorPrefix); i >= 0 {
-				msg = msg[i+1+len(errorPrefix):] // the error, after any warnings
-			}
-			return nil, errors.New(msg)
+			return nil, errors.New(lastError(errb.String()))
 		}
 		return out.Bytes(), nil
 	}, g.storeName(), buildVersion().Version)

@@ -94,7 +94,7 @@ func run(ctx context.Context, c config) (result, error) {
 
 // binaries are the paths of a target's two executables: casckpt, built
 // without s3:// stores (the tag casckpt_nobucket), whose start-up is
-// about 2.4 ms shorter, and its companion with them, which it runs for a
+// 1.2 ms shorter, and its companion with them, which it runs for a
 // command line on an s3:// store (see cmd/casckpt's handoff.go). Every
 // archive and package carries both, side by side.
 type binaries struct{ main, companion string }
