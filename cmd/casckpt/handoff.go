@@ -50,8 +50,8 @@ func namesBucket(args []string, env func(string) string) bool {
 }
 
 // companionPath is where the companion is looked for: beside this
-// executable, its symbolic links resolved (pip and npm run it through
-// one).
+// executable, its symbolic links resolved (a casckpt on PATH may be a
+// link to an unpacked archive's).
 func companionPath() (string, error) {
 	exe, err := os.Executable()
 	if err != nil {
@@ -105,10 +105,23 @@ func inCompanion(ctx context.Context, args []string, std stdio, env func(string)
 	}
 	if o.code != exitOK {
 		o.msg = lastError(errb.String())
-		var doc jsonapi.Error
-		o.jsonDone = json.Unmarshal(out.Bytes(), &doc) != nil || doc.Error == ""
+		o.jsonDone = !isErrorDoc(out.Bytes())
 	}
 	return o, true
+}
+
+// isErrorDoc reports whether out is the document a failed command prints
+// with --json in place of its own: an object of error and exit alone
+// (jsonapi.Error).
+func isErrorDoc(out []byte) bool {
+	var doc map[string]json.RawMessage
+	if json.Unmarshal(out, &doc) != nil || len(doc) != 2 {
+		return false
+	}
+	var e jsonapi.Error
+	_, hasErr := doc["error"]
+	_, hasExit := doc["exit"]
+	return hasErr && hasExit && json.Unmarshal(out, &e) == nil
 }
 
 // childEnv is env as a child's environment: this process's variables, and

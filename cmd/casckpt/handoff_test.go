@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -116,5 +117,35 @@ func TestWithoutBucketsHandsOffToCompanion(t *testing.T) {
 	local.ok("snapshot", proj)
 	if l := jsonOf[[]map[string]any](t, local.ok("list", proj, "--json").out); len(l) != 1 {
 		t.Fatalf("a store in a directory without the companion lists %v", l)
+	}
+}
+
+func TestIsErrorDoc(t *testing.T) {
+	for out, want := range map[string]bool{
+		`{"error":"no snapshot @3","exit":1}` + "\n": true,
+		`{"error":"x","exit":1,"damaged":[]}`:        false,
+		`{"snapshots_checked":2,"damaged":[]}`:       false,
+		`[{"id":"ab"}]`:                              false,
+		``:                                           false,
+	} {
+		if got := isErrorDoc([]byte(out)); got != want {
+			t.Errorf("isErrorDoc(%q) = %v, want %v", out, got, want)
+		}
+	}
+}
+
+func TestChildEnvTakesTheRequestsNow(t *testing.T) {
+	t.Setenv("CASCKPT_TEST_KEEP", "kept")
+	env := func(k string) string {
+		if k == "CASCKPT_NOW" {
+			return "2026-11-27T10:00:00Z"
+		}
+		return os.Getenv(k)
+	}
+	got := childEnv(env)
+	for _, want := range []string{"CASCKPT_NOW=2026-11-27T10:00:00Z", "CASCKPT_TEST_KEEP=kept"} {
+		if !slices.Contains(got, want) {
+			t.Errorf("childEnv lacks %s: %v", want, got)
+		}
 	}
 }
