@@ -24,9 +24,9 @@ type entry struct {
 // alone (and zip, the MS-DOS format, can store it).
 var epoch = time.Date(1980, 1, 1, 0, 0, 0, 0, time.UTC)
 
-// writeArchive writes target t's archive of the binary bin with README.md
-// and the licences, all in one directory named as the archive; it returns
-// the archive's name.
+// writeArchive writes target t's archive of the binaries bin with
+// README.md and the licences, all in one directory named as the archive;
+// it returns the archive's name.
 func writeArchive(root, out string, t target, version string, bin binaries) (string, error) {
 	base := t.archiveName(version)
 	files, err := readEntries(root, base+"/", map[string]string{t.exe(): bin.main, t.companionExe(): bin.companion, "README.md": "README.md"})
