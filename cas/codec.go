@@ -75,22 +75,14 @@ var (
 	// tables alone take 4 MiB): W1 took 1,211 ms against 1,609 with one on
 	// a quiet machine, at 69.7 MiB of peak RSS against 59.0 (the command
 	// brings it back under 64: see its snapshot).
-	blockEncoder = &encoder{opts: []zstd.EOption{
-		zstd.WithEncoderLevel(BlockLevel),
-		zstd.WithEncoderConcurrency(Parallelism()),
-		zstd.WithLowerEncoderMem(true),
-		zstd.WithWindowSize(BlockTargetSize)}}
+	blockEncoder = fullBlockEncoder(BlockLevel)
 	// bulkEncoder compresses the full blocks of a Writer set to bulk (a
 	// big tree's snapshot): on GOROOT/src (W1) SpeedDefault took 0.70x
 	// the better level's CPU and wall time for 4.5% more bytes, and its
 	// time held within 16% from one run to the next where the better
 	// level's swung 40-68% in the same minutes (its 4 MiB table, read at
 	// random, pays for whatever else uses the caches).
-	bulkEncoder = &encoder{opts: []zstd.EOption{
-		zstd.WithEncoderLevel(BulkLevel),
-		zstd.WithEncoderConcurrency(Parallelism()),
-		zstd.WithLowerEncoderMem(true),
-		zstd.WithWindowSize(BlockTargetSize)}}
+	bulkEncoder = fullBlockEncoder(BulkLevel)
 	fastEncoder = &encoder{opts: []zstd.EOption{
 		zstd.WithEncoderLevel(zstd.SpeedFastest),
 		zstd.WithEncoderConcurrency(1),
@@ -99,6 +91,16 @@ var (
 	decoderOnce sync.Once
 	decoder     *zstd.Decoder
 )
+
+// fullBlockEncoder is an encoder of full blocks at level: one stream a
+// slot of Parallelism, low on buffers, a block-sized window.
+func fullBlockEncoder(level zstd.EncoderLevel) *encoder {
+	return &encoder{opts: []zstd.EOption{
+		zstd.WithEncoderLevel(level),
+		zstd.WithEncoderConcurrency(Parallelism()),
+		zstd.WithLowerEncoderMem(true),
+		zstd.WithWindowSize(BlockTargetSize)}}
+}
 
 func (e *encoder) get() *zstd.Encoder {
 	e.once.Do(func() {

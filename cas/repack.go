@@ -167,19 +167,15 @@ func (w *Writer) putBlock(ctx context.Context, members []PackEntry, codec Codec,
 			return false, nil
 		}
 	}
-	hdr := appendBlockHeader(make([]byte, 0, blockHeaderSize), codec, uint32(len(stored)), blockLen)
-	off, err := w.writeRecordLocked(ctx, hdr, stored)
-	if err != nil {
+	if err := w.writeBlockLocked(ctx, members, codec, stored, blockLen); err != nil {
 		return false, err
 	}
 	for _, e := range members {
-		e.Codec, e.Offset, e.StoredLen, e.BlockLen = codec, off, uint32(len(stored)), blockLen
-		w.cur.entries = append(w.cur.entries, e)
 		w.pending.add(e.ID)
 		w.stats.Objects++
 		w.stats.RawBytes += int64(e.RawLen)
 	}
-	return true, w.endRecordLocked(ctx)
+	return true, nil
 }
 
 // putStored appends an already compressed object (for repacking).

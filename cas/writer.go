@@ -241,13 +241,19 @@ func (w *Writer) appendBlockLocked(ctx context.Context, b *openBlock, codec Code
 		}
 		putBlockBuffer(b.plain)
 	}()
-	hdr := appendBlockHeader(make([]byte, 0, blockHeaderSize), codec, uint32(len(stored)), uint32(len(b.plain)))
+	return w.writeBlockLocked(ctx, b.members, codec, stored, uint32(len(b.plain)))
+}
+
+// writeBlockLocked writes a block of blockLen plain bytes, stored by
+// codec as stored, and the entries of its members.
+func (w *Writer) writeBlockLocked(ctx context.Context, members []PackEntry, codec Codec, stored []byte, blockLen uint32) error {
+	hdr := appendBlockHeader(make([]byte, 0, blockHeaderSize), codec, uint32(len(stored)), blockLen)
 	off, err := w.writeRecordLocked(ctx, hdr, stored)
 	if err != nil {
 		return err
 	}
-	for _, e := range b.members {
-		e.Codec, e.Offset, e.StoredLen, e.BlockLen = codec, off, uint32(len(stored)), uint32(len(b.plain))
+	for _, e := range members {
+		e.Codec, e.Offset, e.StoredLen, e.BlockLen = codec, off, uint32(len(stored)), blockLen
 		w.cur.entries = append(w.cur.entries, e)
 	}
 	return w.endRecordLocked(ctx)

@@ -111,17 +111,12 @@ func inCompanion(ctx context.Context, args []string, std stdio, env func(string)
 }
 
 // isErrorDoc reports whether out is the document a failed command prints
-// with --json in place of its own: an object of error and exit alone
-// (jsonapi.Error).
+// with --json in place of its own: jsonapi.Error, nothing more.
 func isErrorDoc(out []byte) bool {
-	var doc map[string]json.RawMessage
-	if json.Unmarshal(out, &doc) != nil || len(doc) != 2 {
-		return false
-	}
+	dec := json.NewDecoder(bytes.NewReader(out))
+	dec.DisallowUnknownFields()
 	var e jsonapi.Error
-	_, hasErr := doc["error"]
-	_, hasExit := doc["exit"]
-	return hasErr && hasExit && json.Unmarshal(out, &e) == nil
+	return dec.Decode(&e) == nil && e.Error != ""
 }
 
 // childEnv is env as a child's environment: this process's variables, and
