@@ -414,7 +414,7 @@ func FuzzReadBlock(f *testing.F) {
 	for _, compressed := range []bool{true, false} {
 		codec, stored := CodecRaw, plain
 		if compressed {
-			codec, stored, _ = compressBlock(NewWriter(nil, nil).encoderFor(len(plain)), plain)
+			codec, stored, _ = compressBlock(NewWriter(nil, nil).encoderFor(len(plain)), plain, nil)
 		}
 		f.Add(append(appendBlockHeader(nil, codec, uint32(len(stored)), uint32(len(plain))), stored...), uint32(0))
 		f.Add(append(appendBlockHeader(nil, codec, uint32(len(stored)), uint32(len(plain))), stored...), uint32(48))
@@ -655,8 +655,9 @@ func TestFlushedChunksDoNotDependOnPutOrder(t *testing.T) {
 
 // TestBulkWriterTakesTheDefaultLevel: a Writer set to bulk stores each
 // block of smallBlock plain bytes or more as zstd's default level
-// compresses it, one not set to bulk as the better level does, and both
-// take the fastest level for a smaller block; every object reads back.
+// compresses it, in blocks of bulkBlockTarget, one not set to bulk as the
+// better level does, in blocks of BlockTargetSize, and both take the
+// fastest level for a smaller block; every object reads back.
 func TestBulkWriterTakesTheDefaultLevel(t *testing.T) {
 	var objects [][]byte
 	for i := range 145 {
@@ -687,6 +688,10 @@ func TestBulkWriterTakesTheDefaultLevel(t *testing.T) {
 			blocks[e.Offset] = e
 		}
 		sizes := map[*encoder]int{}
+		target := BlockTargetSize
+		if bulk {
+			target = bulkBlockTarget
+		}
 		for _, e := range blocks {
 			stored := b[int(e.Offset)+blockHeaderSize : int(e.Offset)+blockHeaderSize+int(e.StoredLen)]
 			plain, err := decompress(e.Codec, stored, e.BlockLen)
@@ -700,13 +705,16 @@ func TestBulkWriterTakesTheDefaultLevel(t *testing.T) {
 			case bulk:
 				want = bulkEncoder
 			}
-			if _, again, _ := want.compress(plain, nil); !bytes.Equal(again, stored) {
+			if _, again, _ := want.compress(plain, nil, nil); !bytes.Equal(again, stored) {
 				t.Fatalf("bulk %v: a block of %d plain bytes is not stored as the level it should take compresses it", bulk, len(plain))
+			}
+			if len(plain) >= target+memberHeaderSize+8000 {
+				t.Fatalf("bulk %v: a block of %d plain bytes, want it sealed past %d by one member", bulk, len(plain), target)
 			}
 			sizes[want]++
 		}
-		if len(sizes) != 2 {
-			t.Fatalf("bulk %v: blocks by encoder %v, want a full block and a smaller one", bulk, sizes)
+		if full := (len(objects)*(8000+memberHeaderSize) - 110_000) / target; len(sizes) != 2 || sizes[fastEncoder] != 1 || sizes[blockEncoder]+sizes[bulkEncoder] != full {
+			t.Fatalf("bulk %v: blocks by encoder %v, want %d full blocks and a smaller one", bulk, sizes, full)
 		}
 		if got := readable(t, db, dir, objects); got != len(objects) {
 			t.Fatalf("bulk %v: %d of %d objects read back", bulk, got, len(objects))

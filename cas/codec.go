@@ -36,25 +36,33 @@ type encoder struct {
 // small packs into blocks of the better level.
 const smallBlock = 256 << 10
 
-// maxParallel caps Parallelism. Each compression in flight holds an
-// encoder (the better level's tables alone take 4 MiB) and three block
-// buffers, and each reader a chunking buffer: about 14 MiB a slot. With a
-// slot per core W1 took 173-191 MiB of peak RSS and 4.1-4.5 s of CPU at
-// GOMAXPROCS 16 against 60 MiB and 2.3-2.4 s at 2 (sixteen encoders'
-// tables missing the caches, and the heap past the command's 96 MiB
-// limit collecting without end); on a quiet 16-core machine it got no
-// faster past 4 cores. There (taskset to N cores, medians of
-// 4) a cap of 3 cost 20% of W1's wall time at 4 to 16 cores (0.90 s
-// against 0.74 s at 4) while a cap of 4 matched one slot a core (0.75,
-// 0.77 and 0.83 s at 4, 8 and 16 cores) at 89-93 MiB peak RSS and 2.4-3.0 s
-// of CPU, against 165 MiB and 7.6 s at 16 cores uncapped. See
-// BENCHMARKS.md, "W1 on more cores (#30)".
-const maxParallel = 4
+// maxParallel and maxBulkParallel cap how many blocks a Writer compresses
+// at once (see parallelism). Each compression in flight holds an encoder
+// and three buffers of a block and a member (plain, compressed and
+// round-tripped bytes). At the better level that is about 9 MiB a slot
+// (its tables alone take 4 MiB, its blocks 1 MiB): with a slot per core W1
+// took 173-191 MiB of peak RSS at GOMAXPROCS 16, and on a quiet 16-core
+// machine a cap of 4 matched one slot a core (BENCHMARKS.md, "W1 on more
+// cores (#30)"). A Writer set to bulk needs about 4.5 MiB a slot (the
+// default level's tables take 1.25 MiB, its blocks bulkBlockTarget), so
+// it takes 8: on that machine (taskset to 16 cores, W1) 8 slots of 512 KiB
+// blocks took 0.313 s against 0.411 s with 4 slots of 1 MiB, at 89 MiB of
+// peak RSS against 88 (BENCHMARKS.md, "W1 on 16 cores, measured").
+const (
+	maxParallel     = 4
+	maxBulkParallel = 8
+)
 
-// Parallelism is how many files a snapshot reads and how many blocks it
-// compresses at once: one a core (GOMAXPROCS), at most maxParallel, so
-// that its memory does not grow with the cores.
-func Parallelism() int { return min(runtime.GOMAXPROCS(0), maxParallel) }
+// parallelism is how many blocks a Writer compresses at once: one a core
+// (GOMAXPROCS), at most maxBulkParallel for a Writer set to bulk and
+// maxParallel for the others, so that its memory does not grow with the
+// cores.
+func parallelism(bulk bool) int {
+	if bulk {
+		return min(runtime.GOMAXPROCS(0), maxBulkParallel)
+	}
+	return min(runtime.GOMAXPROCS(0), maxParallel)
+}
 
 // The zstd levels of a Writer's blocks of smallBlock plain bytes and
 // more: BlockLevel, or BulkLevel for a Writer set to bulk (SetBulk).
@@ -66,23 +74,24 @@ const (
 var (
 	objectEncoder = &encoder{opts: []zstd.EOption{
 		zstd.WithEncoderLevel(zstd.SpeedDefault),
-		zstd.WithEncoderConcurrency(Parallelism()),
+		zstd.WithEncoderConcurrency(parallelism(false)),
 		zstd.WithWindowSize(1 << 20)}}
 	// blockEncoder compresses full blocks: SpeedBetterCompression makes the
 	// W3 project's blocks 7% smaller than SpeedDefault, for about 25% more
 	// compression CPU. Compression is most of a first snapshot's CPU, so
-	// each of Parallelism's slots gets an encoder, low on buffers (its
+	// each of parallelism's slots gets an encoder, low on buffers (its
 	// tables alone take 4 MiB): W1 took 1,211 ms against 1,609 with one on
 	// a quiet machine, at 69.7 MiB of peak RSS against 59.0 (the command
 	// brings it back under 64: see its snapshot).
-	blockEncoder = fullBlockEncoder(BlockLevel)
+	blockEncoder = fullBlockEncoder(BlockLevel, parallelism(false), BlockTargetSize)
 	// bulkEncoder compresses the full blocks of a Writer set to bulk (a
 	// big tree's snapshot): on GOROOT/src (W1) SpeedDefault took 0.70x
 	// the better level's CPU and wall time for 4.5% more bytes, and its
 	// time held within 16% from one run to the next where the better
 	// level's swung 40-68% in the same minutes (its 4 MiB table, read at
-	// random, pays for whatever else uses the caches).
-	bulkEncoder = fullBlockEncoder(BulkLevel)
+	// random, pays for whatever else uses the caches). Its window is its
+	// blocks' size, bulkBlockTarget.
+	bulkEncoder = fullBlockEncoder(BulkLevel, parallelism(true), bulkBlockTarget)
 	fastEncoder = &encoder{opts: []zstd.EOption{
 		zstd.WithEncoderLevel(zstd.SpeedFastest),
 		zstd.WithEncoderConcurrency(1),
@@ -92,14 +101,14 @@ var (
 	decoder     *zstd.Decoder
 )
 
-// fullBlockEncoder is an encoder of full blocks at level: one stream a
-// slot of Parallelism, low on buffers, a block-sized window.
-func fullBlockEncoder(level zstd.EncoderLevel) *encoder {
+// fullBlockEncoder is an encoder of full blocks at level: one stream for
+// each of slots, low on buffers, a window of a block of target bytes.
+func fullBlockEncoder(level zstd.EncoderLevel, slots, target int) *encoder {
 	return &encoder{opts: []zstd.EOption{
 		zstd.WithEncoderLevel(level),
-		zstd.WithEncoderConcurrency(Parallelism()),
+		zstd.WithEncoderConcurrency(slots),
 		zstd.WithLowerEncoderMem(true),
-		zstd.WithWindowSize(BlockTargetSize)}}
+		zstd.WithWindowSize(target)}}
 }
 
 func (e *encoder) get() *zstd.Encoder {
@@ -111,75 +120,6 @@ func (e *encoder) get() *zstd.Encoder {
 		}
 	})
 	return e.enc
-}
-
-// blockBuffers recycles buffers of a block's size (plain bytes, compressed
-// bytes, the round trip check's output), which would otherwise be garbage
-// every few MiB of a snapshot, and grow the heap by as much.
-var blockBuffers sync.Pool
-
-// blockBufferSize is the most plain bytes a Writer's block holds: it is
-// sealed once past BlockTargetSize, by one member at most.
-const blockBufferSize = BlockTargetSize + memberHeaderSize + MaxMemberSize
-
-// getBlockBuffer returns an empty buffer of blockBufferSize capacity.
-func getBlockBuffer() []byte {
-	if p, ok := blockBuffers.Get().(*[]byte); ok {
-		return (*p)[:0]
-	}
-	return make([]byte, 0, blockBufferSize)
-}
-
-// firstPlainSize is the capacity of a block's plain buffer when no
-// buffer of getBlockBuffer's is free (see plainBuffer).
-const firstPlainSize = 64 << 10
-
-// plainBuffer returns an empty buffer for a block's plain bytes: a free
-// one of getBlockBuffer's, else a small one that reservePlain grows. A
-// turn stores a few KiB in each of its two blocks; a full-size buffer for
-// each, and two more for each block's compressed and round-tripped bytes
-// (see outBuffer), were 7.5 MiB of the 8 MiB of heap at which a process
-// first collects, and drew a collection (about 3 ms of CPU) into every
-// turn.
-func plainBuffer() []byte {
-	if p, ok := blockBuffers.Get().(*[]byte); ok {
-		return (*p)[:0]
-	}
-	return make([]byte, 0, firstPlainSize)
-}
-
-// reservePlain returns plain with room for n more bytes: plain itself when
-// it has the room or is of getBlockBuffer's size, else its bytes in a
-// buffer twice its size, or in one of getBlockBuffer's once that would
-// be half of it or more.
-func reservePlain(plain []byte, n int) []byte {
-	need := len(plain) + n
-	if need <= cap(plain) || cap(plain) >= blockBufferSize {
-		return plain
-	}
-	size := max(2*cap(plain), need)
-	if size >= blockBufferSize/2 {
-		return append(getBlockBuffer(), plain...)
-	}
-	return append(make([]byte, 0, size), plain...)
-}
-
-// outBuffer returns an empty buffer for the compressed or round-tripped
-// bytes of a block of n plain bytes: getBlockBuffer's for a block of
-// smallBlock bytes or more, else one of n bytes (see plainBuffer).
-func outBuffer(n int) []byte {
-	if n >= smallBlock {
-		return getBlockBuffer()
-	}
-	return make([]byte, 0, n)
-}
-
-// putBlockBuffer gives b, no longer used, back for reuse if it is one of
-// getBlockBuffer's.
-func putBlockBuffer(b []byte) {
-	if cap(b) == blockBufferSize {
-		blockBuffers.Put(&b)
-	}
 }
 
 func zstdDecoder() *zstd.Decoder {
@@ -201,22 +141,30 @@ func zstdDecoder() *zstd.Decoder {
 // round trip check follows restic: a compressor bug must never reach the
 // disk.
 func compress(data []byte) (Codec, []byte, error) {
-	return objectEncoder.compress(data, make([]byte, 0, len(data)/2))
+	return objectEncoder.compress(data, make([]byte, 0, len(data)/2), nil)
 }
 
-// compressBlock is compress for a block's plain bytes, by enc. Compressed
-// bytes are in a buffer of outBuffer's: once written, give them back with
-// putBlockBuffer.
-func compressBlock(enc *encoder, plain []byte) (Codec, []byte, error) {
-	return enc.compress(plain, outBuffer(len(plain)))
+// compressBlock is compress for a block's plain bytes, by enc, in
+// buffers of bufs: once written, give the compressed bytes back to bufs.
+func compressBlock(enc *encoder, plain []byte, bufs *buffers) (Codec, []byte, error) {
+	return enc.compress(plain, bufs.out(len(plain)), bufs)
 }
 
-// SetBulk makes the Writer compress its blocks of smallBlock bytes and
-// more at zstd's default level instead of the better one: for the
-// snapshot of a big tree, which waits on compressing many MiB and gains
-// little from the better level (see bulkEncoder). Call it before the
-// first Put.
-func (w *Writer) SetBulk() { w.bulk = true }
+// bulkBlockTarget is the block size of a Writer set to bulk. Half of
+// BlockTargetSize halves what each of its compressions holds (see
+// maxBulkParallel), for 1.6% more bytes in W1's store (31.3 to 31.8 MiB
+// at 2 cores); reading one object decodes half as much.
+const bulkBlockTarget = 512 << 10
+
+// SetBulk makes the Writer compress its blocks of smallBlock plain bytes
+// and more at zstd's default level instead of the better one, in blocks
+// of bulkBlockTarget, up to maxBulkParallel at once: for the snapshot of
+// a big tree, which waits on compressing many MiB and gains little from
+// the better level (see bulkEncoder). Call it before the first Put.
+func (w *Writer) SetBulk() {
+	w.bulk = true
+	w.sizeBlocks(bulkBlockTarget, parallelism(true))
+}
 
 // encoderFor is the encoder of a block of n plain bytes.
 func (w *Writer) encoderFor(n int) *encoder {
@@ -229,19 +177,20 @@ func (w *Writer) encoderFor(n int) *encoder {
 	return blockEncoder
 }
 
-// compress compresses data into dst.
-func (e *encoder) compress(data, dst []byte) (Codec, []byte, error) {
+// compress compresses data into dst, checking the round trip in a buffer
+// of bufs (nil: a new one).
+func (e *encoder) compress(data, dst []byte, bufs *buffers) (Codec, []byte, error) {
 	if len(data) < 64 {
 		return CodecRaw, data, nil
 	}
 	packed := e.get().EncodeAll(data, dst)
 	if len(packed) >= len(data) {
-		putBlockBuffer(packed)
+		bufs.put(packed)
 		return CodecRaw, data, nil
 	}
-	back, err := zstdDecoder().DecodeAll(packed, outBuffer(len(data)))
+	back, err := zstdDecoder().DecodeAll(packed, bufs.out(len(data)))
 	same := err == nil && bytes.Equal(back, data)
-	putBlockBuffer(back)
+	bufs.put(back)
 	if !same {
 		return 0, nil, fmt.Errorf("zstd round trip of %d bytes failed: %v", len(data), err)
 	}

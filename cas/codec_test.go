@@ -3,39 +3,49 @@ package cas
 import (
 	"bytes"
 	"context"
+	"golang.org/x/sync/errgroup"
 	"runtime"
 	"testing"
 )
 
-// A snapshot's compressions and readers follow the cores up to
-// maxParallel and no further: its memory must not grow with the cores.
+// A Writer's compressions follow the cores up to their cap, the bulk
+// one's and the others', and no further: its memory must not grow with
+// the cores.
 func TestParallelismFollowsCoresUpToTheCap(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
-	for _, tc := range []struct{ procs, want int }{{1, 1}, {2, 2}, {maxParallel, maxParallel}, {16, maxParallel}, {64, maxParallel}} {
+	for _, tc := range []struct{ procs, want, bulk int }{{1, 1, 1}, {2, 2, 2}, {4, 4, 4}, {8, 4, 8}, {16, 4, 8}, {64, 4, 8}} {
 		runtime.GOMAXPROCS(tc.procs)
-		if got := Parallelism(); got != tc.want {
-			t.Errorf("GOMAXPROCS %d: Parallelism() = %d, want %d", tc.procs, got, tc.want)
+		if got, bulk := parallelism(false), parallelism(true); got != tc.want || bulk != tc.bulk {
+			t.Errorf("GOMAXPROCS %d: parallelism %d and %d in bulk, want %d and %d", tc.procs, got, bulk, tc.want, tc.bulk)
 		}
 	}
 }
 
 // A block's plain buffer that starts small keeps its bytes as it grows,
-// and ends at getBlockBuffer's size, so that the pool takes it back.
+// and ends at a full buffer's size, so that the Writer's buffers take it
+// back, for a Writer's blocks and a bulk Writer's alike.
 func TestReservePlainKeepsBytesAndEndsAtThePoolSize(t *testing.T) {
-	plain, want := make([]byte, 0, firstPlainSize), []byte(nil)
-	for i := 0; len(plain) < BlockTargetSize; i++ {
-		member := textObject(i, 1000+i*37%MaxMemberSize)
-		plain = append(reservePlain(plain, len(member)), member...)
-		want = append(want, member...)
-	}
-	if !bytes.Equal(plain, want) {
-		t.Fatal("the bytes changed as the buffer grew")
-	}
-	if cap(plain) != blockBufferSize {
-		t.Fatalf("cap %d, want blockBufferSize %d", cap(plain), blockBufferSize)
-	}
-	if got := reservePlain(plain, MaxMemberSize); cap(got) != blockBufferSize || &got[0] != &plain[0] {
-		t.Fatal("a buffer of the pool's size was replaced")
+	for _, target := range []int{BlockTargetSize, bulkBlockTarget} {
+		bufs := newBuffers(1, target)
+		plain, want := bufs.plain(), []byte(nil)
+		for i := 0; len(plain) < target; i++ {
+			member := textObject(i, 1000+i*37%MaxMemberSize)
+			plain = append(bufs.reserve(plain, len(member)), member...)
+			want = append(want, member...)
+		}
+		if !bytes.Equal(plain, want) {
+			t.Fatal("the bytes changed as the buffer grew")
+		}
+		if size := bufferSize(target); cap(plain) != size {
+			t.Fatalf("blocks of %d: cap %d, want a full buffer's %d", target, cap(plain), size)
+		}
+		if got := bufs.reserve(plain, MaxMemberSize); cap(got) != cap(plain) || &got[0] != &plain[0] {
+			t.Fatal("a full buffer was replaced")
+		}
+		bufs.put(plain)
+		if got := bufs.plain(); cap(got) != cap(plain) || len(got) != 0 {
+			t.Fatalf("a block after it got a buffer of cap %d, len %d, want the one given back", cap(got), len(got))
+		}
 	}
 }
 
@@ -64,14 +74,80 @@ func TestSmallWriteAllocatesNoBlockBuffers(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	write(0)                        // the encoders' and decoder's first use allocates their tables
-	for blockBuffers.Get() != nil { // empty the pool: a free buffer would hide an allocation
-	}
+	write(0) // the encoders' and decoder's first use allocates their tables
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
 	write(1000)
 	runtime.ReadMemStats(&after)
 	if got := after.TotalAlloc - before.TotalAlloc; got > 1<<20 {
-		t.Errorf("a small write allocated %d bytes, want at most 1 MiB (a block buffer is %d)", got, blockBufferSize)
+		t.Errorf("a small write allocated %d bytes, want at most 1 MiB (a block buffer is %d)", got, bufferSize(BlockTargetSize))
+	}
+}
+
+// Many more Puts at once than encoders: every object is stored and reads
+// back, and the Writer's buffers stay within three a block token however
+// many Puts wait (each used to keep a block, and its compressed and
+// round-tripped bytes, while it waited for an encoder), and Flush gives
+// every token back.
+func TestManyPutsShareTheWritersBlocks(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	runtime.GOMAXPROCS(16)
+	ctx := context.Background()
+	const putters, each = 48, 8
+	objects := make([][]byte, putters*each) // 76 MiB, over 60 blocks
+	for i := range objects {
+		objects[i] = textObject(i, 200<<10)
+	}
+	write := func(objects [][]byte) (*Writer, *memIndex, []ID) {
+		db, dir := newMemIndex(), newMemPacks()
+		w := NewWriter(dir, NewStore(dir, db))
+		ids := make([]ID, len(objects))
+		var g errgroup.Group
+		for p := range putters {
+			g.Go(func() error {
+				for i := p; i < len(objects); i += putters {
+					id, err := w.Put(ctx, KindChunk, objects[i])
+					if err != nil {
+						return err
+					}
+					ids[i] = id
+				}
+				return nil
+			})
+		}
+		if err := g.Wait(); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Flush(ctx); err != nil {
+			t.Fatal(err)
+		}
+		return w, db, ids
+	}
+	write(objects[:putters]) // the encoders' and decoders' first use allocates their tables
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	w, db, ids := write(objects)
+	runtime.ReadMemStats(&after)
+	if len(w.blocks) != 0 {
+		t.Errorf("%d block tokens held after Flush", len(w.blocks))
+	}
+	tokens := cap(w.blocks)
+	stored := w.Stats().StoredBytes
+	// Besides the buffers: the packs (in memory here, grown by doubling),
+	// and the entries.
+	limit := uint64(3*tokens*w.bufs.size) + 4*uint64(stored) + 8<<20
+	if got := after.TotalAlloc - before.TotalAlloc; got > limit && !raceDetector {
+		t.Errorf("%d Puts at once of %d MiB allocated %d MiB, want at most %d MiB (%d block tokens)",
+			putters, len(objects)*200>>10, got>>20, limit>>20, tokens)
+	}
+	if _, err := w.Commit(ctx, db, false); err != nil {
+		t.Fatal(err)
+	}
+	s := NewStore(w.packs, db)
+	for i, id := range ids {
+		got, err := s.Get(ctx, id)
+		if err != nil || !bytes.Equal(got, objects[i]) {
+			t.Fatalf("object %d: %v (%d bytes, want %d)", i, err, len(got), len(objects[i]))
+		}
 	}
 }

@@ -191,7 +191,7 @@ func FuzzSalvage(f *testing.F) {
 	f.Add(bytes.Clone(pack))
 	plain := appendMemberHeader(nil, KindTree, Sum(KindTree, data), len(data))
 	plain = append(plain, data...)
-	bcodec, bstored, _ := compressBlock(NewWriter(nil, nil).encoderFor(len(plain)), plain)
+	bcodec, bstored, _ := compressBlock(NewWriter(nil, nil).encoderFor(len(plain)), plain, nil)
 	m := PackEntry{ID: Sum(KindTree, data), Kind: KindTree, Codec: bcodec, Offset: uint32(len(pack)), RawLen: uint32(len(data)), StoredLen: uint32(len(bstored)), BlockLen: uint32(len(plain))}
 	pack = append(pack, appendBlockHeader(nil, bcodec, m.StoredLen, m.BlockLen)...)
 	pack = append(pack, bstored...)

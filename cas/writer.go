@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"slices"
 	"sync"
 
 	"golang.org/x/sync/errgroup"
@@ -53,10 +52,19 @@ type Writer struct {
 	bulk        bool // full blocks take the default level (SetBulk)
 	inlineMax   int64
 
-	mu       sync.Mutex
-	pending  pendingSet
-	cur      *packBuilder
-	open     [2]*openBlock // by blockClass
+	mu      sync.Mutex
+	pending pendingSet
+	cur     *packBuilder
+	open    [2]*openBlock // by blockClass
+	// blocks holds a token for each of the Writer's blocks in memory,
+	// open or being compressed and written: at most one open block of
+	// each class and parallelism's being compressed. A Put that would open
+	// a block waits for a token, so that readers many more than the
+	// encoders keep no blocks waiting for one, and the Writer's buffers
+	// (each block's plain, compressed and round-tripped bytes) are at
+	// most three a token.
+	blocks   chan struct{}
+	bufs     *buffers
 	finished []*packBuilder
 	indexed  []PackInfo // the packs CommitInParts recorded
 	// trailerBytes sums the trailers of the packs finished (see
@@ -73,7 +81,9 @@ var _ Putter = (*Writer)(nil)
 // NewWriter returns a Writer that stores into packs every object that
 // existing does not hold. existing may be nil (store all).
 func NewWriter(packs PackStore, existing Existing) *Writer {
-	return &Writer{packs: packs, existing: existing, blockTarget: BlockTargetSize, fastSmall: true}
+	w := &Writer{packs: packs, existing: existing, fastSmall: true}
+	w.sizeBlocks(BlockTargetSize, parallelism(false))
+	return w
 }
 
 // SetInline makes the Writer keep each pack of at most max bytes in
@@ -112,41 +122,6 @@ func (p *packBuilder) write(b []byte) error {
 		return fmt.Errorf("write pack: %w", err)
 	}
 	return nil
-}
-
-// openBlock is a block being filled: its plain bytes and its members'
-// entries (ID, kind, plain length and Member set).
-type openBlock struct {
-	plain   []byte
-	members []PackEntry
-}
-
-// sortByID puts the members of b, a block of chunks, in the order of
-// their IDs. Parallel hashers put chunks in the order they finish; a
-// block that Flush seals (all of a small snapshot's chunks) then holds
-// the same bytes whatever that order was, and so does its pack, whose
-// size list and status report.
-func (b *openBlock) sortByID() {
-	if slices.IsSortedFunc(b.members, func(x, y PackEntry) int { return compareIDs(x.ID, y.ID) }) {
-		return
-	}
-	sorted := slices.SortedFunc(slices.Values(b.members), func(x, y PackEntry) int { return compareIDs(x.ID, y.ID) })
-	plain := make([]byte, 0, len(b.plain))
-	for i, e := range sorted {
-		end := int(e.Member) + memberHeaderSize + int(e.RawLen)
-		sorted[i].Member = uint32(len(plain))
-		plain = append(plain, b.plain[e.Member:end]...)
-	}
-	putBlockBuffer(b.plain)
-	b.plain, b.members = plain, sorted
-}
-
-// blockClass is the open block an object of kind joins.
-func blockClass(kind Kind) int {
-	if kind == KindChunk {
-		return 0
-	}
-	return 1
 }
 
 // Put stores data unless it is stored already or pending in this Writer.
@@ -188,60 +163,6 @@ func (w *Writer) Put(ctx context.Context, kind Kind, data []byte) (ID, error) {
 	w.stats.Objects++
 	w.stats.RawBytes += int64(len(data))
 	return id, nil
-}
-
-// putMember adds object id to the open block of its class; the call that
-// fills the block compresses it, outside the lock, and writes it.
-func (w *Writer) putMember(ctx context.Context, kind Kind, id ID, data []byte) error {
-	w.mu.Lock()
-	if w.pending.has(id) {
-		w.mu.Unlock()
-		return nil
-	}
-	if err := w.usableLocked(); err != nil {
-		w.mu.Unlock()
-		return err
-	}
-	c := blockClass(kind)
-	b := w.open[c]
-	if b == nil {
-		b = &openBlock{plain: plainBuffer()}
-		w.open[c] = b
-	}
-	b.members = append(b.members, PackEntry{ID: id, Kind: kind, RawLen: uint32(len(data)), Member: uint32(len(b.plain))})
-	b.plain = reservePlain(b.plain, memberHeaderSize+len(data))
-	b.plain = appendMemberHeader(b.plain, kind, id, len(data))
-	b.plain = append(b.plain, data...)
-	w.pending.add(id)
-	w.stats.Objects++
-	w.stats.RawBytes += int64(len(data))
-	full := len(b.plain) >= w.blockTarget
-	if full {
-		w.open[c] = nil
-	}
-	w.mu.Unlock()
-	if !full {
-		return nil
-	}
-	codec, stored, err := compressBlock(w.encoderFor(len(b.plain)), b.plain)
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if err != nil && w.err == nil {
-		w.err = err
-	}
-	return w.appendBlockLocked(ctx, b, codec, stored)
-}
-
-// appendBlockLocked writes block b, stored by codec as stored, and its
-// members' entries, and gives the block's buffers back.
-func (w *Writer) appendBlockLocked(ctx context.Context, b *openBlock, codec Codec, stored []byte) error {
-	defer func() {
-		if codec == CodecZstd {
-			putBlockBuffer(stored)
-		}
-		putBlockBuffer(b.plain)
-	}()
-	return w.writeBlockLocked(ctx, b.members, codec, stored, uint32(len(b.plain)))
 }
 
 // writeBlockLocked writes a block of blockLen plain bytes, stored by
@@ -320,29 +241,6 @@ func (w *Writer) appendLocked(ctx context.Context, e PackEntry, stored []byte) e
 	w.cur.entries = append(w.cur.entries, e)
 	w.pending.add(e.ID)
 	return w.endRecordLocked(ctx)
-}
-
-// sealLocked compresses and writes the open blocks.
-func (w *Writer) sealLocked(ctx context.Context) error {
-	for c, b := range w.open {
-		if b == nil {
-			continue
-		}
-		w.open[c] = nil
-		if c == blockClass(KindChunk) {
-			b.sortByID() // the others' order is their one writer's
-		}
-		codec, stored, err := compressBlock(w.encoderFor(len(b.plain)), b.plain)
-		if err != nil {
-			putBlockBuffer(b.plain)
-			w.err = err
-			return err
-		}
-		if err := w.appendBlockLocked(ctx, b, codec, stored); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 func (w *Writer) startPack(ctx context.Context) error {
@@ -561,7 +459,12 @@ func (w *Writer) Abort() {
 		w.cur.w.Abort()
 	}
 	w.cur = nil
-	w.open = [2]*openBlock{}
+	for c, b := range w.open {
+		if b != nil {
+			w.open[c] = nil
+			w.dropBlock(b)
+		}
+	}
 	for _, p := range w.finished {
 		if p.inline == nil {
 			w.packs.Remove(context.Background(), PackInfo{Name: p.name}.FileName())

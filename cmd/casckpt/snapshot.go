@@ -212,9 +212,9 @@ const bigSnapshot = 32 << 20
 // tightenGCPast returns a progress callback that, once a snapshot has
 // hashed more than limit bytes, sets GOGC to 50 (unless the environment
 // sets GOGC). A first snapshot of a large tree compresses with an encoder
-// per core up to cas.Parallelism's cap (cas's blockEncoder), whose tables
-// and buffers took W1 on 2 cores to 69.7 MiB of peak RSS; with GOGC 50 from 32 MiB hashed on it peaks at 58.9
-// MiB (60.0 at most in 4 runs; 63.7 from 64 MiB on). A turn's snapshot
+// per core up to a cap (cas's parallelism), whose tables and buffers took
+// W1 on 2 cores to 69.7 MiB of peak RSS; with GOGC 50 from 32 MiB hashed
+// on it peaked at 58.9 MiB (60.0 at most in 4 runs; 63.7 from 64 MiB on). A turn's snapshot
 // never hashes that much and keeps startGCPercent, which costs it about 5
 // ms less (a W3 turn at GOGC 100: 57.6 against 62.2 ms). It is safe for
 // concurrent use.

@@ -28,7 +28,7 @@ const (
 type Options struct {
 	MaxFileSize int64 // files larger than this, at the walk or while read, are excluded (default 10 MiB)
 	MaxFiles    int   // more files and links than this fail the scan (default 50,000)
-	Workers     int   // parallel hashers (default cas.Parallelism)
+	Workers     int   // files read at once (default readers: one a core, at most maxReaders)
 	// Exclude lists gitignore-syntax patterns, relative to the root,
 	// excluded as DefaultExcludes are: a .gitignore negation and the git
 	// index override them alike, and ExcludedByDefault does not count them.
@@ -80,7 +80,7 @@ func (o Options) withDefaults() Options {
 		o.MaxFiles = DefaultMaxFiles
 	}
 	if o.Workers <= 0 {
-		o.Workers = cas.Parallelism()
+		o.Workers = readers()
 	}
 	if o.Trees == nil {
 		o.Cache = nil

@@ -163,8 +163,22 @@ func (s *scanner) describe(child *node, dh dir, d *dirNode, st *osfs.Stat) bool 
 
 // walkers bounds the goroutines listing directories: four a core, as a
 // listing waits on its system calls and holds little memory (unlike the
-// hashers, which cas.Parallelism bounds).
+// readers: see maxReaders).
 func walkers() int { return 4 * runtime.GOMAXPROCS(0) }
+
+// maxReaders caps how many files a scan reads at once. A reader holds a
+// chunking buffer (512 KiB) and a small file's bytes, not a block: the
+// store's Writer bounds its blocks in memory by the blocks it compresses
+// at once, however many readers fill them. Reading, hashing and chunking
+// take about half of a first snapshot's CPU, so readers beyond the
+// compressors keep them busy: on a quiet machine taskset to 8 cores, W1
+// with 8 readers and 4 compressions took 0.425 s against 0.606 s with 4
+// readers (BENCHMARKS.md, "W1 on 16 cores, measured").
+const maxReaders = 16
+
+// readers is how many files a scan reads at once: one a core, at most
+// maxReaders.
+func readers() int { return min(runtime.GOMAXPROCS(0), maxReaders) }
 
 // walkSubdirs walks the directories subdirs: each in a new goroutine
 // while the semaphore has room, otherwise on this one.

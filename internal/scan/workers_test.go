@@ -3,20 +3,20 @@ package scan
 import (
 	"runtime"
 	"testing"
-
-	"github.com/casckpt/casckpt/cas"
 )
 
-// The hashers are as many as the store compresses at once, not one a
-// core: on 16 cores a first snapshot reads cas.Parallelism() files at a
-// time, while the walk still lists with four goroutines a core.
-func TestHashersFollowTheStoresParallelism(t *testing.T) {
+// A scan reads one file a core up to maxReaders, and lists with four
+// goroutines a core: a reader holds no block (the store's Writer bounds
+// those), so readers may outnumber the store's compressions.
+func TestReadersFollowTheCoresUpToTheCap(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
-	runtime.GOMAXPROCS(16)
-	if got, want := (Options{}).withDefaults().Workers, cas.Parallelism(); got != want || want >= 16 {
-		t.Errorf("default hashers at GOMAXPROCS 16: %d, want cas.Parallelism() (%d, under 16)", got, want)
-	}
-	if got := walkers(); got != 64 {
-		t.Errorf("walkers at GOMAXPROCS 16: %d, want 64", got)
+	for _, tc := range []struct{ procs, readers int }{{1, 1}, {2, 2}, {8, 8}, {16, 16}, {64, maxReaders}} {
+		runtime.GOMAXPROCS(tc.procs)
+		if got := (Options{}).withDefaults().Workers; got != tc.readers {
+			t.Errorf("readers at GOMAXPROCS %d: %d, want %d", tc.procs, got, tc.readers)
+		}
+		if got := walkers(); got != 4*tc.procs {
+			t.Errorf("walkers at GOMAXPROCS %d: %d, want %d", tc.procs, got, 4*tc.procs)
+		}
 	}
 }
