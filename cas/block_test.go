@@ -655,7 +655,7 @@ func TestFlushedChunksDoNotDependOnPutOrder(t *testing.T) {
 
 // TestBulkWriterTakesTheDefaultLevel: a Writer set to bulk stores each
 // block of smallBlock plain bytes or more as zstd's default level
-// compresses it, in blocks of bulkBlockTarget, one not set to bulk as the
+// compresses it, in blocks of bulkTarget, one not set to bulk as the
 // better level does, in blocks of BlockTargetSize, and both take the
 // fastest level for a smaller block; every object reads back.
 func TestBulkWriterTakesTheDefaultLevel(t *testing.T) {
@@ -690,7 +690,7 @@ func TestBulkWriterTakesTheDefaultLevel(t *testing.T) {
 		sizes := map[*encoder]int{}
 		target := BlockTargetSize
 		if bulk {
-			target = bulkBlockTarget
+			target = bulkTarget
 		}
 		for _, e := range blocks {
 			stored := b[int(e.Offset)+blockHeaderSize : int(e.Offset)+blockHeaderSize+int(e.StoredLen)]

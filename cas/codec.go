@@ -37,32 +37,45 @@ type encoder struct {
 const smallBlock = 256 << 10
 
 // maxParallel and maxBulkParallel cap how many blocks a Writer compresses
-// at once (see parallelism). Each compression in flight holds an encoder
-// and three buffers of a block and a member (plain, compressed and
-// round-tripped bytes). At the better level that is about 9 MiB a slot
-// (its tables alone take 4 MiB, its blocks 1 MiB): with a slot per core W1
-// took 173-191 MiB of peak RSS at GOMAXPROCS 16, and on a quiet 16-core
-// machine a cap of 4 matched one slot a core (BENCHMARKS.md, "W1 on more
-// cores (#30)"). A Writer set to bulk needs about 4.5 MiB a slot (the
-// default level's tables take 1.25 MiB, its blocks bulkBlockTarget), so
-// it takes 8: on that machine (taskset to 16 cores, W1) 8 slots of 512 KiB
-// blocks took 0.313 s against 0.411 s with 4 slots of 1 MiB, at 89 MiB of
-// peak RSS against 88 (BENCHMARKS.md, "W1 on 16 cores, measured").
+// at once (see parallelism and bulkBlocks). Each compression in flight
+// holds an encoder and three buffers of a block and a member (plain,
+// compressed and round-tripped bytes). At the better level that is about
+// 9 MiB a slot (its tables alone take 4 MiB, its blocks 1 MiB): with a
+// slot per core W1 took 173-191 MiB of peak RSS at GOMAXPROCS 16, and on
+// a quiet 16-core machine a cap of 4 matched one slot a core
+// (BENCHMARKS.md, "W1 on more cores (#30)"). A Writer set to bulk (the
+// default level's tables take 1.25 MiB) takes up to 8.
 const (
 	maxParallel     = 4
 	maxBulkParallel = 8
 )
 
-// parallelism is how many blocks a Writer compresses at once: one a core
-// (GOMAXPROCS), at most maxBulkParallel for a Writer set to bulk and
-// maxParallel for the others, so that its memory does not grow with the
-// cores.
-func parallelism(bulk bool) int {
-	if bulk {
-		return min(runtime.GOMAXPROCS(0), maxBulkParallel)
+// parallelism is how many blocks a Writer not set to bulk compresses at
+// once: one a core (GOMAXPROCS), at most maxParallel, so that its memory
+// does not grow with the cores.
+func parallelism() int { return min(runtime.GOMAXPROCS(0), maxParallel) }
+
+// bulkBlocks returns the block size and the compressions at once of a
+// Writer set to bulk: one a core up to maxBulkParallel, in blocks of
+// BlockTargetSize up to maxParallel of them, of half that past it, which
+// halves what each holds (about 4.5 MiB a slot). On a quiet machine
+// taskset to 16 cores (W1, BENCHMARKS.md "W1 on 16 cores, measured") 8
+// slots of 512 KiB took 0.313 s against 0.363 s with 8 of 1 MiB (whose
+// collections at the 96 MiB limit took 0.2 s more CPU) and 0.411 s with 4
+// of 1 MiB, at 89, 95 and 88 MiB of peak RSS; on 2 cores 1 MiB blocks
+// took 0.845 s against 0.945 s with 512 KiB (half the blocks to start and
+// check), and 1.6% fewer bytes.
+func bulkBlocks() (target, slots int) {
+	slots = min(runtime.GOMAXPROCS(0), maxBulkParallel)
+	if slots > maxParallel {
+		return BlockTargetSize / 2, slots
 	}
-	return min(runtime.GOMAXPROCS(0), maxParallel)
+	return BlockTargetSize, slots
 }
+
+// bulkTarget and bulkSlots are bulkBlocks at the process's start: the
+// bulk encoder's window and streams are made for them.
+var bulkTarget, bulkSlots = bulkBlocks()
 
 // The zstd levels of a Writer's blocks of smallBlock plain bytes and
 // more: BlockLevel, or BulkLevel for a Writer set to bulk (SetBulk).
@@ -74,7 +87,7 @@ const (
 var (
 	objectEncoder = &encoder{opts: []zstd.EOption{
 		zstd.WithEncoderLevel(zstd.SpeedDefault),
-		zstd.WithEncoderConcurrency(parallelism(false)),
+		zstd.WithEncoderConcurrency(parallelism()),
 		zstd.WithWindowSize(1 << 20)}}
 	// blockEncoder compresses full blocks: SpeedBetterCompression makes the
 	// W3 project's blocks 7% smaller than SpeedDefault, for about 25% more
@@ -83,15 +96,15 @@ var (
 	// tables alone take 4 MiB): W1 took 1,211 ms against 1,609 with one on
 	// a quiet machine, at 69.7 MiB of peak RSS against 59.0 (the command
 	// brings it back under 64: see its snapshot).
-	blockEncoder = fullBlockEncoder(BlockLevel, parallelism(false), BlockTargetSize)
+	blockEncoder = fullBlockEncoder(BlockLevel, parallelism(), BlockTargetSize)
 	// bulkEncoder compresses the full blocks of a Writer set to bulk (a
 	// big tree's snapshot): on GOROOT/src (W1) SpeedDefault took 0.70x
 	// the better level's CPU and wall time for 4.5% more bytes, and its
 	// time held within 16% from one run to the next where the better
 	// level's swung 40-68% in the same minutes (its 4 MiB table, read at
 	// random, pays for whatever else uses the caches). Its window is its
-	// blocks' size, bulkBlockTarget.
-	bulkEncoder = fullBlockEncoder(BulkLevel, parallelism(true), bulkBlockTarget)
+	// blocks' size (bulkTarget).
+	bulkEncoder = fullBlockEncoder(BulkLevel, bulkSlots, bulkTarget)
 	fastEncoder = &encoder{opts: []zstd.EOption{
 		zstd.WithEncoderLevel(zstd.SpeedFastest),
 		zstd.WithEncoderConcurrency(1),
@@ -150,20 +163,14 @@ func compressBlock(enc *encoder, plain []byte, bufs *buffers) (Codec, []byte, er
 	return enc.compress(plain, bufs.out(len(plain)), bufs)
 }
 
-// bulkBlockTarget is the block size of a Writer set to bulk. Half of
-// BlockTargetSize halves what each of its compressions holds (see
-// maxBulkParallel), for 1.6% more bytes in W1's store (31.3 to 31.8 MiB
-// at 2 cores); reading one object decodes half as much.
-const bulkBlockTarget = 512 << 10
-
 // SetBulk makes the Writer compress its blocks of smallBlock plain bytes
-// and more at zstd's default level instead of the better one, in blocks
-// of bulkBlockTarget, up to maxBulkParallel at once: for the snapshot of
-// a big tree, which waits on compressing many MiB and gains little from
-// the better level (see bulkEncoder). Call it before the first Put.
+// and more at zstd's default level instead of the better one, in the
+// blocks and as many at once as bulkBlocks says: for the snapshot of a
+// big tree, which waits on compressing many MiB and gains little from the
+// better level (see bulkEncoder). Call it before the first Put.
 func (w *Writer) SetBulk() {
 	w.bulk = true
-	w.sizeBlocks(bulkBlockTarget, parallelism(true))
+	w.sizeBlocks(bulkTarget, bulkSlots)
 }
 
 // encoderFor is the encoder of a block of n plain bytes.

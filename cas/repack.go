@@ -26,7 +26,7 @@ const mergedBlockTarget = 256 << 10
 // and points the index at the copies.
 func (sw *Sweep) repack(ctx context.Context, idx IndexWriter, packs []*packUsage) error {
 	sw.writer = NewWriter(sw.packs, nil)
-	sw.writer.sizeBlocks(mergedBlockTarget, parallelism(false))
+	sw.writer.sizeBlocks(mergedBlockTarget, parallelism())
 	sw.writer.fastSmall = false // no turn waits for a sweep
 	for _, u := range packs {
 		if err := sw.copyLive(ctx, idx, u); err != nil {

@@ -58,7 +58,7 @@ type Writer struct {
 	open    [2]*openBlock // by blockClass
 	// blocks holds a token for each of the Writer's blocks in memory,
 	// open or being compressed and written: at most one open block of
-	// each class and parallelism's being compressed. A Put that would open
+	// each class and the compressions in flight. A Put that would open
 	// a block waits for a token, so that readers many more than the
 	// encoders keep no blocks waiting for one, and the Writer's buffers
 	// (each block's plain, compressed and round-tripped bytes) are at
@@ -82,7 +82,7 @@ var _ Putter = (*Writer)(nil)
 // existing does not hold. existing may be nil (store all).
 func NewWriter(packs PackStore, existing Existing) *Writer {
 	w := &Writer{packs: packs, existing: existing, fastSmall: true}
-	w.sizeBlocks(BlockTargetSize, parallelism(false))
+	w.sizeBlocks(BlockTargetSize, parallelism())
 	return w
 }
 
