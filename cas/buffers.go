@@ -94,3 +94,16 @@ func (b *buffers) put(buf []byte) {
 	default:
 	}
 }
+
+// drop lets the free buffers go: a Writer whose Puts are done (Flush)
+// keeps none through its commit, which can be the peak of a big
+// snapshot's memory (the index and stat cache of every file).
+func (b *buffers) drop() {
+	for {
+		select {
+		case <-b.free:
+		default:
+			return
+		}
+	}
+}

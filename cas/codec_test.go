@@ -93,7 +93,7 @@ func TestSmallWriteAllocatesNoBlockBuffers(t *testing.T) {
 // every object is stored and reads back, and the Writer's buffers stay
 // within three a block token however many Puts wait (each used to keep a
 // block, and its compressed and round-tripped bytes, while it waited for
-// an encoder), and Flush gives every token back.
+// an encoder), and Flush gives every token back and lets the buffers go.
 func TestManyPutsShareTheWritersBlocks(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
 	runtime.GOMAXPROCS(16)
@@ -135,8 +135,8 @@ func TestManyPutsShareTheWritersBlocks(t *testing.T) {
 		runtime.ReadMemStats(&before)
 		w, db, ids := write(objects)
 		runtime.ReadMemStats(&after)
-		if len(w.blocks) != 0 {
-			t.Errorf("blocks of %d: %d block tokens held after Flush", size.target, len(w.blocks))
+		if len(w.blocks) != 0 || len(w.bufs.free) != 0 {
+			t.Errorf("blocks of %d: %d block tokens held and %d free buffers kept after Flush", size.target, len(w.blocks), len(w.bufs.free))
 		}
 		tokens := cap(w.blocks)
 		stored := w.Stats().StoredBytes

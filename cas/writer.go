@@ -329,6 +329,7 @@ func (w *Writer) Flush(ctx context.Context) error {
 	if err := w.sealLocked(ctx); err != nil {
 		return err
 	}
+	w.bufs.drop() // the Puts are done: the commit that follows needs the memory
 	if w.cur != nil {
 		if w.err = w.finishPack(ctx); w.err != nil {
 			return w.err
