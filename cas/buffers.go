@@ -12,7 +12,7 @@ const firstPlainSize = 64 << 10
 // bytes, its compressed bytes, the round trip check's output), which
 // would otherwise be garbage every few MiB of a snapshot and grow the
 // heap by as much. It keeps at most as many as the Writer uses at once
-// (see Writer.blocks), and they go with the Writer. A sync.Pool shared
+// (see Writer.blocks), and lets them go at Flush (drop). A sync.Pool shared
 // by the process kept a buffer in each P's private slot, where no other
 // P takes it: at GOMAXPROCS 16 a first snapshot held 22 buffers (28.7
 // MiB of its heap) while it used 14 at most. A nil *buffers recycles

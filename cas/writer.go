@@ -59,8 +59,8 @@ type Writer struct {
 	// blocks holds a token for each of the Writer's blocks in memory,
 	// open or being compressed and written: at most one open block of
 	// each class and the compressions in flight. A Put that would open
-	// a block waits for a token, so that readers many more than the
-	// encoders keep no blocks waiting for one, and the Writer's buffers
+	// a block waits for a token, so that many more readers than encoders
+	// keep no blocks waiting for one, and the Writer's buffers
 	// (each block's plain, compressed and round-tripped bytes) are at
 	// most three a token.
 	blocks   chan struct{}
