@@ -30,32 +30,39 @@ func newBuffers(n, target int) *buffers {
 
 // full returns an empty buffer of a full buffer's capacity.
 func (b *buffers) full() []byte {
+	if buf, ok := b.reuse(); ok {
+		return buf
+	}
 	if b == nil {
 		return make([]byte, 0, bufferSize(BlockTargetSize))
-	}
-	select {
-	case buf := <-b.free:
-		return buf[:0]
-	default:
 	}
 	return make([]byte, 0, b.size)
 }
 
 // plain returns an empty buffer for a block's plain bytes: a free full
-// one, else a small one that reserve grows. A turn stores a
-// few KiB in each of its two blocks; a full-size buffer for each, and two
-// more for each block's compressed and round-tripped bytes (see out),
-// were 7.5 MiB of the 8 MiB of heap at which a process first collects,
-// and drew a collection (about 3 ms of CPU) into every turn.
+// one, else a small one that reserve grows. A turn stores a few KiB in
+// each of its two blocks; a full-size buffer for each, and two more for
+// each block's compressed and round-tripped bytes (see out), were 7.5 MiB
+// of the 8 MiB of heap at which a process first collects, and drew a
+// collection (about 3 ms of CPU) into every turn.
 func (b *buffers) plain() []byte {
-	if b != nil {
-		select {
-		case buf := <-b.free:
-			return buf[:0]
-		default:
-		}
+	if buf, ok := b.reuse(); ok {
+		return buf
 	}
 	return make([]byte, 0, firstPlainSize)
+}
+
+// reuse returns a free full buffer, emptied, if there is one.
+func (b *buffers) reuse() ([]byte, bool) {
+	if b == nil {
+		return nil, false
+	}
+	select {
+	case buf := <-b.free:
+		return buf[:0], true
+	default:
+		return nil, false
+	}
 }
 
 // reserve returns plain with room for n more bytes: plain itself when it

@@ -62,9 +62,10 @@ func parallelism() int { return min(runtime.GOMAXPROCS(0), maxParallel) }
 // taskset to 16 cores (W1, BENCHMARKS.md "W1 on 16 cores, measured") 8
 // slots of 512 KiB took 0.313 s against 0.363 s with 8 of 1 MiB (whose
 // collections at the 96 MiB limit took 0.2 s more CPU) and 0.411 s with 4
-// of 1 MiB, at 89, 95 and 88 MiB of peak RSS; on 2 cores 1 MiB blocks
-// took 0.845 s against 0.945 s with 512 KiB (half the blocks to start and
-// check), and 1.6% fewer bytes.
+// of 1 MiB, at 89, 95 and 88 MiB of peak RSS; on 2 cores (this VM,
+// BenchmarkCmdW1W2) 512 KiB blocks took 821-854 ms against 731-736 ms
+// with 1 MiB (twice the blocks to start and check), and on the device
+// stored 1.6% more bytes.
 func bulkBlocks() (target, slots int) {
 	slots = min(runtime.GOMAXPROCS(0), maxBulkParallel)
 	if slots > maxParallel {

@@ -18,9 +18,9 @@ import (
 )
 
 // A release's casckpt is built without s3:// stores (the tag
-// casckpt_nobucket): the S3 client's package initialisation took 1.2 ms
-// of every process (--version 5.65 against 4.41 ms; a W3 turn 15.9
-// against 14.9 ms). A command line that names an s3:// store runs in the
+// casckpt_nobucket): the S3 client's package initialisation took about
+// 1 ms of every process (BenchmarkCmdW3W5's turn past keep 15.45 against
+// 14.48 ms, 3 rounds). A command line that names an s3:// store runs in the
 // companion instead, the build with them, shipped beside it, as git runs
 // git-remote-https so that git itself does not link libcurl; it pays
 // about 4 ms for the second start (BenchmarkCmdS3W3's turn 28.3-28.8
