@@ -1,4 +1,4 @@
-//go:build !casckpt_nobucket
+//go:build !casckpt_lean
 
 package casckpt
 
@@ -10,7 +10,7 @@ import (
 )
 
 // BucketsBuiltIn reports whether this build opens s3:// stores itself. A
-// build with the tag casckpt_nobucket leaves out the S3 client and its
+// build with the tag casckpt_lean leaves out the S3 client and its
 // start-up cost (see openbucket_none.go).
 const BucketsBuiltIn = true
 

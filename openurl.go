@@ -20,7 +20,7 @@ func IsBucket(location string) bool { return strings.HasPrefix(location, "s3://"
 // opts.CacheDir, which may be deleted at any time: the bucket is the
 // truth. The first use of a cache probes the server's conditional
 // writes, and refuses a server that ignores them. A build with the tag
-// casckpt_nobucket has no S3 client and refuses s3:// locations (see
+// casckpt_lean has no S3 client and refuses s3:// locations (see
 // BucketsBuiltIn).
 func OpenURL(ctx context.Context, location string, opts Options) (*Store, error) {
 	if !IsBucket(location) {

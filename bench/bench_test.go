@@ -47,13 +47,14 @@ var (
 
 // casckptBinary builds the command once, as a release does, for the
 // measurements that need a process of its own (peak RSS, the command's
-// own latency): casckpt without the S3 client (the tag casckpt_nobucket)
-// and casckpt-s3 beside it, which it runs for an s3:// store.
+// own latency): the lean casckpt (the tag casckpt_lean: no S3 client,
+// go-git or MCP SDK) and casckpt-full beside it, the whole program, which
+// it runs for an s3:// store.
 func casckptBinary(b *testing.B) string {
 	binOnce.Do(func() {
 		dir, _ := os.MkdirTemp("", "casckpt-bench")
 		binPath = filepath.Join(dir, "casckpt")
-		for out, tags := range map[string]string{binPath: "casckpt_nobucket", filepath.Join(dir, "casckpt-s3"): ""} {
+		for out, tags := range map[string]string{binPath: "casckpt_lean", filepath.Join(dir, "casckpt-full"): ""} {
 			build := exec.Command("go", "build", "-tags", tags, "-o", out, "../cmd/casckpt")
 			build.Env = append(os.Environ(), "CGO_ENABLED=0")
 			if msg, err := build.CombinedOutput(); err != nil {

@@ -1,3 +1,5 @@
+//go:build !casckpt_lean
+
 package main
 
 import (

@@ -290,7 +290,7 @@ func (g *globals) openAt(location string, opts casckpt.Options) (*casckpt.Store,
 		return casckpt.Open(location, opts)
 	}
 	if !casckpt.BucketsBuiltIn {
-		return nil, noCompanion(location)
+		return nil, noCompanion(location, "s3:// stores")
 	}
 	opts, err := g.bucketOptions(opts)
 	if err != nil {

@@ -18,6 +18,12 @@
 // Claude Code hook itself is integrations/claudecode; hook.go wires stdin,
 // stdout and the store into it.
 //
+// A command that needs go-git or the MCP SDK (migrate, clear-legacy,
+// status, mcp) keeps its runX in a file of the whole build only (the tag
+// !casckpt_lean: migraterun.go, clearlegacyrun.go, statuslegacy.go,
+// mcprun.go); the lean build's handoff_lean.go hands those command lines,
+// and those on an s3:// store, to the whole build beside it (handoff.go).
+//
 // serve.go runs each request's command line through execute (app.go),
 // the same command tree a process runs, one request at a time in this
 // process: a request's cwd is the process's directory while it runs.

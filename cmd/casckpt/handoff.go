@@ -17,16 +17,53 @@ import (
 	"github.com/casckpt/casckpt/jsonapi"
 )
 
-// A release's casckpt is built without s3:// stores (the tag
-// casckpt_nobucket): the S3 client's package initialisation took about
-// 1 ms of every process (BenchmarkCmdW3W5's turn past keep 15.45 against
-// 14.48 ms, 3 rounds). A command line that names an s3:// store runs in the
-// companion instead, the build with them, shipped beside it, as git runs
-// git-remote-https so that git itself does not link libcurl; it pays
-// about 4 ms for the second start (BenchmarkCmdS3W3's turn 28.3-28.8
-// against 32.4-33.0 ms). A build without the tag (go build, go install)
-// is whole and runs everything itself.
-const companion = "casckpt-s3"
+// A release's casckpt is lean (the tag casckpt_lean): it links neither
+// the S3 client, nor go-git (what reads other agents' checkpoints), nor
+// the MCP SDK, whose package initialisation cost every process, a turn
+// or a hook's call, about 2 ms (casckpt --version 5.5-6.0 against 7.9-8.3
+// ms; BenchmarkCmdW3W5's turn 18.1-18.4 ms against 19.5-19.7 ms for a
+// casckpt without only the S3 client). A command line that
+// needs one of them runs in the companion instead, the whole build,
+// shipped beside it, as git runs git-remote-https so that git itself does
+// not link libcurl: one that names an s3:// store, and status, migrate,
+// clear-legacy and mcp (wholeCommands); it pays about 4 ms for the second
+// start (BenchmarkCmdS3W3's turn 28.3-28.8 against 32.4-33.0 ms). A build
+// without the tag (go build, go install) is whole and runs everything
+// itself.
+const companion = "casckpt-full"
+
+// wholeCommands are the commands that need the whole build: status and
+// clear-legacy read other agents' git stores (go-git), as migrate does,
+// and mcp is the MCP SDK's server.
+var wholeCommands = map[string]bool{"status": true, "migrate": true, "clear-legacy": true, "mcp": true}
+
+// needsCompanion reports whether a lean casckpt runs the command line args,
+// in environment env, in the companion: it may name an s3:// store
+// (namesBucket), or runs one of wholeCommands (help for one too).
+func needsCompanion(args []string, env func(string) string) bool {
+	name, rest := commandName(args)
+	if name == "help" {
+		name, _ = commandName(rest)
+	}
+	return wholeCommands[name] || namesBucket(args, env)
+}
+
+// commandName returns the command that args run, the first argument that
+// is neither a flag nor the value of a root flag that takes one (--store,
+// --color), and the arguments after it; "" when there is none.
+func commandName(args []string) (string, []string) {
+	for i := 0; i < len(args); i++ {
+		switch a := args[i]; {
+		case a == "--":
+			return "", nil
+		case a == "--store" || a == "--color":
+			i++
+		case !strings.HasPrefix(a, "-"):
+			return a, args[i+1:]
+		}
+	}
+	return "", nil
+}
 
 // namesBucket reports whether the command line args, in environment env,
 // may name an s3:// store: --store s3://..., --store=s3://... or
@@ -67,24 +104,25 @@ func companionPath() (string, error) {
 	return filepath.Join(filepath.Dir(exe), name), nil
 }
 
-// noCompanion is the error of a build without s3:// stores asked to open
-// one at location: the companion is missing, or did not start.
-func noCompanion(location string) error {
+// noCompanion is the error of a lean casckpt asked for subject, which
+// needs the whole build for need (s3:// stores, or a command of
+// wholeCommands), when the companion is missing or did not start.
+func noCompanion(subject, need string) error {
 	where, err := companionPath()
 	if err != nil {
 		where = companion + " beside this casckpt"
 	}
-	return fmt.Errorf("%w: %s: this casckpt runs %s for s3:// stores, and it is missing or does not start: reinstall casckpt (its archives, pip and npm packages ship both), or use one built with s3:// stores (go build ./cmd/casckpt)", casckpt.ErrRefused, location, where)
+	return fmt.Errorf("%w: %s: this casckpt runs %s for %s, and it is missing or does not start: reinstall casckpt (its archives, pip and npm packages ship both), or use a whole build (go build ./cmd/casckpt)", casckpt.ErrRefused, subject, where, need)
 }
 
 // inCompanion runs args in the companion as a child process, on std and
-// with env, for a command that serve, ui or mcp runs in this process (see
-// execute) naming an s3:// store in a build without them, and returns its
-// outcome. It reports false, having run nothing, when this build has s3://
-// stores, args names none, or the companion does not start: the command
-// then runs here (and refuses the store, see noCompanion).
+// with env, for a command that serve or ui runs in this process (see
+// execute) and that a lean casckpt does not run (needsCompanion), and
+// returns its outcome. It reports false, having run nothing, when this
+// build is whole, args need it not, or the companion does not start: the
+// command then runs here (and refuses, see noCompanion).
 func inCompanion(ctx context.Context, args []string, std stdio, env func(string) string) (outcome, bool) {
-	if casckpt.BucketsBuiltIn || !namesBucket(args, env) {
+	if !lean || !needsCompanion(args, env) {
 		return outcome{}, false
 	}
 	path, err := companionPath()

@@ -1,6 +1,9 @@
+//go:build !casckpt_lean
+
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -10,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/casckpt/casckpt/internal/s3test"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 func TestNamesBucket(t *testing.T) {
@@ -41,32 +45,69 @@ func TestNamesBucket(t *testing.T) {
 	}
 }
 
-// TestWithoutBucketsHandsOffToCompanion builds casckpt as a release does
-// (the tag casckpt_nobucket: no S3 client linked) beside the whole build
-// named casckpt-s3. A snapshot and a restore in a real bucket run through
-// the companion; a store in a directory needs none; and with the
-// companion gone, the s3:// store is refused in one line that says where
-// it was looked for and what to do.
-func TestWithoutBucketsHandsOffToCompanion(t *testing.T) {
+func TestNeedsCompanion(t *testing.T) {
+	noEnv := func(string) string { return "" }
+	for _, c := range []struct {
+		args []string
+		want bool
+	}{
+		{[]string{"snapshot", "."}, false},
+		{[]string{"status"}, true},
+		{[]string{"--json", "status"}, true},
+		{[]string{"--store", "/s", "--color=never", "migrate", "--from", "x"}, true},
+		{[]string{"--store", "status", "list"}, false}, // a store named status
+		{[]string{"--color", "never", "clear-legacy"}, true},
+		{[]string{"mcp"}, true},
+		{[]string{"help", "migrate"}, true},
+		{[]string{"help", "snapshot"}, false},
+		{[]string{"list", "status"}, false}, // a project named status
+		{[]string{"--", "status"}, false},
+		{[]string{"--store", "s3://b", "list"}, true},
+		{nil, false},
+	} {
+		if got := needsCompanion(c.args, noEnv); got != c.want {
+			t.Errorf("needsCompanion(%q) = %v, want %v", c.args, got, c.want)
+		}
+	}
+}
+
+// leanPair builds casckpt as a release does (the tag casckpt_lean: no S3
+// client, go-git or MCP SDK linked, which it checks) into a directory,
+// beside the whole build named casckpt-full, and returns both paths.
+func leanPair(t *testing.T) (lean, companionBin string) {
 	dir := t.TempDir()
-	lean := filepath.Join(dir, "casckpt")
-	build := exec.Command("go", "build", "-tags", "casckpt_nobucket", "-o", lean, ".")
+	lean = filepath.Join(dir, "casckpt")
+	build := exec.Command("go", "build", "-tags", "casckpt_lean", "-o", lean, ".")
 	build.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build -tags casckpt_nobucket: %v\n%s", err, out)
+		t.Fatalf("go build -tags casckpt_lean: %v\n%s", err, out)
 	}
-	if out, err := exec.Command("go", "version", "-m", lean).CombinedOutput(); err != nil || strings.Contains(string(out), "minio") {
-		t.Fatalf("the build without buckets links the S3 client (%v):\n%s", err, out)
+	out, err := exec.Command("go", "version", "-m", lean).CombinedOutput()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, module := range []string{"github.com/minio/minio-go", "github.com/go-git/", "github.com/modelcontextprotocol/"} {
+		if strings.Contains(string(out), module) {
+			t.Fatalf("the lean build links %s:\n%s", module, out)
+		}
 	}
 	whole, err := os.ReadFile(binary(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	companionBin := filepath.Join(dir, companion)
+	companionBin = filepath.Join(dir, companion)
 	if err := os.WriteFile(companionBin, whole, 0o755); err != nil {
 		t.Fatal(err)
 	}
+	return lean, companionBin
+}
 
+// TestLeanHandsOffBucketStores: a snapshot and a restore in a real bucket
+// run through the companion, as do serve's requests on it; a store in a
+// directory needs none; and with the companion gone, the s3:// store is
+// refused in one line that says where it was looked for and what to do.
+func TestLeanHandsOffBucketStores(t *testing.T) {
+	lean, companionBin := leanPair(t)
 	b := newBinEnv(t)
 	b.bin = lean
 	s3Env(t, b, s3test.Start(t))
@@ -117,6 +158,52 @@ func TestWithoutBucketsHandsOffToCompanion(t *testing.T) {
 	local.ok("snapshot", proj)
 	if l := jsonOf[[]map[string]any](t, local.ok("list", proj, "--json").out); len(l) != 1 {
 		t.Fatalf("a store in a directory without the companion lists %v", l)
+	}
+}
+
+// TestLeanHandsOffWholeCommands: status, migrate and an MCP session (the
+// official SDK's client) of a store in a directory run through the
+// companion, as does serve's status; with the companion gone, each of
+// status, migrate, clear-legacy and mcp is refused in one line that says
+// where it was looked for and what to do.
+func TestLeanHandsOffWholeCommands(t *testing.T) {
+	lean, companionBin := leanPair(t)
+	proj := t.TempDir()
+	writeFiles(t, proj, map[string]string{"a.txt": "one\n"})
+	local := newBinEnv(t)
+	local.bin = lean
+	local.ok("snapshot", proj)
+	if st := jsonOf[map[string]any](t, local.ok("status", "--json").out); st["store"] != local.store() || len(st["projects"].([]any)) != 1 {
+		t.Fatalf("status through the companion: %v", st)
+	}
+	if m := jsonOf[map[string]any](t, local.ok("--store", local.store(), "migrate", "--from", t.TempDir(), "--json").out); m["projects"] != 0.0 {
+		t.Fatalf("migrate through the companion: %v", m)
+	}
+	ctx := context.Background()
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "v0"}, nil).
+		Connect(ctx, &sdk.CommandTransport{Command: local.commandContext(ctx, "mcp")}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	listed, isErr, text := callTool[map[string]any](t, cs, "checkpoint_list", map[string]any{"dir": proj})
+	if snaps, _ := listed["snapshots"].([]any); isErr || len(snaps) != 1 || listed["store"] != local.store() {
+		t.Fatalf("checkpoint_list through the companion: %v %s", listed, text)
+	}
+	cs.Close()
+	s := local.serve()
+	if a := s.ask(map[string]any{"id": 3, "args": []string{"status"}}); a.Exit != 0 || !strings.Contains(string(a.Result), `"legacy":[]`) {
+		t.Fatalf("serve's status through the companion: %+v", a)
+	}
+
+	if err := os.Remove(companionBin); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"status"}, {"migrate"}, {"clear-legacy", "--yes"}, {"mcp"}} {
+		r := local.run(append(args, "--json")...)
+		msg, _ := jsonOf[map[string]any](t, r.out)["error"].(string)
+		if want := args[0] + ": this casckpt runs " + companionBin + " for " + args[0] + ", and it is missing"; r.code != exitFailed || !strings.Contains(msg, want) || !strings.Contains(msg, "reinstall casckpt") || strings.Contains(msg, "\n") {
+			t.Fatalf("%s without the companion: exit %d, %q (want %q)", args[0], r.code, r.out, want)
+		}
 	}
 }
 

@@ -1,4 +1,4 @@
-//go:build casckpt_nobucket && windows
+//go:build casckpt_lean && windows
 
 package main
 

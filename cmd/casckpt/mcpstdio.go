@@ -1,3 +1,5 @@
+//go:build !casckpt_lean
+
 package main
 
 import (
@@ -12,12 +14,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
-
-// maxRequestLine is the longest line (one JSON-RPC message or batch, its
-// newline included) that `casckpt mcp` reads: 16 MiB, the official SDK's
-// own default, far above any request of casckpt's tools. A longer line is
-// read through without being kept and refused with a JSON-RPC error.
-const maxRequestLine = 16 << 20
 
 // mcpStdio stands between the process's stdin and stdout and the SDK's
 // transport, so that no input ends the session before stdin does:

@@ -13,7 +13,6 @@ import (
 	"github.com/casckpt/casckpt"
 	"github.com/casckpt/casckpt/integrations/claudecode"
 	"github.com/casckpt/casckpt/jsonapi"
-	"github.com/casckpt/casckpt/migrate/hermes"
 )
 
 // hookMissesShown is how many of the hook log's lines of the last day
@@ -47,19 +46,10 @@ func runStatus(ctx context.Context, g *globals) error {
 			Lifecycle: labelOrNull(p.Lifecycle), Test: p.Test,
 			Bytes: p.Bytes, StoredBytes: p.StoredBytes, StoredRawBytes: p.StoredRawBytes})
 	}
-	found, err := hermes.Status(ctx, store, g.legacyDir(""))
+	legacy, err := g.legacyStores(ctx, store)
 	if err != nil {
 		return err
 	}
-	legacy := make([]jsonapi.Legacy, 0, len(found))
-	for _, l := range found {
-		legacy = append(legacy, jsonapi.Legacy{Path: jsonapi.Path(l.Path), SizeBytes: l.SizeBytes, Migrated: l.Migrated})
-	}
-	agents, err := g.agentLegacy(ctx, store)
-	if err != nil {
-		return err
-	}
-	legacy = append(legacy, agents...)
 	misses := claudecode.RecentMisses(g.hookDir(), g.now(), hookMissesShown)
 	doc := jsonapi.Status{Store: jsonapi.Path(st.Store), Home: resolvedHome(g.home()), SizeBytes: st.SizeBytes, Projects: projects, Legacy: legacy,
 		DamagedObjects: damagedObjectsJSON(st.DamagedObjects), HookMisses: misses}

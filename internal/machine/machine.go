@@ -1,7 +1,7 @@
 // Package machine is the rule of a machine's name in a bucket store, which
 // the command checks (--machine), the bucket backend keeps and the commit
 // objects carry: a leaf, so that a build without buckets (the command's
-// tag casckpt_nobucket) checks names without linking the S3 client.
+// tag casckpt_lean) checks names without linking the S3 client.
 package machine
 
 import "strings"

@@ -58,7 +58,7 @@ func readEntries(root, prefix string, named map[string]string) ([]entry, error) 
 				return nil, err
 			}
 			mode := os.FileMode(0o644)
-			if base := strings.TrimSuffix(pathpkg.Base(name), ".exe"); base == "casckpt" || base == "casckpt-s3" {
+			if base := strings.TrimSuffix(pathpkg.Base(name), ".exe"); base == "casckpt" || base == "casckpt-full" {
 				mode = 0o755 // a binary, or the npm package's launcher
 			}
 			es = append(es, entry{prefix + name, data, mode})

@@ -153,8 +153,8 @@ func snapshotAndRestore(t *testing.T, env []string, cmd ...string) {
 
 // restoresInBucket is snapshotAndRestore with the store in a bucket of a
 // real S3 server (versitygw; the test is skipped without it): the
-// installed casckpt, built without s3:// stores, hands the commands to
-// casckpt-s3 beside it, which the install must have put there.
+// installed casckpt, lean, hands the commands to casckpt-full beside it,
+// which the install must have put there.
 func restoresInBucket(t *testing.T, env []string, cmd ...string) {
 	t.Helper()
 	srv := s3test.Start(t)
@@ -162,7 +162,8 @@ func restoresInBucket(t *testing.T, env []string, cmd ...string) {
 	roundTrip(t, env, "s3://"+srv.Bucket+"/installed", cmd...)
 }
 
-// roundTrip is snapshotAndRestore with the store at store.
+// roundTrip is snapshotAndRestore with the store at store; status, which
+// the lean casckpt hands to casckpt-full beside it, follows.
 func roundTrip(t *testing.T, env []string, store string, cmd ...string) {
 	t.Helper()
 	dir := t.TempDir()
@@ -188,6 +189,7 @@ func roundTrip(t *testing.T, env []string, store string, cmd ...string) {
 	if _, err := os.Lstat(filepath.Join(dir, "c.txt")); !os.IsNotExist(err) {
 		t.Errorf("c.txt, made after the snapshot, is still there after restoring it (%v)", err)
 	}
+	casckpt("status")
 }
 
 // newVenv makes a fresh venv, with pip, with the python3 at py.

@@ -6,9 +6,10 @@
 // For each target (by default linux, darwin and windows on amd64 and arm64)
 // it builds the binaries (CGO_ENABLED=0, -trimpath, the version from the
 // VERSION file and the commit from git stamped with -ldflags): casckpt
-// with the tag casckpt_nobucket (no S3 client, a shorter start-up) and
-// casckpt-s3, the whole program, which casckpt runs for a command line on
-// an s3:// store; and it writes into the output directory, which must be
+// with the tag casckpt_lean (no S3 client, go-git or MCP SDK: a shorter
+// start-up) and casckpt-full, the whole program, which casckpt runs for a
+// command line on an s3:// store and for status, migrate, clear-legacy
+// and mcp; and it writes into the output directory, which must be
 // empty or absent:
 //   - casckpt_VERSION_OS_ARCH.tar.gz (.zip for windows): a directory of
 //     that name holding both binaries, README.md, LICENSE and

@@ -32,7 +32,7 @@ func npmTarball(name, version string) string {
 
 // npmPlatformPackage writes target t's npm package (as npm pack would):
 // package.json with its os and cpu, the binaries as bin/casckpt[.exe] and
-// bin/casckpt-s3[.exe], and the licences; it returns the tarball's name.
+// bin/casckpt-full[.exe], and the licences; it returns the tarball's name.
 func npmPlatformPackage(root, out string, t target, version string, bin binaries) (string, error) {
 	manifest, err := json.MarshalIndent(map[string]any{
 		"name":        t.npmPackage(),

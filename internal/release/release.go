@@ -92,11 +92,12 @@ func run(ctx context.Context, c config) (result, error) {
 	return r, nil
 }
 
-// binaries are the paths of a target's two executables: casckpt, built
-// without s3:// stores (the tag casckpt_nobucket), whose start-up is
-// 1.2 ms shorter, and its companion with them, which it runs for a
-// command line on an s3:// store (see cmd/casckpt's handoff.go). Every
-// archive and package carries both, side by side.
+// binaries are the paths of a target's two executables: casckpt, lean
+// (the tag casckpt_lean: no S3 client, go-git or MCP SDK), whose
+// start-up is shorter, and its companion, the whole program, which it runs
+// for a command line on an s3:// store and for status, migrate,
+// clear-legacy and mcp (see cmd/casckpt's handoff.go). Every archive and
+// package carries both, side by side.
 type binaries struct{ main, companion string }
 
 // pack writes target t's archive, wheel and npm platform package of the
@@ -176,12 +177,12 @@ func emptyDir(dir string) error {
 }
 
 // build compiles ./cmd/casckpt for t into bin's two executables, static,
-// with the stamp: casckpt with the tag casckpt_nobucket, its companion
+// with the stamp: casckpt with the tag casckpt_lean, its companion
 // without; when either fails, the compiler's output goes to log and the
 // error is one line naming the target and the first error.
 func build(ctx context.Context, root string, t target, s stamp, bin binaries, log io.Writer) error {
 	ldflags := fmt.Sprintf("-s -w -X main.version=%s -X main.commit=%s", s.version, s.commit)
-	for _, b := range []struct{ out, tags string }{{bin.main, "casckpt_nobucket"}, {bin.companion, ""}} {
+	for _, b := range []struct{ out, tags string }{{bin.main, "casckpt_lean"}, {bin.companion, ""}} {
 		cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-buildvcs=false", "-tags", b.tags, "-ldflags", ldflags, "-o", b.out, "./cmd/casckpt")
 		cmd.Dir = root
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS="+t.goos, "GOARCH="+t.goarch)

@@ -28,14 +28,14 @@ func (t target) exe() string {
 }
 
 // archiveName is the name of the target's archive, without its extension.
-// companionExe is the file name of t's companion: the build with s3://
-// stores, which the release's casckpt (built without them) runs for a
-// command line on one (see cmd/casckpt's handoff.go).
+// companionExe is the file name of t's companion: the whole build, which
+// the release's lean casckpt runs for what it leaves out (see
+// cmd/casckpt's handoff.go).
 func (t target) companionExe() string {
 	if t.goos == "windows" {
-		return "casckpt-s3.exe"
+		return "casckpt-full.exe"
 	}
-	return "casckpt-s3"
+	return "casckpt-full"
 }
 
 func (t target) archiveName(version string) string {

@@ -4,12 +4,12 @@ pyproject.toml names it (``backend-path = ["_build"]``), so ``pip install
 ./clients/python`` builds offline, with nothing to fetch. Without settings it
 builds a pure-Python wheel (py3-none-any) whose client runs ``casckpt`` from
 ``$CASCKPT_BIN`` or PATH. With the config settings ``binary`` (a casckpt
-executable), ``companion`` (casckpt-s3, the build with s3:// stores that
-it runs for them) and ``platform`` (a wheel platform tag, such as
-``manylinux_2_17_x86_64``) it builds that platform's wheel, as ruff's are:
-the binaries inside the package (``casckpt/_bin/casckpt`` and
-``casckpt/_bin/casckpt-s3``, ``.exe`` on Windows) and a ``casckpt``
-console command that runs the first.
+executable), ``companion`` (casckpt-full, the whole build that it runs
+for s3:// stores, status, migrate, clear-legacy and mcp) and ``platform``
+(a wheel platform tag, such as ``manylinux_2_17_x86_64``) it builds that
+platform's wheel, as ruff's are: the binaries inside the package
+(``casckpt/_bin/casckpt`` and ``casckpt/_bin/casckpt-full``, ``.exe`` on
+Windows) and a ``casckpt`` console command that runs the first.
 ``go run ./internal/release`` builds one per target this way.
 
 The version is the repository's VERSION file (PKG-INFO's in an sdist).
@@ -53,7 +53,7 @@ def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
     if binary:
         exe = ".exe" if platform.startswith("win") else ""
         files.append((f"{PACKAGE}/_bin/casckpt{exe}", Path(binary).read_bytes(), 0o755))
-        files.append((f"{PACKAGE}/_bin/casckpt-s3{exe}", Path(companion).read_bytes(), 0o755))
+        files.append((f"{PACKAGE}/_bin/casckpt-full{exe}", Path(companion).read_bytes(), 0o755))
     tag = f"py3-none-{platform or 'any'}"
     dist_info = f"{PACKAGE}-{meta['Version']}.dist-info"
     files.append((f"{dist_info}/METADATA", _metadata_text(meta).encode(), 0o644))
