@@ -32,6 +32,17 @@ import (
 // itself.
 const companion = "casckpt-full"
 
+// handedOff is set in the environment of the companion a lean casckpt
+// runs. A companion that is lean itself (a casckpt copied over
+// casckpt-full) then refuses (noCompanion) where it would run itself again
+// without end; the whole build clears it (handOff), so that no process it
+// starts inherits it.
+const handedOff = "CASCKPT_HANDED_OFF"
+
+// mayHandOff reports whether this process may run a command line in the
+// companion: it is lean, and not itself run as one by a lean casckpt.
+func mayHandOff() bool { return lean && os.Getenv(handedOff) == "" }
+
 // wholeCommands are the commands that need the whole build: status and
 // clear-legacy read other agents' git stores (go-git), as migrate does,
 // and mcp is the MCP SDK's server.
@@ -112,6 +123,9 @@ func noCompanion(subject, need string) error {
 	if err != nil {
 		where = companion + " beside this casckpt"
 	}
+	if os.Getenv(handedOff) != "" {
+		return fmt.Errorf("%w: %s: this casckpt, run as %s by a lean casckpt for %s, is lean itself: reinstall casckpt (its archives, pip and npm packages ship both), or use a whole build (go build ./cmd/casckpt)", casckpt.ErrRefused, subject, where, need)
+	}
 	return fmt.Errorf("%w: %s: this casckpt runs %s for %s, and it is missing or does not start: reinstall casckpt (its archives, pip and npm packages ship both), or use a whole build (go build ./cmd/casckpt)", casckpt.ErrRefused, subject, where, need)
 }
 
@@ -122,7 +136,7 @@ func noCompanion(subject, need string) error {
 // build is whole, args need it not, or the companion does not start: the
 // command then runs here (and refuses, see noCompanion).
 func inCompanion(ctx context.Context, args []string, std stdio, env func(string) string) (outcome, bool) {
-	if !lean || !needsCompanion(args, env) {
+	if !mayHandOff() || !needsCompanion(args, env) {
 		return outcome{}, false
 	}
 	path, err := companionPath()
@@ -132,7 +146,7 @@ func inCompanion(ctx context.Context, args []string, std stdio, env func(string)
 	var out, errb bytes.Buffer
 	cmd := exec.CommandContext(ctx, path, args...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = std.in, io.MultiWriter(std.out, &out), io.MultiWriter(std.err, &errb)
-	cmd.Env = childEnv(env)
+	cmd.Env = append(childEnv(env), handedOff+"=1")
 	if err := cmd.Start(); err != nil {
 		return outcome{}, false
 	}

@@ -21,7 +21,7 @@ const lean = true
 // when it does not, or the companion is missing or does not start: the
 // command then refuses (see noCompanion).
 func handOff(args []string) {
-	if !needsCompanion(args, os.Getenv) {
+	if !mayHandOff() || !needsCompanion(args, os.Getenv) {
 		return
 	}
 	path, err := companionPath()

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/casckpt/casckpt/internal/s3test"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -204,6 +205,23 @@ func TestLeanHandsOffWholeCommands(t *testing.T) {
 		if want := args[0] + ": this casckpt runs " + companionBin + " for " + args[0] + ", and it is missing"; r.code != exitFailed || !strings.Contains(msg, want) || !strings.Contains(msg, "reinstall casckpt") || strings.Contains(msg, "\n") {
 			t.Fatalf("%s without the companion: exit %d, %q (want %q)", args[0], r.code, r.out, want)
 		}
+	}
+
+	// A lean casckpt copied over the companion refuses, where it would
+	// run itself again without end.
+	leanBytes, err := os.ReadFile(lean)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(companionBin, leanBytes, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	r := local.runCmd(local.commandContext(ctx, "status", "--json"))
+	msg, _ := jsonOf[map[string]any](t, r.out)["error"].(string)
+	if want := "status: this casckpt, run as " + companionBin + " by a lean casckpt for status, is lean itself"; r.code != exitFailed || !strings.Contains(msg, want) {
+		t.Fatalf("status with a lean companion: exit %d, %q (want %q)", r.code, r.out, want)
 	}
 }
 
