@@ -59,15 +59,19 @@ func needsCompanion(args []string, env func(string) string) bool {
 	return wholeCommands[name] || namesBucket(args, env)
 }
 
+// rootValueFlags are the root command's flags that take a value, which
+// may be the next argument (see commandName).
+var rootValueFlags = map[string]bool{"--store": true, "--color": true}
+
 // commandName returns the command that args run, the first argument that
-// is neither a flag nor the value of a root flag that takes one (--store,
-// --color), and the arguments after it; "" when there is none.
+// is neither a flag nor the value of one of rootValueFlags, and the
+// arguments after it; "" when there is none.
 func commandName(args []string) (string, []string) {
 	for i := 0; i < len(args); i++ {
 		switch a := args[i]; {
 		case a == "--":
 			return "", nil
-		case a == "--store" || a == "--color":
+		case rootValueFlags[a]:
 			i++
 		case !strings.HasPrefix(a, "-"):
 			return a, args[i+1:]

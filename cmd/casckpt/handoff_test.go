@@ -5,6 +5,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/casckpt/casckpt/internal/s3test"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/spf13/pflag"
 )
 
 func TestNamesBucket(t *testing.T) {
@@ -69,6 +71,26 @@ func TestNeedsCompanion(t *testing.T) {
 		if got := needsCompanion(c.args, noEnv); got != c.want {
 			t.Errorf("needsCompanion(%q) = %v, want %v", c.args, got, c.want)
 		}
+	}
+}
+
+// rootValueFlags must name every flag of the root command that takes a
+// value, or commandName takes a value for the command name.
+func TestRootValueFlagsAreTheRootsFlagsWithValues(t *testing.T) {
+	root := newRootCommand(&globals{env: func(string) string { return "" }})
+	want := map[string]bool{}
+	for _, set := range []*pflag.FlagSet{root.PersistentFlags(), root.Flags()} {
+		set.VisitAll(func(f *pflag.Flag) {
+			if f.Value.Type() != "bool" {
+				want["--"+f.Name] = true
+				if f.Shorthand != "" {
+					want["-"+f.Shorthand] = true
+				}
+			}
+		})
+	}
+	if !maps.Equal(want, rootValueFlags) {
+		t.Errorf("rootValueFlags = %v, the root command's flags with values are %v", rootValueFlags, want)
 	}
 }
 
