@@ -2,9 +2,12 @@ package casckpt
 
 import (
 	"context"
+	"maps"
+	"slices"
 
 	"github.com/casckpt/casckpt/cas"
 	"github.com/casckpt/casckpt/index"
+	"github.com/casckpt/casckpt/repo"
 )
 
 // A turn's small packs are inline, in the database (repo.InlineMax); once
@@ -37,13 +40,24 @@ func noteInline(tx *index.Tx, res *SnapshotResult) {
 
 // foldInline moves every inline pack into one pack file (cas.FoldInline),
 // in a write transaction of its own after the turn's commit, under the
-// hold's shared lock. The turn is committed already: a failure only
+// hold's shared lock; on a backend with deltas, the new versions of
+// files and trees go in as deltas of the versions before (DeltaBases). The turn is committed already: a failure only
 // postpones the fold to the next turn, and is returned to be logged.
 func (ss *hold) foldInline(ctx context.Context) error {
 	ctx = context.WithoutCancel(ctx)
 	var fold *cas.Sweep
 	err := ss.Update(func(tx *index.Tx) (err error) {
-		fold, err = cas.FoldInline(ctx, tx.Objects(), ss.s.repo.Packs())
+		var bases func(func(cas.ID) bool) (map[cas.ID]cas.ID, error)
+		if ss.s.repo.Backend().Features().Deltas {
+			_, records, err := repo.LoadProjects(tx, repo.ProjectState)
+			if err != nil {
+				return err
+			}
+			objects := cas.NewStore(ss.s.repo.Packs(), tx.Objects())
+			defer objects.Close()
+			bases = repo.DeltaBases(ctx, objects, slices.Collect(maps.Values(records)))
+		}
+		fold, err = cas.FoldInline(ctx, tx.Objects(), ss.s.repo.Packs(), bases)
 		return err
 	})
 	if err != nil {

@@ -264,7 +264,7 @@ func (ss *hold) dropAndSweep(ctx context.Context, tx *index.Tx, objects *cas.Sto
 	if err := ss.applyDrops(ctx, tx, plan, records); err != nil {
 		return nil, err
 	}
-	return repo.PrepareSweep(ctx, tx, objects, ss.s.repo.Packs(), graph, records, plan, req.cap > 0)
+	return repo.PrepareSweep(ctx, tx, objects, ss.s.repo.Packs(), graph, records, plan, req.cap > 0, ss.s.repo.Backend().Features().Deltas)
 }
 
 // autoCollectAfter is how many dropped snapshots make a snapshot collect the

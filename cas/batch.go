@@ -38,7 +38,7 @@ func (w *Writer) loadTrailer(ctx context.Context, p *packBuilder) ([]byte, error
 		return nil, fmt.Errorf("cas: read back the table of pack %s: %w", name, err)
 	}
 	defer r.Close()
-	b := make([]byte, p.count*tableEntrySize+packFooterSize)
+	b := make([]byte, p.count*w.tableEntrySize()+packFooterSize)
 	if _, err := r.ReadAt(b, p.size-int64(len(b))); err != nil {
 		return nil, fmt.Errorf("cas: read back the table of pack %s: %w", name, err)
 	}

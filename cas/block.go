@@ -69,8 +69,12 @@ func appendMemberHeader(b []byte, kind Kind, id ID, rawLen int) []byte {
 
 // parseMember decodes the member at offset off of a block's plain bytes:
 // an entry with its kind, plain length, Member offset and the start of its
-// ID (the rest zero), and its bytes (not yet checked).
+// ID (the rest zero), and its bytes (not yet checked): for a delta member,
+// its Base and DeltaLen too, and its frame (parseDeltaHeader).
 func parseMember(block []byte, off int) (PackEntry, []byte, error) {
+	if off >= 0 && off < len(block) && block[off] == deltaMagic {
+		return parseDeltaHeader(block, off)
+	}
 	if off < 0 || off > len(block)-memberHeaderSize || block[off] != memberMagic {
 		return PackEntry{}, nil, fmt.Errorf("%w: bad member header at %d", ErrBadPack, off)
 	}
@@ -84,15 +88,36 @@ func parseMember(block []byte, off int) (PackEntry, []byte, error) {
 	return e, block[start : start+int(e.RawLen)], nil
 }
 
-// memberData returns the bytes of member e of its block's plain bytes,
-// checked against its entry and its ID.
-func memberData(block []byte, e PackEntry) ([]byte, error) {
-	h, data, err := parseMember(block, int(e.Member))
-	if err != nil || [memberIDSize]byte(h.ID[:]) != [memberIDSize]byte(e.ID[:]) || h.Kind != e.Kind || h.RawLen != e.RawLen {
-		return nil, fmt.Errorf("%w: object %s member header does not match the index", ErrCorrupt, e.ID.Short())
+// memberData returns the plain bytes of member e of its block's plain
+// bytes, checked against its entry and its ID: for a delta, decoded
+// against its base, which base returns (see undelta).
+func memberData(block []byte, e PackEntry, base BaseGetter) ([]byte, error) {
+	data, err := memberBytes(block, e)
+	if err != nil {
+		return nil, err
+	}
+	if e.IsDelta() {
+		if data, err = undelta(e, data, base); err != nil {
+			return nil, err
+		}
 	}
 	if Sum(e.Kind, data) != e.ID {
 		return nil, fmt.Errorf("%w: object %s does not match its hash", ErrCorrupt, e.ID.Short())
+	}
+	return data, nil
+}
+
+// memberBytes returns the bytes of member e in its block's plain bytes,
+// its plain bytes or a delta's frame, once its header matches e.
+func memberBytes(block []byte, e PackEntry) ([]byte, error) {
+	h, data, err := parseMember(block, int(e.Member))
+	id := h.ID
+	if !h.IsDelta() {
+		id = e.ID
+		copy(id[:memberIDSize], h.ID[:])
+	}
+	if err != nil || id != e.ID || h.Kind != e.Kind || h.RawLen != e.RawLen || h.Base != e.Base || h.DeltaLen != e.DeltaLen {
+		return nil, fmt.Errorf("%w: object %s member header does not match the index", ErrCorrupt, e.ID.Short())
 	}
 	return data, nil
 }
@@ -131,11 +156,11 @@ func readStoredBlock(r io.ReaderAt, e PackEntry) (stored, plain []byte, _ error)
 // be parsed or bytes are left over.
 func memberCount(block []byte) (n int, ok bool) {
 	for off := 0; off < len(block); n++ {
-		_, data, err := parseMember(block, off)
+		e, _, err := parseMember(block, off)
 		if err != nil {
 			return n, false
 		}
-		off += memberHeaderSize + len(data)
+		off += int(e.span())
 	}
 	return n, true
 }
@@ -143,14 +168,22 @@ func memberCount(block []byte) (n int, ok bool) {
 // walkMembers calls fn with each sound member of a block's plain bytes
 // (its entry, ID set, and its bytes), front to back, until a member header
 // cannot be parsed; it returns fn's first error. A member is sound when the
-// hash of its bytes starts as its header says.
-func walkMembers(block []byte, fn func(e PackEntry, data []byte) error) error {
+// hash of its bytes starts as its header says. A delta member's bytes
+// need its base, which may be in another pack: its entry is passed to
+// delta, unchecked (Get checks it).
+func walkMembers(block []byte, fn func(e PackEntry, data []byte) error, delta func(e PackEntry) error) error {
 	for off := 0; off < len(block); {
 		e, data, err := parseMember(block, off)
 		if err != nil {
 			return nil
 		}
-		off += memberHeaderSize + len(data)
+		off += int(e.span())
+		if e.IsDelta() {
+			if err := delta(e); err != nil {
+				return err
+			}
+			continue
+		}
 		id := Sum(e.Kind, data)
 		if [memberIDSize]byte(id[:]) != [memberIDSize]byte(e.ID[:]) {
 			continue

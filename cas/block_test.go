@@ -404,13 +404,23 @@ func TestRepackOfAHalfDeadBlock(t *testing.T) {
 }
 
 // FuzzReadBlock decodes a block record and its members as Get and Salvage
-// do: what they return must match its ID.
+// do: what they return must match its ID, deltas (against fuzzBase)
+// included.
 func FuzzReadBlock(f *testing.F) {
 	var plain []byte
 	for i, o := range [][]byte{[]byte("one member"), textObject(1, 300), nil} {
 		plain = appendMemberHeader(plain, Kind(1+i%3), Sum(Kind(1+i%3), o), len(o))
 		plain = append(plain, o...)
 	}
+	edited := append(bytes.Clone(fuzzBase), "// edited\n"...)
+	var enc deltaEncoder
+	defer enc.close()
+	frame, err := enc.encode(edited, fuzzBase)
+	if err != nil || frame == nil {
+		f.Fatalf("no delta of the seed: %v", err)
+	}
+	plain = appendDeltaHeader(plain, KindChunk, Sum(KindChunk, edited), len(edited), Sum(KindChunk, fuzzBase), len(frame))
+	plain = append(plain, frame...)
 	for _, compressed := range []bool{true, false} {
 		codec, stored := CodecRaw, plain
 		if compressed {
@@ -430,22 +440,32 @@ func FuzzReadBlock(f *testing.F) {
 		if err != nil {
 			return
 		}
+		base := func(ID) ([]byte, error) { return fuzzBase, nil }
 		walkMembers(block, func(m PackEntry, data []byte) error {
 			m.Codec, m.StoredLen, m.BlockLen = h.Codec, h.StoredLen, h.BlockLen
 			if !m.Valid() || Sum(m.Kind, data) != m.ID {
 				t.Fatalf("a member walked is not valid or not sound: %+v", m)
 			}
-			if got, err := memberData(block, m); err != nil || !bytes.Equal(got, data) {
+			if got, err := memberData(block, m, nil); err != nil || !bytes.Equal(got, data) {
 				t.Fatalf("memberData of a sound member: %v", err)
+			}
+			return nil
+		}, func(m PackEntry) error {
+			m.Codec, m.StoredLen, m.BlockLen = h.Codec, h.StoredLen, h.BlockLen
+			if !m.Valid() {
+				t.Fatalf("a delta walked is not valid: %+v", m)
+			}
+			if got, err := memberData(block, m, base); err == nil && Sum(m.Kind, got) != m.ID {
+				t.Fatal("memberData returned a delta's bytes that do not match its ID")
 			}
 			return nil
 		})
 		e.Kind = KindChunk
 		e.ID = Sum(e.Kind, block) // any ID: memberData must not return bytes of another
-		if got, err := memberData(block, e); err == nil && Sum(e.Kind, got) != e.ID {
+		if got, err := memberData(block, e, base); err == nil && Sum(e.Kind, got) != e.ID {
 			t.Fatal("memberData returned bytes that do not match the ID")
 		}
-		if m, data, err := parseMember(block, int(member)); err == nil && len(data) != int(m.RawLen) {
+		if m, data, err := parseMember(block, int(member)); err == nil && uint64(len(data)) != m.span()-memberHeaderSize && uint64(len(data)) != m.span()-deltaHeaderSize {
 			t.Fatal("parseMember returned bytes of another length")
 		}
 	})
@@ -721,3 +741,6 @@ func TestBulkWriterTakesTheDefaultLevel(t *testing.T) {
 		}
 	}
 }
+
+// fuzzBase is the base of the delta that FuzzReadBlock's seed holds.
+var fuzzBase = textObject(7, 4000)

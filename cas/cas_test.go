@@ -210,13 +210,16 @@ func TestCommitRefusesAVanishedPack(t *testing.T) {
 }
 
 func FuzzDecodeTrailer(f *testing.F) {
-	f.Add(encodeTrailer([]PackEntry{{ID: Sum(KindChunk, []byte("a")), Kind: KindChunk, Offset: packHeaderSize, RawLen: 1, StoredLen: 1}}), int64(200))
+	f.Add(encodeTrailer([]PackEntry{{ID: Sum(KindChunk, []byte("a")), Kind: KindChunk, Offset: packHeaderSize, RawLen: 1, StoredLen: 1}}, false), int64(200))
 	f.Add(encodeTrailer([]PackEntry{
 		{ID: Sum(KindChunk, []byte("a")), Kind: KindChunk, Offset: packHeaderSize, RawLen: 1, StoredLen: 1},
 		{ID: Sum(KindChunk, []byte("b")), Kind: KindChunk, Codec: CodecZstd, Offset: 53, RawLen: 1, StoredLen: 20, BlockLen: 78},
 		{ID: Sum(KindTree, []byte("c")), Kind: KindTree, Codec: CodecZstd, Offset: 53, RawLen: 1, StoredLen: 20, BlockLen: 78, Member: 39},
-	}), int64(400))
-	f.Add(encodeTrailer(nil), int64(24))
+	}, false), int64(400))
+	f.Add(encodeTrailer([]PackEntry{
+		{ID: Sum(KindChunk, []byte("b")), Kind: KindChunk, Codec: CodecZstd, Offset: 8, RawLen: 200, StoredLen: 20, BlockLen: 120, DeltaLen: 30, Base: Sum(KindChunk, []byte("a"))},
+	}, true), int64(400))
+	f.Add(encodeTrailer(nil, false), int64(24))
 	f.Fuzz(func(t *testing.T, tail []byte, size int64) {
 		entries, err := DecodeTrailer(tail, size)
 		if err != nil {

@@ -16,6 +16,11 @@
 //     collectable on its own (a sweep copies the live members of a block
 //     into a new one). Packs are named by 128 random bits; their number
 //     within the index is what object locations refer to.
+//   - A member may be stored as a delta (delta.go): a zstd frame whose
+//     dictionary is another object, its base, an earlier version of the
+//     same path that a sweep or a fold was told of (SweepOptions.Bases).
+//     A base is never a delta itself; a sweep keeps every base of a live
+//     delta, and Get checks both against their IDs.
 //   - A pack store (PackStore) is where pack bytes live: written once,
 //     read by ranges, listed, deleted. Package cas/packstore holds the
 //     local directory of today; cas/packtest is the suite every one passes.

@@ -11,8 +11,9 @@ import "context"
 // deletes no pack of the pack store, so the caller needs only the store's
 // shared lock, and nothing is left to do once the transaction commits; if
 // it does not, call the returned Sweep's Abort. With no inline pack it
-// writes nothing.
-func FoldInline(ctx context.Context, idx IndexWriter, packs PackStore) (*Sweep, error) {
+// writes nothing. bases, when not nil, names earlier versions of the
+// objects it copies, as SweepOptions.Bases does.
+func FoldInline(ctx context.Context, idx IndexWriter, packs PackStore, bases func(repacked func(ID) bool) (map[ID]ID, error)) (*Sweep, error) {
 	indexed, err := idx.Packs()
 	if err != nil {
 		return nil, err
@@ -23,12 +24,11 @@ func FoldInline(ctx context.Context, idx IndexWriter, packs PackStore) (*Sweep, 
 			inline = append(inline, &packUsage{info: p})
 		}
 	}
-	sw := &Sweep{packs: packs}
+	sw := &Sweep{packs: packs, bases: bases, live: func(ID) bool { return true }, wholeBases: map[ID]bool{}}
 	if len(inline) == 0 {
 		return sw, nil
 	}
-	all := func(ID) bool { return true }
-	if err := gatherLive(idx, inline, all); err != nil {
+	if err := sw.gatherLive(idx, inline); err != nil {
 		return nil, err
 	}
 	return sw, sw.repack(ctx, idx, inline)

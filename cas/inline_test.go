@@ -77,7 +77,7 @@ func TestInlinePacks(t *testing.T) {
 	ids, objects = append(ids, got...), append(objects, large...)
 	checkGets(t, db, dir, ids, objects)
 
-	fold, err := FoldInline(context.Background(), db, dir)
+	fold, err := FoldInline(context.Background(), db, dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

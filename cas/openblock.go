@@ -41,7 +41,7 @@ func (b *openBlock) sortByID(bufs *buffers) {
 	sorted := slices.SortedFunc(slices.Values(b.members), func(x, y PackEntry) int { return compareIDs(x.ID, y.ID) })
 	plain := make([]byte, 0, len(b.plain))
 	for i, e := range sorted {
-		end := int(e.Member) + memberHeaderSize + int(e.RawLen)
+		end := int(uint64(e.Member) + e.span())
 		sorted[i].Member = uint32(len(plain))
 		plain = append(plain, b.plain[e.Member:end]...)
 	}
@@ -60,7 +60,14 @@ func blockClass(kind Kind) int {
 // putMember adds object id to the open block of its class; the call that
 // fills the block compresses it, outside the lock, and writes it.
 func (w *Writer) putMember(ctx context.Context, kind Kind, id ID, data []byte) error {
-	c := blockClass(kind)
+	return w.addMember(ctx, PackEntry{ID: id, Kind: kind, RawLen: uint32(len(data))}, data)
+}
+
+// addMember is putMember of member e (its ID, kind and plain length, and
+// for a delta its Base and DeltaLen) whose bytes in the block are b: its
+// plain bytes, or a delta's frame.
+func (w *Writer) addMember(ctx context.Context, e PackEntry, data []byte) error {
+	c, id := blockClass(e.Kind), e.ID
 	token := false // a token this call took: it opens a block, or gives the token back
 	w.mu.Lock()
 	for {
@@ -94,13 +101,18 @@ func (w *Writer) putMember(ctx context.Context, kind Kind, id ID, data []byte) e
 	} else if token {
 		<-w.blocks // another Put opened the block meanwhile
 	}
-	b.members = append(b.members, PackEntry{ID: id, Kind: kind, RawLen: uint32(len(data)), Member: uint32(len(b.plain))})
-	b.plain = w.bufs.reserve(b.plain, memberHeaderSize+len(data))
-	b.plain = appendMemberHeader(b.plain, kind, id, len(data))
+	e.Member = uint32(len(b.plain))
+	b.members = append(b.members, e)
+	b.plain = w.bufs.reserve(b.plain, int(e.span()))
+	if e.IsDelta() {
+		b.plain = appendDeltaHeader(b.plain, e.Kind, id, int(e.RawLen), e.Base, len(data))
+	} else {
+		b.plain = appendMemberHeader(b.plain, e.Kind, id, len(data))
+	}
 	b.plain = append(b.plain, data...)
 	w.pending.add(id)
 	w.stats.Objects++
-	w.stats.RawBytes += int64(len(data))
+	w.stats.RawBytes += int64(e.RawLen)
 	full := len(b.plain) >= w.blockTarget
 	if full {
 		w.open[c] = nil

@@ -34,14 +34,22 @@ import (
 // whose table is damaged can still be read front to back: a member's ID is
 // the hash of its bytes, which must start with the 8 bytes of its header.
 //
+// Version 3 packs (header "CKPACK" 0x03 0x00, footer magic "CKPKEND"
+// 0x03) are those of a Writer that stores deltas (see delta.go): the same
+// records, members that may be delta members, and 90-byte table entries,
+// each a version 2 entry followed by deltaLen:u32 base:32 (zero for an
+// object that is not a delta).
+//
 // Version 1 packs (written before blocks) have the header "CKPACK" 0x01
 // 0x00, objects only, 46-byte table entries without blockLen and member and
 // the footer magic "CKPKEND" 0x01; they are read as they are.
 const (
 	packMagic          = "CKPACK\x02\x00"
 	packMagicV1        = "CKPACK\x01\x00"
+	packMagicV3        = "CKPACK\x03\x00"
 	packFooterMagic    = "CKPKEND\x02"
 	packFooterMagicV1  = "CKPKEND\x01"
+	packFooterMagicV3  = "CKPKEND\x03"
 	objectMagic        = 0xB7
 	blockMagic         = 0xB9
 	packHeaderSize     = 8
@@ -49,6 +57,7 @@ const (
 	blockHeaderSize    = 12
 	tableEntrySize     = 54
 	tableEntrySizeV1   = 46
+	tableEntrySizeV3   = 90
 	packFooterSize     = 16
 	packVersionOffset  = 6 // of the version byte in the header and footer magic
 	footerMagicOffset  = 8
@@ -74,6 +83,11 @@ type PackEntry struct {
 	// Member is the offset of the object's member header in its block's
 	// plain bytes.
 	Member uint32
+	// Base, for a member stored as a delta, is the object whose plain
+	// bytes its frame was compressed against, and DeltaLen the frame's
+	// length (see delta.go); both zero for every other object.
+	Base     ID
+	DeltaLen uint32
 }
 
 // InBlock reports whether the object is a member of a block.
@@ -88,9 +102,12 @@ func (e PackEntry) Valid() bool {
 	plain := e.RawLen
 	if e.InBlock() {
 		plain = e.BlockLen
-		if plain > MaxBlockSize || uint64(e.Member)+memberHeaderSize+uint64(e.RawLen) > uint64(plain) {
+		if plain > MaxBlockSize || uint64(e.Member)+e.span() > uint64(plain) {
 			return false
 		}
+	}
+	if e.IsDelta() && (!e.InBlock() || e.DeltaLen == 0 || e.RawLen > MaxMemberSize) {
+		return false
 	}
 	return e.Kind.Valid() && e.Codec <= CodecZstd && e.RawLen <= MaxObjectSize && e.StoredLen <= plain &&
 		(e.Codec != CodecRaw || e.StoredLen == plain)
@@ -120,7 +137,7 @@ func (e PackEntry) PackBytes() int64 {
 		return objectHeaderSize + int64(e.StoredLen) + tableEntrySize
 	}
 	block := blockHeaderSize + uint64(e.StoredLen)
-	return int64((memberHeaderSize+uint64(e.RawLen))*block/uint64(e.BlockLen)) + tableEntrySize
+	return int64(e.span()*block/uint64(e.BlockLen)) + tableEntrySize
 }
 
 func appendObjectHeader(b []byte, e PackEntry) []byte {
@@ -148,9 +165,14 @@ func parseObjectHeader(b []byte) (PackEntry, error) {
 	return e, nil
 }
 
-// encodeTrailer returns the table and footer for entries.
-func encodeTrailer(entries []PackEntry) []byte {
-	b := make([]byte, 0, len(entries)*tableEntrySize+packFooterSize)
+// encodeTrailer returns the table and footer for entries, of version 3
+// (deltas) or 2.
+func encodeTrailer(entries []PackEntry, deltas bool) []byte {
+	size, magic := tableEntrySize, packFooterMagic
+	if deltas {
+		size, magic = tableEntrySizeV3, packFooterMagicV3
+	}
+	b := make([]byte, 0, len(entries)*size+packFooterSize)
 	for _, e := range entries {
 		b = append(b, e.ID[:]...)
 		b = append(b, byte(e.Kind), byte(e.Codec))
@@ -159,10 +181,14 @@ func encodeTrailer(entries []PackEntry) []byte {
 		b = binary.LittleEndian.AppendUint32(b, e.StoredLen)
 		b = binary.LittleEndian.AppendUint32(b, e.BlockLen)
 		b = binary.LittleEndian.AppendUint32(b, e.Member)
+		if deltas {
+			b = binary.LittleEndian.AppendUint32(b, e.DeltaLen)
+			b = append(b, e.Base[:]...)
+		}
 	}
 	b = binary.LittleEndian.AppendUint32(b, uint32(len(entries)))
 	b = binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, castagnoli))
-	return append(b, packFooterMagic...)
+	return append(b, magic...)
 }
 
 // footerEntrySize returns the table entry size the footer's magic names.
@@ -172,13 +198,15 @@ func footerEntrySize(footer []byte) (int, error) {
 		return tableEntrySize, nil
 	case packFooterMagicV1:
 		return tableEntrySizeV1, nil
+	case packFooterMagicV3:
+		return tableEntrySizeV3, nil
 	}
 	return 0, fmt.Errorf("%w: no footer", ErrBadPack)
 }
 
 // DecodeTrailer parses the table at the end of a pack of packSize bytes
 // whose last bytes are tail (the whole trailer, or more of the file before
-// it), of either version. It checks the checksum and that every entry lies
+// it), of any version. It checks the checksum and that every entry lies
 // inside the pack, in order and without overlap (the members of one block
 // share its place, in order inside it).
 func DecodeTrailer(tail []byte, packSize int64) ([]PackEntry, error) {
@@ -222,9 +250,13 @@ func decodeTableEntry(b []byte, size int) PackEntry {
 	e.Offset = binary.LittleEndian.Uint32(b[34:])
 	e.RawLen = binary.LittleEndian.Uint32(b[38:])
 	e.StoredLen = binary.LittleEndian.Uint32(b[42:])
-	if size == tableEntrySize {
+	if size >= tableEntrySize {
 		e.BlockLen = binary.LittleEndian.Uint32(b[46:])
 		e.Member = binary.LittleEndian.Uint32(b[50:])
+	}
+	if size == tableEntrySizeV3 {
+		e.DeltaLen = binary.LittleEndian.Uint32(b[54:])
+		copy(e.Base[:], b[58:])
 	}
 	return e
 }
@@ -235,13 +267,13 @@ func decodeTableEntry(b []byte, size int) PackEntry {
 func inPlace(e, prev PackEntry, hasPrev bool, next uint64) bool {
 	if hasPrev && e.InBlock() && prev.InBlock() && e.Offset == prev.Offset {
 		return e.Codec == prev.Codec && e.StoredLen == prev.StoredLen && e.BlockLen == prev.BlockLen &&
-			uint64(e.Member) >= uint64(prev.Member)+memberHeaderSize+uint64(prev.RawLen)
+			uint64(e.Member) >= uint64(prev.Member)+prev.span()
 	}
 	return uint64(e.Offset) >= next
 }
 
 // ReadPackTable reads and checks the table of the pack in r of the given
-// size, of either version.
+// size, of any version.
 func ReadPackTable(r io.ReaderAt, size int64) ([]PackEntry, error) {
 	if size < packHeaderSize+packFooterSize {
 		return nil, fmt.Errorf("%w: %d bytes is too short", ErrBadPack, size)
@@ -273,10 +305,17 @@ func ReadPackTable(r io.ReaderAt, size int64) ([]PackEntry, error) {
 	return DecodeTrailer(tail, size)
 }
 
-// isPackHeader reports whether b starts with a pack header of either
+// isPackHeader reports whether b starts with a pack header of any
 // version.
 func isPackHeader(b []byte) bool {
-	return len(b) >= packHeaderSize && (string(b[:packHeaderSize]) == packMagic || string(b[:packHeaderSize]) == packMagicV1)
+	if len(b) < packHeaderSize {
+		return false
+	}
+	switch string(b[:packHeaderSize]) {
+	case packMagic, packMagicV1, packMagicV3:
+		return true
+	}
+	return false
 }
 
 // readObject reads, checks and decodes the object e, stored alone, from

@@ -28,6 +28,13 @@ func (sw *Sweep) repack(ctx context.Context, idx IndexWriter, packs []*packUsage
 	sw.writer = NewWriter(sw.packs, nil)
 	sw.writer.sizeBlocks(mergedBlockTarget, parallelism())
 	sw.writer.fastSmall = false // no turn waits for a sweep
+	sw.reader = NewStore(sw.packs, idx)
+	defer sw.reader.Close()
+	defer sw.deltas.close()
+	if err := sw.planDeltas(idx, packs); err != nil {
+		sw.Abort()
+		return err
+	}
 	for _, u := range packs {
 		if err := sw.copyLive(ctx, idx, u); err != nil {
 			sw.Abort()
@@ -84,7 +91,7 @@ func (sw *Sweep) copyLive(ctx context.Context, idx Index, u *packUsage) error {
 				return fmt.Errorf("repack: %w; run verify and forget the damaged snapshots", err)
 			}
 			if len(data) <= MaxMemberSize {
-				err = sw.writer.putMember(ctx, l.Kind, l.ID, data)
+				err = sw.putMember(ctx, l.Kind, l.ID, data)
 			} else {
 				err = sw.copyStored(ctx, r, l.PackEntry)
 			}
@@ -124,7 +131,7 @@ func (sw *Sweep) copyBlock(ctx context.Context, r PackReader, live []Location) e
 	}
 	data := make([][]byte, len(live))
 	for i, l := range live {
-		if data[i], err = memberData(block, l.PackEntry); err != nil {
+		if data[i], err = memberData(block, l.PackEntry, sw.reader.bases(ctx)); err != nil {
 			return fmt.Errorf("repack: %w; run verify and forget the damaged snapshots", err)
 		}
 	}
@@ -139,7 +146,13 @@ func (sw *Sweep) copyBlock(ctx context.Context, r PackReader, live []Location) e
 		}
 	}
 	for i, l := range live {
-		if err := sw.writer.putMember(ctx, l.Kind, l.ID, data[i]); err != nil {
+		if l.IsDelta() { // copied as it is: its base stays whole
+			frame, _ := memberBytes(block, l.PackEntry) // checked by memberData
+			err = sw.writer.putDelta(ctx, l.Kind, l.ID, int(l.RawLen), l.Base, frame)
+		} else {
+			err = sw.putMember(ctx, l.Kind, l.ID, data[i])
+		}
+		if err != nil {
 			return err
 		}
 	}

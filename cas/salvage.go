@@ -13,7 +13,8 @@ import (
 type SalvagedPack struct {
 	Name [16]byte // from the pack's name
 	Size int64    // of the pack
-	// Entries are the objects whose bytes match their ID, in pack order.
+	// Entries are the objects whose bytes match their ID, in pack order,
+	// and the deltas whose headers are sound (see Salvage).
 	Entries []PackEntry
 	// Damaged is set when the table or an object could not be read: the
 	// objects listed are then those that could.
@@ -39,8 +40,11 @@ func PackName(file string) ([16]byte, bool) {
 // otherwise it walks the objects and blocks front to back by their headers
 // (and the members of each block by theirs), skipping damaged bytes until
 // the next object or block that checks out. Either way every
-// object is read and checked, so only sound objects are returned. A pack
-// with nothing readable is an error wrapping ErrBadPack.
+// object is read and checked, so only sound objects are returned, but for
+// deltas: their bytes need their bases, which may be in other packs, so a
+// delta whose header is sound (and matches the table, when there is one)
+// is returned unchecked, and fn is not called with it; Get checks it. A
+// pack with nothing readable is an error wrapping ErrBadPack.
 func Salvage(ctx context.Context, packs PackStore, name string, fn func(e PackEntry, data []byte) error) (SalvagedPack, error) {
 	packName, ok := PackName(name)
 	if !ok {
@@ -73,7 +77,7 @@ func readPack(ctx context.Context, packs PackStore, name string) ([]byte, error)
 func salvageBytes(b []byte, fn func(e PackEntry, data []byte) error) (SalvagedPack, error) {
 	sp := SalvagedPack{Size: int64(len(b))}
 	keep := func(e PackEntry, data []byte) error {
-		if fn != nil {
+		if fn != nil && !e.IsDelta() {
 			if err := fn(e, data); err != nil {
 				return err
 			}
@@ -114,7 +118,8 @@ func salvageBytes(b []byte, fn func(e PackEntry, data []byte) error) (SalvagedPa
 }
 
 // salvageTable reads every object the table lists, decoding each block
-// once, and passes the sound ones to keep. good is false when any is not.
+// once, and passes the sound ones to keep (a delta with no bytes: see
+// Salvage). good is false when any is not.
 func salvageTable(r io.ReaderAt, table []PackEntry, keep func(PackEntry, []byte) error) (good bool, _ error) {
 	good = true
 	var (
@@ -134,8 +139,10 @@ func salvageTable(r io.ReaderAt, table []PackEntry, keep func(PackEntry, []byte)
 			fallthrough
 		default:
 			err = blockErr
-			if err == nil {
-				data, err = memberData(block, e)
+			if err == nil && e.IsDelta() {
+				_, err = memberBytes(block, e)
+			} else if err == nil {
+				data, err = memberData(block, e, nil)
 			}
 		}
 		if err != nil {
@@ -174,9 +181,14 @@ func salvageRecord(b []byte, off int, keep func(PackEntry, []byte) error) (int, 
 	if err != nil {
 		return off, nil
 	}
-	err = walkMembers(plain, func(e PackEntry, data []byte) error {
+	inBlock := func(e PackEntry) PackEntry {
 		e.Codec, e.Offset, e.StoredLen, e.BlockLen = h.Codec, uint32(off), h.StoredLen, h.BlockLen
-		return keep(e, data)
+		return e
+	}
+	err = walkMembers(plain, func(e PackEntry, data []byte) error {
+		return keep(inBlock(e), data)
+	}, func(e PackEntry) error {
+		return keep(inBlock(e), nil)
 	})
 	return end, err
 }

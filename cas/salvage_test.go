@@ -187,7 +187,7 @@ func FuzzSalvage(f *testing.F) {
 	e := PackEntry{ID: Sum(KindChunk, data), Kind: KindChunk, Codec: codec, Offset: packHeaderSize, RawLen: uint32(len(data)), StoredLen: uint32(len(stored))}
 	pack := append([]byte(packMagic), appendObjectHeader(nil, e)...)
 	pack = append(pack, stored...)
-	f.Add(append(bytes.Clone(pack), encodeTrailer([]PackEntry{e})...))
+	f.Add(append(bytes.Clone(pack), encodeTrailer([]PackEntry{e}, false)...))
 	f.Add(bytes.Clone(pack))
 	plain := appendMemberHeader(nil, KindTree, Sum(KindTree, data), len(data))
 	plain = append(plain, data...)
@@ -195,7 +195,7 @@ func FuzzSalvage(f *testing.F) {
 	m := PackEntry{ID: Sum(KindTree, data), Kind: KindTree, Codec: bcodec, Offset: uint32(len(pack)), RawLen: uint32(len(data)), StoredLen: uint32(len(bstored)), BlockLen: uint32(len(plain))}
 	pack = append(pack, appendBlockHeader(nil, bcodec, m.StoredLen, m.BlockLen)...)
 	pack = append(pack, bstored...)
-	f.Add(append(bytes.Clone(pack), encodeTrailer([]PackEntry{e, m})...))
+	f.Add(append(bytes.Clone(pack), encodeTrailer([]PackEntry{e, m}, false)...))
 	f.Add(pack)
 	f.Fuzz(func(t *testing.T, b []byte) {
 		seen := map[ID]bool{}

@@ -113,11 +113,30 @@ func (s *Store) Get(ctx context.Context, id ID) ([]byte, error) {
 	if err != nil {
 		return nil, s.readError(err, loc.Pack)
 	}
-	data, err := memberData(block, loc.PackEntry)
+	data, err := memberData(block, loc.PackEntry, s.bases(ctx))
 	if err != nil {
 		return nil, err
 	}
+	if loc.IsDelta() {
+		return data, nil // decoded into a slice of its own
+	}
 	return bytes.Clone(data), nil
+}
+
+// bases returns the BaseGetter of the deltas Get reads: a base is read as
+// any object, and must not be a delta itself (chains of one, see
+// delta.go).
+func (s *Store) bases(ctx context.Context) BaseGetter {
+	return func(id ID) ([]byte, error) {
+		loc, err := s.Locate(id)
+		if err != nil {
+			return nil, err
+		}
+		if loc.IsDelta() {
+			return nil, fmt.Errorf("%w: the base %s is a delta itself", ErrCorrupt, id.Short())
+		}
+		return s.Get(ctx, id)
+	}
 }
 
 // readError is err of a read from pack n: a pack gone from the pack store

@@ -25,6 +25,13 @@ type SweepOptions struct {
 	// anything, when fewer are indexed.
 	Required      func(ID) bool
 	RequiredCount int
+	// Bases, when set, is called once the sweep knows which objects it
+	// copies (repacked says whether it copies id) and returns, for some
+	// of them, an earlier version: the object at the same path in the
+	// snapshot before. A copy is then stored as a delta against that
+	// version (or against the base of it) when that is deltaGain times
+	// smaller (see delta.go and deltaPlan).
+	Bases func(repacked func(ID) bool) (map[ID]ID, error)
 }
 
 func (o SweepOptions) withDefaults() SweepOptions {
@@ -46,6 +53,12 @@ type Sweep struct {
 
 	packs       PackStore
 	writer      *Writer
+	bases       func(repacked func(ID) bool) (map[ID]ID, error) // SweepOptions.Bases
+	live        func(ID) bool
+	wholeBases  map[ID]bool // the bases of the live deltas (tally, gatherLive)
+	reader      *Store      // reads the bases of the deltas repack writes
+	plan        deltaPlan
+	deltas      deltaEncoder
 	keep        map[string]bool // packs the index names once committed
 	newBytes    int64
 	inlineFreed int64 // the bytes of the inline packs deleted
@@ -83,11 +96,12 @@ func PrepareSweep(ctx context.Context, idx IndexWriter, packs PackStore, live fu
 	for _, p := range indexed {
 		usage[p.Number] = &packUsage{info: p}
 	}
-	dead, err := tally(idx, usage, live, opts)
+	sw := &Sweep{packs: packs, bases: opts.Bases, wholeBases: map[ID]bool{}}
+	dead, err := sw.tally(idx, usage, live, opts)
 	if err != nil {
 		return nil, err
 	}
-	sw := &Sweep{packs: packs}
+	sw.live = func(id ID) bool { return live(id) || sw.wholeBases[id] }
 	for _, id := range dead {
 		if err := idx.DeleteObject(id); err != nil {
 			return nil, err
@@ -115,7 +129,7 @@ func PrepareSweep(ctx context.Context, idx IndexWriter, packs PackStore, live fu
 		repack = append(repack, small...)
 	}
 	if len(repack) > 0 {
-		if err := gatherLive(idx, repack, live); err != nil {
+		if err := sw.gatherLive(idx, repack); err != nil {
 			return nil, err
 		}
 		if err := sw.repack(ctx, idx, repack); err != nil {
@@ -135,32 +149,40 @@ func PrepareSweep(ctx context.Context, idx IndexWriter, packs PackStore, live fu
 }
 
 // tally counts every indexed object's bytes as live or dead in its pack's
-// usage and returns the dead objects' IDs. It refuses with
-// ErrLiveNotIndexed when fewer objects than opts.RequiredCount are
-// indexed and required: the one pass over the index that the sweep makes
-// anyway checks that nothing a kept snapshot needs is missing from it.
-func tally(idx IndexWriter, usage map[uint32]*packUsage, live func(ID) bool, opts SweepOptions) ([]ID, error) {
-	var dead []ID
+// usage and returns the dead objects' IDs, noting the bases of the live
+// deltas in sw.wholeBases: a base is live whatever live says of it. It
+// refuses with ErrLiveNotIndexed when fewer objects than
+// opts.RequiredCount are indexed and required: the one pass over the
+// index that the sweep makes anyway checks that nothing a kept snapshot
+// needs is missing from it.
+func (sw *Sweep) tally(idx IndexWriter, usage map[uint32]*packUsage, live func(ID) bool, opts SweepOptions) ([]ID, error) {
+	var dead []Location
 	required := 0
-	err := idx.ForEachObject(func(l Location) error {
-		u := usage[l.Pack]
-		size := l.PackBytes()
-		if opts.Required != nil && opts.Required(l.ID) {
-			required++
-		}
-		if !live(l.ID) {
-			dead = append(dead, l.ID)
+	count := func(l Location, live bool) error {
+		u, size := usage[l.Pack], l.PackBytes()
+		switch {
+		case !live:
 			if u != nil {
 				u.deadBytes += size
 			}
 			return nil
-		}
-		if u == nil {
+		case u == nil:
 			return fmt.Errorf("%w: object %s is in pack %d, which the index lacks", ErrCorrupt, l.ID.Short(), l.Pack)
 		}
 		u.liveBytes += size
 		u.liveCount++
 		return nil
+	}
+	err := idx.ForEachObject(func(l Location) error {
+		if opts.Required != nil && opts.Required(l.ID) {
+			required++
+		}
+		if !live(l.ID) {
+			dead = append(dead, l)
+			return nil
+		}
+		sw.noteBase(l)
+		return count(l, true)
 	})
 	if err != nil {
 		return nil, err
@@ -168,21 +190,42 @@ func tally(idx IndexWriter, usage map[uint32]*packUsage, live func(ID) bool, opt
 	if required < opts.RequiredCount {
 		return nil, fmt.Errorf("%w: %d of %d are missing", ErrLiveNotIndexed, opts.RequiredCount-required, opts.RequiredCount)
 	}
-	return dead, nil
+	var ids []ID
+	for _, l := range dead {
+		base := sw.wholeBases[l.ID]
+		if err := count(l, base); err != nil {
+			return nil, err
+		}
+		if !base {
+			ids = append(ids, l.ID)
+		}
+	}
+	return ids, nil
+}
+
+// noteBase notes the base of l, a live object, when it is a delta.
+func (sw *Sweep) noteBase(l Location) {
+	if l.IsDelta() {
+		sw.wholeBases[l.Base] = true
+	}
 }
 
 // gatherLive fills the live locations of the packs about to be rewritten
 // (a second pass over the index, made only when something is rewritten:
 // keeping every pack's live locations from the first would cost a large
-// store more than the pass).
-func gatherLive(idx IndexWriter, packs []*packUsage, live func(ID) bool) error {
+// store more than the pass), and notes the bases of the live deltas.
+func (sw *Sweep) gatherLive(idx IndexWriter, packs []*packUsage) error {
 	byNumber := make(map[uint32]*packUsage, len(packs))
 	for _, u := range packs {
 		u.live = make([]Location, 0, u.liveCount)
 		byNumber[u.info.Number] = u
 	}
 	return idx.ForEachObject(func(l Location) error {
-		if u := byNumber[l.Pack]; u != nil && live(l.ID) {
+		if !sw.live(l.ID) {
+			return nil
+		}
+		sw.noteBase(l)
+		if u := byNumber[l.Pack]; u != nil {
 			u.live = append(u.live, l)
 		}
 		return nil

@@ -16,8 +16,13 @@ func ReadTableFromTail(size int64, tail func(n int64) ([]byte, error)) ([]PackEn
 		return nil, err
 	}
 	if len(b) >= packFooterSize {
-		count := int64(binary.LittleEndian.Uint32(b[len(b)-packFooterSize:]))
-		if need := count*tableEntrySize + packFooterSize; need > int64(len(b)) && need <= size-packHeaderSize {
+		footer := b[len(b)-packFooterSize:]
+		entrySize, err := footerEntrySize(footer)
+		if err != nil {
+			return nil, err
+		}
+		count := int64(binary.LittleEndian.Uint32(footer))
+		if need := count*int64(entrySize) + packFooterSize; need > int64(len(b)) && need <= size-packHeaderSize {
 			if b, err = tail(need); err != nil {
 				return nil, err
 			}

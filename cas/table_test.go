@@ -18,7 +18,7 @@ func packOf(n int) []byte {
 		b = append(appendObjectHeader(b, e), data...)
 		entries = append(entries, e)
 	}
-	return append(b, encodeTrailer(entries)...)
+	return append(b, encodeTrailer(entries, false)...)
 }
 
 // TestReadTableFromTail: the table read from the pack's end alone is the

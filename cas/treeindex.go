@@ -1,10 +1,12 @@
 package cas
 
 // TreeIndex is an Index that locates trees from memory and every other
-// object through the index it was read from.
+// object through the index it was read from, and knows the base of every
+// delta (Base).
 type TreeIndex struct {
 	IndexWriter
 	trees   map[ID]Location
+	bases   map[ID]ID
 	objects int
 }
 
@@ -14,15 +16,25 @@ type TreeIndex struct {
 // was when it was made, so it suits a reader in a transaction that has
 // not changed idx since and does not change it while reading.
 func IndexTrees(idx IndexWriter) (*TreeIndex, error) {
-	t := &TreeIndex{IndexWriter: idx, trees: map[ID]Location{}}
+	t := &TreeIndex{IndexWriter: idx, trees: map[ID]Location{}, bases: map[ID]ID{}}
 	err := idx.ForEachObject(func(l Location) error {
 		t.objects++
 		if l.Kind == KindTree {
 			t.trees[l.ID] = l
 		}
+		if l.IsDelta() {
+			t.bases[l.ID] = l.Base
+		}
 		return nil
 	})
 	return t, err
+}
+
+// Base returns the base of object id when the index held it as a delta
+// when the tree index was made.
+func (t *TreeIndex) Base(id ID) (ID, bool) {
+	b, ok := t.bases[id]
+	return b, ok
 }
 
 // Locate returns where the index located id when the tree index was made

@@ -50,6 +50,7 @@ type Writer struct {
 	blockTarget int  // the plain size at which a block is sealed
 	fastSmall   bool // blocks under smallBlock take the fastest level
 	bulk        bool // full blocks take the default level (SetBulk)
+	deltas      bool // its packs may hold deltas: version 3 (storeDeltas)
 	inlineMax   int64
 
 	mu      sync.Mutex
@@ -249,6 +250,9 @@ func (w *Writer) startPack(ctx context.Context) error {
 		return err
 	}
 	p.mem = bytes.NewBufferString(packMagic)
+	if w.deltas {
+		p.mem = bytes.NewBufferString(packMagicV3)
+	}
 	p.size = packHeaderSize
 	if w.inlineMax <= 0 {
 		if err := w.spill(ctx, p); err != nil {
@@ -281,7 +285,7 @@ func (w *Writer) spill(ctx context.Context, p *packBuilder) error {
 func (w *Writer) finishPack(ctx context.Context) error {
 	p := w.cur
 	w.cur = nil
-	trailer := encodeTrailer(p.entries)
+	trailer := encodeTrailer(p.entries, w.deltas)
 	p.entries, p.trailer, p.count = nil, trailer, len(p.entries)
 	if p.mem != nil && p.size+int64(len(trailer)) <= w.inlineMax {
 		p.mem.Write(trailer)

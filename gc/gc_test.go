@@ -12,16 +12,21 @@ import (
 
 func chunk(s string) cas.ID { return cas.Sum(cas.KindChunk, []byte(s)) }
 
-func TestMarkAndRelease(t *testing.T) {
-	ctx := context.Background()
-	m := castest.NewMemory()
-	put := func(tr manifest.Tree) cas.ID {
-		id, err := manifest.Put(ctx, m, tr)
+// treePutter returns a function that stores a tree in m.
+func treePutter(t *testing.T, m *castest.Memory) func(manifest.Tree) cas.ID {
+	return func(tr manifest.Tree) cas.ID {
+		id, err := manifest.Put(context.Background(), m, tr)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return id
 	}
+}
+
+func TestMarkAndRelease(t *testing.T) {
+	ctx := context.Background()
+	m := castest.NewMemory()
+	put := treePutter(t, m)
 	sub := put(manifest.Tree{Entries: []manifest.Entry{{Name: "s", Kind: manifest.KindFile, Chunks: []cas.ID{chunk("shared")}}}})
 	r1 := put(manifest.Tree{Entries: []manifest.Entry{
 		{Name: "a", Kind: manifest.KindFile, Chunks: []cas.ID{chunk("one"), chunk("one")}},
@@ -33,7 +38,7 @@ func TestMarkAndRelease(t *testing.T) {
 		{Name: "d", Kind: manifest.KindDir, Tree: sub},
 		{Name: "e", Kind: manifest.KindDir, Tree: sub},
 	}})
-	g, err := Mark(ctx, m, []cas.ID{r1, r2, r2}, 0, 0)
+	g, err := Mark(ctx, m, []cas.ID{r1, r2, r2}, 0, 0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,8 +61,49 @@ func TestMarkAndRelease(t *testing.T) {
 	if freed := g.Release(r2, unit); freed != 5 || g.Objects() != 0 {
 		t.Fatalf("last release freed %d, %d left", freed, g.Objects())
 	}
-	if _, err := Mark(ctx, m, []cas.ID{chunk("not a tree")}, 0, 0); err == nil {
+	if _, err := Mark(ctx, m, []cas.ID{chunk("not a tree")}, 0, 0, nil); err == nil {
 		t.Fatal("Mark went past a missing tree")
+	}
+}
+
+// TestBasesStayWhileTheirDeltasDo: the base of a reachable delta is live
+// though no root reaches it, its subtrees are not, and it is freed (and
+// counted alone) with its last delta, once.
+func TestBasesStayWhileTheirDeltasDo(t *testing.T) {
+	ctx := context.Background()
+	m := castest.NewMemory()
+	put := treePutter(t, m)
+	file := func(c string) manifest.Entry {
+		return manifest.Entry{Name: "f", Kind: manifest.KindFile, Chunks: []cas.ID{chunk(c)}}
+	}
+	sub := put(manifest.Tree{Entries: []manifest.Entry{file("old")}})
+	r1 := put(manifest.Tree{Entries: []manifest.Entry{{Name: "d", Kind: manifest.KindDir, Tree: sub}}})
+	r2 := put(manifest.Tree{Entries: []manifest.Entry{file("v2")}})
+	r3 := put(manifest.Tree{Entries: []manifest.Entry{file("v3")}})
+	// v2 and v3 are deltas of "old", and r2 and r3 of r1's subtree.
+	bases := map[cas.ID]cas.ID{chunk("v2"): chunk("old"), chunk("v3"): chunk("old"), r2: sub, r3: sub}
+	g, err := Mark(ctx, m, []cas.ID{r1, r2, r3}, 0, 0, func(id cas.ID) (cas.ID, bool) { b, ok := bases[id]; return b, ok })
+	if err != nil {
+		t.Fatal(err)
+	}
+	unit := func(cas.ID) int64 { return 1 }
+	if n := g.Objects(); n != 7 {
+		t.Fatalf("%d live objects, want 7", n)
+	}
+	if freed := g.Release(r1, unit); freed != 1 || !g.Live(sub) || !g.Live(chunk("old")) {
+		t.Fatalf("releasing r1 freed %d; its subtree and chunk, bases, live %v %v", freed, g.Live(sub), g.Live(chunk("old")))
+	}
+	if alone := g.Alone(r2, unit); alone != 2 {
+		t.Fatalf("r2 alone holds %d, want 2 (r3 keeps the bases)", alone)
+	}
+	if freed := g.Release(r2, unit); freed != 2 {
+		t.Fatalf("releasing r2 freed %d, want 2", freed)
+	}
+	if alone := g.Alone(r3, unit); alone != 4 {
+		t.Fatalf("r3 alone holds %d, want 4: itself, v3 and both bases", alone)
+	}
+	if freed := g.Release(r3, unit); freed != 4 || g.Objects() != 0 {
+		t.Fatalf("releasing r3 freed %d, %d left", freed, g.Objects())
 	}
 }
 
@@ -175,7 +221,7 @@ func TestPlanCap(t *testing.T) {
 		return 0 // trees cost nothing here
 	}
 	mark := func() *Graph {
-		g, err := Mark(ctx, m, roots, 0, 0)
+		g, err := Mark(ctx, m, roots, 0, 0, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

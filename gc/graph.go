@@ -11,18 +11,27 @@ import (
 )
 
 // Graph counts, for every object reachable from the roots it was built
-// from, how many live referrers it has: roots, and live trees naming it.
+// from, how many live referrers it has: roots, and live trees naming it;
+// and for every base of a reachable delta (an object a store keeps only
+// as the dictionary of a newer version, see package cas), how many
+// reachable deltas it has. A base is live while one is, though no root
+// reaches it; what it names as a tree is not.
 type Graph struct {
 	refs     map[cas.ID]int32
 	children map[cas.ID][]cas.ID // each tree's distinct children
+	base     func(cas.ID) (cas.ID, bool)
+	bases    map[cas.ID]cas.ID // each reachable delta's base
+	baseRefs map[cas.ID]int32
 }
 
 // Mark builds the graph of the objects reachable from roots. A root listed
 // twice (two snapshots of one tree) counts twice. objects and trees, when
 // known, are about how many objects and trees the graph will hold (the
-// store's): its tables are made that large at once.
-func Mark(ctx context.Context, g cas.Getter, roots []cas.ID, objects, trees int) (*Graph, error) {
-	gr := &Graph{refs: make(map[cas.ID]int32, objects), children: make(map[cas.ID][]cas.ID, trees)}
+// store's): its tables are made that large at once. base, when not nil,
+// names the base of each object stored as a delta.
+func Mark(ctx context.Context, g cas.Getter, roots []cas.ID, objects, trees int, base func(cas.ID) (cas.ID, bool)) (*Graph, error) {
+	gr := &Graph{refs: make(map[cas.ID]int32, objects), children: make(map[cas.ID][]cas.ID, trees),
+		base: base, bases: map[cas.ID]cas.ID{}, baseRefs: map[cas.ID]int32{}}
 	for _, r := range roots {
 		if err := gr.add(ctx, g, r); err != nil {
 			return nil, err
@@ -31,10 +40,25 @@ func Mark(ctx context.Context, g cas.Getter, roots []cas.ID, objects, trees int)
 	return gr, nil
 }
 
-// add counts one more reference to tree id, reading it on first sight.
-func (gr *Graph) add(ctx context.Context, g cas.Getter, id cas.ID) error {
+// ref counts one more reference to object id and reports whether it is
+// the first; on the first, a delta counts one more for its base.
+func (gr *Graph) ref(id cas.ID) bool {
 	gr.refs[id]++
 	if gr.refs[id] > 1 {
+		return false
+	}
+	if gr.base != nil {
+		if b, ok := gr.base(id); ok {
+			gr.bases[id] = b
+			gr.baseRefs[b]++
+		}
+	}
+	return true
+}
+
+// add counts one more reference to tree id, reading it on first sight.
+func (gr *Graph) add(ctx context.Context, g cas.Getter, id cas.ID) error {
+	if !gr.ref(id) {
 		return nil
 	}
 	if err := ctx.Err(); err != nil {
@@ -46,7 +70,7 @@ func (gr *Graph) add(ctx context.Context, g cas.Getter, id cas.ID) error {
 	}
 	kids, chunks := distinctChildren(t)
 	for _, c := range kids[:chunks] {
-		gr.refs[c]++
+		gr.ref(c)
 	}
 	for _, d := range kids[chunks:] {
 		if err := gr.add(ctx, g, d); err != nil {
@@ -87,13 +111,21 @@ func distinctChildren(t manifest.Tree) (kids []cas.ID, chunks int) {
 	return append(kids[:chunks], dirs...), chunks
 }
 
-// Live reports whether id is reachable from a root not yet released.
-func (gr *Graph) Live(id cas.ID) bool { return gr.refs[id] > 0 }
+// Live reports whether id is reachable from a root not yet released, or
+// the base of a delta that is.
+func (gr *Graph) Live(id cas.ID) bool { return gr.refs[id] > 0 || gr.baseRefs[id] > 0 }
 
 // EachLive calls fn with every live object, stopping at its first error.
 func (gr *Graph) EachLive(fn func(cas.ID) error) error {
 	for id, c := range gr.refs {
 		if c > 0 {
+			if err := fn(id); err != nil {
+				return err
+			}
+		}
+	}
+	for id, c := range gr.baseRefs {
+		if c > 0 && gr.refs[id] <= 0 {
 			if err := fn(id); err != nil {
 				return err
 			}
@@ -105,11 +137,7 @@ func (gr *Graph) EachLive(fn func(cas.ID) error) error {
 // Objects is the number of live objects.
 func (gr *Graph) Objects() int {
 	n := 0
-	for _, c := range gr.refs {
-		if c > 0 {
-			n++
-		}
-	}
+	_ = gr.EachLive(func(cas.ID) error { n++; return nil })
 	return n
 }
 
@@ -128,7 +156,14 @@ func (gr *Graph) Release(root cas.ID, size func(cas.ID) int64) int64 {
 		if gr.refs[id] > 0 {
 			continue
 		}
-		freed += size(id)
+		if b, ok := gr.bases[id]; ok {
+			if gr.baseRefs[b]--; gr.baseRefs[b] == 0 && gr.refs[b] <= 0 {
+				freed += size(b)
+			}
+		}
+		if gr.baseRefs[id] <= 0 {
+			freed += size(id)
+		}
 		stack = append(stack, gr.children[id]...)
 	}
 	return freed
@@ -139,7 +174,8 @@ func (gr *Graph) Release(root cas.ID, size func(cas.ID) int64) int64 {
 // listed twice reaches nothing alone.
 func (gr *Graph) Alone(root cas.ID, size func(cas.ID) int64) int64 {
 	var freed int64
-	gone := map[cas.ID]int32{} // references the simulated release dropped
+	gone := map[cas.ID]int32{}     // references the simulated release dropped
+	goneBase := map[cas.ID]int32{} // and references as a base
 	stack := []cas.ID{root}
 	for len(stack) > 0 {
 		id := stack[len(stack)-1]
@@ -151,7 +187,14 @@ func (gr *Graph) Alone(root cas.ID, size func(cas.ID) int64) int64 {
 		if gr.refs[id]-gone[id] > 0 {
 			continue
 		}
-		freed += size(id)
+		if b, ok := gr.bases[id]; ok {
+			if goneBase[b]++; gr.baseRefs[b]-goneBase[b] == 0 && gr.refs[b]-gone[b] <= 0 {
+				freed += size(b)
+			}
+		}
+		if gr.baseRefs[id]-goneBase[id] <= 0 {
+			freed += size(id)
+		}
 		stack = append(stack, gr.children[id]...)
 	}
 	return freed

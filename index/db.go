@@ -26,14 +26,16 @@ import (
 const (
 	// SchemaBase: the record layout of casckpt's first stores.
 	SchemaBase = 1
-	// SchemaInline: packs may live in the database (inline packs) and
-	// objects may be stored as deltas against a base object.
+	// SchemaInline: packs may live in the database (inline packs).
 	SchemaInline = 2
 	// SchemaInlinePieces: an inline pack's bytes may be stored in pieces
 	// (see inlinePiece), where SchemaInline stored them as one value.
 	SchemaInlinePieces = 3
+	// SchemaDeltas: objects may be stored as deltas against a base
+	// object (cas's pack version 3, index entries of layout v3).
+	SchemaDeltas = 4
 	// SchemaVersion is the highest version this package reads and writes.
-	SchemaVersion = SchemaInlinePieces
+	SchemaVersion = SchemaDeltas
 )
 
 var (

@@ -296,6 +296,7 @@ func TestLocationsOfBothLayouts(t *testing.T) {
 func FuzzDecodeLocation(f *testing.F) {
 	f.Add(encodeLocation(cas.Location{Pack: 3, PackEntry: cas.PackEntry{Kind: cas.KindTree, Codec: cas.CodecZstd, Offset: 8, RawLen: 10, StoredLen: 5}}))
 	f.Add(encodeLocation(cas.Location{Pack: 4, PackEntry: cas.PackEntry{Kind: cas.KindChunk, Codec: cas.CodecZstd, Offset: 8, RawLen: 10, StoredLen: 50, BlockLen: 200, Member: 76}}))
+	f.Add(encodeLocation(cas.Location{Pack: 5, PackEntry: cas.PackEntry{Kind: cas.KindTree, Codec: cas.CodecZstd, Offset: 8, RawLen: 900, StoredLen: 50, BlockLen: 200, Member: 20, DeltaLen: 40, Base: cas.ID{7}}}))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		l, err := decodeLocation(cas.ID{}, b)
 		if err == nil && !bytes.Equal(encodeLocation(l), b) {

@@ -34,6 +34,9 @@ var _ cas.IndexWriter = objectIndex{}
 //	v2, a member of a block (27 bytes):
 //	  0x02 pack:u32 offset:u32 rawLen:u32 storedLen:u32 blockLen:u32
 //	  member:u32 kind codec
+//	v3, a member stored as a delta (63 bytes, SchemaDeltas):
+//	  0x03 pack:u32 offset:u32 rawLen:u32 storedLen:u32 blockLen:u32
+//	  member:u32 deltaLen:u32 kind codec base:32
 //
 // told apart by their length. Objects stored alone keep the shorter v1,
 // which every index written before blocks holds.
@@ -41,6 +44,8 @@ const (
 	locationSize   = 18
 	locationSizeV2 = 27
 	locationV2     = 0x02
+	locationSizeV3 = 63
+	locationV3     = 0x03
 )
 
 func encodeLocation(l cas.Location) []byte {
@@ -52,14 +57,31 @@ func encodeLocation(l cas.Location) []byte {
 		b = binary.BigEndian.AppendUint32(b, l.StoredLen)
 		return append(b, byte(l.Kind), byte(l.Codec))
 	}
-	b := append(make([]byte, 0, locationSizeV2), locationV2)
-	for _, v := range []uint32{l.Pack, l.Offset, l.RawLen, l.StoredLen, l.BlockLen, l.Member} {
-		b = binary.BigEndian.AppendUint32(b, v)
+	b := append(make([]byte, 0, locationSizeV3), locationV2)
+	if l.IsDelta() {
+		b[0] = locationV3
 	}
-	return append(b, byte(l.Kind), byte(l.Codec))
+	for _, v := range memberFields(&l, b[0]) {
+		b = binary.BigEndian.AppendUint32(b, *v)
+	}
+	b = append(b, byte(l.Kind), byte(l.Codec))
+	if l.IsDelta() {
+		b = append(b, l.Base[:]...)
+	}
+	return b
 }
 
-// decodeLocation decodes the index entry of object id, of either layout.
+// memberFields are the fields of a member's location that layout (v2
+// or v3) holds as u32s, in their order.
+func memberFields(l *cas.Location, layout byte) []*uint32 {
+	fields := []*uint32{&l.Pack, &l.Offset, &l.RawLen, &l.StoredLen, &l.BlockLen, &l.Member}
+	if layout == locationV3 {
+		fields = append(fields, &l.DeltaLen)
+	}
+	return fields
+}
+
+// decodeLocation decodes the index entry of object id, of any layout.
 func decodeLocation(id cas.ID, b []byte) (cas.Location, error) {
 	var l cas.Location
 	switch {
@@ -69,16 +91,19 @@ func decodeLocation(id cas.ID, b []byte) (cas.Location, error) {
 		l.RawLen = binary.BigEndian.Uint32(b[8:])
 		l.StoredLen = binary.BigEndian.Uint32(b[12:])
 		l.Kind, l.Codec = cas.Kind(b[16]), cas.Codec(b[17])
-	case len(b) == locationSizeV2 && b[0] == locationV2:
-		l.Pack = binary.BigEndian.Uint32(b[1:])
-		l.Offset = binary.BigEndian.Uint32(b[5:])
-		l.RawLen = binary.BigEndian.Uint32(b[9:])
-		l.StoredLen = binary.BigEndian.Uint32(b[13:])
-		l.BlockLen = binary.BigEndian.Uint32(b[17:])
-		l.Member = binary.BigEndian.Uint32(b[21:])
-		l.Kind, l.Codec = cas.Kind(b[25]), cas.Codec(b[26])
+	case len(b) == locationSizeV2 && b[0] == locationV2, len(b) == locationSizeV3 && b[0] == locationV3:
+		fields := memberFields(&l, b[0])
+		for i, f := range fields {
+			*f = binary.BigEndian.Uint32(b[1+4*i:])
+		}
+		k := 1 + 4*len(fields)
+		l.Kind, l.Codec = cas.Kind(b[k]), cas.Codec(b[k+1])
+		copy(l.Base[:], b[k+2:]) // v3 only
 		if !l.InBlock() {
 			return cas.Location{}, fmt.Errorf("%w: index entry of %s is a member of no block", cas.ErrCorrupt, id.Short())
+		}
+		if b[0] == locationV3 && !l.IsDelta() {
+			return cas.Location{}, fmt.Errorf("%w: index entry of %s is a delta of no base", cas.ErrCorrupt, id.Short())
 		}
 	default:
 		return cas.Location{}, fmt.Errorf("%w: index entry of %s is %d bytes", cas.ErrCorrupt, id.Short(), len(b))
@@ -242,6 +267,11 @@ func (o objectIndex) PutObject(l cas.Location, replace bool) error {
 	objects := o.t.tx.Bucket(bucketObjects)
 	if !replace && objects.Get(l.ID[:]) != nil {
 		return nil
+	}
+	if l.IsDelta() {
+		if err := o.t.RequireSchema(SchemaDeltas); err != nil {
+			return err
+		}
 	}
 	return objects.Put(l.ID[:], encodeLocation(l))
 }

@@ -61,15 +61,19 @@ func (d *differ) visit(n int64) error {
 	return nil
 }
 
+// load reads trees a and b.
+func (d *differ) load(a, b cas.ID) (ta, tb Tree, err error) {
+	if ta, err = d.sz.load(a); err == nil {
+		tb, err = d.sz.load(b)
+	}
+	return ta, tb, err
+}
+
 func (d *differ) trees(a, b cas.ID, dir string) error {
 	if a == b {
 		return nil
 	}
-	ta, err := d.sz.load(a)
-	if err != nil {
-		return err
-	}
-	tb, err := d.sz.load(b)
+	ta, tb, err := d.load(a, b)
 	if err != nil {
 		return err
 	}

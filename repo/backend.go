@@ -43,6 +43,12 @@ type Features struct {
 	// written to Packs. A backend whose packs other machines read (a
 	// bucket) never has it.
 	InlinePacks bool
+	// Deltas: a sweep may store an object as a delta of an earlier
+	// version (cas.SweepOptions.Bases), in packs of a version that
+	// casckpt before it cannot read. A backend whose packs other
+	// machines read (a bucket), where such a casckpt may run, never has
+	// it.
+	Deltas bool
 }
 
 // Backend is where one store keeps its data beyond the records' database:

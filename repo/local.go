@@ -28,7 +28,7 @@ func NewLocal(dir string, db *index.DB, packs func() cas.PackStore, now func() t
 // Features: immediate deletion, observable orphans, no grace, no journal,
 // inline packs.
 func (l *Local) Features() Features {
-	return Features{ImmediateDelete: true, OrphansObservable: true, InlinePacks: true}
+	return Features{ImmediateDelete: true, OrphansObservable: true, InlinePacks: true, Deltas: true}
 }
 
 // Location is the store's directory.

@@ -37,8 +37,9 @@ func LoadProjects(tx *index.Tx, state func(index.Project) gc.State) ([]gc.Projec
 	return out, records, err
 }
 
-// MarkProjects marks every object the snapshots of projects reach,
-// reading their trees from packs where idx locates them. idx is read
+// MarkProjects marks every object the snapshots of projects reach, and
+// the bases of those stored as deltas, reading their trees from packs
+// where idx locates them. idx is read
 // whole first (cas.IndexTrees): a mark reads every tree of the store, and
 // one pass over the index costs less than a lookup each.
 func MarkProjects(ctx context.Context, packs cas.PackStore, idx cas.IndexWriter, projects []gc.Project) (*gc.Graph, error) {
@@ -54,7 +55,7 @@ func MarkProjects(ctx context.Context, packs cas.PackStore, idx cas.IndexWriter,
 	}
 	objects := cas.NewStore(packs, trees)
 	defer objects.Close()
-	return gc.Mark(ctx, objects, roots, trees.Objects(), trees.Trees())
+	return gc.Mark(ctx, objects, roots, trees.Objects(), trees.Trees(), trees.Base)
 }
 
 // StoredSize returns the size of an object as stored in its pack, for the

@@ -91,7 +91,7 @@ func Salvage(ctx context.Context, db *index.DB, packs cas.PackStore, now time.Ti
 		return res, err
 	}
 	res.OldDatabase, err = db.Rebuild(now, func(tx *index.Tx) error {
-		n, err := indexPacks(tx, salvaged)
+		n, err := indexPacks(ctx, tx, packs, salvaged)
 		res.ObjectsIndexed = n
 		if err != nil {
 			return err
@@ -205,19 +205,58 @@ func restoreBackups(ctx context.Context, packs cas.PackStore, salvaged []cas.Sal
 	return w, nil
 }
 
-// indexPacks records salvaged packs in a new object index and returns the
-// number of distinct objects indexed.
-func indexPacks(tx *index.Tx, packs []cas.SalvagedPack) (int, error) {
+// indexPacks records salvaged packs, of packs, in a new object index and
+// returns the number of distinct objects indexed. Salvage returns deltas
+// unchecked: each is read once every pack is indexed, and one that does
+// not read (its base is lost, or its bytes are damaged) is replaced by a
+// whole copy of another pack, or else left out, so that the next snapshot
+// of files that hold it stores it again, whole (as it does any object
+// lost).
+func indexPacks(ctx context.Context, tx *index.Tx, packs cas.PackStore, salvaged []cas.SalvagedPack) (int, error) {
 	indexed := map[cas.ID]bool{}
-	for _, sp := range packs {
-		if _, err := cas.AddPack(tx.Objects(), sp); err != nil {
+	whole := map[cas.ID]cas.Location{}
+	var deltas []cas.ID
+	for _, sp := range salvaged {
+		info, err := cas.AddPack(tx.Objects(), sp)
+		if err != nil {
 			return len(indexed), err
 		}
 		for _, e := range sp.Entries {
 			indexed[e.ID] = true
+			if e.IsDelta() {
+				deltas = append(deltas, e.ID)
+			} else {
+				whole[e.ID] = cas.Location{Pack: info.Number, PackEntry: e}
+			}
 		}
 	}
-	return len(indexed), nil
+	if len(deltas) == 0 {
+		return len(indexed), nil
+	}
+	objects := cas.NewStore(packs, tx.Objects())
+	defer objects.Close()
+	for _, id := range deltas {
+		if l, err := objects.Locate(id); err != nil || !l.IsDelta() {
+			continue // a whole copy was indexed first
+		}
+		_, err := objects.Get(ctx, id)
+		switch {
+		case err == nil:
+			continue
+		case !errors.Is(err, cas.ErrCorrupt) && !errors.Is(err, cas.ErrNotFound):
+			return len(indexed), fmt.Errorf("repair: %w", err) // not known lost: a read error
+		}
+		if l, ok := whole[id]; ok {
+			err = tx.Objects().PutObject(l, true)
+		} else {
+			err = tx.Objects().DeleteObject(id)
+			delete(indexed, id)
+		}
+		if err != nil {
+			return len(indexed), err
+		}
+	}
+	return len(indexed), ctx.Err()
 }
 
 // putRecords writes the chosen projects and snapshots, the import origins,

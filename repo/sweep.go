@@ -17,10 +17,12 @@ import (
 // counts' entries of dead objects, brings the tombstones up to date
 // (updateTombstones) and removes the dead objects from the index
 // (cas.PrepareSweep). With repackAll every pack with a dead byte is
-// rewritten (the size cap is a promise: it returns every dead byte). The
-// sweep's pack deletions follow the commit (Sweep.Finish): a backend with
-// immediate deletion only.
-func PrepareSweep(ctx context.Context, tx *index.Tx, objects *cas.Store, packs cas.PackStore, graph *gc.Graph, records map[cas.ID]index.Snapshot, plan gc.Plan, repackAll bool) (*cas.Sweep, error) {
+// rewritten (the size cap is a promise: it returns every dead byte). With
+// deltas (Features.Deltas) the objects it copies may be stored as deltas
+// of their earlier versions (DeltaBases). The sweep's pack deletions
+// follow the commit (Sweep.Finish): a backend with immediate deletion
+// only.
+func PrepareSweep(ctx context.Context, tx *index.Tx, objects *cas.Store, packs cas.PackStore, graph *gc.Graph, records map[cas.ID]index.Snapshot, plan gc.Plan, repackAll, deltas bool) (*cas.Sweep, error) {
 	dead := func(id cas.ID) bool { return !graph.Live(id) }
 	if _, err := tx.DropStatEntries(dead); err != nil {
 		return nil, err
@@ -41,6 +43,9 @@ func PrepareSweep(ctx context.Context, tx *index.Tx, objects *cas.Store, packs c
 		return nil, err
 	}
 	opts.Required, opts.RequiredCount = graph.Live, graph.Objects()
+	if deltas {
+		opts.Bases = DeltaBases(ctx, objects, keptSnapshots(records, plan))
+	}
 	sweep, err := cas.PrepareSweep(ctx, tx.Objects(), packs, live, opts)
 	if errors.Is(err, cas.ErrLiveNotIndexed) {
 		if detail := CheckLiveIndexed(graph, objects); detail != nil {
@@ -89,4 +94,19 @@ func updateTombstones(ctx context.Context, tx *index.Tx, objects *cas.Store, pac
 		}
 	}
 	return nil
+}
+
+// keptSnapshots is records less those plan drops.
+func keptSnapshots(records map[cas.ID]index.Snapshot, plan gc.Plan) []index.Snapshot {
+	dropped := make(map[cas.ID]bool, len(plan.Drops))
+	for _, d := range plan.Drops {
+		dropped[d.ID] = true
+	}
+	kept := make([]index.Snapshot, 0, len(records))
+	for id, r := range records {
+		if !dropped[id] {
+			kept = append(kept, r)
+		}
+	}
+	return kept
 }

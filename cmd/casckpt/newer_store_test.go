@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/casckpt/casckpt/index"
 )
 
 // TestRepairRefusesAStoreOfANewerVersion: repair, like every command,
@@ -26,7 +28,7 @@ func TestRepairRefusesAStoreOfANewerVersion(t *testing.T) {
 		t.Fatal(err)
 	}
 	err = db.Update(func(tx *bolt.Tx) error {
-		return tx.Bucket([]byte("meta")).Put([]byte("schema"), binenc.BigEndian.AppendUint32(nil, 4)) // this casckpt reads 1 to 3
+		return tx.Bucket([]byte("meta")).Put([]byte("schema"), binenc.BigEndian.AppendUint32(nil, index.SchemaVersion+1))
 	})
 	db.Close()
 	if err != nil {

@@ -1,0 +1,206 @@
+package cas
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"testing"
+)
+
+// edit returns b with a line changed in its middle and lines appended,
+// as an agent edits a file.
+func edit(b []byte, turn int) []byte {
+	out := bytes.Clone(b[:len(b)/2])
+	out = append(out, []byte("// edited in turn "+string(rune('0'+turn))+"\n")...)
+	out = append(out, b[len(b)/2:]...)
+	return append(out, []byte("// appended in turn "+string(rune('0'+turn))+"\n")...)
+}
+
+// deltaStore is a store whose first pack holds v1 of three files, and
+// whose turns stored v2 and v3 of each, inline, with hints v3 -> v2 -> v1.
+func deltaStore(t *testing.T) (*memIndex, *memPacks, [3][][]byte, [3][]ID, map[ID]ID) {
+	t.Helper()
+	db, dir := testDB(t)
+	var versions [3][][]byte
+	var ids [3][]ID
+	hints := map[ID]ID{}
+	for v := range 3 {
+		for f := range 3 {
+			if v == 0 {
+				versions[v] = append(versions[v], textObject(10+f, 6000))
+			} else {
+				versions[v] = append(versions[v], edit(versions[v-1][f], v))
+			}
+		}
+		if v == 0 {
+			ids[v] = putAll(t, db, dir, versions[v])
+		} else {
+			ids[v], _ = putInline(t, db, dir, 64<<10, versions[v])
+			for f := range 3 {
+				hints[ids[v][f]] = ids[v-1][f]
+			}
+		}
+	}
+	return db, dir, versions, ids, hints
+}
+
+// TestFoldStoresDeltas: a fold given hints stores the new versions as
+// deltas, every one against the whole version in the first pack (a base
+// is never a delta), in a pack of version 3 that is far smaller than
+// the whole versions; each reads back byte-exact; a base that is damaged
+// makes its deltas ErrCorrupt, not wrong bytes.
+func TestFoldStoresDeltas(t *testing.T) {
+	db, dir, versions, ids, hints := deltaStore(t)
+	ctx := context.Background()
+	var asked []ID
+	_, err := FoldInline(ctx, db, dir, func(repacked func(ID) bool) (map[ID]ID, error) {
+		for _, v := range ids[1:] {
+			for _, id := range v {
+				if repacked(id) {
+					asked = append(asked, id)
+				}
+			}
+		}
+		return hints, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(asked) != 6 || repackedFirst(db, ids[0][0]) {
+		t.Fatalf("the fold said it copies %d of the 6 new versions", len(asked))
+	}
+	var size int64
+	for v := 1; v < 3; v++ {
+		for f, id := range ids[v] {
+			l, err := db.Locate(id)
+			if err != nil || !l.IsDelta() || l.Base != ids[0][f] {
+				t.Fatalf("version %d of file %d: %+v, %v; want a delta of version 1", v+1, f, l, err)
+			}
+			p, _ := db.Pack(l.Pack)
+			size = p.Size
+		}
+	}
+	if size > 3000 {
+		t.Fatalf("the fold's pack is %d bytes for 6 small edits", size)
+	}
+	for v := range 3 {
+		checkGets(t, db, dir, ids[v], versions[v])
+	}
+	for name, b := range dir.packs {
+		if string(b[:packHeaderSize]) == packMagicV3 {
+			sp, err := salvageBytes(b, nil)
+			if err != nil || sp.Damaged || len(sp.Entries) != 6 || !sp.Entries[0].IsDelta() {
+				t.Fatalf("salvage of %s: %+v, %v", name, sp, err)
+			}
+		}
+	}
+
+	// Damage the first pack: the deltas read as corrupt.
+	first, _ := db.Locate(ids[0][0])
+	p, _ := db.Pack(first.Pack)
+	pack := dir.packs[p.FileName()]
+	for i := packHeaderSize + blockHeaderSize; i < len(pack)-200; i++ {
+		pack[i] ^= 0x55
+	}
+	s := NewStore(dir, db)
+	defer s.Close()
+	if _, err := s.Get(ctx, ids[2][0]); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("a delta of a damaged base: %v, want ErrCorrupt", err)
+	}
+}
+
+// repackedFirst reports whether the fold moved id, of the first pack.
+func repackedFirst(db *memIndex, id ID) bool {
+	l, _ := db.Locate(id)
+	p, _ := db.Pack(l.Pack)
+	return p.Inline
+}
+
+// TestSweepKeepsBases: a sweep keeps every base of a live delta, though
+// nothing else needs it, and copies a delta as it is stored when it
+// rewrites its pack; once no delta needs it, the base goes.
+func TestSweepKeepsBases(t *testing.T) {
+	db, dir, versions, ids, hints := deltaStore(t)
+	ctx := context.Background()
+	if _, err := FoldInline(ctx, db, dir, func(func(ID) bool) (map[ID]ID, error) { return hints, nil }); err != nil {
+		t.Fatal(err)
+	}
+	// Only the last versions are live, and every pack is rewritten.
+	live := map[ID]bool{}
+	for _, id := range ids[2] {
+		live[id] = true
+	}
+	sw, err := PrepareSweep(ctx, db, dir, func(id ID) bool { return live[id] }, SweepOptions{RepackThreshold: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sw.Finish(ctx); err != nil {
+		t.Fatal(err)
+	}
+	checkGets(t, db, dir, ids[2], versions[2])
+	for f, id := range ids[2] {
+		if l, err := db.Locate(id); err != nil || l.Base != ids[0][f] {
+			t.Fatalf("file %d after the sweep: %+v, %v", f, l, err)
+		}
+		if _, err := db.Locate(ids[0][f]); err != nil {
+			t.Fatalf("the base of file %d is gone: %v", f, err)
+		}
+		if _, err := db.Locate(ids[1][f]); !errors.Is(err, ErrNotFound) {
+			t.Fatalf("version 2 of file %d, dead, is still indexed: %v", f, err)
+		}
+	}
+	// Nothing live: the bases go with their deltas.
+	sw, err = PrepareSweep(ctx, db, dir, func(ID) bool { return false }, SweepOptions{RepackThreshold: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sw.Finish(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if len(db.objects) != 0 || len(dir.packs) != 0 {
+		t.Fatalf("%d objects and %d packs left", len(db.objects), len(dir.packs))
+	}
+}
+
+// TestDeltaPlanNeverChainsDeltas: whatever the hints (a chain through
+// objects the sweep copies, a cycle, a hint to an object of another kind
+// or to a missing one), no object is made a delta of a delta or of
+// itself, and what the plan names is live.
+func TestDeltaPlanNeverChainsDeltas(t *testing.T) {
+	a, b, c, d := Sum(KindChunk, []byte("a")), Sum(KindChunk, []byte("b")), Sum(KindChunk, []byte("c")), Sum(KindChunk, []byte("d"))
+	tree, missing := Sum(KindTree, []byte("t")), Sum(KindChunk, []byte("missing"))
+	db, _ := testDB(t)
+	loc := func(id ID, kind Kind) Location {
+		return Location{Pack: 1, PackEntry: PackEntry{ID: id, Kind: kind, RawLen: 10, BlockLen: 100, StoredLen: 50}}
+	}
+	db.objects[a] = loc(a, KindChunk)
+	db.objects[tree] = loc(tree, KindTree)
+	deltaOfA := loc(d, KindChunk)
+	deltaOfA.Base, deltaOfA.DeltaLen = a, 5
+	db.objects[d] = deltaOfA
+	p := deltaPlan{
+		hints:   map[ID]ID{c: b, b: a, d: c, a: d, tree: a},
+		copying: map[ID]Location{b: loc(b, KindChunk), c: loc(c, KindChunk)},
+		idx:     db,
+		live:    func(id ID) bool { return id != missing },
+		whole:   map[ID]bool{},
+	}
+	for _, tc := range []struct {
+		id   ID
+		kind Kind
+		want ID // zero: none
+	}{{c, KindChunk, a}, {b, KindChunk, a}, {tree, KindTree, ID{}}} {
+		got, ok := p.base(tc.id, tc.kind)
+		if id, want := tc.id, tc.want; want.IsZero() != !ok || (ok && got != want) {
+			t.Errorf("base of %s: %s, %v; want %s", id.Short(), got.Short(), ok, want.Short())
+		}
+	}
+	p.hints[c] = missing
+	if _, ok := p.base(c, KindChunk); ok {
+		t.Error("a missing base was named")
+	}
+	p.whole[b] = true
+	if _, ok := p.base(b, KindChunk); ok {
+		t.Error("the base of a live delta was made a delta")
+	}
+}
