@@ -196,6 +196,22 @@ func FuzzSalvage(f *testing.F) {
 	pack = append(pack, appendBlockHeader(nil, bcodec, m.StoredLen, m.BlockLen)...)
 	pack = append(pack, bstored...)
 	f.Add(append(bytes.Clone(pack), encodeTrailer([]PackEntry{e, m}, false)...))
+	f.Add(bytes.Clone(pack))
+	// A block holding a delta, in a pack of version 3.
+	base, newer := textObject(7, 4000), edit(textObject(7, 4000), 1)
+	var enc deltaEncoder
+	defer enc.close()
+	frame, err := enc.encode(newer, base)
+	if err != nil || frame == nil {
+		f.Fatalf("no delta for the seed: %v", err)
+	}
+	dplain := appendDeltaHeader(nil, KindChunk, Sum(KindChunk, newer), len(newer), Sum(KindChunk, base), len(frame))
+	dplain = append(dplain, frame...)
+	d := PackEntry{ID: Sum(KindChunk, newer), Kind: KindChunk, Codec: CodecRaw, Offset: uint32(len(pack)), RawLen: uint32(len(newer)),
+		StoredLen: uint32(len(dplain)), BlockLen: uint32(len(dplain)), Base: Sum(KindChunk, base), DeltaLen: uint32(len(frame))}
+	pack = append(pack, appendBlockHeader(nil, CodecRaw, d.StoredLen, d.BlockLen)...)
+	pack = append(pack, dplain...)
+	f.Add(append(bytes.Clone(pack), encodeTrailer([]PackEntry{e, m, d}, true)...))
 	f.Add(pack)
 	f.Fuzz(func(t *testing.T, b []byte) {
 		seen := map[ID]bool{}
@@ -207,7 +223,7 @@ func FuzzSalvage(f *testing.F) {
 			return nil
 		})
 		for _, e := range sp.Entries {
-			if !seen[e.ID] || e.end() > uint64(len(b)) || !e.Valid() {
+			if (!seen[e.ID] && !e.IsDelta()) || e.end() > uint64(len(b)) || !e.Valid() {
 				t.Fatalf("entry %+v was not checked or lies outside the pack", e)
 			}
 		}
