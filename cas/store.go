@@ -124,16 +124,17 @@ func (s *Store) Get(ctx context.Context, id ID) ([]byte, error) {
 }
 
 // bases returns the BaseGetter of the deltas Get reads: a base is read as
-// any object, and must not be a delta itself (chains of one, see
-// delta.go).
+// any object, and must be no delta itself (chains of one, see delta.go)
+// and no larger than a member (as the sweeps choose them), which bounds
+// what a damaged index can make a read hold.
 func (s *Store) bases(ctx context.Context) BaseGetter {
 	return func(id ID) ([]byte, error) {
 		loc, err := s.Locate(id)
 		if err != nil {
 			return nil, err
 		}
-		if loc.IsDelta() {
-			return nil, fmt.Errorf("%w: the base %s is a delta itself", ErrCorrupt, id.Short())
+		if loc.IsDelta() || loc.RawLen > MaxMemberSize {
+			return nil, fmt.Errorf("%w: the base %s is a delta itself or larger than a member", ErrCorrupt, id.Short())
 		}
 		return s.Get(ctx, id)
 	}
