@@ -11,9 +11,10 @@ import (
 )
 
 // DeltaBases returns the cas.SweepOptions.Bases of a sweep or fold of a
-// store whose snapshots are snapshots, read through objects: for each
-// snapshot whose root tree the sweep copies, what its tree holds at the
-// same paths as the snapshot before it in its project (manifest.Versions).
+// store that holds snapshots, whose trees it reads through objects: for
+// each snapshot whose root tree the sweep copies, what its tree holds at
+// the same paths as the snapshot before it in its project
+// (manifest.Versions).
 // A pair that cannot be read names nothing: hints are a saving, never a
 // need (a damaged tree is verify's to report).
 func DeltaBases(ctx context.Context, objects cas.Getter, snapshots []index.Snapshot) func(repacked func(cas.ID) bool) (map[cas.ID]cas.ID, error) {
