@@ -112,16 +112,16 @@ func undelta(e PackEntry, frame []byte, base BaseGetter) ([]byte, error) {
 const deltaGain = 4
 
 // deltaEncoder makes the deltas of one sweep, with one zstd encoder
-// whose dictionary each delta resets: making an encoder allocated 11 MB
-// and took 3.6 ms a delta at the default level, where a reset takes 0.28
-// ms (encoding and the round trip check included) for a file of 10-30
-// KB. It takes the fastest level, in a 128 KiB window: 0.12 ms a delta,
-// for deltas about twice as large (220 bytes against 119 for one line
-// changed and one added), which the merged blocks shrink further; on W3
-// the store after 40 turns was the same within the first pack's spread
-// between runs, and the collections took 0.6 ms of CPU a turn more than
-// without deltas, against 2.0 ms at the default level. It is not safe
-// for concurrent use.
+// whose dictionary each delta resets (BenchmarkDeltaEncoder, a file of
+// 9-30 KB with a line changed and one added, the round trip check
+// included): a new encoder a delta allocated 11 MB and took 2.4-2.9 ms at
+// the default level, a reset 0.21-0.26 ms. It takes the fastest level,
+// in a 128 KiB window: 0.13 ms a delta, for deltas about twice as large
+// (220 bytes against 119), which the merged blocks shrink further; on W3
+// (bench/w3stores.py) the store after 40 turns was the same within the
+// first pack's spread between runs, and the collections took 0.6 ms of
+// CPU a turn more than without deltas, against 2.0 ms at the default
+// level. It is not safe for concurrent use.
 type deltaEncoder struct{ enc *zstd.Encoder }
 
 // encode returns data compressed against base, checked by decoding it

@@ -100,6 +100,11 @@ func (s *Store) Get(ctx context.Context, id ID) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	return s.getAt(ctx, loc)
+}
+
+// getAt is Get of the object at loc.
+func (s *Store) getAt(ctx context.Context, loc Location) ([]byte, error) {
 	o, err := s.acquire(ctx, loc.Pack)
 	if err != nil {
 		return nil, err
@@ -136,7 +141,10 @@ func (s *Store) bases(ctx context.Context) BaseGetter {
 		if loc.IsDelta() || loc.RawLen > MaxMemberSize {
 			return nil, fmt.Errorf("%w: the base %s is a delta itself or larger than a member", ErrCorrupt, id.Short())
 		}
-		return s.Get(ctx, id)
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		return s.getAt(ctx, loc)
 	}
 }
 

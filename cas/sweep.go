@@ -158,10 +158,10 @@ func PrepareSweep(ctx context.Context, idx IndexWriter, packs PackStore, live fu
 func (sw *Sweep) tally(idx IndexWriter, usage map[uint32]*packUsage, live func(ID) bool, opts SweepOptions) ([]ID, error) {
 	var dead []Location
 	required := 0
-	count := func(l Location, live bool) error {
+	count := func(l Location, kept bool) error {
 		u, size := usage[l.Pack], l.PackBytes()
 		switch {
-		case !live:
+		case !kept:
 			if u != nil {
 				u.deadBytes += size
 			}

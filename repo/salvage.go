@@ -214,19 +214,18 @@ func restoreBackups(ctx context.Context, packs cas.PackStore, salvaged []cas.Sal
 // lost).
 func indexPacks(ctx context.Context, tx *index.Tx, packs cas.PackStore, salvaged []cas.SalvagedPack) (int, error) {
 	indexed := map[cas.ID]bool{}
-	whole := map[cas.ID]cas.Location{}
+	numbers := make([]uint32, len(salvaged)) // each pack's in the new index
 	var deltas []cas.ID
-	for _, sp := range salvaged {
+	for i, sp := range salvaged {
 		info, err := cas.AddPack(tx.Objects(), sp)
 		if err != nil {
 			return len(indexed), err
 		}
+		numbers[i] = info.Number
 		for _, e := range sp.Entries {
 			indexed[e.ID] = true
 			if e.IsDelta() {
 				deltas = append(deltas, e.ID)
-			} else {
-				whole[e.ID] = cas.Location{Pack: info.Number, PackEntry: e}
 			}
 		}
 	}
@@ -246,7 +245,7 @@ func indexPacks(ctx context.Context, tx *index.Tx, packs cas.PackStore, salvaged
 		case !errors.Is(err, cas.ErrCorrupt) && !errors.Is(err, cas.ErrNotFound):
 			return len(indexed), fmt.Errorf("repair: %w", err) // not known lost: a read error
 		}
-		if l, ok := whole[id]; ok {
+		if l, ok := wholeCopy(salvaged, numbers, id); ok {
 			err = tx.Objects().PutObject(l, true)
 		} else {
 			err = tx.Objects().DeleteObject(id)
@@ -257,6 +256,20 @@ func indexPacks(ctx context.Context, tx *index.Tx, packs cas.PackStore, salvaged
 		}
 	}
 	return len(indexed), ctx.Err()
+}
+
+// wholeCopy returns the location of a copy of object id that is not a
+// delta, among the salvaged packs (numbered as numbers say), if any: the
+// rare delta that does not read may have one.
+func wholeCopy(salvaged []cas.SalvagedPack, numbers []uint32, id cas.ID) (cas.Location, bool) {
+	for i, sp := range salvaged {
+		for _, e := range sp.Entries {
+			if e.ID == id && !e.IsDelta() {
+				return cas.Location{Pack: numbers[i], PackEntry: e}, true
+			}
+		}
+	}
+	return cas.Location{}, false
 }
 
 // putRecords writes the chosen projects and snapshots, the import origins,
