@@ -111,6 +111,15 @@ func undelta(e PackEntry, frame []byte, base BaseGetter) ([]byte, error) {
 // or a quarter on its own, and reading a delta reads its base too.
 const deltaGain = 4
 
+// minDeltaSize is the plain size below which no delta is tried: an
+// object of a few hundred bytes encoded against itself, the best case,
+// takes a frame of 21 bytes (zstd's frame, block and sequence headers),
+// so a smaller one's delta cannot be deltaGain times smaller than it
+// (TestNoDeltaUnderMinDeltaSize). On W3 a collection tried 41 objects
+// under 512 bytes and made one delta of them, each try a reset of the
+// encoder's tables (deltaEncoder) and a read of a base.
+const minDeltaSize = deltaGain*(deltaHeaderSize+21) - memberHeaderSize
+
 // deltaEncoder makes the deltas of one sweep, with one zstd encoder
 // whose dictionary each delta resets (BenchmarkDeltaEncoder, a file of
 // 9-30 KB with a line changed and one added, the round trip check

@@ -200,3 +200,27 @@ func TestDeltaPlanNeverChainsDeltas(t *testing.T) {
 		t.Error("the base of a live delta was made a delta")
 	}
 }
+
+// TestNoDeltaUnderMinDeltaSize: the sweeps try no delta of an object
+// under minDeltaSize bytes because none can be stored: even one encoded
+// against itself is not deltaGain times smaller. One of that size can.
+func TestNoDeltaUnderMinDeltaSize(t *testing.T) {
+	var d deltaEncoder
+	defer d.close()
+	for _, tc := range []struct {
+		size  int
+		delta bool
+	}{{minDeltaSize - 1, false}, {minDeltaSize, true}} {
+		data := make([]byte, tc.size)
+		for i := range data {
+			data[i] = byte(i*7919>>3) ^ byte(i)
+		}
+		frame, err := d.encode(data, data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if (frame != nil) != tc.delta {
+			t.Errorf("an object of %d bytes against itself: delta %v, want %v", tc.size, frame != nil, tc.delta)
+		}
+	}
+}

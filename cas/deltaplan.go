@@ -82,11 +82,12 @@ func (p *deltaPlan) base(id ID, kind Kind) (ID, bool) {
 }
 
 // putMember copies object id, of kind, whose plain bytes are data, into
-// the sweep's Writer: as a delta when the plan gives it a base and the
-// delta is deltaGain times smaller (deltaEncoder.encode), else whole. A
-// base that cannot be read leaves the object whole.
+// the sweep's Writer: as a delta when the plan gives it a base, it is of
+// minDeltaSize bytes or more and the delta is deltaGain times smaller
+// (deltaEncoder.encode), else whole. A base that cannot be read leaves the
+// object whole.
 func (sw *Sweep) putMember(ctx context.Context, kind Kind, id ID, data []byte) error {
-	if base, ok := sw.plan.base(id, kind); ok {
+	if base, ok := sw.plan.base(id, kind); ok && len(data) >= minDeltaSize {
 		if b, err := sw.reader.Get(ctx, base); err == nil {
 			frame, err := sw.deltas.encode(data, b)
 			if err != nil {

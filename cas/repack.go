@@ -23,7 +23,9 @@ import (
 const mergedBlockTarget = 256 << 10
 
 // repack copies the live objects of packs into new packs, verifying each,
-// and points the index at the copies.
+// and points the index at the copies: each pack's in the order of their
+// offsets, the blocks of the bases it reads decoded ahead
+// (prefetchBases).
 func (sw *Sweep) repack(ctx context.Context, idx IndexWriter, packs []*packUsage) error {
 	sw.writer = NewWriter(sw.packs, nil)
 	sw.writer.sizeBlocks(mergedBlockTarget, parallelism())
@@ -31,10 +33,17 @@ func (sw *Sweep) repack(ctx context.Context, idx IndexWriter, packs []*packUsage
 	sw.reader = NewStore(sw.packs, idx)
 	defer sw.reader.Close()
 	defer sw.deltas.close()
+	for _, u := range packs {
+		slices.SortFunc(u.live, func(a, b Location) int {
+			return cmp.Or(cmp.Compare(a.Offset, b.Offset), cmp.Compare(a.Member, b.Member))
+		})
+	}
 	if err := sw.planDeltas(idx, packs); err != nil {
 		sw.Abort()
 		return err
 	}
+	sw.prefetch = sw.prefetchBases(ctx, idx, packs)
+	defer sw.prefetch.finish()
 	for _, u := range packs {
 		if err := sw.copyLive(ctx, idx, u); err != nil {
 			sw.Abort()
@@ -76,9 +85,6 @@ func (sw *Sweep) copyLive(ctx context.Context, idx Index, u *packUsage) error {
 		return fmt.Errorf("repack %s: %w", u.info.FileName(), err)
 	}
 	defer r.Close()
-	slices.SortFunc(u.live, func(a, b Location) int {
-		return cmp.Or(cmp.Compare(a.Offset, b.Offset), cmp.Compare(a.Member, b.Member))
-	})
 	for live := u.live; len(live) > 0; {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -98,6 +104,7 @@ func (sw *Sweep) copyLive(ctx context.Context, idx Index, u *packUsage) error {
 			if err != nil {
 				return err
 			}
+			sw.prefetch.advance(1)
 			continue
 		}
 		n := 1
@@ -107,6 +114,7 @@ func (sw *Sweep) copyLive(ctx context.Context, idx Index, u *packUsage) error {
 		if err := sw.copyBlock(ctx, r, live[:n]); err != nil {
 			return err
 		}
+		sw.prefetch.advance(n)
 		live = live[n:]
 	}
 	return nil

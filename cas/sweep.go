@@ -58,6 +58,7 @@ type Sweep struct {
 	wholeBases  map[ID]bool // the bases of the live deltas (tally, gatherLive)
 	reader      *Store      // reads the bases of the deltas repack writes
 	plan        deltaPlan
+	prefetch    *basePrefetch // decodes the bases' blocks ahead of the copy
 	deltas      deltaEncoder
 	keep        map[string]bool // packs the index names once committed
 	newBytes    int64
