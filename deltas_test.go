@@ -1,13 +1,16 @@
 package casckpt
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/casckpt/casckpt/cas"
+	"github.com/casckpt/casckpt/cas/packstore"
 	"github.com/casckpt/casckpt/index"
 	"github.com/casckpt/casckpt/internal/testtree"
 )
@@ -128,4 +131,90 @@ func TestFoldStoresDeltas(t *testing.T) {
 	t.Cleanup(func() { foldAfterPacks = old })
 	s, dir, trees, _ := deltaTurns(t, 12, SnapshotOptions{MaxStoreSize: -1})
 	checkDeltaStore(t, s, dir, trees, 10)
+}
+
+// TestRepairTakesAWholeCopyOfADeltaWhoseBaseIsLost: when the pack of a
+// delta's base is lost with the database, repair indexes the delta's
+// object at a whole copy that another pack holds (as a crash between a
+// sweep's copies and its deletions leaves one), whether it salvages that
+// pack before the delta's or after it, and the object reads back exactly.
+func TestRepairTakesAWholeCopyOfADeltaWhoseBaseIsLost(t *testing.T) {
+	for _, copyName := range []string{strings.Repeat("0", 32), strings.Repeat("f", 32)} {
+		t.Run("copy "+copyName[:1]+"...", func(t *testing.T) {
+			ctx := context.Background()
+			s, _, _, _ := deltaTurns(t, 30, SnapshotOptions{Keep: 6, MaxStoreSize: -1})
+			FoldNow(t, s) // the inline packs, out of the database
+			var delta cas.Location
+			var data []byte
+			var basePack string
+			err := s.read(ctx, func(v view) error {
+				objects := v.Tx.Objects()
+				err := objects.ForEachObject(func(l cas.Location) error {
+					if !l.IsDelta() || l.Kind != cas.KindChunk || !delta.ID.IsZero() {
+						return nil
+					}
+					base, err := objects.Locate(l.Base)
+					if err != nil || base.Pack == l.Pack {
+						return err
+					}
+					p, err := objects.Pack(base.Pack)
+					delta, basePack = l, p.FileName()
+					return err
+				})
+				if err != nil || delta.ID.IsZero() {
+					return fmt.Errorf("no delta of a chunk whose base is in another pack: %v", err)
+				}
+				store := cas.NewStore(s.repo.Packs(), objects)
+				defer store.Close()
+				data, err = store.Get(ctx, delta.ID)
+				return err
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The whole copy: a pack of its own, renamed to sort first or last.
+			spare := t.TempDir()
+			w := cas.NewWriter(packstore.NewLocal(spare, nil), nil)
+			if id, err := w.Put(ctx, delta.Kind, data); err != nil || id != delta.ID {
+				t.Fatalf("put %s: %s %v", delta.ID.Short(), id.Short(), err)
+			}
+			if err := w.Flush(ctx); err != nil {
+				t.Fatal(err)
+			}
+			written, err := filepath.Glob(filepath.Join(spare, "*"+cas.PackSuffix))
+			if err != nil || len(written) != 1 {
+				t.Fatalf("the spare pack: %v %v", written, err)
+			}
+			packs := s.repo.PacksDir()
+			must(t, os.Rename(written[0], filepath.Join(packs, copyName+cas.PackSuffix)))
+			must(t, os.Remove(filepath.Join(packs, basePack)))
+			must(t, os.Remove(filepath.Join(s.Location(), "casckpt.db")))
+			if _, err := s.Repair(ctx); err != nil {
+				t.Fatal(err)
+			}
+			err = s.read(ctx, func(v view) error {
+				l, err := v.Tx.Objects().Locate(delta.ID)
+				if err != nil {
+					return err
+				}
+				p, err := v.Tx.Objects().Pack(l.Pack)
+				if err != nil {
+					return err
+				}
+				if l.IsDelta() || p.FileName() != copyName+cas.PackSuffix {
+					return fmt.Errorf("indexed in %s (a delta: %v), want the whole copy", p.FileName(), l.IsDelta())
+				}
+				store := cas.NewStore(s.repo.Packs(), v.Tx.Objects())
+				defer store.Close()
+				got, err := store.Get(ctx, delta.ID)
+				if err == nil && !bytes.Equal(got, data) {
+					err = fmt.Errorf("reads back %d bytes, not the %d stored", len(got), len(data))
+				}
+				return err
+			})
+			if err != nil {
+				t.Fatalf("object %s after repair: %v", delta.ID.Short(), err)
+			}
+		})
+	}
 }
