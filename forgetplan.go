@@ -59,7 +59,12 @@ func (s *Store) PlanForget(ctx context.Context, dir string, measure bool, refs .
 		if err != nil {
 			return err
 		}
-		graph, err := repo.MarkProjects(ctx, s.repo.Packs(), v.Tx.Objects(), projects)
+		objects, trees, err := repo.TreeReader(s.repo.Packs(), v.Tx.Objects())
+		if err != nil {
+			return err
+		}
+		defer objects.Close()
+		graph, err := repo.MarkProjects(ctx, objects, trees, projects)
 		if err != nil {
 			return err
 		}

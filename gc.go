@@ -88,9 +88,12 @@ func (ss *hold) collect(ctx context.Context, req collectRequest) (collectResult,
 				return err
 			}
 		}
-		objects := cas.NewStore(ss.s.repo.Packs(), tx.Objects())
+		objects, trees, err := repo.TreeReader(ss.s.repo.Packs(), tx.Objects())
+		if err != nil {
+			return err
+		}
 		defer objects.Close()
-		graph, err := ss.planCollection(ctx, tx, objects, projects, req, &res)
+		graph, err := ss.planCollection(ctx, tx, objects, trees, projects, req, &res)
 		if err != nil || req.dryRun {
 			return err
 		}
@@ -138,14 +141,13 @@ func (ss *hold) collect(ctx context.Context, req collectRequest) (collectResult,
 // it did not mark). The cap counts the stored bytes of every object a
 // kept snapshot reaches, one copy each, where the records locate it, and
 // the database when it is part of the store (not a journal's cache).
-func (ss *hold) planCollection(ctx context.Context, tx *index.Tx, objects *cas.Store, projects []gc.Project, req collectRequest, res *collectResult) (*gc.Graph, error) {
-	f := ss.s.repo.Backend().Features()
+func (ss *hold) planCollection(ctx context.Context, tx *index.Tx, objects *cas.Store, trees *cas.TreeIndex, projects []gc.Project, req collectRequest, res *collectResult) (*gc.Graph, error) {
 	plan := gc.PlanRetention(projects, req.policy, ss.s.opts.Now())
 	res.plan, res.fits = plan, true
-	if req.cap <= 0 && !f.ImmediateDelete {
-		return nil, nil // nothing to sweep: no mark
+	if !ss.marks(req) {
+		return nil, nil
 	}
-	graph, err := repo.MarkProjects(ctx, ss.s.repo.Packs(), tx.Objects(), projects)
+	graph, err := repo.MarkProjects(ctx, objects, trees, projects)
 	if err != nil {
 		if errors.Is(err, cas.ErrCorrupt) || errors.Is(err, cas.ErrNotFound) {
 			err = fmt.Errorf("%w; run casckpt verify and forget the damaged snapshots", err)
@@ -168,6 +170,12 @@ func (ss *hold) planCollection(ctx context.Context, tx *index.Tx, objects *cas.S
 		Cap: req.cap, Protect: req.protect, Current: req.current,
 	})
 	return graph, nil
+}
+
+// marks reports whether planCollection marks for req: under a size cap,
+// or with immediate deletion (to sweep); else there is nothing to sweep.
+func (ss *hold) marks(req collectRequest) bool {
+	return req.cap > 0 || ss.s.repo.Backend().Features().ImmediateDelete
 }
 
 // maintain is every collection of the store, plan → drop → reclaim: it
@@ -219,9 +227,14 @@ func (s *Store) dropNow(ctx context.Context, req collectRequest) (collectResult,
 			return err
 		}
 		res.projects = len(projects)
-		objects := cas.NewStore(s.repo.Packs(), tx.Objects())
+		objects, trees := cas.NewStore(s.repo.Packs(), tx.Objects()), (*cas.TreeIndex)(nil)
+		if ss.marks(req) {
+			if objects, trees, err = repo.TreeReader(s.repo.Packs(), tx.Objects()); err != nil {
+				return err
+			}
+		}
 		defer objects.Close()
-		if _, err := ss.planCollection(ctx, tx, objects, projects, req, &res); err != nil || req.dryRun {
+		if _, err := ss.planCollection(ctx, tx, objects, trees, projects, req, &res); err != nil || req.dryRun {
 			return err
 		}
 		if err := ss.applyDrops(ctx, tx, res.plan, records); err != nil {

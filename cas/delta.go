@@ -138,10 +138,11 @@ const minDeltaSize = deltaGain*(deltaHeaderSize+21) - memberHeaderSize
 // deltaEncoder makes the deltas of one sweep, with one zstd encoder
 // whose dictionary each delta resets (BenchmarkDeltaEncoder, a file of
 // 9-30 KB with a line changed and one added, the round trip check
-// included): a new encoder a delta allocated 11 MB and took 2.4-2.9 ms at
-// the default level, a reset 0.21-0.26 ms. It takes the fastest level,
-// in a 128 KiB window: 0.13 ms a delta, for deltas about twice as large
-// (220 bytes against 119), which the merged blocks shrink further; on W3
+// included; 2026-11-27, pooled decoders): a new encoder a delta
+// allocated 11 MB and took 1.7-2.1 ms at the default level, a reset
+// 0.24-0.25 ms. It takes the fastest level, in a 128 KiB window: 0.09-0.10
+// ms a delta, most of it the reset of its 256 KiB tables, for deltas
+// about twice as large (220 bytes against 119); on W3
 // (bench/w3stores.py) the store after 40 turns was the same within the
 // first pack's spread between runs, and the collections took 0.6 ms of
 // CPU a turn more than without deltas, against 2.0 ms at the default

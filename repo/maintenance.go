@@ -37,24 +37,31 @@ func LoadProjects(tx *index.Tx, state func(index.Project) gc.State) ([]gc.Projec
 	return out, records, err
 }
 
+// TreeReader returns a Store that reads objects through trees, an index
+// over idx that locates every tree from memory (cas.IndexTrees, one pass
+// over idx), and trees: what MarkProjects reads through. A mark reads
+// every tree of the store, and one pass over the index costs less than a
+// lookup each; what reads trees again in the same transaction (a sweep's
+// DeltaBases) finds the blocks the mark decoded in the Store's cache. The
+// caller closes the Store.
+func TreeReader(packs cas.PackStore, idx cas.IndexWriter) (*cas.Store, *cas.TreeIndex, error) {
+	trees, err := cas.IndexTrees(idx)
+	if err != nil {
+		return nil, nil, err
+	}
+	return cas.NewStore(packs, trees), trees, nil
+}
+
 // MarkProjects marks every object the snapshots of projects reach, and
-// the bases of those stored as deltas, reading their trees from packs
-// where idx locates them. idx is read
-// whole first (cas.IndexTrees): a mark reads every tree of the store, and
-// one pass over the index costs less than a lookup each.
-func MarkProjects(ctx context.Context, packs cas.PackStore, idx cas.IndexWriter, projects []gc.Project) (*gc.Graph, error) {
+// the bases of those stored as deltas, reading their trees through
+// objects, a Store over trees (TreeReader).
+func MarkProjects(ctx context.Context, objects *cas.Store, trees *cas.TreeIndex, projects []gc.Project) (*gc.Graph, error) {
 	var roots []cas.ID
 	for _, p := range projects {
 		for _, s := range p.Snapshots {
 			roots = append(roots, s.Root)
 		}
 	}
-	trees, err := cas.IndexTrees(idx)
-	if err != nil {
-		return nil, err
-	}
-	objects := cas.NewStore(packs, trees)
-	defer objects.Close()
 	return gc.Mark(ctx, objects, roots, trees.Objects(), trees.Trees(), trees.Base)
 }
 

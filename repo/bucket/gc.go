@@ -92,13 +92,16 @@ func (b *Backend) markBucket(ctx context.Context) (*bucketMark, error) {
 		} else if key != "" {
 			return fmt.Errorf("gc: commit %s in %s could not be read whole (damaged, or written by a newer casckpt), so its packs cannot be told apart from garbage; nothing was deleted: upgrade casckpt, or delete that commit", key, b.url)
 		}
-		objects := cas.NewStore(b.Packs(), tx.Objects())
-		defer objects.Close()
 		projects, records, err := repo.LoadProjects(tx, nil)
 		if err != nil {
 			return err
 		}
-		graph, err := repo.MarkProjects(ctx, b.Packs(), tx.Objects(), projects)
+		objects, trees, err := repo.TreeReader(b.Packs(), tx.Objects())
+		if err != nil {
+			return err
+		}
+		defer objects.Close()
+		graph, err := repo.MarkProjects(ctx, objects, trees, projects)
 		if err != nil {
 			return fmt.Errorf("gc: %w; nothing was deleted: run casckpt verify", err)
 		}
