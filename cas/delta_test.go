@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"testing"
 )
@@ -221,6 +222,42 @@ func TestNoDeltaUnderMinDeltaSize(t *testing.T) {
 		}
 		if (frame != nil) != tc.delta {
 			t.Errorf("an object of %d bytes against itself: delta %v, want %v", tc.size, frame != nil, tc.delta)
+		}
+	}
+}
+
+// TestUndeltaAfterDamagedFrames: the pooled decoders of deltas decode
+// each delta against its own base, exactly, whatever the one before
+// decoded: a damaged frame (an error), a frame of another base, one cut
+// short.
+func TestUndeltaAfterDamagedFrames(t *testing.T) {
+	var d deltaEncoder
+	defer d.close()
+	type delta struct{ data, base, frame []byte }
+	var deltas []delta
+	for i := range 4 {
+		base := bytes.Repeat([]byte(fmt.Sprintf("func f%d() { return %d } // a line of file %d\n", i, i*i, i)), 40)
+		data := append(bytes.Clone(base[:len(base)/2]), fmt.Sprintf("// edited %d\n", i)...)
+		data = append(data, base[len(base)/2:]...)
+		frame, err := d.encode(data, base)
+		if err != nil || frame == nil {
+			t.Fatalf("delta %d: %v (nil frame: %v)", i, err, frame == nil)
+		}
+		deltas = append(deltas, delta{data, base, frame})
+	}
+	decode := func(x delta, frame, base []byte) ([]byte, error) {
+		return undelta(PackEntry{RawLen: uint32(len(x.data))}, frame, func(ID) ([]byte, error) { return base, nil })
+	}
+	for round := range 50 {
+		x, other := deltas[round%4], deltas[(round+1)%4]
+		damaged := bytes.Clone(x.frame)
+		damaged[len(damaged)/2] ^= 0xff
+		_, _ = decode(x, damaged, x.base)                  // an error, or bytes the ID check refuses
+		_, _ = decode(x, x.frame[:len(x.frame)/2], x.base) // cut short
+		_, _ = decode(x, x.frame, other.base)              // the wrong base
+		got, err := decode(x, x.frame, x.base)
+		if err != nil || !bytes.Equal(got, x.data) {
+			t.Fatalf("round %d: the delta decodes to %d bytes (%v), want its %d", round, len(got), err, len(x.data))
 		}
 	}
 }
