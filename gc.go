@@ -227,11 +227,14 @@ func (s *Store) dropNow(ctx context.Context, req collectRequest) (collectResult,
 			return err
 		}
 		res.projects = len(projects)
-		objects, trees := cas.NewStore(s.repo.Packs(), tx.Objects()), (*cas.TreeIndex)(nil)
+		var objects *cas.Store
+		var trees *cas.TreeIndex
 		if ss.marks(req) {
 			if objects, trees, err = repo.TreeReader(s.repo.Packs(), tx.Objects()); err != nil {
 				return err
 			}
+		} else {
+			objects = cas.NewStore(s.repo.Packs(), tx.Objects())
 		}
 		defer objects.Close()
 		if _, err := ss.planCollection(ctx, tx, objects, trees, projects, req, &res); err != nil || req.dryRun {

@@ -19,12 +19,11 @@ import (
 // (cas.PrepareSweep). With repackAll every pack with a dead byte is
 // rewritten (the size cap is a promise: it returns every dead byte). With
 // deltas (Features.Deltas) the objects it copies may be stored as deltas
-// of their earlier versions (DeltaBases, reading trees through objects:
-// the mark's TreeReader, whose blocks are cached, may serve, as the
-// trees of kept snapshots stay where they are until the sweep copies
-// them). The sweep's pack deletions
-// follow the commit (Sweep.Finish): a backend with immediate deletion
-// only.
+// of their earlier versions (DeltaBases, which reads trees through
+// objects: the mark's TreeReader serves, its blocks cached, because the
+// trees of kept snapshots stay where it located them until the sweep
+// copies them). The sweep's pack deletions follow the commit
+// (Sweep.Finish): a backend with immediate deletion only.
 func PrepareSweep(ctx context.Context, tx *index.Tx, objects *cas.Store, packs cas.PackStore, graph *gc.Graph, records map[cas.ID]index.Snapshot, plan gc.Plan, repackAll, deltas bool) (*cas.Sweep, error) {
 	dead := func(id cas.ID) bool { return !graph.Live(id) }
 	if _, err := tx.DropStatEntries(dead); err != nil {
