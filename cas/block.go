@@ -5,6 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+
+	"github.com/cespare/xxhash/v2"
+	"github.com/klauspost/compress/zstd"
 )
 
 // Blocks: small objects are stored as members of a block, whose plain bytes
@@ -120,6 +123,40 @@ func memberBytes(block []byte, e PackEntry) ([]byte, error) {
 		return nil, fmt.Errorf("%w: object %s member header does not match the index", ErrCorrupt, e.ID.Short())
 	}
 	return data, nil
+}
+
+// blockChecked reports whether stored, a block's stored bytes in codec,
+// is a zstd frame whose content checksum matches plain, its decoded
+// bytes. The checksum is zstd's optional last field, the low 4 bytes of
+// XXH64 of the plain bytes; the blocks of a Writer that stores deltas
+// carry one (sweepEncoder), and a delta in a block it checks is, byte for
+// byte, as the sweep that wrote it checked it against its base. It is
+// checked here, where a sweep needs it, and not by the decoder: a read
+// checks the members it reads by their hashes, and a repair keeps the
+// sound members of a damaged block.
+func blockChecked(codec Codec, stored, plain []byte) bool {
+	var h zstd.Header
+	if codec != CodecZstd || h.Decode(stored) != nil || !h.HasCheckSum || len(stored) < h.HeaderSize+4 {
+		return false
+	}
+	return binary.LittleEndian.Uint32(stored[len(stored)-4:]) == uint32(xxhash.Sum64(plain))
+}
+
+// maxFrameHeader is the most bytes a zstd frame header takes (magic 4,
+// descriptor 1, window 1, dictionary ID 4, content size 8).
+const maxFrameHeader = 18
+
+// storedBlockHasChecksum reports whether the block of member e, in the
+// pack in r, is a zstd frame that carries a content checksum, reading only
+// the head of its frame (blockChecked checks it); false when that cannot
+// be read.
+func storedBlockHasChecksum(r io.ReaderAt, e PackEntry) bool {
+	head := make([]byte, min(blockHeaderSize+maxFrameHeader, blockHeaderSize+int(e.StoredLen)))
+	if _, err := r.ReadAt(head, int64(e.Offset)); err != nil {
+		return false
+	}
+	var h zstd.Header
+	return e.Codec == CodecZstd && h.Decode(head[blockHeaderSize:]) == nil && h.HasCheckSum
 }
 
 // readBlock reads and decodes the block of member e from the pack in r and

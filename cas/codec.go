@@ -80,11 +80,7 @@ var bulkTarget, bulkSlots = bulkBlocks()
 
 // The zstd levels of a Writer's blocks of smallBlock plain bytes and
 // more: BlockLevel, or BulkLevel for a Writer set to bulk (SetBulk) or
-// storing deltas (a sweep's, storeDeltas). The blocks of a sweep that
-// stores deltas are mostly delta frames, which zstd shrinks no further:
-// on W3 a collection's pack at the better level was 172,155 bytes against
-// 173,376 at the default level, whose smaller tables (1.25 MiB against 4)
-// took the collection turn from 91-117 ms to 79-85 ms.
+// storing deltas (a sweep's, storeDeltas: sweepEncoder).
 const (
 	BlockLevel = zstd.SpeedBetterCompression
 	BulkLevel  = zstd.SpeedDefault
@@ -111,7 +107,17 @@ var (
 	// random, pays for whatever else uses the caches). Its window is its
 	// blocks' size (bulkTarget).
 	bulkEncoder = fullBlockEncoder(BulkLevel, bulkSlots, bulkTarget)
-	fastEncoder = &encoder{opts: []zstd.EOption{
+	// sweepEncoder compresses the blocks of a Writer that stores deltas (a
+	// sweep's), with zstd's content checksum, so that a later sweep checks
+	// a delta it copies by its block's checksum instead of decoding it
+	// against its base, which for W3's second collection decoded most of
+	// the first snapshot's blocks again (see copyBlock). Its level is the
+	// default: the blocks are mostly delta frames, which zstd shrinks no
+	// further (a W3 collection's pack was 173,376 bytes against 172,155 at
+	// the better level, whose 4 MiB tables took the collection turn from
+	// 79-85 ms to 91-117 ms).
+	sweepEncoder = withChecksum(fullBlockEncoder(BulkLevel, bulkSlots, bulkTarget))
+	fastEncoder  = &encoder{opts: []zstd.EOption{
 		zstd.WithEncoderLevel(zstd.SpeedFastest),
 		zstd.WithEncoderConcurrency(1),
 		zstd.WithLowerEncoderMem(true),
@@ -130,6 +136,12 @@ func fullBlockEncoder(level zstd.EncoderLevel, slots, target int) *encoder {
 		zstd.WithWindowSize(target)}}
 }
 
+// withChecksum makes e write zstd's content checksum in its frames.
+func withChecksum(e *encoder) *encoder {
+	e.opts = append(e.opts, zstd.WithEncoderCRC(true))
+	return e
+}
+
 func (e *encoder) get() *zstd.Encoder {
 	e.once.Do(func() {
 		var err error
@@ -141,6 +153,9 @@ func (e *encoder) get() *zstd.Encoder {
 	return e.enc
 }
 
+// zstdDecoder returns the decoder of blocks and objects stored alone. It
+// ignores zstd's content checksum, which only sweepEncoder's blocks carry
+// (see blockChecked).
 func zstdDecoder() *zstd.Decoder {
 	decoderOnce.Do(func() {
 		var err error
@@ -184,7 +199,9 @@ func (w *Writer) encoderFor(n int) *encoder {
 	switch {
 	case w.fastSmall && n < smallBlock:
 		return fastEncoder
-	case w.bulk || w.deltas:
+	case w.deltas:
+		return sweepEncoder
+	case w.bulk:
 		return bulkEncoder
 	}
 	return blockEncoder

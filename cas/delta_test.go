@@ -261,3 +261,120 @@ func TestUndeltaAfterDamagedFrames(t *testing.T) {
 		}
 	}
 }
+
+// TestSweepCopiesDeltasByTheirBlocksChecksum: the blocks a fold or sweep
+// writes carry zstd's checksum, and a later sweep copies the deltas in
+// them without reading their bases (here the bases' pack cannot be
+// opened); the deltas of a block without one (as an earlier casckpt
+// wrote them) it checks against their bases, and it copies nothing when
+// it cannot read them.
+func TestSweepCopiesDeltasByTheirBlocksChecksum(t *testing.T) {
+	for _, checksum := range []bool{true, false} {
+		t.Run(fmt.Sprint("checksum ", checksum), func(t *testing.T) {
+			if !checksum {
+				old := sweepEncoder
+				sweepEncoder = fullBlockEncoder(BulkLevel, bulkSlots, bulkTarget)
+				t.Cleanup(func() { sweepEncoder = old })
+			}
+			db, dir, versions, ids, hints := deltaStore(t)
+			ctx := context.Background()
+			if _, err := FoldInline(ctx, db, dir, func(func(ID) bool) (map[ID]ID, error) { return hints, nil }); err != nil {
+				t.Fatal(err)
+			}
+			l, err := db.Locate(ids[2][0])
+			if err != nil || !l.IsDelta() {
+				t.Fatalf("version 3 of file 1: %+v, %v; want a delta", l, err)
+			}
+			r, err := openPack(ctx, db, dir, mustPack(t, db, l.Pack))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := storedBlockHasChecksum(r, l.PackEntry); got != checksum {
+				t.Fatalf("the fold's block carries a checksum: %v, want %v", got, checksum)
+			}
+			r.Close()
+			first, _ := db.Locate(ids[0][0])
+			basePack := mustPack(t, db, first.Pack).FileName()
+			opened := false
+			dir.failOpen = func(name string) error {
+				if name == basePack {
+					opened = true
+					return errors.New("unreadable")
+				}
+				return nil
+			}
+			live := map[ID]bool{}
+			for _, id := range ids[2] {
+				live[id] = true
+			}
+			sw, err := PrepareSweep(ctx, db, dir, func(id ID) bool { return live[id] }, SweepOptions{RepackThreshold: -1})
+			if !checksum {
+				if err == nil || !errors.Is(err, ErrCorrupt) {
+					t.Fatalf("a sweep that cannot read the bases of deltas it copies: %v, want ErrCorrupt", err)
+				}
+				dir.failOpen = nil // (the caller's transaction undoes the index's deletions)
+				checkGets(t, db, dir, ids[2], versions[2])
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := sw.Finish(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if opened {
+				t.Fatal("the sweep opened the bases' pack to copy deltas whose block carries a checksum")
+			}
+			dir.failOpen = nil
+			checkGets(t, db, dir, ids[2], versions[2])
+			for f, id := range ids[2] {
+				if l, err := db.Locate(id); err != nil || !l.IsDelta() || l.Base != ids[0][f] {
+					t.Fatalf("file %d after the sweep: %+v, %v; want a delta of version 1", f, l, err)
+				}
+			}
+			// A byte of that block changed: the next sweep refuses to copy it.
+			l, _ = db.Locate(ids[2][0])
+			pack := dir.packs[mustPack(t, db, l.Pack).FileName()]
+			pack[int(l.Offset)+blockHeaderSize+int(l.StoredLen)/2] ^= 0x01
+			delete(live, ids[2][2])
+			if _, err := PrepareSweep(ctx, db, dir, func(id ID) bool { return live[id] }, SweepOptions{RepackThreshold: -1}); !errors.Is(err, ErrCorrupt) {
+				t.Fatalf("a sweep of a damaged block: %v, want ErrCorrupt", err)
+			}
+		})
+	}
+}
+
+// mustPack returns the record of pack n.
+func mustPack(t *testing.T, db *memIndex, n uint32) PackInfo {
+	t.Helper()
+	p, err := db.Pack(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestBlockChecked: a block sweepEncoder compressed carries a checksum
+// that matches its plain bytes and no others; the other encoders' blocks
+// carry none.
+func TestBlockChecked(t *testing.T) {
+	plain := textObject(3, 200<<10)
+	for _, tc := range []struct {
+		name string
+		enc  *encoder
+		want bool
+	}{{"sweepEncoder", sweepEncoder, true}, {"blockEncoder", blockEncoder, false}, {"fastEncoder", fastEncoder, false}} {
+		codec, stored, err := tc.enc.compress(plain, nil, nil)
+		if err != nil || codec != CodecZstd {
+			t.Fatalf("%s: codec %d, %v", tc.name, codec, err)
+		}
+		if got := blockChecked(codec, stored, plain); got != tc.want {
+			t.Errorf("%s: checked %v, want %v", tc.name, got, tc.want)
+		}
+		other := bytes.Clone(plain)
+		other[len(other)/3] ^= 1
+		if blockChecked(codec, stored, other) {
+			t.Errorf("%s: its checksum matches other plain bytes", tc.name)
+		}
+	}
+}

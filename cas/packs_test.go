@@ -19,7 +19,8 @@ type memPacks struct {
 	mu         sync.Mutex
 	packs      map[string][]byte
 	incomplete map[*memWriter]bool
-	fail       func(op, name string) error
+	fail       func(op, name string) error // of creates and syncs
+	failOpen   func(name string) error     // of opens
 	// open counts the readers opened and not closed, peak the most at once.
 	open, peak int
 }
@@ -64,6 +65,11 @@ func (m *memPacks) Sync(ctx context.Context) error { return m.check(ctx, "sync",
 func (m *memPacks) Open(ctx context.Context, name string) (PackReader, error) {
 	if err := m.check(ctx, "open", name); err != nil {
 		return nil, err
+	}
+	if m.failOpen != nil {
+		if err := m.failOpen(name); err != nil {
+			return nil, err
+		}
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()

@@ -8,7 +8,8 @@ import (
 
 // basePrefetch decodes, on goroutines of its own (parallelism of them),
 // the blocks that hold the bases a sweep reads (those of the deltas it
-// copies, which it checks, and of the deltas it makes), in the order the
+// copies from blocks without zstd's checksum, which it checks against
+// their bases, and of the deltas it makes), in the order the
 // copy first needs them, so that decoding them overlaps the copy's own
 // work instead of adding to it. The bases of a collection's deltas are
 // mostly the first snapshot's versions, one or two in each of its 1 MiB
@@ -50,11 +51,20 @@ func (sw *Sweep) prefetchBases(ctx context.Context, idx Index, packs []*packUsag
 	p := &basePrefetch{reader: sw.reader}
 	p.moved.L = &p.mu
 	seen := map[blockKey]bool{}
+	checked := map[blockKey]bool{} // blocks of deltas whose checksum checks them
 	i := int64(0)
 	for _, u := range packs {
 		for _, l := range u.live {
 			base, ok := l.Base, l.IsDelta()
-			if !ok && l.RawLen >= minDeltaSize {
+			if ok {
+				key := blockKey{l.Pack, l.Offset}
+				c, known := checked[key]
+				if !known {
+					c = sw.blockChecked(ctx, l)
+					checked[key] = c
+				}
+				ok = !c // copyBlock checks it without its base
+			} else if l.RawLen >= minDeltaSize {
 				base, ok = sw.plan.base(l.ID, l.Kind)
 			}
 			if ok {
@@ -97,6 +107,18 @@ func (sw *Sweep) prefetchBases(ctx context.Context, idx Index, packs []*packUsag
 		}()
 	}
 	return p
+}
+
+// blockChecked reports whether the block of delta l carries zstd's
+// checksum (storedBlockHasChecksum), so that copyBlock, once it matches,
+// does not read its base.
+func (sw *Sweep) blockChecked(ctx context.Context, l Location) bool {
+	o, err := sw.reader.acquire(ctx, l.Pack)
+	if err != nil {
+		return false
+	}
+	defer sw.reader.release(o)
+	return l.InBlock() && storedBlockHasChecksum(o.r, l.PackEntry)
 }
 
 // wait waits until block k of need may be decoded (ready), and reports

@@ -131,15 +131,24 @@ const keptBlockMin = mergedBlockTarget / 2
 // copyBlock copies the live members of one block, live (their locations,
 // in the order of their Member offsets), verifying each: the block as it
 // is stored when they are all its members and it is of keptBlockMin
-// plain bytes or more, else each member into the writer's open block.
+// plain bytes or more, else each member into the writer's open block. A
+// delta is checked against its base unless its block's zstd checksum
+// matches (blockChecked): then its bytes are those the sweep that wrote
+// it checked against the base.
 func (sw *Sweep) copyBlock(ctx context.Context, r PackReader, live []Location) error {
 	stored, block, err := readStoredBlock(r, live[0].PackEntry)
 	if err != nil {
 		return fmt.Errorf("repack: %w; run verify and forget the damaged snapshots", err)
 	}
+	checked := blockChecked(live[0].Codec, stored, block)
 	data := make([][]byte, len(live))
 	for i, l := range live {
-		if data[i], err = memberData(block, l.PackEntry, sw.reader.bases(ctx)); err != nil {
+		if l.IsDelta() && checked {
+			data[i], err = memberBytes(block, l.PackEntry)
+		} else {
+			data[i], err = memberData(block, l.PackEntry, sw.reader.bases(ctx))
+		}
+		if err != nil {
 			return fmt.Errorf("repack: %w; run verify and forget the damaged snapshots", err)
 		}
 	}
@@ -155,7 +164,7 @@ func (sw *Sweep) copyBlock(ctx context.Context, r PackReader, live []Location) e
 	}
 	for i, l := range live {
 		if l.IsDelta() { // copied as it is: its base stays whole
-			frame, _ := memberBytes(block, l.PackEntry) // checked by memberData
+			frame, _ := memberBytes(block, l.PackEntry) // checked above
 			err = sw.writer.putDelta(ctx, l.Kind, l.ID, int(l.RawLen), l.Base, frame)
 		} else {
 			err = sw.putMember(ctx, l.Kind, l.ID, data[i])
