@@ -60,7 +60,7 @@ func (sw *Sweep) prefetchBases(ctx context.Context, idx Index, packs []*packUsag
 				key := blockKey{l.Pack, l.Offset}
 				c, known := checked[key]
 				if !known {
-					c = sw.blockChecked(ctx, l)
+					c = sw.hasChecksum(ctx, l)
 					checked[key] = c
 				}
 				ok = !c // copyBlock checks it without its base
@@ -109,10 +109,10 @@ func (sw *Sweep) prefetchBases(ctx context.Context, idx Index, packs []*packUsag
 	return p
 }
 
-// blockChecked reports whether the block of delta l carries zstd's
-// checksum (storedBlockHasChecksum), so that copyBlock, once it matches,
-// does not read its base.
-func (sw *Sweep) blockChecked(ctx context.Context, l Location) bool {
+// hasChecksum reports whether the block of delta l carries zstd's
+// checksum (storedBlockHasChecksum), so that copyBlock, once it matches
+// (blockChecked), does not read its base.
+func (sw *Sweep) hasChecksum(ctx context.Context, l Location) bool {
 	o, err := sw.reader.acquire(ctx, l.Pack)
 	if err != nil {
 		return false
