@@ -135,11 +135,15 @@ func memberBytes(block []byte, e PackEntry) ([]byte, error) {
 // checks the members it reads by their hashes, and a repair keeps the
 // sound members of a damaged block.
 func blockChecked(codec Codec, stored, plain []byte) bool {
+	return frameHasChecksum(codec, stored) && len(stored) >= maxFrameHeader+4 &&
+		binary.LittleEndian.Uint32(stored[len(stored)-4:]) == uint32(xxhash.Sum64(plain))
+}
+
+// frameHasChecksum reports whether stored, in codec, begins a zstd frame
+// whose header says it ends with a content checksum.
+func frameHasChecksum(codec Codec, stored []byte) bool {
 	var h zstd.Header
-	if codec != CodecZstd || h.Decode(stored) != nil || !h.HasCheckSum || len(stored) < h.HeaderSize+4 {
-		return false
-	}
-	return binary.LittleEndian.Uint32(stored[len(stored)-4:]) == uint32(xxhash.Sum64(plain))
+	return codec == CodecZstd && h.Decode(stored) == nil && h.HasCheckSum
 }
 
 // maxFrameHeader is the most bytes a zstd frame header takes (magic 4,
@@ -155,8 +159,7 @@ func storedBlockHasChecksum(r io.ReaderAt, e PackEntry) bool {
 	if _, err := r.ReadAt(head, int64(e.Offset)); err != nil {
 		return false
 	}
-	var h zstd.Header
-	return e.Codec == CodecZstd && h.Decode(head[blockHeaderSize:]) == nil && h.HasCheckSum
+	return frameHasChecksum(e.Codec, head[blockHeaderSize:])
 }
 
 // readBlock reads and decodes the block of member e from the pack in r and

@@ -113,12 +113,15 @@ func (sw *Sweep) prefetchBases(ctx context.Context, idx Index, packs []*packUsag
 // checksum (storedBlockHasChecksum), so that copyBlock, once it matches
 // (blockChecked), does not read its base.
 func (sw *Sweep) hasChecksum(ctx context.Context, l Location) bool {
+	if !l.InBlock() {
+		return false
+	}
 	o, err := sw.reader.acquire(ctx, l.Pack)
 	if err != nil {
 		return false
 	}
 	defer sw.reader.release(o)
-	return l.InBlock() && storedBlockHasChecksum(o.r, l.PackEntry)
+	return storedBlockHasChecksum(o.r, l.PackEntry)
 }
 
 // wait waits until block k of need may be decoded (ready), and reports
