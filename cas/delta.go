@@ -140,30 +140,41 @@ const minDeltaSize = deltaGain*(deltaHeaderSize+21) - memberHeaderSize
 // 9-30 KB with a line changed and one added, the round trip check
 // included; 2026-11-27, pooled decoders): a new encoder a delta
 // allocated 11 MB and took 1.7-2.1 ms at the default level, a reset
-// 0.24-0.25 ms. It takes the fastest level, in a 128 KiB window: 0.09-0.10
-// ms a delta, most of it the reset of its 256 KiB tables, for deltas
-// about twice as large (220 bytes against 119); on W3
+// 0.24-0.25 ms. It takes the fastest level, in a 128 KiB window, for
+// deltas about twice as large (220 bytes against 119); on W3
 // (bench/w3stores.py) the store after 40 turns was the same within the
-// first pack's spread between runs, and the collections took 0.6 ms of
-// CPU a turn more than without deltas, against 2.0 ms at the default
-// level. It is not safe for concurrent use.
+// first pack's spread between runs. Most of a delta's time is the reset
+// of the encoder's 256 KiB tables to its base, so it encodes through the
+// encoder's stream, which ResetWithOptions resets to the base, and not
+// EncodeAll, whose encoders a reset does not touch and which would reset
+// its own again (BenchmarkDeltaEncoder, 2026-11-27 23:50 UTC, three runs
+// each way: 70-92 us a delta against 121-137 us; the same frames for
+// objects up to zstd's 128 KiB blocks, larger ones written in two
+// blocks). It is not safe for concurrent use.
 type deltaEncoder struct{ enc *zstd.Encoder }
 
 // encode returns data compressed against base, checked by decoding it
 // back, or nil when that is not deltaGain times smaller than data.
 func (d *deltaEncoder) encode(data, base []byte) ([]byte, error) {
 	dict := zstd.WithEncoderDictRaw(deltaDictID, base)
+	out := bytes.NewBuffer(make([]byte, 0, 64+len(data)/deltaGain))
 	var err error
 	if d.enc == nil {
-		d.enc, err = zstd.NewWriter(nil, dict, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithWindowSize(128<<10),
+		d.enc, err = zstd.NewWriter(out, dict, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithWindowSize(128<<10),
 			zstd.WithEncoderConcurrency(1), zstd.WithLowerEncoderMem(true), zstd.WithEncoderCRC(false))
 	} else {
-		err = d.enc.ResetWithOptions(nil, dict)
+		err = d.enc.ResetWithOptions(out, dict)
 	}
 	if err != nil {
 		return nil, err
 	}
-	frame := d.enc.EncodeAll(data, nil)
+	if _, err := d.enc.Write(data); err != nil {
+		return nil, err
+	}
+	if err := d.enc.Close(); err != nil {
+		return nil, err
+	}
+	frame := out.Bytes()
 	if deltaHeaderSize+len(frame) > (memberHeaderSize+len(data))/deltaGain {
 		return nil, nil
 	}

@@ -378,3 +378,30 @@ func TestBlockChecked(t *testing.T) {
 		}
 	}
 }
+
+// TestDeltaRoundTripsAtEverySize: a delta decodes to its object, from
+// 4 KiB to MaxMemberSize, past zstd's 128 KiB blocks (whose
+// frames the encoder's stream writes in more than one block), and its
+// frame does not depend on the deltas the encoder made before it.
+func TestDeltaRoundTripsAtEverySize(t *testing.T) {
+	var d, fresh deltaEncoder
+	defer d.close()
+	for i, n := range []int{4 << 10, 64 << 10, 128<<10 - 100, 128<<10 + 100, MaxMemberSize - 100} {
+		base := textObject(20+i, n)
+		data := edit(base, i)[:n]
+		frame, err := d.encode(data, base)
+		if err != nil || frame == nil {
+			t.Fatalf("%d bytes: no delta (%v)", n, err)
+		}
+		back, err := undelta(PackEntry{RawLen: uint32(n)}, frame, func(ID) ([]byte, error) { return base, nil })
+		if err != nil || !bytes.Equal(back, data) {
+			t.Fatalf("%d bytes: the delta decodes to %d bytes (%v)", n, len(back), err)
+		}
+		again, err := fresh.encode(data, base)
+		fresh.close()
+		fresh = deltaEncoder{}
+		if err != nil || !bytes.Equal(again, frame) {
+			t.Errorf("%d bytes: a new encoder's frame differs from one after %d other deltas (%v)", n, i, err)
+		}
+	}
+}
