@@ -6,6 +6,21 @@ import (
 	"github.com/casckpt/casckpt/cas"
 )
 
+// A VersionFinder finds the versions (Versions) of pair after pair of
+// trees, the snapshots of a project in order: a tree the pair before read
+// (the earlier snapshot of this pair was the later one of that) is not
+// read again. It keeps the trees of the last pair only.
+type VersionFinder struct {
+	ctx  context.Context
+	g    cas.Getter
+	last map[cas.ID]Tree
+}
+
+// NewVersionFinder returns a VersionFinder that reads trees through g.
+func NewVersionFinder(ctx context.Context, g cas.Getter) *VersionFinder {
+	return &VersionFinder{ctx: ctx, g: g}
+}
+
 // Versions notes in versions, for each object of tree b that took the
 // place of another in tree a at the same path, that other one: b itself,
 // its subtrees that changed, and the chunks of its files that changed,
@@ -14,9 +29,12 @@ import (
 // or of another kind. A walk that visits more than MaxEntries entries
 // fails with ErrTooLarge. It names which objects a store may keep as
 // deltas of which (cas.SweepOptions.Bases).
-func Versions(ctx context.Context, g cas.Getter, a, b cas.ID, versions map[cas.ID]cas.ID) error {
-	d := &differ{sz: newSizer(ctx, g)}
-	return d.versions(a, b, versions)
+func (f *VersionFinder) Versions(a, b cas.ID, versions map[cas.ID]cas.ID) error {
+	sz := newSizer(f.ctx, f.g)
+	sz.earlier = f.last
+	err := (&differ{sz: sz}).versions(a, b, versions)
+	f.last = sz.trees
+	return err
 }
 
 func (d *differ) versions(a, b cas.ID, versions map[cas.ID]cas.ID) error {

@@ -71,11 +71,12 @@ func walk(trees map[cas.ID]Tree, id cas.ID, dir string, fn func(string, Entry) e
 // sizer counts the entries below trees, reading each distinct tree once
 // and keeping it.
 type sizer struct {
-	ctx    context.Context
-	g      cas.Getter
-	trees  map[cas.ID]Tree
-	counts map[cas.ID]int64
-	onPath map[cas.ID]bool
+	ctx     context.Context
+	g       cas.Getter
+	trees   map[cas.ID]Tree
+	earlier map[cas.ID]Tree // trees read before, by another sizer (VersionFinder)
+	counts  map[cas.ID]int64
+	onPath  map[cas.ID]bool
 }
 
 func newSizer(ctx context.Context, g cas.Getter) *sizer {
@@ -118,6 +119,10 @@ func (s *sizer) count(id cas.ID) (int64, error) {
 // load reads tree id, once: it is kept for later calls.
 func (s *sizer) load(id cas.ID) (Tree, error) {
 	if t, ok := s.trees[id]; ok {
+		return t, nil
+	}
+	if t, ok := s.earlier[id]; ok {
+		s.trees[id] = t
 		return t, nil
 	}
 	if err := s.ctx.Err(); err != nil {
