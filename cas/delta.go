@@ -147,7 +147,7 @@ const minDeltaSize = deltaGain*(deltaHeaderSize+21) - memberHeaderSize
 // of the encoder's 256 KiB tables to its base, so it encodes through the
 // encoder's stream, which ResetWithOptions resets to the base, and not
 // EncodeAll, whose encoders a reset does not touch and which would reset
-// its own again (BenchmarkDeltaEncoder, 2026-11-27 23:50 UTC, three runs
+// its own again (BenchmarkDeltaEncoder, 2026-11-27 23:09 UTC, three runs
 // each way: 70-92 us a delta against 121-137 us; the same frames for
 // objects up to zstd's 128 KiB blocks, larger ones written in two
 // blocks). It is not safe for concurrent use.
