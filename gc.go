@@ -140,7 +140,9 @@ func (ss *hold) collect(ctx context.Context, req collectRequest) (collectResult,
 // it, and returns that graph with the dropped snapshots released (nil when
 // it did not mark). The cap counts the stored bytes of every object a
 // kept snapshot reaches, one copy each, where the records locate it, and
-// the database when it is part of the store (not a journal's cache).
+// the database when it is part of the store (not a journal's cache). It
+// reads trees through objects and trees (repo.TreeReader), which may be
+// nil when it does not mark (marks).
 func (ss *hold) planCollection(ctx context.Context, tx *index.Tx, objects *cas.Store, trees *cas.TreeIndex, projects []gc.Project, req collectRequest, res *collectResult) (*gc.Graph, error) {
 	plan := gc.PlanRetention(projects, req.policy, ss.s.opts.Now())
 	res.plan, res.fits = plan, true
@@ -233,10 +235,8 @@ func (s *Store) dropNow(ctx context.Context, req collectRequest) (collectResult,
 			if objects, trees, err = repo.TreeReader(s.repo.Packs(), tx.Objects()); err != nil {
 				return err
 			}
-		} else {
-			objects = cas.NewStore(s.repo.Packs(), tx.Objects())
+			defer objects.Close()
 		}
-		defer objects.Close()
 		if _, err := ss.planCollection(ctx, tx, objects, trees, projects, req, &res); err != nil || req.dryRun {
 			return err
 		}
